@@ -1,0 +1,1 @@
+"""Per-space vector search over FAISS, derived from the store."""

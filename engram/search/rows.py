@@ -1,0 +1,43 @@
+"""What the store hands the index: rows of one space and one model slot, plus what changed since.
+
+Row ids are the store's integer primary keys: they only ever grow, and an updated memory gets a new row id
+(the old one is deleted), so "rows after id X" plus "rows deleted since generation G" is a complete delta.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import numpy as np
+
+
+@dataclass
+class IndexRows:
+    row_ids: np.ndarray  # int64 [n], ascending
+    vectors: np.ndarray  # float16 [n, dims], as stored (not necessarily unit length)
+    authors: list[str]  # DID per row
+    created_at: np.ndarray  # int64 [n], milliseconds since the epoch (UTC)
+    tags: list[tuple[str, ...]] = field(default_factory=list)  # per row
+
+    def __len__(self) -> int:
+        return int(self.row_ids.shape[0])
+
+
+@dataclass
+class IndexDelta:
+    generation: int  # the space's write generation this delta brings the index up to
+    added: IndexRows  # live rows with row_id > the caller's high-water mark
+    deleted: np.ndarray  # int64 row ids deleted after the caller's generation
+
+
+class IndexSource(Protocol):
+    """Implemented by the store (engram/store); consumed by the index manager (engram/search)."""
+
+    async def generation(self, space: str) -> int:
+        """The space's write generation: bumped by every committed write batch or delete."""
+
+    async def delta(self, space: str, model_key: str, after_row_id: int, since_generation: int) -> IndexDelta:
+        """Rows of `model_key` added after `after_row_id`, and row ids deleted after `since_generation`.
+
+        `after_row_id=0, since_generation=0` returns every live row (a full build)."""
