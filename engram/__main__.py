@@ -1,0 +1,3 @@
+from engram.cli.main import main
+
+raise SystemExit(main())

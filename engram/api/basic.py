@@ -1,0 +1,51 @@
+"""Routes outside the lexicons: health and the service's did:web document."""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from .. import __version__
+from ..context import AppContext
+from ..xrpc.errors import XrpcError
+
+
+class _NotReady(XrpcError):
+    status = 503
+    default_error = "NotReady"
+
+
+def did_document(ctx: AppContext) -> dict:
+    did = ctx.settings.service_did
+    doc: dict = {
+        "@context": ["https://www.w3.org/ns/did/v1", "https://w3id.org/security/multikey/v1"],
+        "id": did,
+        "verificationMethod": [],
+        "service": [
+            {"id": "#atproto_space_syncer", "type": "AtprotoSpaceSyncer", "serviceEndpoint": ctx.settings.public_url},
+            {"id": "#engram", "type": "EngramService", "serviceEndpoint": ctx.settings.public_url},
+        ],
+    }
+    if ctx.identity is not None:
+        doc["verificationMethod"].append(
+            {
+                "id": f"{did}#atproto",
+                "type": "Multikey",
+                "controller": did,
+                "publicKeyMultibase": ctx.identity.public_key.multibase,
+            }
+        )
+    return doc
+
+
+def install_basic_routes(app: web.Application, ctx: AppContext) -> None:
+    async def health(request: web.Request) -> web.Response:
+        if not ctx.ready:
+            raise _NotReady("engram is starting or stopping")
+        return web.json_response({"version": __version__})
+
+    async def did_json(request: web.Request) -> web.Response:
+        return web.json_response(did_document(ctx))
+
+    # _health is registered before the generic /xrpc/{nsid} route so it is not taken for an NSID.
+    app.router.add_get("/xrpc/_health", health)
+    app.router.add_get("/.well-known/did.json", did_json)

@@ -1,0 +1,61 @@
+"""create_app(settings): the composition root.
+
+Builds every part in one cleanup context (opened in order, closed in reverse), registers the XRPC handlers
+and the plain routes, and installs the middlewares. Nothing here is global: tests build as many apps as
+they like, each with its own data dir.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+from aiohttp import web
+
+from . import __version__
+from .api import register_all
+from .api.basic import install_basic_routes
+from .config import Settings
+from .context import AppContext
+from .keys import context_key, xrpc_key
+from .workers import WorkerPool
+from .xrpc.lexicons import LexiconRegistry
+from .xrpc.middleware import cors_middleware, error_middleware
+from .xrpc.server import XrpcServer
+
+log = logging.getLogger("engram")
+
+LEXICON_DIR = Path(__file__).resolve().parent.parent / "lexicons"
+
+
+def create_app(settings: Settings, *, lexicon_dir: Path = LEXICON_DIR) -> web.Application:
+    registry = LexiconRegistry.load(lexicon_dir)
+    app = web.Application(
+        middlewares=[cors_middleware, error_middleware],
+        client_max_size=settings.max_body_bytes,
+    )
+    ctx = AppContext(settings=settings, registry=registry, pool=WorkerPool(settings.workers))
+    xrpc = XrpcServer(registry, max_body_bytes=settings.max_body_bytes)
+    app[context_key] = ctx
+    app[xrpc_key] = xrpc
+    register_all(xrpc, ctx)
+    install_basic_routes(app, ctx)
+    xrpc.install(app)
+    app.cleanup_ctx.append(_lifecycle)
+    return app
+
+
+async def _lifecycle(app: web.Application) -> AsyncIterator[None]:
+    from .lifecycle import open_parts
+
+    ctx = app[context_key]
+    async with open_parts(ctx):
+        ctx.ready = True
+        log.info(
+            "engram ready",
+            extra={"fields": {"version": __version__, "did": ctx.settings.service_did,
+                              "unbuilt": sorted(app[xrpc_key].unbuilt())}},
+        )
+        yield
+        ctx.ready = False

@@ -1,0 +1,1 @@
+"""The `engram` console script: thin commands over engram.service."""

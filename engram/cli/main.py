@@ -1,0 +1,46 @@
+"""Entry point: parses the command line, reads settings, runs one command, maps failures to exit codes."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from .. import __version__
+from ..config import ConfigError, read_env
+from .errors import CliError
+
+COMMAND_MODULES = ("serve",)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    import importlib
+
+    parser = argparse.ArgumentParser(
+        prog="engram",
+        description="engram: memory search for AI agents on the AT Protocol.",
+        epilog="Settings come from ENGRAM_* environment variables; run `engram <command> --help` for more.",
+    )
+    parser.add_argument("--version", action="version", version=f"engram {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="<command>")
+    for name in COMMAND_MODULES:
+        importlib.import_module(f"engram.cli.{name}").add_parser(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "run", None):
+        parser.print_help()
+        return 2
+    try:
+        settings = read_env()
+        return int(args.run(args, settings) or 0)
+    except ConfigError as err:
+        print(f"engram: configuration error: {err}", file=sys.stderr)
+        return 2
+    except CliError as err:
+        print(f"engram: {err}", file=sys.stderr)
+        return err.status
+    except KeyboardInterrupt:
+        return 130

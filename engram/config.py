@@ -1,0 +1,224 @@
+"""Settings: every ``ENGRAM_*`` variable is read here and nowhere else, and validated at start-up.
+
+`read_env()` turns the environment into a frozen `Settings`; a bad value raises `ConfigError` naming the
+variable, and `engram serve` prints it and exits with status 2 instead of starting half-configured.
+The README's configuration table is checked against `VARIABLES` by a test.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, urlsplit
+
+
+class ConfigError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class Variable:
+    name: str
+    default: str | None
+    help: str
+
+
+# Order is the README table's order. Defaults are strings exactly as a user would write them.
+VARIABLES: tuple[Variable, ...] = (
+    Variable("ENGRAM_HOST", "127.0.0.1", "Address to listen on (`0.0.0.0` in the Docker image)."),
+    Variable("ENGRAM_PORT", "8080", "TCP port to listen on."),
+    Variable("ENGRAM_DATA_DIR", "./engram-data", "SQLite database, index files and keys live here."),
+    Variable("ENGRAM_PUBLIC_URL", None, "URL clients reach engram at. Default `http://localhost:<port>`."),
+    Variable(
+        "ENGRAM_SERVICE_DID",
+        None,
+        "engram's DID (the audience of reader signatures). Default: did:web of the public URL's host.",
+    ),
+    Variable("ENGRAM_SIGNING_KEY", None, "engram's private key (hex P-256). Default: generated in the data dir."),
+    Variable("ENGRAM_DEV", "0", "`1` allows plain-http did:web for localhost and relaxes nothing else."),
+    Variable("ENGRAM_LOG_LEVEL", "info", "debug, info, warning or error. Logs are JSON lines on stderr."),
+    Variable("ENGRAM_PLC_URL", "https://plc.directory", "PLC directory used to resolve did:plc."),
+    Variable("ENGRAM_ADMIN_DIDS", "", "Comma-separated DIDs allowed to call the remote admin methods."),
+    Variable("ENGRAM_MAX_BODY_BYTES", "16777216", "Largest request body accepted (413 beyond)."),
+    Variable("ENGRAM_WORKERS", "2", "Threads in the CPU pool for FAISS and ONNX (each uses one core)."),
+    Variable("ENGRAM_EXACT_MAX", "200000", "Spaces up to this many vectors are searched exactly."),
+    Variable("ENGRAM_RAM_BYTES", "8589934592", "Memory budget for loaded indexes; idle spaces are evicted."),
+    Variable("ENGRAM_RERANK_DEADLINE_MS", "250", "Exact re-rank deadline; past it results are `approximate`."),
+    Variable("ENGRAM_LOAD_WAIT_MS", "2000", "How long a search waits for a loading index before 503 IndexLoading."),
+    Variable("ENGRAM_SEARCH_RATE", "50", "Searches per second per space (token bucket rate; 0 = unlimited)."),
+    Variable("ENGRAM_SEARCH_BURST", "100", "Search token bucket burst per space."),
+    Variable("ENGRAM_SEARCH_CONCURRENCY", "8", "Searches in flight per space."),
+    Variable("ENGRAM_EMBEDDER", "builtin", "builtin, onnx:<dir>, sentence-transformers:<dir>, hashing[:dims] or none."),
+    Variable("ENGRAM_TEXT_SEARCH", "1", "`0` turns off embedding of `q` (callers must send vectors)."),
+    Variable("ENGRAM_TEXT_SEARCH_AUTHORITIES", "", "Comma-separated authority DIDs allowed text search (empty = all)."),
+    Variable("ENGRAM_TEXT_SEARCH_RATE", "2", "Text searches per second per space authority."),
+    Variable("ENGRAM_TEXT_SEARCH_BURST", "20", "Text search burst per space authority."),
+    Variable("ENGRAM_EMBED_CONCURRENCY", "4", "Query embeddings in flight; beyond it 503 EmbedderBusy."),
+    Variable("ENGRAM_METRICS_PORT", "0", "Port for Prometheus `/metrics` on the same host (0 = off)."),
+)
+_KNOWN = {v.name for v in VARIABLES}
+
+
+@dataclass(frozen=True)
+class Settings:
+    host: str = "127.0.0.1"
+    port: int = 8080
+    data_dir: Path = Path("./engram-data")
+    public_url: str = "http://localhost:8080"
+    service_did: str = "did:web:localhost%3A8080"
+    signing_key: str | None = None
+    dev: bool = False
+    log_level: str = "info"
+    plc_url: str = "https://plc.directory"
+    admin_dids: frozenset[str] = frozenset()
+    max_body_bytes: int = 16 * 1024 * 1024
+    workers: int = 2
+    exact_max: int = 200_000
+    ram_bytes: int = 8 * 1024**3
+    rerank_deadline_ms: int = 250
+    load_wait_ms: int = 2000
+    search_rate: float = 50.0
+    search_burst: int = 100
+    search_concurrency: int = 8
+    embedder: str = "builtin"
+    text_search: bool = True
+    text_search_authorities: frozenset[str] = frozenset()
+    text_search_rate: float = 2.0
+    text_search_burst: int = 20
+    embed_concurrency: int = 4
+    metrics_port: int = 0
+    extra: Mapping[str, Any] = field(default_factory=dict)  # test-only knobs, never from the environment
+
+
+def _int(name: str, raw: str, lo: int, hi: int | None = None) -> int:
+    try:
+        value = int(raw, 10)
+    except ValueError:
+        raise ConfigError(f"{name}={raw!r} is not an integer") from None
+    if value < lo or (hi is not None and value > hi):
+        bound = f"between {lo} and {hi}" if hi is not None else f"at least {lo}"
+        raise ConfigError(f"{name}={value} must be {bound}")
+    return value
+
+
+def _float(name: str, raw: str, lo: float) -> float:
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ConfigError(f"{name}={raw!r} is not a number") from None
+    if not value >= lo:
+        raise ConfigError(f"{name}={raw} must be at least {lo}")
+    return value
+
+
+def _bool(name: str, raw: str) -> bool:
+    lowered = raw.strip().lower()
+    if lowered in {"1", "true", "yes", "on"}:
+        return True
+    if lowered in {"0", "false", "no", "off", ""}:
+        return False
+    raise ConfigError(f"{name}={raw!r} must be 1/0, true/false, yes/no or on/off")
+
+
+def _did(name: str, raw: str) -> str:
+    parts = raw.split(":")
+    if len(parts) < 3 or parts[0] != "did" or not parts[1].isalpha() or not parts[2] or "#" in raw:
+        raise ConfigError(f"{name}={raw!r} is not a DID (expected did:<method>:<id>, no #fragment)")
+    return raw
+
+
+def _dids(name: str, raw: str) -> frozenset[str]:
+    return frozenset(_did(name, item.strip()) for item in raw.split(",") if item.strip())
+
+
+def _url(name: str, raw: str) -> str:
+    parts = urlsplit(raw)
+    if parts.scheme not in {"http", "https"} or not parts.hostname or parts.query or parts.fragment:
+        raise ConfigError(f"{name}={raw!r} must be an http(s) URL with a host and no query or fragment")
+    return raw.rstrip("/")
+
+
+def did_web_for(public_url: str) -> str:
+    """did:web of a URL's host; a port is percent-encoded as the did:web method requires."""
+    parts = urlsplit(public_url)
+    host = parts.hostname or "localhost"
+    if parts.port:
+        host = f"{host}:{parts.port}"
+    return "did:web:" + quote(host, safe="")
+
+
+def read_env(environ: Mapping[str, str] | None = None) -> Settings:
+    env = dict(os.environ if environ is None else environ)
+    unknown = sorted(k for k in env if k.startswith("ENGRAM_") and k not in _KNOWN)
+    if unknown:
+        raise ConfigError(f"unknown setting {unknown[0]} (see the configuration table in README.md)")
+
+    def get(name: str) -> str | None:
+        value = env.get(name)
+        if value is None:
+            return next(v.default for v in VARIABLES if v.name == name)
+        return value
+
+    port = _int("ENGRAM_PORT", get("ENGRAM_PORT") or "", 0, 65535)
+    public_url = _url("ENGRAM_PUBLIC_URL", get("ENGRAM_PUBLIC_URL") or f"http://localhost:{port}")
+    service_did_raw = get("ENGRAM_SERVICE_DID")
+    service_did = _did("ENGRAM_SERVICE_DID", service_did_raw) if service_did_raw else did_web_for(public_url)
+    log_level = (get("ENGRAM_LOG_LEVEL") or "info").lower()
+    if log_level not in {"debug", "info", "warning", "error"}:
+        raise ConfigError(f"ENGRAM_LOG_LEVEL={log_level!r} must be debug, info, warning or error")
+    embedder = (get("ENGRAM_EMBEDDER") or "builtin").strip()
+    if embedder.split(":", 1)[0] not in {"builtin", "onnx", "sentence-transformers", "hashing", "none"}:
+        raise ConfigError(f"ENGRAM_EMBEDDER={embedder!r}: expected builtin, onnx:<dir>, "
+                          "sentence-transformers:<dir>, hashing[:dims] or none")
+    signing_key = get("ENGRAM_SIGNING_KEY") or None
+    if signing_key is not None:
+        try:
+            if len(bytes.fromhex(signing_key)) != 32:
+                raise ValueError
+        except ValueError:
+            raise ConfigError("ENGRAM_SIGNING_KEY must be 64 hex characters (a P-256 private key)") from None
+    data_dir = Path(get("ENGRAM_DATA_DIR") or "./engram-data").expanduser()
+    if data_dir.exists() and not data_dir.is_dir():
+        raise ConfigError(f"ENGRAM_DATA_DIR={str(data_dir)!r} exists and is not a directory")
+
+    return Settings(
+        host=get("ENGRAM_HOST") or "127.0.0.1",
+        port=port,
+        data_dir=data_dir,
+        public_url=public_url,
+        service_did=service_did,
+        signing_key=signing_key,
+        dev=_bool("ENGRAM_DEV", get("ENGRAM_DEV") or "0"),
+        log_level=log_level,
+        plc_url=_url("ENGRAM_PLC_URL", get("ENGRAM_PLC_URL") or ""),
+        admin_dids=_dids("ENGRAM_ADMIN_DIDS", get("ENGRAM_ADMIN_DIDS") or ""),
+        max_body_bytes=_int("ENGRAM_MAX_BODY_BYTES", get("ENGRAM_MAX_BODY_BYTES") or "", 1024),
+        workers=_int("ENGRAM_WORKERS", get("ENGRAM_WORKERS") or "", 1, 256),
+        exact_max=_int("ENGRAM_EXACT_MAX", get("ENGRAM_EXACT_MAX") or "", 0),
+        ram_bytes=_int("ENGRAM_RAM_BYTES", get("ENGRAM_RAM_BYTES") or "", 1),
+        rerank_deadline_ms=_int("ENGRAM_RERANK_DEADLINE_MS", get("ENGRAM_RERANK_DEADLINE_MS") or "", 0, 10_000),
+        load_wait_ms=_int("ENGRAM_LOAD_WAIT_MS", get("ENGRAM_LOAD_WAIT_MS") or "", 0, 10_000),
+        search_rate=_float("ENGRAM_SEARCH_RATE", get("ENGRAM_SEARCH_RATE") or "", 0.0),
+        search_burst=_int("ENGRAM_SEARCH_BURST", get("ENGRAM_SEARCH_BURST") or "", 1),
+        search_concurrency=_int("ENGRAM_SEARCH_CONCURRENCY", get("ENGRAM_SEARCH_CONCURRENCY") or "", 1),
+        embedder=embedder,
+        text_search=_bool("ENGRAM_TEXT_SEARCH", get("ENGRAM_TEXT_SEARCH") or "1"),
+        text_search_authorities=_dids(
+            "ENGRAM_TEXT_SEARCH_AUTHORITIES", get("ENGRAM_TEXT_SEARCH_AUTHORITIES") or ""
+        ),
+        text_search_rate=_float("ENGRAM_TEXT_SEARCH_RATE", get("ENGRAM_TEXT_SEARCH_RATE") or "", 0.0),
+        text_search_burst=_int("ENGRAM_TEXT_SEARCH_BURST", get("ENGRAM_TEXT_SEARCH_BURST") or "", 1),
+        embed_concurrency=_int("ENGRAM_EMBED_CONCURRENCY", get("ENGRAM_EMBED_CONCURRENCY") or "", 1),
+        metrics_port=_int("ENGRAM_METRICS_PORT", get("ENGRAM_METRICS_PORT") or "", 0, 65535),
+    )
+
+
+def override(settings: Settings, **changes: Any) -> Settings:
+    """A copy with some fields changed (tests and the CLI use this instead of mutating the environment)."""
+    from dataclasses import replace
+
+    return replace(settings, **changes)
+

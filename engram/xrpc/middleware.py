@@ -1,0 +1,82 @@
+"""One error middleware for every path, and CORS.
+
+Every non-2xx answer, from any route (XRPC, did.json, unknown paths, aiohttp's own 404/405/413), leaves as
+`{"error", "message"}`. Unexpected exceptions are logged with their traceback and answered with a generic
+500: details never reach the client.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import orjson
+from aiohttp import web
+
+from .errors import XrpcError
+
+log = logging.getLogger("engram.http")
+
+# What a browser may send and read: the atproto-space signature headers and the rate limit headers.
+CORS_ALLOW_HEADERS = (
+    "Authorization, Content-Type, Content-Digest, Atproto-Space-Audience, Signature-Input, Signature, "
+    "Atproto-Proxy, Atproto-Accept-Labelers"
+)
+CORS_EXPOSE_HEADERS = "RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, RateLimit-Policy, Retry-After"
+
+_HTTP_ERROR_NAMES = {
+    400: "InvalidRequest",
+    401: "AuthRequired",
+    403: "Forbidden",
+    404: "NotFound",
+    405: "InvalidRequest",
+    413: "PayloadTooLarge",
+    429: "RateLimitExceeded",
+    501: "MethodNotImplemented",
+    503: "ServiceUnavailable",
+}
+
+
+def error_response(status: int, error: str, message: str, headers: dict[str, str] | None = None) -> web.Response:
+    return web.Response(
+        status=status,
+        body=orjson.dumps({"error": error, "message": message}),
+        content_type="application/json",
+        headers=headers,
+    )
+
+
+@web.middleware
+async def error_middleware(request: web.Request, handler) -> web.StreamResponse:
+    try:
+        return await handler(request)
+    except XrpcError as err:
+        return error_response(err.status, err.error, err.message, err.headers)
+    except web.HTTPException as exc:
+        if exc.status < 400:
+            raise
+        name = _HTTP_ERROR_NAMES.get(exc.status, "InternalServerError" if exc.status >= 500 else "InvalidRequest")
+        message = exc.reason if exc.status != 404 else f"Not found: {request.path}"
+        if exc.status == 413:
+            message = "Request body is too large"
+        return error_response(exc.status, name, message)
+    except Exception:
+        log.exception("unhandled error on %s %s", request.method, request.path)
+        return error_response(500, "InternalServerError", "Internal Server Error")
+
+
+@web.middleware
+async def cors_middleware(request: web.Request, handler) -> web.StreamResponse:
+    if request.method == "OPTIONS" and "Access-Control-Request-Method" in request.headers:
+        return web.Response(
+            status=204,
+            headers={
+                "Access-Control-Allow-Origin": "*",
+                "Access-Control-Allow-Methods": "GET, POST, OPTIONS",
+                "Access-Control-Allow-Headers": CORS_ALLOW_HEADERS,
+                "Access-Control-Max-Age": "600",
+            },
+        )
+    response = await handler(request)
+    response.headers["Access-Control-Allow-Origin"] = "*"
+    response.headers["Access-Control-Expose-Headers"] = CORS_EXPOSE_HEADERS
+    return response

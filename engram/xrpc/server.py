@@ -1,0 +1,180 @@
+"""Routes every lexicon method to `/xrpc/{nsid}` and runs one fixed pipeline for each call:
+
+    params → auth → input → rate limit → handler → output validation
+
+as bluesky's xrpc-server does. Handlers are registered with `XrpcServer.add(nsid, handler, auth=...,
+rate_limit=...)`; a lexicon method without a handler answers 501 `MethodNotImplemented`, so the list of
+unbuilt methods is visible (and pinned by a test). An error name the method's lexicon does not declare
+(and that is not a generic transport error) is treated as a server bug: logged and answered 500.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+from aiohttp import web
+
+from .errors import (
+    GENERIC_ERROR_NAMES,
+    InternalServerError,
+    InvalidRequestError,
+    MethodNotImplementedError,
+    PayloadTooLargeError,
+    XrpcError,
+)
+from .lexicons import LexiconRegistry, MethodDef
+from .validate import ValidationError, decode_params, validate_input, validate_output
+
+log = logging.getLogger("engram.xrpc")
+
+
+@dataclass
+class XrpcRequest:
+    """What a handler sees: validated params and input, the auth hook's verdict, and the raw request."""
+
+    nsid: str
+    params: dict[str, Any]
+    input: Any
+    auth: Any
+    request: web.Request
+    response_headers: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class RawOutput:
+    """A non-JSON answer (e.g. exportSpace's tar): bytes or a ready StreamResponse."""
+
+    body: bytes | web.StreamResponse
+    content_type: str = "application/octet-stream"
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+
+Handler = Callable[[XrpcRequest], Awaitable[Any]]
+# An auth hook sees the request, the decoded params and the body parsed as JSON (or None), so it can find
+# the space a procedure names in its body before the body is validated.
+AuthHook = Callable[[web.Request, dict[str, Any], Any], Awaitable[Any]]
+RateLimitHook = Callable[[XrpcRequest], Awaitable[None]]
+
+
+@dataclass
+class Route:
+    method: MethodDef
+    handler: Handler
+    auth: AuthHook | None
+    rate_limit: RateLimitHook | None
+
+
+class XrpcServer:
+    def __init__(self, registry: LexiconRegistry, *, max_body_bytes: int):
+        self.registry = registry
+        self.max_body_bytes = max_body_bytes
+        self.routes: dict[str, Route] = {}
+
+    def add(
+        self,
+        nsid: str,
+        handler: Handler,
+        *,
+        auth: AuthHook | None = None,
+        rate_limit: RateLimitHook | None = None,
+    ) -> None:
+        method = self.registry.methods().get(nsid)
+        if method is None:
+            raise KeyError(f"no query or procedure lexicon for {nsid}")
+        if nsid in self.routes:
+            raise KeyError(f"{nsid} registered twice")
+        self.routes[nsid] = Route(method, handler, auth, rate_limit)
+
+    def unbuilt(self) -> set[str]:
+        return {nsid for nsid, m in self.registry.methods().items() if m.kind != "subscription"} - set(
+            self.routes
+        )
+
+    def install(self, app: web.Application) -> None:
+        app.router.add_route("*", "/xrpc/{nsid}", self.dispatch)
+
+    async def dispatch(self, request: web.Request) -> web.StreamResponse:
+        nsid = request.match_info["nsid"]
+        method = self.registry.methods().get(nsid)
+        if method is None or method.kind == "subscription":
+            raise MethodNotImplementedError(f"Method not implemented: {nsid}", "MethodNotImplemented")
+        expected = "GET" if method.kind == "query" else "POST"
+        if request.method == "HEAD" and expected == "GET":
+            pass
+        elif request.method != expected:
+            raise InvalidRequestError(f"Incorrect HTTP method ({request.method}): {nsid} expects {expected}")
+        route = self.routes.get(nsid)
+        if route is None:
+            raise MethodNotImplementedError(f"{nsid} is not implemented by this service yet")
+        return await self._run(route, request)
+
+    async def _run(self, route: Route, request: web.Request) -> web.StreamResponse:
+        method = route.method
+        params = decode_params(method, request.query, self.registry)
+        body = await self._read_body(request) if method.kind == "procedure" else b""
+        body_json = _peek_json(body, request.content_type)
+        auth = await route.auth(request, params, body_json) if route.auth else None
+        input_value = (
+            validate_input(method, request.content_type if body else None, body, self.registry)
+            if method.kind == "procedure"
+            else None
+        )
+        call = XrpcRequest(method.nsid, params, input_value, auth, request)
+        if route.rate_limit:
+            await route.rate_limit(call)
+        try:
+            output = await route.handler(call)
+        except XrpcError as err:
+            if err.error not in method.errors and err.error not in GENERIC_ERROR_NAMES:
+                log.error("handler for %s raised undeclared error %s: %s", method.nsid, err.error, err.message)
+                raise InternalServerError("Internal Server Error") from err
+            err.headers = {**call.response_headers, **err.headers}
+            raise
+        return self._respond(method, call, output)
+
+    async def _read_body(self, request: web.Request) -> bytes:
+        if request.content_length is not None and request.content_length > self.max_body_bytes:
+            raise PayloadTooLargeError(f"Request body is larger than {self.max_body_bytes} bytes")
+        chunks, size = [], 0
+        async for chunk in request.content.iter_chunked(65536):
+            size += len(chunk)
+            if size > self.max_body_bytes:
+                raise PayloadTooLargeError(f"Request body is larger than {self.max_body_bytes} bytes")
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    def _respond(self, method: MethodDef, call: XrpcRequest, output: Any) -> web.StreamResponse:
+        if isinstance(output, web.StreamResponse):
+            return output
+        if isinstance(output, RawOutput):
+            if isinstance(output.body, web.StreamResponse):
+                return output.body
+            return web.Response(
+                body=output.body,
+                content_type=output.content_type,
+                headers={**call.response_headers, **output.headers},
+            )
+        if output is None and method.output is None:
+            return web.Response(status=200, headers=call.response_headers)
+        try:
+            validate_output(method, output, self.registry)
+        except ValidationError as err:
+            log.error("output of %s violates its lexicon: %s", method.nsid, err)
+            raise InternalServerError("Internal Server Error") from err
+        return web.Response(
+            body=orjson.dumps(output), content_type="application/json", headers=call.response_headers
+        )
+
+
+def _peek_json(body: bytes, content_type: str) -> Any:
+    if not body or content_type != "application/json":
+        return None
+    try:
+        return json.loads(body)
+    except ValueError:
+        return None  # the input validator reports malformed JSON with a proper message

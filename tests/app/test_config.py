@@ -1,0 +1,75 @@
+"""Settings: defaults, validation with clear messages, and the README table listing every variable."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from engram.config import VARIABLES, ConfigError, did_web_for, read_env
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_defaults_are_the_embedded_ones():
+    s = read_env({})
+    assert (s.host, s.port) == ("127.0.0.1", 8080)
+    assert s.data_dir == Path("./engram-data")
+    assert s.public_url == "http://localhost:8080"
+    assert s.service_did == "did:web:localhost%3A8080"
+    assert s.embedder == "builtin"
+
+
+def test_service_did_follows_the_public_url():
+    assert did_web_for("https://engram.example.com") == "did:web:engram.example.com"
+    assert read_env({"ENGRAM_PUBLIC_URL": "https://a.example:8443/"}).service_did == "did:web:a.example%3A8443"
+
+
+@pytest.mark.parametrize(
+    "env,needle",
+    [
+        ({"ENGRAM_PORT": "eighty"}, "ENGRAM_PORT"),
+        ({"ENGRAM_PORT": "70000"}, "ENGRAM_PORT"),
+        ({"ENGRAM_SERVICE_DID": "web:nope"}, "ENGRAM_SERVICE_DID"),
+        ({"ENGRAM_PUBLIC_URL": "ftp://x"}, "ENGRAM_PUBLIC_URL"),
+        ({"ENGRAM_DEV": "maybe"}, "ENGRAM_DEV"),
+        ({"ENGRAM_LOG_LEVEL": "loud"}, "ENGRAM_LOG_LEVEL"),
+        ({"ENGRAM_EMBEDDER": "cloud:x"}, "ENGRAM_EMBEDDER"),
+        ({"ENGRAM_ADMIN_DIDS": "did:plc:ok,notadid"}, "ENGRAM_ADMIN_DIDS"),
+        ({"ENGRAM_SIGNING_KEY": "abcd"}, "ENGRAM_SIGNING_KEY"),
+        ({"ENGRAM_TYPO": "1"}, "ENGRAM_TYPO"),
+    ],
+)
+def test_bad_values_are_refused_naming_the_variable(env, needle):
+    with pytest.raises(ConfigError, match=needle):
+        read_env(env)
+
+
+def test_bad_config_stops_the_cli_with_a_clear_message(tmp_path):
+    proc = subprocess.run(
+        [sys.executable, "-m", "engram", "serve"],
+        env={"ENGRAM_PORT": "not-a-port", "PATH": "/usr/bin:/bin"},
+        capture_output=True, text=True, timeout=60, cwd=tmp_path,
+    )
+    assert proc.returncode == 2
+    assert "ENGRAM_PORT" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_readme_configuration_table_lists_every_variable():
+    readme = (ROOT / "README.md").read_text()
+    documented = set(re.findall(r"^\| `(ENGRAM_[A-Z0-9_]+)` \|", readme, flags=re.M))
+    assert documented == {v.name for v in VARIABLES}
+
+
+def test_config_module_is_the_only_reader_of_the_environment():
+    offenders = []
+    for path in (ROOT / "engram").rglob("*.py"):
+        if path.name == "config.py" and path.parent.name == "engram":
+            continue
+        text = path.read_text()
+        if re.search(r"os\.environ(?!\[\"HF_HUB_OFFLINE\"\])|os\.getenv", text):
+            offenders.append(str(path.relative_to(ROOT)))
+    assert offenders == []

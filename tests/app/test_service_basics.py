@@ -1,0 +1,80 @@
+"""The real service on a real port: health, did.json, describeService, routing of every lexicon method."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from engram.app import create_app
+from engram.keys import xrpc_key
+from engram.logs import AccessLogger, redact_query
+
+# Lexicon methods that are routed but not built yet. This list may only shrink.
+UNBUILT: set[str] = set()
+
+
+@pytest.fixture
+async def client(aiohttp_client, settings):
+    return await aiohttp_client(create_app(settings))
+
+
+async def test_health_reports_version(client):
+    r = await client.get("/xrpc/_health")
+    assert r.status == 200
+    assert await r.json() == {"version": "0.1.0"}
+
+
+async def test_did_document_names_the_service_and_its_endpoints(client, settings):
+    r = await client.get("/.well-known/did.json")
+    assert r.status == 200
+    doc = await r.json()
+    assert doc["id"] == settings.service_did
+    services = {s["id"]: s for s in doc["service"]}
+    assert services["#atproto_space_syncer"]["type"] == "AtprotoSpaceSyncer"
+    assert services["#atproto_space_syncer"]["serviceEndpoint"] == settings.public_url
+    assert "#engram" in services
+
+
+async def test_describe_service_needs_no_auth(client, settings):
+    r = await client.get("/xrpc/garden.engram.describeService")
+    assert r.status == 200
+    body = await r.json()
+    assert body["did"] == settings.service_did
+
+
+async def test_every_lexicon_method_is_routed(client):
+    xrpc = client.app[xrpc_key]
+    assert xrpc.unbuilt() == UNBUILT
+    for nsid, method in xrpc.registry.methods().items():
+        verb = client.get if method.kind == "query" else client.post
+        r = await verb(f"/xrpc/{nsid}")
+        body = await r.json()
+        assert set(body) >= ({"error", "message"} if r.status >= 400 else set()), nsid
+        if nsid in UNBUILT:
+            assert r.status == 501 and body["error"] == "MethodNotImplemented"
+        else:
+            assert r.status != 501, f"{nsid} is built but answered 501"
+
+
+async def test_unknown_method_is_501(client):
+    r = await client.get("/xrpc/garden.engram.noSuchThing")
+    assert r.status == 501
+    assert (await r.json())["error"] == "MethodNotImplemented"
+
+
+def test_access_log_redacts_query_text_and_vectors():
+    assert redact_query("space=at%3A%2F%2Fx&q=my+secret&vector=AAAA&limit=3") == (
+        "space=at%3A%2F%2Fx&q=%5Bredacted%5D&vector=%5Bredacted%5D&limit=3"
+    )
+
+
+async def test_access_log_line_has_no_query_text(aiohttp_server, aiohttp_client, settings, caplog):
+    app = create_app(settings)
+    server = await aiohttp_server(app, access_log_class=AccessLogger, access_log=logging.getLogger("engram.access"))
+    client = await aiohttp_client(server)
+    with caplog.at_level(logging.INFO, logger="engram.access"):
+        await client.get("/xrpc/garden.engram.describeService?q=top-secret-words&vector=QUJD")
+    logged = " ".join(str(getattr(r, "fields", "")) + r.getMessage() for r in caplog.records)
+    assert "describeService" in logged
+    assert "top-secret-words" not in logged and "QUJD" not in logged
