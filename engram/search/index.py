@@ -1,0 +1,260 @@
+"""`SpaceIndex`: one space's vectors for one model slot, searchable exactly or approximately.
+
+Layout (positions 0..n-1 are the internal ids, in row-id order, so FAISS needs no IDMap):
+- `store`: FAISS `IndexScalarQuantizer(QT_fp16, inner product)` holding every unit vector as float16. It is
+  the exact scan, the exact scan of a filtered subset (bitmap selector: distances only for allowed rows),
+  and the source of vectors for re-ranking (`reconstruct_batch` decodes f16 -> f32 in C++; numpy fp16
+  matmul is ~30x slower, performance.md §2.2).
+- `coarse`: only above `exact_max` rows, an HNSW graph over 8-bit scalar-quantised codes (a quarter of
+  fp32's bytes). Its candidates are re-ranked exactly against `store` under the deadline.
+- `live`: tombstone mask (HNSW cannot delete; FAISS selectors skip dead positions).
+- `columns`: filter columns, evaluated before ranking (never post-filtering a short list).
+
+Not thread-safe for mutation: the manager runs `add`/`delete` exclusively of searches.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import faiss
+import numpy as np
+
+from engram.search.filters import FilterColumns, Filters
+from engram.search.rows import IndexRows
+from engram.search.vectors import unit_rows
+
+_IP = faiss.METRIC_INNER_PRODUCT
+_TIE_MARGIN = 16  # extra FAISS hits fetched so the numpy re-score decides the k-th place, not FAISS rounding
+
+
+@dataclass(frozen=True)
+class IndexTuning:
+    exact_max: int = 100_000  # above this many rows, build the HNSW coarse index (ENGRAM_EXACT_MAX)
+    hnsw_m: int = 32
+    ef_construction: int = 80
+    ef_search: int = 160  # libs.md §4.5: ef>=128 needed for recall ~0.95 on hard data; re-rank adds the rest
+    pool_factor: int = 8  # coarse candidates per requested hit
+    min_pool: int = 100
+    selective_min: int = 2_000  # a filter allowing fewer rows than max(selective_min, fraction*n) scans exactly
+    selective_fraction: float = 0.02
+    gather_max: int = 4_096  # below this many allowed rows, gather + numpy dot beats a bitmap-selector scan
+    rerank_chunk: int = 512  # re-rank in chunks so a passed deadline is noticed between them
+
+
+@dataclass
+class SearchResult:
+    row_ids: np.ndarray  # int64, best first
+    scores: np.ndarray  # float32 cosine
+    approximate: bool = False
+
+    @classmethod
+    def empty(cls) -> SearchResult:
+        return cls(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32), False)
+
+
+def _new_store(dims: int) -> faiss.Index:
+    return faiss.IndexScalarQuantizer(dims, faiss.ScalarQuantizer.QT_fp16, _IP)
+
+
+def _bitmap_selector(mask: np.ndarray) -> tuple[faiss.IDSelector, np.ndarray]:
+    bits = np.packbits(mask, bitorder="little")
+    # The selector holds a raw pointer into `bits`: return both so the caller keeps the array alive.
+    return faiss.IDSelectorBitmap(mask.shape[0], faiss.swig_ptr(bits)), bits
+
+
+def _order(positions: np.ndarray, scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Best k by score desc, ties by position asc (= row id asc): deterministic across paths."""
+    order = np.lexsort((positions, -scores))[:k]
+    return positions[order], scores[order]
+
+
+class SpaceIndex:
+    def __init__(self, dims: int, tuning: IndexTuning | None = None):
+        self.dims = dims
+        self.tuning = tuning or IndexTuning()
+        self.store = _new_store(dims)
+        self.coarse: faiss.Index | None = None
+        self.row_ids = np.zeros(0, dtype=np.int64)
+        self.live = np.zeros(0, dtype=bool)
+        self.columns = FilterColumns()
+        self.generation = 0
+        self.high_water = 0  # largest row id ever added (deleted or not): the delta cursor
+
+    # ----- building and changing -------------------------------------------------------------------
+
+    @classmethod
+    def build(cls, rows: IndexRows, dims: int, generation: int, tuning: IndexTuning | None = None) -> SpaceIndex:
+        index = cls(dims, tuning)
+        index._append(rows, unit_rows(rows.vectors) if len(rows) else np.zeros((0, dims), np.float32))
+        if len(rows) > index.tuning.exact_max:
+            index._build_coarse()
+        index.generation = generation
+        return index
+
+    def add(self, rows: IndexRows) -> None:
+        """Append rows with ids above the high-water mark (cheap for small deltas; see needs_rebuild)."""
+        if not len(rows):
+            return
+        if rows.vectors.shape[1] != self.dims:
+            raise ValueError(f"rows have {rows.vectors.shape[1]} dims, index has {self.dims}")
+        if int(rows.row_ids[0]) <= self.high_water:
+            raise ValueError("added rows must have ids above the index high-water mark")
+        unit = unit_rows(rows.vectors)
+        self._append(rows, unit)
+        if self.coarse is not None:
+            self.coarse.add(unit)
+
+    def delete(self, row_ids: np.ndarray) -> int:
+        """Tombstone the given row ids (unknown ids are ignored); returns how many live rows died."""
+        ids = np.asarray(row_ids, dtype=np.int64)
+        if not ids.size or not self.row_ids.size:
+            return 0
+        pos = np.searchsorted(self.row_ids, ids)  # row ids are ascending by construction
+        inside = pos < self.row_ids.shape[0]
+        pos, ids = pos[inside], ids[inside]
+        pos = pos[self.row_ids[pos] == ids]
+        before = int(self.live[pos].sum())
+        self.live[pos] = False
+        return before
+
+    def _append(self, rows: IndexRows, unit: np.ndarray) -> None:
+        self.store.add(unit)
+        self.row_ids = np.concatenate([self.row_ids, np.asarray(rows.row_ids, dtype=np.int64)])
+        self.live = np.concatenate([self.live, np.ones(len(rows), dtype=bool)])
+        tags = rows.tags if rows.tags else [()] * len(rows)
+        self.columns.extend(list(rows.authors), rows.created_at, list(tags))
+        if len(rows):
+            self.high_water = max(self.high_water, int(rows.row_ids[-1]))
+
+    def _build_coarse(self) -> None:
+        t = self.tuning
+        coarse = faiss.IndexHNSWSQ(self.dims, faiss.ScalarQuantizer.QT_8bit, t.hnsw_m, _IP)
+        coarse.hnsw.efConstruction = t.ef_construction
+        vectors = self.vectors(np.arange(len(self), dtype=np.int64))
+        # QT_8bit learns a per-dimension range; later deltas outside it are clipped, which only coarsens
+        # the candidate scores (the exact re-rank is unaffected).
+        coarse.train(vectors[:: max(1, len(vectors) // 100_000)])
+        coarse.add(vectors)
+        self.coarse = coarse
+
+    @property
+    def tombstones(self) -> int:
+        return int(self.live.shape[0] - self.live.sum())
+
+    @property
+    def live_count(self) -> int:
+        return int(self.live.sum())
+
+    def needs_rebuild(self, incoming: int) -> bool:
+        """True when a delta of `incoming` rows is better served by building a fresh index."""
+        n = len(self)
+        total = n + incoming
+        if (self.coarse is None) != (total - self.tombstones <= self.tuning.exact_max):
+            return True  # crossing exact_max in either direction switches the index kind
+        if self.tombstones > 0.2 * max(n, 1):
+            return True
+        if self.coarse is not None:
+            return incoming > 256  # HNSW inserts cost ~0.5 ms each and hold off searches meanwhile
+        return False
+
+    def compacted(self, extra: IndexRows | None, generation: int) -> SpaceIndex:
+        """A fresh index of the live rows plus `extra` (drops tombstones, re-chooses exact vs HNSW)."""
+        keep = np.flatnonzero(self.live)
+        authors, created, tags = self.columns.take(keep)
+        vectors = self.vectors(keep).astype(np.float16)
+        rows = IndexRows(self.row_ids[keep].copy(), vectors, authors, created, tags)
+        if extra is not None and len(extra):
+            rows = IndexRows(
+                np.concatenate([rows.row_ids, extra.row_ids]),
+                np.concatenate([rows.vectors, np.asarray(extra.vectors, dtype=np.float16)]),
+                rows.authors + list(extra.authors),
+                np.concatenate([rows.created_at, extra.created_at]),
+                rows.tags + (list(extra.tags) if extra.tags else [()] * len(extra)),
+            )
+        fresh = SpaceIndex.build(rows, self.dims, generation, self.tuning)
+        fresh.high_water = max(self.high_water, fresh.high_water)
+        return fresh
+
+    # ----- reading ---------------------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return int(self.row_ids.shape[0])
+
+    def vectors(self, positions: np.ndarray) -> np.ndarray:
+        """Stored unit vectors (f16 values) of the given positions, as float32."""
+        if not len(positions):
+            return np.zeros((0, self.dims), dtype=np.float32)
+        return self.store.reconstruct_batch(np.ascontiguousarray(positions, dtype=np.int64))
+
+    def nbytes(self) -> int:
+        size = self.store.sa_code_size() * len(self) if len(self) else 0
+        if self.coarse is not None:
+            size += len(self) * (self.dims + self.tuning.hnsw_m * 2 * 4 + 16)
+        return size + self.row_ids.nbytes + self.live.nbytes + self.columns.nbytes() + 4096
+
+    def search(self, query: np.ndarray, k: int, filters: Filters | None, deadline: float) -> SearchResult:
+        """Top-k by cosine. `query` must be a float32 unit vector; `deadline` is a time.monotonic() value."""
+        q = np.ascontiguousarray(query, dtype=np.float32).reshape(-1)
+        if q.shape[0] != self.dims:
+            raise ValueError(f"query has {q.shape[0]} dims, index has {self.dims}")
+        n = len(self)
+        if k <= 0 or n == 0:
+            return SearchResult.empty()
+        filtered = filters is not None and not filters.is_empty()
+        mask = self.columns.allowed(filters, self.live) if filtered else (self.live if self.tombstones else None)
+        allowed = n if mask is None else int(mask.sum())
+        if allowed == 0:
+            return SearchResult.empty()
+        t = self.tuning
+        if self.coarse is None or allowed < max(t.selective_min, t.selective_fraction * n):
+            return self._finish(*self._exact(q, k, mask, allowed))
+        return self._approximate(q, k, mask, allowed, deadline)
+
+    def _finish(self, positions: np.ndarray, scores: np.ndarray, approximate: bool = False) -> SearchResult:
+        return SearchResult(self.row_ids[positions], scores.astype(np.float32), approximate)
+
+    def _exact(self, q: np.ndarray, k: int, mask: np.ndarray | None, allowed: int) -> tuple[np.ndarray, np.ndarray]:
+        if mask is not None and allowed <= self.tuning.gather_max:
+            positions = np.flatnonzero(mask)
+            return self._rescore(q, positions, k)
+        want = min(k + _TIE_MARGIN, allowed)
+        if mask is None:
+            _, found = self.store.search(q[None, :], want)
+        else:
+            selector, _bits = _bitmap_selector(mask)
+            _, found = self.store.search(q[None, :], want, params=faiss.SearchParameters(sel=selector))
+        found = found[0]
+        return self._rescore(q, found[found >= 0], k)
+
+    def _rescore(self, q: np.ndarray, positions: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        scores = self.vectors(positions) @ q
+        return _order(positions, scores, k)
+
+    def _approximate(self, q: np.ndarray, k: int, mask: np.ndarray | None, allowed: int, deadline: float) -> SearchResult:
+        t = self.tuning
+        pool = min(max(t.pool_factor * k, t.min_pool), allowed)
+        ef = max(t.ef_search, pool)
+        if mask is None:
+            params = faiss.SearchParametersHNSW(efSearch=ef)
+        else:
+            # A filter hides part of the graph; widen the walk roughly with 1/sqrt(allowed fraction), up to 4x.
+            widen = min(4.0, math.sqrt(len(self) / allowed))
+            selector, _bits = _bitmap_selector(mask)
+            params = faiss.SearchParametersHNSW(sel=selector, efSearch=int(ef * widen))
+        coarse_scores, found = self.coarse.search(q[None, :], pool, params=params)
+        valid = found[0] >= 0
+        candidates, coarse_scores = found[0][valid], coarse_scores[0][valid]
+        if candidates.shape[0] < min(k, allowed):
+            return self._finish(*self._exact(q, k, mask, allowed))  # the walk could not reach enough allowed rows
+        if time.monotonic() >= deadline:
+            return self._finish(*_order(candidates, coarse_scores, k), approximate=True)
+        exact = np.empty(candidates.shape[0], dtype=np.float32)
+        for start in range(0, candidates.shape[0], t.rerank_chunk):
+            if start and time.monotonic() >= deadline:
+                return self._finish(*_order(candidates, coarse_scores, k), approximate=True)
+            chunk = candidates[start : start + t.rerank_chunk]
+            exact[start : start + chunk.shape[0]] = self.vectors(chunk) @ q
+        return self._finish(*_order(candidates, exact, k))
