@@ -1,0 +1,54 @@
+"""Reader auth for garden.engram methods: DESIGN §4.1 steps 2-5, in order.
+
+2. exactly one Authorization and one Atproto-Space-Audience, scheme Atproto-Space → else AuthRequired
+3. the space credential (``CredentialVerifier``; cached by JWT hash) → else InvalidToken
+4. Atproto-Space-Audience == engram's service DID → else BadSpaceSignature
+5. the RFC 9421 atproto-space signature with cnf.kid → else BadSpaceSignature
+Steps 4 and 5 run on every request, cached credential or not. Step 1 (the space exists) is the caller's.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from engram.auth.credential import CredentialVerifier
+from engram.auth.did_resolver import DocumentSource
+from engram.auth.keys import PublicKey
+from engram.auth.space_signature import Headers, verify_space_signature
+from engram.xrpc.errors import AuthRequiredError
+
+SCHEME = "atproto-space"
+
+
+@dataclass(frozen=True)
+class ReaderAuth:
+    space: str
+    issuer: str
+    holder_key: PublicKey
+    jti: str
+    exp: int
+
+
+class ReaderVerifier:
+    def __init__(self, service_did: str, resolver: DocumentSource, now: Callable[[], float] = time.time):
+        self.service_did = service_did
+        self.credentials = CredentialVerifier(resolver, now=now)
+
+    async def verify(self, headers: Headers, space: str) -> ReaderAuth:
+        authorizations = headers.getall("Authorization", [])
+        audiences = headers.getall("Atproto-Space-Audience", [])
+        if len(authorizations) != 1 or len(audiences) != 1:
+            raise AuthRequiredError(
+                "exactly one Authorization and one Atproto-Space-Audience header are required", "AuthRequired"
+            )
+        scheme, _, token = authorizations[0].strip().partition(" ")
+        token = token.strip()
+        if scheme.lower() != SCHEME or not token:
+            raise AuthRequiredError("Authorization scheme must be Atproto-Space", "AuthRequired")
+        cred = await self.credentials.verify(token, space)
+        if audiences[0].strip() != self.service_did:
+            raise AuthRequiredError(f"Atproto-Space-Audience must be {self.service_did}", "BadSpaceSignature")
+        verify_space_signature(headers, cred.holder_key)
+        return ReaderAuth(cred.space, cred.issuer, cred.holder_key, cred.jti, cred.exp)
