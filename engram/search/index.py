@@ -148,21 +148,32 @@ class SpaceIndex:
     def live_count(self) -> int:
         return int(self.live.sum())
 
-    def needs_rebuild(self, incoming: int) -> bool:
-        """True when a delta of `incoming` rows is better served by building a fresh index."""
+    def needs_rebuild(self, incoming: int, deleting: int = 0) -> bool:
+        """True when a delta (`incoming` new rows, up to `deleting` deletions) is better served by a fresh index."""
         n = len(self)
-        total = n + incoming
-        if (self.coarse is None) != (total - self.tombstones <= self.tuning.exact_max):
+        live_after = self.live_count - deleting + incoming
+        if (self.coarse is None) != (live_after <= self.tuning.exact_max):
             return True  # crossing exact_max in either direction switches the index kind
-        if self.tombstones > 0.2 * max(n, 1):
+        if self.tombstones + deleting > 0.2 * max(n + incoming, 1):
             return True
         if self.coarse is not None:
             return incoming > 256  # HNSW inserts cost ~0.5 ms each and hold off searches meanwhile
         return False
 
-    def compacted(self, extra: IndexRows | None, generation: int) -> SpaceIndex:
-        """A fresh index of the live rows plus `extra` (drops tombstones, re-chooses exact vs HNSW)."""
-        keep = np.flatnonzero(self.live)
+    def apply(self, added: IndexRows, deleted: np.ndarray, generation: int) -> None:
+        """Apply a store delta in place (deletions first: an updated memory's old row dies, its new row is added)."""
+        self.delete(deleted)
+        self.add(added)
+        self.generation = generation
+
+    def compacted(self, extra: IndexRows | None, generation: int, deleted: np.ndarray | None = None) -> SpaceIndex:
+        """A fresh index of the live rows minus `deleted` plus `extra` (drops tombstones, re-chooses exact vs HNSW).
+
+        Read-only on `self`, so searches may keep using it while the replacement is built."""
+        live = self.live
+        if deleted is not None and len(deleted):
+            live = live & ~np.isin(self.row_ids, np.asarray(deleted, dtype=np.int64))
+        keep = np.flatnonzero(live)
         authors, created, tags = self.columns.take(keep)
         vectors = self.vectors(keep).astype(np.float16)
         rows = IndexRows(self.row_ids[keep].copy(), vectors, authors, created, tags)

@@ -1,0 +1,48 @@
+"""A readers-writer lock for asyncio (the standard library has none, and no maintained package is installed).
+
+Many searches may read a `SpaceIndex` at once; applying a delta in place (FAISS `add`, tombstones) must run
+alone. Writers are preferred so a steady stream of searches cannot starve an update.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+
+class ReadWriteLock:
+    def __init__(self) -> None:
+        self._cond = asyncio.Condition()
+        self._readers = 0
+        self._writing = False
+        self._writers_waiting = 0
+
+    @asynccontextmanager
+    async def read(self) -> AsyncIterator[None]:
+        async with self._cond:
+            await self._cond.wait_for(lambda: not self._writing and not self._writers_waiting)
+            self._readers += 1
+        try:
+            yield
+        finally:
+            async with self._cond:
+                self._readers -= 1
+                self._cond.notify_all()
+
+    @asynccontextmanager
+    async def write(self) -> AsyncIterator[None]:
+        async with self._cond:
+            self._writers_waiting += 1
+            try:
+                await self._cond.wait_for(lambda: not self._writing and self._readers == 0)
+            finally:
+                self._writers_waiting -= 1
+                self._cond.notify_all()  # a cancelled writer must release the readers it was holding back
+            self._writing = True
+        try:
+            yield
+        finally:
+            async with self._cond:
+                self._writing = False
+                self._cond.notify_all()
