@@ -1,0 +1,32 @@
+"""SQLite source of truth: `Store` (one writer thread, reader threads, migrations) and repositories.
+
+Repositories are plain functions over a connection, run through the store:
+
+    space = await store.write(spaces.create_space, uri, "hosted")
+    records = await store.write(memories.put_memories, uri, [MemoryWrite(...)])
+    page, cursor = await store.read(queries.list_memories, uri, limit=25)
+
+Writing functions (spaces.create_space/set_config/delete_space, memories.*, apikeys.create_api_key/
+revoke_api_key, sync_state.set_position) must go through `store.write`; reader connections are query-only
+and reject them. Several can be combined in one transaction by calling them from one function passed to
+`store.write`.
+"""
+
+from engram.store.database import Store
+from engram.store.models import (
+    ApiKey,
+    Embedding,
+    Memory,
+    MemoryRecord,
+    MemoryWrite,
+    ModelSpec,
+    Space,
+    SpaceConfig,
+    SpaceStatus,
+    model_key,
+)
+
+__all__ = [
+    "ApiKey", "Embedding", "Memory", "MemoryRecord", "MemoryWrite", "ModelSpec", "Space", "SpaceConfig",
+    "SpaceStatus", "Store", "model_key",
+]

@@ -1,0 +1,171 @@
+"""`Store`: one SQLite file, one writer thread, a few reader threads (datasette's shape).
+
+Writes: `await store.write(fn, *args)` queues `fn(conn, *args)` for the single writer thread, which runs it
+inside `BEGIN IMMEDIATE ... COMMIT` and only then resolves the awaiting caller, so an acknowledged write is
+committed. With `synchronous=FULL` in WAL mode SQLite fsyncs the WAL on every commit, so "committed" also
+means "on disk": NORMAL would survive a process crash (kill -9) but could lose the last commits on power
+loss or an OS crash, which would break the contract that acknowledged writes are never lost.
+`BEGIN IMMEDIATE` takes the write lock up front: another process (the CLI next to a running server) then
+waits in the busy handler instead of failing a deferred transaction's lock upgrade with SQLITE_BUSY.
+
+Reads: `await store.read(fn, *args)` runs `fn(conn, *args)` on a reader thread whose connection is
+`query_only`, inside one deferred transaction so every SELECT in `fn` sees the same snapshot (WAL lets
+readers run alongside the writer). A write function mistakenly sent to `read` fails loudly.
+
+An exception raised by `fn` rolls the transaction back and is re-raised to the awaiting caller.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import logging
+import queue
+import sqlite3
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+from engram.store.migrate import apply_migrations
+
+T = TypeVar("T")
+log = logging.getLogger(__name__)
+
+DB_FILE_NAME = "engram.sqlite3"
+_STOP = object()  # sentinel that ends the writer thread
+
+
+def connect(path: Path, *, busy_timeout_ms: int, query_only: bool = False) -> sqlite3.Connection:
+    # isolation_level=None: Python's sqlite3 must not open transactions behind our back; we issue
+    # BEGIN/COMMIT ourselves. check_same_thread=False only so close() can run from the closing thread
+    # after the owning thread has stopped; each connection is used by exactly one thread while open.
+    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=busy_timeout_ms / 1000)
+    conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+    conn.execute("PRAGMA foreign_keys = ON")
+    conn.execute("PRAGMA synchronous = FULL")
+    if query_only:
+        conn.execute("PRAGMA query_only = ON")
+    return conn
+
+
+class Store:
+    def __init__(self, path: Path, *, readers: int = 2, busy_timeout_ms: int = 5000):
+        self.path = Path(path)
+        self._busy_timeout_ms = busy_timeout_ms
+        self._readers = max(1, readers)
+        self._queue: queue.SimpleQueue = queue.SimpleQueue()
+        self._writer: threading.Thread | None = None
+        self._reader_pool: concurrent.futures.ThreadPoolExecutor | None = None
+        self._reader_conns: list[sqlite3.Connection] = []
+        self._reader_local = threading.local()
+        self._lock = threading.Lock()
+        self._closed = False
+
+    @classmethod
+    async def open(cls, path: str | Path, **kwargs: Any) -> Store:
+        """Open (creating and migrating if needed) `path`; a directory means `<dir>/engram.sqlite3`."""
+        path = Path(path)
+        if path.is_dir():
+            path = path / DB_FILE_NAME
+        store = cls(path, **kwargs)
+        await asyncio.to_thread(store._start)
+        return store
+
+    def _start(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        conn = connect(self.path, busy_timeout_ms=self._busy_timeout_ms)
+        try:
+            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            if mode.lower() != "wal":
+                raise RuntimeError(f"could not put {self.path} in WAL mode (got {mode!r})")
+            apply_migrations(conn)
+        except BaseException:
+            conn.close()
+            raise
+        self._writer = threading.Thread(target=self._write_loop, args=(conn,), name="engram-sqlite-writer")
+        self._writer.daemon = True  # a hung fn must not keep the process alive; close() warns about it
+        self._writer.start()
+        self._reader_pool = concurrent.futures.ThreadPoolExecutor(
+            max_workers=self._readers, thread_name_prefix="engram-sqlite-reader"
+        )
+
+    # -- writes -------------------------------------------------------------------------------------------
+
+    async def write(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run `fn(conn, *args)` in a transaction on the writer thread; returns once committed."""
+        future: concurrent.futures.Future = concurrent.futures.Future()
+        with self._lock:
+            if self._closed or self._writer is None:
+                raise RuntimeError("store is closed")
+            self._queue.put((fn, args, future))
+        return await asyncio.wrap_future(future)
+
+    def _write_loop(self, conn: sqlite3.Connection) -> None:
+        try:
+            while True:
+                item = self._queue.get()
+                if item is _STOP:
+                    return
+                fn, args, future = item
+                if not future.set_running_or_notify_cancel():
+                    continue
+                try:
+                    conn.execute("BEGIN IMMEDIATE")
+                    result = fn(conn, *args)
+                    conn.execute("COMMIT")
+                except BaseException as exc:  # noqa: BLE001 - every failure goes back to the caller
+                    if conn.in_transaction:
+                        conn.execute("ROLLBACK")
+                    future.set_exception(exc)
+                else:
+                    future.set_result(result)
+        finally:
+            conn.close()
+
+    # -- reads --------------------------------------------------------------------------------------------
+
+    async def read(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run `fn(conn, *args)` on a reader thread, in one read snapshot."""
+        if self._closed or self._reader_pool is None:
+            raise RuntimeError("store is closed")
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._reader_pool, self._run_read, fn, args)
+
+    def _run_read(self, fn: Callable[..., T], args: tuple) -> T:
+        conn = getattr(self._reader_local, "conn", None)
+        if conn is None:
+            conn = connect(self.path, busy_timeout_ms=self._busy_timeout_ms, query_only=True)
+            self._reader_local.conn = conn
+            with self._lock:
+                self._reader_conns.append(conn)
+        conn.execute("BEGIN")
+        try:
+            return fn(conn, *args)
+        finally:
+            conn.execute("ROLLBACK")
+
+    # -- shutdown -----------------------------------------------------------------------------------------
+
+    async def close(self, timeout: float = 10.0) -> None:
+        """Finish queued writes, stop the writer (sentinel + join) and close every connection."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            self._queue.put(_STOP)
+        if self._writer is not None:
+            await asyncio.to_thread(self._writer.join, timeout)
+            if self._writer.is_alive():
+                log.warning("sqlite writer thread did not stop within %.1f s", timeout)
+        if self._reader_pool is not None:
+            await asyncio.to_thread(self._reader_pool.shutdown, True)
+        for conn in self._reader_conns:
+            conn.close()
+        self._reader_conns.clear()
+
+    async def __aenter__(self) -> Store:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()

@@ -1,0 +1,125 @@
+"""Memory writes: batch upsert by (author, rkey) and deletes. Plain functions over the writer's connection.
+
+An update never rewrites a row in place: the old row is deleted (leaving a tombstone) and the new version
+gets a new, larger row id. That keeps the index delta simple ("rows after X, tombstones since G") and
+means a row id always names one immutable version of a memory. A batch bumps the space's generation once,
+and only if it changed something, so re-importing the same file is a no-op.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+
+import orjson
+
+from engram.store import skipped
+from engram.store.models import MemoryRecord, MemoryWrite, Space
+from engram.store.spaces import bump_generation, require_space
+from engram.store.tid import new_tid
+from engram.store.uris import memory_uri
+from engram.store.writes import PreparedMemory, now_iso, prepare_write
+from engram.xrpc.errors import InvalidRequestError
+
+
+def _prepare_all(items: Sequence[MemoryWrite]) -> list[PreparedMemory]:
+    prepared = []
+    for index, item in enumerate(items):
+        try:
+            prepared.append(prepare_write(item))
+        except InvalidRequestError as exc:
+            raise InvalidRequestError(f"memories[{index}]: {exc.message}", exc.error) from None
+    return prepared
+
+
+def _resolve_rkey(conn: sqlite3.Connection, space: Space, memory: PreparedMemory) -> str:
+    """The rkey to write: given, remembered for the idempotency key, or a fresh TID."""
+    if memory.idempotency_key is not None:
+        row = conn.execute(
+            "SELECT author, rkey FROM import_keys WHERE space_id = ? AND key = ?",
+            (space.id, memory.idempotency_key),
+        ).fetchone()
+        if row is not None:
+            if row[0] != memory.author or (memory.rkey is not None and memory.rkey != row[1]):
+                raise InvalidRequestError(
+                    f"idempotency key {memory.idempotency_key!r} already names another memory", "IdempotencyConflict"
+                )
+            return row[1]
+    return memory.rkey or new_tid()
+
+
+def _remove_row(conn: sqlite3.Connection, space_id: int, row_id: int, generation: int) -> None:
+    conn.execute("DELETE FROM memories WHERE row_id = ?", (row_id,))  # memory_tags go by ON DELETE CASCADE
+    conn.execute("INSERT INTO tombstones (space_id, generation, row_id) VALUES (?, ?, ?)", (space_id, generation, row_id))
+
+
+def put_memories(conn: sqlite3.Connection, space_uri: str, items: Sequence[MemoryWrite]) -> list[MemoryRecord]:
+    """Upsert memories by (author, rkey) in one transaction; returns one MemoryRecord per item, in order."""
+    space = require_space(conn, space_uri)
+    prepared = _prepare_all(items)
+    active_key = space.config.active.key if space.config else None
+    generation = space.generation + 1  # the generation this batch commits as, if it changes anything
+    indexed_at = now_iso()
+    changed = False
+    results = []
+    for memory in prepared:
+        rkey = _resolve_rkey(conn, space, memory)
+        uri = memory_uri(space.uri, memory.author, rkey)
+        existing = conn.execute(
+            "SELECT row_id, cid, attrs, model_key FROM memories WHERE space_id = ? AND author = ? AND rkey = ?",
+            (space.id, memory.author, rkey),
+        ).fetchone()
+        if existing is not None and existing[1] == memory.cid and existing[2] == memory.attrs_json:
+            results.append(MemoryRecord(uri, memory.cid, existing[0], memory.author, rkey,
+                                        existing[3] is not None and existing[3] == active_key, "unchanged"))
+        else:
+            if existing is not None:
+                _remove_row(conn, space.id, existing[0], generation)
+            row_id = conn.execute(
+                "INSERT INTO memories (space_id, author, rkey, uri, cid, text, tags, source, attrs, created_at,"
+                " created_ms, indexed_at, vector, model_key, next_vector, next_model_key)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING row_id",
+                (space.id, memory.author, rkey, uri, memory.cid, memory.text, orjson.dumps(memory.tags).decode(),
+                 memory.source, memory.attrs_json, memory.created_at, memory.created_ms, indexed_at,
+                 memory.vector, memory.model_key, memory.next_vector, memory.next_model_key),
+            ).fetchone()[0]
+            conn.executemany(
+                "INSERT OR IGNORE INTO memory_tags (space_id, tag, row_id) VALUES (?, ?, ?)",
+                [(space.id, tag, row_id) for tag in memory.tags],
+            )
+            reason = skipped.skip_reason(active_key, memory.model_key)
+            skipped.mark(conn, space.id, memory.author, rkey, reason)
+            results.append(MemoryRecord(uri, memory.cid, row_id, memory.author, rkey, reason is None,
+                                        "updated" if existing is not None else "created"))
+            changed = True
+        if memory.idempotency_key is not None:
+            conn.execute(
+                "INSERT OR IGNORE INTO import_keys (space_id, key, author, rkey) VALUES (?, ?, ?, ?)",
+                (space.id, memory.idempotency_key, memory.author, rkey),
+            )
+    if changed:
+        bump_generation(conn, space.id)
+    return results
+
+
+def delete_memories(conn: sqlite3.Connection, space_uri: str, keys: Sequence[tuple[str, str]]) -> int:
+    """Delete memories by (author, rkey); unknown ones are ignored. Returns how many were deleted."""
+    space = require_space(conn, space_uri)
+    generation = space.generation + 1
+    deleted = 0
+    for author, rkey in keys:
+        row = conn.execute(
+            "SELECT row_id FROM memories WHERE space_id = ? AND author = ? AND rkey = ?", (space.id, author, rkey)
+        ).fetchone()
+        if row is None:
+            continue
+        _remove_row(conn, space.id, row[0], generation)
+        skipped.mark(conn, space.id, author, rkey, None)
+        deleted += 1
+    if deleted:
+        bump_generation(conn, space.id)
+    return deleted
+
+
+def delete_memory(conn: sqlite3.Connection, space_uri: str, author: str, rkey: str) -> bool:
+    return delete_memories(conn, space_uri, [(author, rkey)]) == 1

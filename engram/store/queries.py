@@ -1,0 +1,168 @@
+"""Memory reads: get, list (newest first, keyset cursor), status, export batches, import-key lookups.
+
+Plain functions over a reader connection (`await store.read(list_memories, space_uri, ...)`). Every one
+checks the space is live first and raises `InvalidRequestError("UnknownSpace")` otherwise.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+import sqlite3
+from collections.abc import AsyncIterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from engram.store import skipped
+from engram.store.models import Memory, SpaceStatus
+from engram.store.spaces import require_space
+from engram.store.writes import parse_datetime_ms
+from engram.xrpc.errors import InvalidRequestError
+
+if TYPE_CHECKING:
+    from engram.store.database import Store
+
+_VIEW_COLUMNS = (
+    "row_id, uri, cid, author, rkey, text, tags, source, attrs, created_at, created_ms, indexed_at,"
+    " model_key, next_model_key"
+)
+_ATTR_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
+MAX_LIST_LIMIT = 1000
+
+
+def _memory(row: tuple, vector: bytes | None = None, next_vector: bytes | None = None) -> Memory:
+    (row_id, uri, cid, author, rkey, text, tags, source, attrs, created_at, created_ms, indexed_at,
+     model_key, next_model_key) = row
+    return Memory(row_id, uri, cid, author, rkey, text, tuple(orjson.loads(tags)), source,
+                  orjson.loads(attrs) if attrs else {}, created_at, created_ms, indexed_at, model_key,
+                  vector, next_model_key, next_vector)
+
+
+def get_memory(conn: sqlite3.Connection, space_uri: str, uri: str) -> Memory | None:
+    space = require_space(conn, space_uri)
+    row = conn.execute(f"SELECT {_VIEW_COLUMNS} FROM memories WHERE space_id = ? AND uri = ?", (space.id, uri))
+    found = row.fetchone()
+    return _memory(found) if found else None
+
+
+def get_memories(conn: sqlite3.Connection, space_uri: str, row_ids: Sequence[int]) -> list[Memory]:
+    """The live memories with these row ids (search hits), in the order given; missing ids are dropped."""
+    space = require_space(conn, space_uri)
+    ids = [int(row_id) for row_id in row_ids]
+    if not ids:
+        return []
+    found = {}
+    for start in range(0, len(ids), 500):  # stay under SQLite's bound-parameter limit
+        chunk = ids[start:start + 500]
+        marks = ",".join("?" * len(chunk))
+        for row in conn.execute(
+            f"SELECT {_VIEW_COLUMNS} FROM memories WHERE space_id = ? AND row_id IN ({marks})", (space.id, *chunk)
+        ):
+            found[row[0]] = _memory(row)
+    return [found[row_id] for row_id in ids if row_id in found]
+
+
+def encode_cursor(created_ms: int, row_id: int) -> str:
+    return base64.urlsafe_b64encode(f"{created_ms}:{row_id}".encode()).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str) -> tuple[int, int]:
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode("ascii")
+        created_ms, row_id = raw.split(":")
+        return int(created_ms), int(row_id)
+    except (ValueError, UnicodeDecodeError, binascii.Error, TypeError):
+        raise InvalidRequestError("bad cursor") from None
+
+
+def list_memories(
+    conn: sqlite3.Connection,
+    space_uri: str,
+    *,
+    limit: int = 25,
+    cursor: str | None = None,
+    author: str | None = None,
+    tags: Sequence[str] = (),
+    since: str | None = None,
+    attrs: Mapping[str, Any] | None = None,
+) -> tuple[list[Memory], str | None]:
+    """Newest first (createdAt desc, then row id desc). Returns (memories, cursor for the next page or None).
+
+    `tags` must all be present; `since` is inclusive; `attrs` matches shim metadata fields by equality."""
+    space = require_space(conn, space_uri)
+    if not isinstance(limit, int) or not 1 <= limit <= MAX_LIST_LIMIT:
+        raise InvalidRequestError(f"limit must be an integer in 1..{MAX_LIST_LIMIT}")
+    where, params = ["space_id = ?"], [space.id]
+    if author is not None:
+        where.append("author = ?")
+        params.append(author)
+    for tag in dict.fromkeys(tags):
+        where.append("row_id IN (SELECT row_id FROM memory_tags WHERE space_id = ? AND tag = ?)")
+        params += [space.id, tag]
+    if since is not None:
+        where.append("created_ms >= ?")
+        params.append(parse_datetime_ms(since, "since"))
+    for name, value in (attrs or {}).items():
+        if not _ATTR_NAME.fullmatch(name) or not isinstance(value, str | int | float | bool):
+            raise InvalidRequestError(f"bad attrs filter {name!r}")
+        where.append(f"json_extract(attrs, '$.{name}') = ?")
+        params.append(value)
+    if cursor is not None:
+        created_ms, row_id = decode_cursor(cursor)
+        where.append("(created_ms < ? OR (created_ms = ? AND row_id < ?))")
+        params += [created_ms, created_ms, row_id]
+    rows = conn.execute(
+        f"SELECT {_VIEW_COLUMNS} FROM memories WHERE {' AND '.join(where)}"
+        " ORDER BY created_ms DESC, row_id DESC LIMIT ?",
+        (*params, limit + 1),
+    ).fetchall()
+    memories = [_memory(row) for row in rows[:limit]]
+    next_cursor = encode_cursor(memories[-1].created_ms, memories[-1].row_id) if len(rows) > limit else None
+    return memories, next_cursor
+
+
+def space_status(conn: sqlite3.Connection, space_uri: str) -> SpaceStatus:
+    space = require_space(conn, space_uri)
+    total = conn.execute("SELECT count(*) FROM memories WHERE space_id = ?", (space.id,)).fetchone()[0]
+    building = 0
+    if space.config is not None and space.config.next is not None:
+        key = space.config.next.key
+        building = conn.execute(
+            "SELECT count(*) FROM memories WHERE space_id = ? AND (model_key = ? OR next_model_key = ?)",
+            (space.id, key, key),
+        ).fetchone()[0]
+    return SpaceStatus(space, total, skipped.counts_by_author(conn, space.id), building,
+                       skipped.counts_by_reason(conn, space.id))
+
+
+def export_batch(conn: sqlite3.Connection, space_uri: str, after_row_id: int, limit: int) -> list[Memory]:
+    """Up to `limit` memories with row id > `after_row_id`, ascending, vectors included."""
+    space = require_space(conn, space_uri)
+    rows = conn.execute(
+        f"SELECT {_VIEW_COLUMNS}, vector, next_vector FROM memories WHERE space_id = ? AND row_id > ?"
+        " ORDER BY row_id LIMIT ?",
+        (space.id, after_row_id, limit),
+    )
+    return [_memory(row[:-2], row[-2], row[-1]) for row in rows]
+
+
+async def iter_export(store: Store, space_uri: str, batch_size: int = 1000) -> AsyncIterator[list[Memory]]:
+    """Every memory of the space in batches (one read snapshot per batch, not for the whole export: a
+    memory updated mid-export can appear twice, old then new; importers upsert by rkey so the newer wins)."""
+    after = 0
+    while True:
+        batch = await store.read(export_batch, space_uri, after, batch_size)
+        if not batch:
+            return
+        yield batch
+        after = batch[-1].row_id
+
+
+def find_import_key(conn: sqlite3.Connection, space_uri: str, key: str) -> tuple[str, str] | None:
+    """(author, rkey) of the memory an earlier import wrote for idempotency `key`, if any."""
+    space = require_space(conn, space_uri)
+    row = conn.execute("SELECT author, rkey FROM import_keys WHERE space_id = ? AND key = ?", (space.id, key))
+    found = row.fetchone()
+    return (found[0], found[1]) if found else None

@@ -1,0 +1,59 @@
+"""Which memories are not indexed under the space's active model, and why.
+
+The rule lives in `skip_reason` only; the bulk recompute after a config change runs the same Python
+function inside SQLite (`create_function`) so per-write bookkeeping and recompute cannot disagree.
+A model change needs no re-fetch: every memory keeps its vector and model key whatever the config, so
+the recompute is one INSERT ... SELECT over the space's rows.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+NO_MODEL = "no_model"  # the space has no config yet
+NO_EMBEDDING = "no_embedding"  # the memory carries no vector
+MODEL_MISMATCH = "model_mismatch"  # the memory's vector is for another model, digest or dims
+
+
+def skip_reason(active_key: str | None, vector_key: str | None) -> str | None:
+    if active_key is None:
+        return NO_MODEL
+    if vector_key is None:
+        return NO_EMBEDDING
+    if vector_key != active_key:
+        return MODEL_MISMATCH
+    return None
+
+
+def mark(conn: sqlite3.Connection, space_id: int, author: str, rkey: str, reason: str | None) -> None:
+    if reason is None:
+        conn.execute("DELETE FROM skipped WHERE space_id = ? AND author = ? AND rkey = ?", (space_id, author, rkey))
+    else:
+        conn.execute(
+            "INSERT INTO skipped (space_id, author, rkey, reason) VALUES (?, ?, ?, ?)"
+            " ON CONFLICT (space_id, author, rkey) DO UPDATE SET reason = excluded.reason",
+            (space_id, author, rkey, reason),
+        )
+
+
+def recompute(conn: sqlite3.Connection, space_id: int, active_key: str | None) -> None:
+    conn.create_function("engram_skip_reason", 2, skip_reason, deterministic=True)
+    conn.execute("DELETE FROM skipped WHERE space_id = ?", (space_id,))
+    conn.execute(
+        "INSERT INTO skipped (space_id, author, rkey, reason)"
+        " SELECT space_id, author, rkey, engram_skip_reason(?1, model_key) FROM memories"
+        " WHERE space_id = ?2 AND engram_skip_reason(?1, model_key) IS NOT NULL",
+        (active_key, space_id),
+    )
+
+
+def counts_by_author(conn: sqlite3.Connection, space_id: int) -> list[tuple[str, int]]:
+    rows = conn.execute(
+        "SELECT author, count(*) FROM skipped WHERE space_id = ? GROUP BY author ORDER BY author", (space_id,)
+    )
+    return [(author, count) for author, count in rows]
+
+
+def counts_by_reason(conn: sqlite3.Connection, space_id: int) -> dict[str, int]:
+    rows = conn.execute("SELECT reason, count(*) FROM skipped WHERE space_id = ? GROUP BY reason", (space_id,))
+    return dict(rows.fetchall())
