@@ -1,0 +1,138 @@
+"""An in-memory `IndexSource` (a real implementation of the protocol over numpy arrays) and a numpy oracle.
+
+Row ids grow; an update is delete + add with a new id; every write bumps the space generation, exactly the
+contract in engram/search/rows.py. `delay_s` makes `delta` slow, to exercise loading timeouts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from engram.search.filters import Filters
+from engram.search.rows import IndexDelta, IndexRows
+
+MODEL = "minilm@test"
+
+
+@dataclass
+class _Row:
+    row_id: int
+    vector: np.ndarray  # float16 [d]
+    author: str
+    created_at: int
+    tags: tuple[str, ...]
+    model_key: str
+
+
+@dataclass
+class _Space:
+    generation: int = 0
+    rows: dict[int, _Row] = field(default_factory=dict)
+    deleted: list[tuple[int, int]] = field(default_factory=list)  # (generation, row id)
+
+
+class MemorySource:
+    def __init__(self, delay_s: float = 0.0):
+        self.spaces: dict[str, _Space] = {}
+        self.next_id = 1
+        self.delay_s = delay_s
+        self.delta_calls = 0
+        self.full_deltas = 0
+
+    def add(self, space: str, vectors, authors=None, created_at=None, tags=None, model_key: str = MODEL) -> np.ndarray:
+        state = self.spaces.setdefault(space, _Space())
+        vectors = np.asarray(vectors, dtype=np.float16)
+        n = vectors.shape[0]
+        ids = np.arange(self.next_id, self.next_id + n, dtype=np.int64)
+        self.next_id += n
+        for i, row_id in enumerate(ids):
+            state.rows[int(row_id)] = _Row(
+                int(row_id),
+                vectors[i],
+                authors[i] if authors is not None else "did:plc:alice",
+                int(created_at[i]) if created_at is not None else 1_700_000_000_000 + int(row_id),
+                tuple(tags[i]) if tags is not None else (),
+                model_key,
+            )
+        state.generation += 1
+        return ids
+
+    def delete(self, space: str, row_ids) -> None:
+        state = self.spaces[space]
+        state.generation += 1
+        for row_id in row_ids:
+            if state.rows.pop(int(row_id), None) is not None:
+                state.deleted.append((state.generation, int(row_id)))
+
+    def update(self, space: str, row_id: int, vector) -> int:
+        old = self.spaces[space].rows[int(row_id)]
+        self.delete(space, [row_id])
+        return int(self.add(space, np.asarray(vector)[None, :], [old.author], [old.created_at], [old.tags], old.model_key)[0])
+
+    async def generation(self, space: str) -> int:
+        return self.spaces.setdefault(space, _Space()).generation
+
+    async def delta(self, space: str, model_key: str, after_row_id: int, since_generation: int) -> IndexDelta:
+        self.delta_calls += 1
+        if after_row_id == 0 and since_generation == 0:
+            self.full_deltas += 1
+        state = self.spaces.setdefault(space, _Space())
+        generation = state.generation  # snapshot before any await, like a read transaction
+        rows = [r for r in sorted(state.rows.values(), key=lambda r: r.row_id) if r.row_id > after_row_id and r.model_key == model_key]
+        deleted = np.array([rid for gen, rid in state.deleted if gen > since_generation], dtype=np.int64)
+        if self.delay_s:
+            await asyncio.sleep(self.delay_s)
+        return IndexDelta(generation, rows_of(rows), deleted)
+
+    def live_rows(self, space: str, model_key: str = MODEL) -> IndexRows:
+        return rows_of([r for r in sorted(self.spaces[space].rows.values(), key=lambda r: r.row_id) if r.model_key == model_key])
+
+
+def rows_of(rows: list[_Row]) -> IndexRows:
+    if not rows:
+        return IndexRows(np.zeros(0, np.int64), np.zeros((0, 0), np.float16), [], np.zeros(0, np.int64), [])
+    return IndexRows(
+        np.array([r.row_id for r in rows], dtype=np.int64),
+        np.stack([r.vector for r in rows]).astype(np.float16),
+        [r.author for r in rows],
+        np.array([r.created_at for r in rows], dtype=np.int64),
+        [r.tags for r in rows],
+    )
+
+
+def clustered(n: int, d: int, seed: int = 0, centres: int | None = None, centre_seed: int = 99) -> np.ndarray:
+    """Unit vectors around n/500 shared centres (noise as large as the centre); queries use the same centres."""
+    rng = np.random.default_rng(seed)
+    c = np.random.default_rng(centre_seed).standard_normal((centres or max(1, n // 500), d)).astype(np.float32)
+    x = c[rng.integers(0, c.shape[0], n)] + rng.standard_normal((n, d)).astype(np.float32)
+    return x / np.linalg.norm(x, axis=1, keepdims=True)
+
+
+def oracle(rows: IndexRows, query: np.ndarray, k: int, filters: Filters | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Brute force over the fp16-rounded unit vectors: (row ids, scores), score desc then row id asc."""
+    if not len(rows):
+        return np.zeros(0, np.int64), np.zeros(0, np.float32)
+    x = rows.vectors.astype(np.float32)
+    norms = np.linalg.norm(x, axis=1, keepdims=True)
+    norms[norms == 0] = 1
+    unit = (x / norms).astype(np.float16).astype(np.float32)
+    scores = unit @ query.astype(np.float32)
+    mask = np.ones(len(rows), dtype=bool)
+    if filters is not None:
+        if filters.author is not None:
+            mask &= np.array([a == filters.author for a in rows.authors])
+        if filters.since_ms is not None:
+            mask &= rows.created_at >= filters.since_ms
+        for tag in filters.tags:
+            mask &= np.array([tag in t for t in rows.tags])
+    ids, scores = rows.row_ids[mask], scores[mask]
+    order = np.lexsort((ids, -scores))[:k]
+    return ids[order], scores[order]
+
+
+def unit(v: np.ndarray) -> np.ndarray:
+    v = np.asarray(v, dtype=np.float32)
+    return v / np.linalg.norm(v)
