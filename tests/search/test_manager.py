@@ -1,0 +1,233 @@
+"""IndexManager over a real in-memory IndexSource, real FAISS, real files in tmp dirs."""
+
+import asyncio
+import json
+
+import numpy as np
+import pytest
+from loop_guard import loop_guard
+from search_fakes import MODEL, MemorySource, clustered, oracle
+
+from engram.search import persist
+from engram.search.filters import Filters
+from engram.search.manager import IndexManager
+from engram.xrpc.errors import InvalidRequestError, UnavailableError
+
+SPACE = "at://did:plc:alice/garden.engram.space/main"
+D = 16
+
+
+def seeded(n=500, d=D, space=SPACE, seed=0, source=None):
+    source = source or MemorySource()
+    vectors = clustered(n, d, seed=seed, centres=10)
+    source.add(space, vectors, authors=[f"did:plc:{i % 4}" for i in range(n)], tags=[("even",) if i % 2 == 0 else () for i in range(n)])
+    return source, vectors
+
+
+async def check_oracle(manager, source, queries, k=10, filters=None, space=SPACE, d=D):
+    for q in queries:
+        got = await manager.search(space, MODEL, d, q, k, filters)
+        want, scores = oracle(source.live_rows(space), q, k, filters)
+        assert got.row_ids.tolist() == want.tolist()
+        np.testing.assert_allclose(got.scores, scores, atol=2e-6)
+
+
+@pytest.mark.parametrize("exact_max", [100_000, 200], ids=["exact", "hnsw"])
+async def test_search_and_deltas(pool, tmp_path, exact_max):
+    source, vectors = seeded()
+    manager = IndexManager(source, pool, tmp_path, exact_max=exact_max)
+    queries = clustered(5, D, seed=9, centres=10)
+    await check_oracle(manager, source, queries, filters=Filters(author="did:plc:1", tags=("even",)))
+    await check_oracle(manager, source, queries)
+    # add, update (delete + new id), delete: each visible to the very next search
+    new_id = int(source.add(SPACE, queries[:1] * 1.0)[0])
+    got = await manager.search(SPACE, MODEL, D, queries[0], 1)
+    assert got.row_ids.tolist() == [new_id]
+    moved = source.update(SPACE, new_id, -queries[0])
+    got = await manager.search(SPACE, MODEL, D, queries[0], 10)
+    assert new_id not in got.row_ids.tolist() and moved not in got.row_ids.tolist()
+    source.delete(SPACE, got.row_ids[:3])
+    await check_oracle(manager, source, queries)
+    assert source.full_deltas == 1  # everything after the first build came as deltas
+    await manager.close()
+
+
+async def test_many_deletes_trigger_compaction_not_a_store_rebuild(pool):
+    source, _ = seeded(n=400)
+    manager = IndexManager(source, pool, None)
+    q = clustered(3, D, seed=3, centres=10)
+    await check_oracle(manager, source, q)
+    source.delete(SPACE, np.arange(1, 201))
+    await check_oracle(manager, source, q)
+    assert manager._entries[(SPACE, MODEL)].index.tombstones == 0 and source.full_deltas == 1
+
+
+async def test_persisted_index_is_reused_then_caught_up(pool, tmp_path):
+    source, _ = seeded(n=600)
+    first = IndexManager(source, pool, tmp_path, exact_max=300)
+    q = clustered(4, D, seed=4, centres=10)
+    await check_oracle(first, source, q)
+    await first.close()
+    manifest = next((tmp_path / "indexes").rglob("*.json"))
+    meta = json.loads(manifest.read_text())
+    assert meta["rows"] == 600 and meta["model_key"] == MODEL and meta["dims"] == D and "coarse" in meta["files"]
+    source.add(SPACE, q[:2])
+    source.delete(SPACE, [5, 6])
+    second = IndexManager(source, pool, tmp_path, exact_max=300)
+    await check_oracle(second, source, q)
+    assert second.disk_loads == 1 and second.builds == 0
+
+
+@pytest.mark.parametrize("damage", ["corrupt-store", "truncate-columns", "bad-manifest", "missing-coarse"])
+async def test_damaged_files_rebuild_from_the_store(pool, tmp_path, damage):
+    source, vectors = seeded(n=300)
+    first = IndexManager(source, pool, tmp_path, exact_max=200)
+    await first.warm(SPACE, MODEL, D)
+    await first.close()
+    directory = persist.space_dir(tmp_path, SPACE)
+    if damage == "corrupt-store":
+        store_file = next(p for p in directory.glob("*.faiss") if not p.name.endswith(".hnsw.faiss"))
+        data = bytearray(store_file.read_bytes())
+        data[len(data) // 2] ^= 0xFF
+        store_file.write_bytes(bytes(data))
+    elif damage == "truncate-columns":
+        cols = next(directory.glob("*.cols.npz"))
+        cols.write_bytes(cols.read_bytes()[:100])
+    elif damage == "bad-manifest":
+        next(directory.glob("*.json")).write_text("{not json")
+    else:
+        next(directory.glob("*.hnsw.faiss")).unlink()
+    second = IndexManager(source, pool, tmp_path, exact_max=200)
+    await check_oracle(second, source, vectors[:3])
+    assert second.builds == 1 and second.disk_loads == 0
+    await second.close()
+    third = IndexManager(source, pool, tmp_path, exact_max=200)
+    await check_oracle(third, source, vectors[:3])
+    assert third.builds == 0 and third.disk_loads == 1  # the rebuild was persisted again
+
+
+async def test_files_for_another_model_or_dims_are_not_reused(pool, tmp_path):
+    source, _ = seeded(n=50)
+    manager = IndexManager(source, pool, tmp_path)
+    await manager.warm(SPACE, MODEL, D)
+    await manager.close()
+    assert persist.load(tmp_path, SPACE, MODEL, D) is not None
+    assert persist.load(tmp_path, SPACE, MODEL, D * 2) is None
+    assert persist.load(tmp_path, SPACE, "other-model", D) is None
+    assert persist.load(tmp_path, SPACE + "x", MODEL, D) is None
+
+
+async def test_concurrent_searches_share_one_load(pool):
+    source, vectors = seeded(n=300)
+    source.delay_s = 0.2
+    manager = IndexManager(source, pool, None, load_wait_s=5)
+    results = await asyncio.gather(*(manager.search(SPACE, MODEL, D, vectors[i], 3) for i in range(25)))
+    assert source.full_deltas == 1 and manager.builds == 1
+    assert all(r.row_ids[0] == i + 1 for i, r in enumerate(results))
+
+
+async def test_index_loading_when_the_load_outlasts_the_wait(pool):
+    source, vectors = seeded(n=300)
+    source.delay_s = 0.5
+    manager = IndexManager(source, pool, None, load_wait_s=0.05)
+    with pytest.raises(UnavailableError) as info:
+        await manager.search(SPACE, MODEL, D, vectors[0], 3)
+    assert info.value.error == "IndexLoading" and info.value.status == 503
+    await manager.flush()  # the load kept going without its caller
+    assert manager.is_loaded(SPACE, MODEL)
+    source.delay_s = 0
+    assert (await manager.search(SPACE, MODEL, D, vectors[0], 1)).row_ids.tolist() == [1]
+    assert source.full_deltas == 1
+
+
+async def test_warm_returns_immediately_and_loads_in_background(pool):
+    source, _ = seeded(n=100)
+    source.delay_s = 0.3
+    manager = IndexManager(source, pool, None)
+    await asyncio.wait_for(manager.warm(SPACE, MODEL, D), 0.05)
+    assert not manager.is_loaded(SPACE, MODEL)
+    await manager.flush()
+    assert manager.is_loaded(SPACE, MODEL)
+
+
+async def test_lru_eviction_under_a_tiny_ram_budget(pool, tmp_path):
+    source = MemorySource()
+    spaces = [f"{SPACE}{i}" for i in range(3)]
+    for i, space in enumerate(spaces):
+        seeded(n=200, space=space, seed=i, source=source)
+    manager = IndexManager(source, pool, tmp_path, ram_bytes=1)
+    q = np.ones(D, np.float32) / 4
+    for space in spaces:
+        await manager.search(space, MODEL, D, q, 3)
+    assert manager.evictions == 2 and [manager.is_loaded(s, MODEL) for s in spaces] == [False, False, True]
+    await manager.flush()
+    await check_oracle(manager, source, [q], space=spaces[0])  # comes back (from disk)
+    assert manager.disk_loads == 1
+
+
+async def test_drop_forgets_the_space_and_its_files(pool, tmp_path):
+    source, vectors = seeded(n=100)
+    manager = IndexManager(source, pool, tmp_path)
+    await manager.search(SPACE, MODEL, D, vectors[0], 1)
+    await manager.flush()
+    assert persist.space_dir(tmp_path, SPACE).exists()
+    await manager.drop(SPACE)
+    assert not manager.is_loaded(SPACE, MODEL) and not persist.space_dir(tmp_path, SPACE).exists()
+
+
+async def test_rebuild_reads_the_store_again(pool, tmp_path):
+    source, vectors = seeded(n=100)
+    manager = IndexManager(source, pool, tmp_path)
+    await manager.search(SPACE, MODEL, D, vectors[0], 1)
+    await manager.rebuild(SPACE, MODEL, D)
+    assert source.full_deltas == 2
+    await check_oracle(manager, source, vectors[:3])
+
+
+async def test_dims_mismatch_is_model_mismatch(pool):
+    source, _ = seeded(n=50)
+    manager = IndexManager(source, pool, None)
+    with pytest.raises(InvalidRequestError) as info:
+        await manager.search(SPACE, MODEL, D, np.ones(D + 1, np.float32), 1)
+    assert info.value.error == "ModelMismatch"
+
+
+async def test_deadline_zero_flags_approximate_only_on_the_hnsw_path(pool):
+    source, vectors = seeded(n=3_000)
+    hnsw = IndexManager(source, pool, None, exact_max=1_000, rerank_deadline_ms=0)
+    exact = IndexManager(source, pool, None, rerank_deadline_ms=0)
+    assert (await hnsw.search(SPACE, MODEL, D, vectors[0], 5)).approximate is True
+    assert (await exact.search(SPACE, MODEL, D, vectors[0], 5)).approximate is False
+    normal = IndexManager(source, pool, None, exact_max=1_000)
+    assert (await normal.search(SPACE, MODEL, D, vectors[0], 5)).approximate is False
+
+
+async def test_cancelled_searches_do_not_break_the_index(pool):
+    source, vectors = seeded(n=2_000)
+    manager = IndexManager(source, pool, None)
+    await manager.search(SPACE, MODEL, D, vectors[0], 1)
+    tasks = [asyncio.create_task(manager.search(SPACE, MODEL, D, vectors[i], 5)) for i in range(20)]
+    await asyncio.sleep(0)
+    for t in tasks[::2]:
+        t.cancel()
+    source.add(SPACE, vectors[:5])
+    await asyncio.gather(*tasks, return_exceptions=True)
+    await check_oracle(manager, source, vectors[:3])
+    await manager.flush()
+
+
+async def test_searches_never_block_the_event_loop(pool):
+    d = 384
+    source = MemorySource()
+    vectors = clustered(20_000, d, seed=11)
+    source.add(SPACE, vectors)
+    manager = IndexManager(source, pool, None, exact_max=10_000)
+    queries = clustered(64, d, seed=12, centres=40)
+    async with loop_guard(max_gap_s=0.1) as guard:
+        await manager.warm(SPACE, MODEL, d)  # the HNSW build itself must stay off the loop
+        await manager.flush()
+        for _ in range(3):
+            results = await asyncio.gather(*(manager.search(SPACE, MODEL, d, q, 10) for q in queries))
+            source.add(SPACE, queries[:2])  # deltas applied between rounds, also off the loop
+        results = await asyncio.gather(*(manager.search(SPACE, MODEL, d, q, 10, Filters(since_ms=0)) for q in queries))
+    assert guard.beats > 10 and all(len(r.row_ids) == 10 for r in results)
