@@ -113,7 +113,7 @@ class CredentialVerifier:
         return cred
 
     async def _verify_signature(self, iss: str, alg: str, kid: str, signing_input: bytes, sig: bytes) -> None:
-        previous = None
+        previous, reason = None, ""
         for force in (False, True):
             try:
                 doc = await self._resolver.resolve(iss, force_refresh=force)
@@ -123,10 +123,15 @@ class CredentialVerifier:
                 break  # the forced refresh was rate-limited: same document, same answer
             previous = doc
             signing_key = doc.key(kid)
-            if signing_key is not None and signing_key.alg == alg:
-                if signing_key.verify(signing_input, sig, strict_low_s=True):
-                    return
-        raise _invalid("credential signature does not verify with the issuer's key")
+            if signing_key is None:
+                reason = f"the issuer's DID document has no usable {kid} key"
+            elif signing_key.alg != alg:
+                reason = f"credential alg {alg} does not match the issuer's {kid} key ({signing_key.alg})"
+            elif signing_key.verify(signing_input, sig, strict_low_s=True):
+                return
+            else:
+                reason = "credential signature does not verify with the issuer's key (strict low-S)"
+        raise _invalid(reason)
 
 
 def mint_space_credential(

@@ -77,16 +77,19 @@ def verify_space_signature(
     inner, params = sig_input
     if not isinstance(inner, list):
         raise _bad("Signature-Input member must be an inner list")
+    # type(...) is str: http_sf Tokens compare equal to str, but `alg=ecdsa-p256-sha256` (a Token) or a
+    # token component name is not the profile, and would re-serialise differently from a String.
     names = tuple(name for name, _ in inner)
-    if names != components or any(item_params for _, item_params in inner):
+    if (names != components or any(type(name) is not str for name in names)
+            or any(item_params for _, item_params in inner)):
         raise _bad(f"signature must cover exactly {components}")
     unknown = set(params) - _ALLOWED_PARAMS
     if unknown:
         raise _bad(f"unsupported signature parameters: {sorted(unknown)}")
-    if "alg" in params and params["alg"] != ALG:
-        raise _bad(f"signature alg must be {ALG}")
+    if "alg" in params and (type(params["alg"]) is not str or params["alg"] != ALG):
+        raise _bad(f'signature alg must be the string "{ALG}"')
     if "keyid" in params:
-        if params["keyid"] != holder_key.did_key:
+        if type(params["keyid"]) is not str or params["keyid"] != holder_key.did_key:
             raise _bad("signature keyid does not match the credential's cnf.kid")
     elif require_keyid:
         raise _bad("signature keyid is required")
