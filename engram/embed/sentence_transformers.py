@@ -93,7 +93,8 @@ class SentenceTransformersEmbedder:
             from sentence_transformers import SentenceTransformer
         except ImportError as e:
             raise EmbedderLoadError(
-                f"the sentence-transformers backend needs torch and sentence-transformers: {_INSTALL_HINT} ({e})"
+                "the sentence-transformers backend needs torch and sentence-transformers: "
+                f"{_INSTALL_HINT} ({e})"
             ) from e
         torch.set_num_threads(threads)  # one thread per call; see engram/workers.py
         try:
@@ -120,8 +121,10 @@ class SentenceTransformersEmbedder:
         prefix = self.query_prefix if kind == "query" else self.document_prefix
         with self._lock:
             # prompt="" stops sentence-transformers adding its default_prompt_name on top of our prefix.
-            rows = self._model.encode([prefix + t for t in items], prompt="", batch_size=32,
-                                      convert_to_numpy=True, normalize_embeddings=True, show_progress_bar=False)
+            rows = self._model.encode(
+                [prefix + t for t in items], prompt="", batch_size=32, convert_to_numpy=True,
+                normalize_embeddings=True, show_progress_bar=False,
+            )
         return l2_normalize(rows)
 
     def manifest(self) -> dict[str, Any]:

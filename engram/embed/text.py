@@ -37,5 +37,5 @@ def query_text(q: str, prefix: str = "") -> str:
 
 
 def round_through_f16(vector: np.ndarray) -> np.ndarray:
-    """The float32 vector a caller would have sent: vectors travel as f16, so text search rounds the same way."""
+    """The float32 vector a caller would have sent: vectors travel as f16, so text search rounds the same."""
     return np.asarray(vector, dtype=np.float32).astype(np.float16).astype(np.float32)

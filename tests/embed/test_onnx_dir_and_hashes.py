@@ -7,7 +7,14 @@ import numpy as np
 import pytest
 
 from engram.embed import EmbedderLoadError, load_embedder
-from engram.embed.builtin import DATA_DIR, DIGEST, TOKENIZER_SHA256, WEIGHTS_SHA256, default_model_path, load_builtin
+from engram.embed.builtin import (
+    DATA_DIR,
+    DIGEST,
+    TOKENIZER_SHA256,
+    WEIGHTS_SHA256,
+    default_model_path,
+    load_builtin,
+)
 from engram.embed.hashing import HashingEmbedder
 from engram.embed.onnx import OnnxEmbedder
 

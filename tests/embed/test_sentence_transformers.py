@@ -26,7 +26,8 @@ def _st_folder(d, *, pooling=("mean_tokens",), normalize=True, prompts=None):
                         "type": "sentence_transformers.models.Normalize"})
     (d / "modules.json").write_text(json.dumps(modules))
     (d / "1_Pooling").mkdir()
-    cfg = {"word_embedding_dimension": 384, "pooling_mode_cls_token": False, "pooling_mode_mean_tokens": False}
+    cfg = {"word_embedding_dimension": 384, "pooling_mode_cls_token": False,
+           "pooling_mode_mean_tokens": False}
     cfg.update({f"pooling_mode_{p}": True for p in pooling})
     (d / "1_Pooling" / "config.json").write_text(json.dumps(cfg))
     (d / "sentence_bert_config.json").write_text(json.dumps({"max_seq_length": 256}))
@@ -55,7 +56,8 @@ def test_manifest_picks_up_prompts_pooling_and_normalize(tmp_path):
     d = _st_folder(tmp_path, pooling=("cls_token",), normalize=False,
                    prompts={"query": "query: ", "passage": "passage: "})
     m = st_folder_manifest(d)
-    assert (m["pooling"], m["normalize"], m["query_prefix"], m["document_prefix"]) == ("cls", False, "query: ", "passage: ")
+    got = (m["pooling"], m["normalize"], m["query_prefix"], m["document_prefix"])
+    assert got == ("cls", False, "query: ", "passage: ")
 
 
 def test_folder_without_weights_is_refused(tmp_path):

@@ -43,7 +43,7 @@ def test_multibyte_character_straddling_the_boundary_is_dropped_whole(char):
 
 def test_cut_never_produces_invalid_utf8_for_any_boundary():
     text = "naïve café 東京 😀 " * 50
-    for limit in range(0, 200):
+    for limit in range(200):
         out = cut_utf8(text, limit)
         assert len(out.encode("utf-8")) <= limit
         assert text.startswith(out)
