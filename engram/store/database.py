@@ -92,13 +92,13 @@ class Store:
 
     # -- writes -------------------------------------------------------------------------------------------
 
-    async def write(self, fn: Callable[..., T], *args: Any) -> T:
-        """Run `fn(conn, *args)` in a transaction on the writer thread; returns once committed."""
+    async def write(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """Run `fn(conn, *args, **kwargs)` in a transaction on the writer thread; returns once committed."""
         future: concurrent.futures.Future = concurrent.futures.Future()
         with self._lock:
             if self._closed or self._writer is None:
                 raise RuntimeError("store is closed")
-            self._queue.put((fn, args, future))
+            self._queue.put((fn, args, kwargs, future))
         return await asyncio.wrap_future(future)
 
     def _write_loop(self, conn: sqlite3.Connection) -> None:
@@ -107,12 +107,12 @@ class Store:
                 item = self._queue.get()
                 if item is _STOP:
                     return
-                fn, args, future = item
+                fn, args, kwargs, future = item
                 if not future.set_running_or_notify_cancel():
                     continue
                 try:
                     conn.execute("BEGIN IMMEDIATE")
-                    result = fn(conn, *args)
+                    result = fn(conn, *args, **kwargs)
                     conn.execute("COMMIT")
                 except BaseException as exc:  # noqa: BLE001 - every failure goes back to the caller
                     if conn.in_transaction:
@@ -125,14 +125,14 @@ class Store:
 
     # -- reads --------------------------------------------------------------------------------------------
 
-    async def read(self, fn: Callable[..., T], *args: Any) -> T:
-        """Run `fn(conn, *args)` on a reader thread, in one read snapshot."""
+    async def read(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """Run `fn(conn, *args, **kwargs)` on a reader thread, in one read snapshot."""
         if self._closed or self._reader_pool is None:
             raise RuntimeError("store is closed")
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._reader_pool, self._run_read, fn, args)
+        return await loop.run_in_executor(self._reader_pool, self._run_read, fn, args, kwargs)
 
-    def _run_read(self, fn: Callable[..., T], args: tuple) -> T:
+    def _run_read(self, fn: Callable[..., T], args: tuple, kwargs: dict) -> T:
         conn = getattr(self._reader_local, "conn", None)
         if conn is None:
             conn = connect(self.path, busy_timeout_ms=self._busy_timeout_ms, query_only=True)
@@ -141,7 +141,7 @@ class Store:
                 self._reader_conns.append(conn)
         conn.execute("BEGIN")
         try:
-            return fn(conn, *args)
+            return fn(conn, *args, **kwargs)
         finally:
             conn.execute("ROLLBACK")
 

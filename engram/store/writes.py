@@ -75,7 +75,8 @@ def f16_bytes(vector: np.ndarray | bytes, dims: int, what: str = "embedding") ->
         array = np.asarray(vector)
         if array.ndim != 1 or array.shape[0] != dims or not np.issubdtype(array.dtype, np.floating):
             raise InvalidRequestError(f"{what}.vector must be a 1-d float array of {dims} values")
-        values = array.astype("<f2")
+        with np.errstate(over="ignore", invalid="ignore"):  # overflow to inf is reported just below
+            values = array.astype("<f2")
         raw = values.tobytes()
     if not np.isfinite(values).all():
         raise InvalidRequestError(f"{what}.vector contains NaN or infinity (or overflows float16)")

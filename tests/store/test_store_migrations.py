@@ -1,0 +1,80 @@
+import sqlite3
+
+import pytest
+
+from engram.store import Store
+from engram.store.database import DB_FILE_NAME
+from engram.store.migrate import apply_migrations, available_migrations, schema_version, split_statements
+
+EXPECTED_TABLES = {"spaces", "memories", "memory_tags", "tombstones", "skipped", "api_keys", "sync_state",
+                   "import_keys"}
+
+
+def test_migrations_are_numbered_and_split_cleanly():
+    migrations = available_migrations()
+    assert [version for version, _, _ in migrations] == list(range(1, len(migrations) + 1))
+    for _, _, sql in migrations:
+        statements = split_statements(sql)
+        assert statements and all(sqlite3.complete_statement(s) for s in statements)
+        assert not any(s.upper().startswith(("BEGIN", "COMMIT")) for s in statements)
+
+
+def test_fresh_database_gets_every_table_and_version(tmp_path):
+    conn = sqlite3.connect(tmp_path / "x.sqlite3", isolation_level=None)
+    assert apply_migrations(conn) == len(available_migrations())
+    tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    assert EXPECTED_TABLES <= tables
+    assert schema_version(conn) == len(available_migrations())
+    assert apply_migrations(conn) == 0  # idempotent: nothing left to apply
+    conn.close()
+
+
+def test_failed_migration_leaves_no_trace(tmp_path):
+    conn = sqlite3.connect(tmp_path / "x.sqlite3", isolation_level=None)
+    conn.execute("CREATE TABLE spaces (x)")  # makes 0001's CREATE TABLE spaces fail midway
+    with pytest.raises(RuntimeError, match="0001_init.sql"):
+        apply_migrations(conn)
+    assert schema_version(conn) == 0
+    assert not conn.in_transaction
+    tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    assert tables == {"spaces"}
+    conn.close()
+
+
+def test_newer_schema_is_refused(tmp_path):
+    conn = sqlite3.connect(tmp_path / "x.sqlite3", isolation_level=None)
+    apply_migrations(conn)
+    conn.execute("PRAGMA user_version = 999")
+    with pytest.raises(RuntimeError, match="newer"):
+        apply_migrations(conn)
+    conn.close()
+
+
+def test_split_statements_keeps_semicolons_inside_strings_and_comments():
+    sql = "-- a; comment\nCREATE TABLE t (x TEXT DEFAULT 'a;b');\nINSERT INTO t VALUES ('c;\nd');\n-- trailing\n"
+    assert split_statements(sql) == [
+        "-- a; comment\nCREATE TABLE t (x TEXT DEFAULT 'a;b');", "INSERT INTO t VALUES ('c;\nd');"
+    ]
+    with pytest.raises(ValueError):
+        split_statements("CREATE TABLE t (x")
+
+
+async def test_store_open_sets_pragmas_and_reopen_is_idempotent(tmp_path):
+    store = await Store.open(tmp_path)
+    await store.close()
+    store = await Store.open(tmp_path)
+    try:
+        def pragmas(conn):
+            return {name: conn.execute(f"PRAGMA {name}").fetchone()[0]
+                    for name in ("journal_mode", "synchronous", "foreign_keys", "busy_timeout", "query_only",
+                                 "user_version")}
+
+        written = await store.write(pragmas)
+        read = await store.read(pragmas)
+    finally:
+        await store.close()
+    assert (tmp_path / DB_FILE_NAME).exists()
+    expected = {"journal_mode": "wal", "synchronous": 2, "foreign_keys": 1, "busy_timeout": 5000,
+                "user_version": len(available_migrations())}
+    assert written == {**expected, "query_only": 0}
+    assert read == {**expected, "query_only": 1}
