@@ -33,6 +33,7 @@ from http_message_signatures import (
     InvalidSignature,
 )
 from multidict import CIMultiDict
+from yarl import URL
 
 from engram.auth.did_resolver import DidResolutionError, DocumentSource
 from engram.auth.keys import PrivateKey, PublicKey
@@ -193,9 +194,11 @@ def sign_admin_request(key: PrivateKey, did: str, method: str, url: str, body: b
                        headers: dict[str, str] | None = None, *, now: Callable[[], float] = time.time,
                        nonce: str | None = None) -> dict[str, str]:
     """``headers`` plus Content-Digest, Signature-Input and Signature for an admin request to ``url``
-    (the absolute public URL, including the query string)."""
+    (the absolute public URL, including the query string). The URL is normalised with yarl first, exactly
+    as aiohttp's client will put it on the wire (e.g. ``%3A`` in a query becomes ``:``), so the server's
+    rebuilt @target-uri matches; send it with aiohttp, or with ``yarl.URL(url)`` as given here."""
     keyid = f"{did}#atproto"
-    message = _MessageView(method.upper(), url, CIMultiDict(headers or {}))
+    message = _MessageView(method.upper(), str(URL(url)), CIMultiDict(headers or {}))
     signer = HTTPMessageSigner(signature_algorithm=_ALG_CLASS[key.alg], key_resolver=_OneKey(keyid, private=key))
     signer.sign(message, key_id=keyid, created=datetime.datetime.fromtimestamp(int(now()), datetime.UTC),
                 nonce=nonce or secrets.token_urlsafe(16), label=TAG, tag=TAG,
