@@ -154,7 +154,13 @@ class AdminVerifier:
             raise _bad("admin signature keyid must be {did}#atproto")
         if did not in self._allowed:
             raise ForbiddenError(f"{did} is not an admin DID", "Forbidden")
-        view = _MessageView(method.upper(), self._public_url + path_qs, headers)
+        try:
+            # yarl-normalised on both sides (the signer does the same), so a client that sends %3A where
+            # another sends ":" in a query still matches; yarl never decodes reserved chars such as %2F.
+            target = str(URL(self._public_url + path_qs))
+        except ValueError:
+            raise _bad("request target is not a valid URL") from None
+        view = _MessageView(method.upper(), target, headers)
         result = await self._verify_with_fresh_key(did, keyid, view, body)
         nonce, created = result.parameters.get("nonce"), result.parameters.get("created")
         if not isinstance(nonce, str) or not nonce:
