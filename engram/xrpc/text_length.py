@@ -4,7 +4,8 @@ Grapheme clusters: neither the standard library nor this project's dependencies 
 UAX #29 (the ``regex`` package's ``\\X`` would, at the cost of a new dependency). This is a close
 approximation: a code point joins the previous cluster when it is a combining mark (Mn/Mc/Me), a
 variation selector, an emoji skin-tone modifier or tag character, a zero-width joiner or the code
-point after one, the second regional indicator of a flag, or the LF of a CRLF. It counts Latin,
+point after one, a letter after a virama (Unicode 15.1's Indic conjunct rule, so "स्ते" is one), the
+second regional indicator of a flag, or the LF of a CRLF. It counts Latin,
 accented, emoji (ZWJ sequences, flags, skin tones) and most Indic text as people see it; it splits
 Hangul written as separate conjoining jamo, which composed text (the norm) never contains.
 Counting only happens when the cheap bounds (graphemes <= code points) cannot decide.
@@ -42,11 +43,16 @@ def grapheme_count(s: str) -> int:
     if s.isascii():
         return len(s) - s.count("\r\n")
     count = 0
-    prev = ""
+    prev = "\0"  # any non-joining character, so the first code point starts a cluster
     regional_run = 0
     for ch in s:
         cp = ord(ch)
-        if prev == _ZWJ or _extends(cp, ch) or (prev == "\r" and ch == "\n"):
+        if (
+            prev == _ZWJ
+            or _extends(cp, ch)
+            or (prev == "\r" and ch == "\n")
+            or (cp >= 0x900 and unicodedata.combining(prev) == 9 and unicodedata.category(ch) == "Lo")
+        ):
             prev = ch
             continue
         if 0x1F1E6 <= cp <= 0x1F1FF:  # regional indicators pair up into flags
