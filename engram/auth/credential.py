@@ -58,7 +58,7 @@ def _parse_claims(token: str) -> tuple[Credential, str, str, bytes, bytes]:
     alg, kid = h.get("alg"), h.get("kid")
     if alg not in ("ES256", "ES256K"):
         raise _invalid("credential alg must be ES256 or ES256K")
-    if kid not in CREDENTIAL_KIDS:
+    if not isinstance(kid, str) or kid not in CREDENTIAL_KIDS:
         raise _invalid("credential kid must be #atproto or #atproto_space")
     iss, sub, jti, cnf = p.get("iss"), p.get("sub"), p.get("jti"), p.get("cnf")
     if not isinstance(iss, str) or not iss.startswith("did:"):
@@ -147,7 +147,7 @@ def mint_space_credential(
     """A credential for ``space`` bound to the holder's P-256 did:key, signed low-S by the authority."""
     if not 0 < ttl <= MAX_LIFETIME:
         raise ValueError("ttl must be in (0, 3600]")
-    if kid not in CREDENTIAL_KIDS:
+    if not isinstance(kid, str) or kid not in CREDENTIAL_KIDS:
         raise ValueError("kid must be #atproto or #atproto_space")
     if space_authority(space) != issuer:
         raise ValueError("issuer must be the space's authority")

@@ -59,7 +59,8 @@ class DidDocument:
         for vm in _list(raw.get("verificationMethod")):
             fragment = _own_fragment(did, vm.get("id"))
             vm_type, multibase = vm.get("type"), vm.get("publicKeyMultibase")
-            if fragment and isinstance(multibase, str) and (vm_type == "Multikey" or vm_type in _LEGACY_TYPES):
+            known_type = isinstance(vm_type, str) and (vm_type == "Multikey" or vm_type in _LEGACY_TYPES)
+            if fragment and isinstance(multibase, str) and known_type:
                 methods.setdefault(fragment, (vm_type, multibase))
         services: dict[str, Service] = {}
         for svc in _list(raw.get("service")):

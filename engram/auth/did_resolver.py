@@ -129,13 +129,15 @@ class DidResolver:
                     raise DidNotFoundError(f"{did} not found ({resp.status})")
                 if resp.status != 200:
                     raise DidResolutionError(f"resolving {did}: HTTP {resp.status}")
-                body = await resp.content.read(MAX_DOCUMENT_BYTES + 1)
+                body = bytearray()
+                async for chunk in resp.content.iter_chunked(16384):
+                    body += chunk
+                    if len(body) > MAX_DOCUMENT_BYTES:
+                        raise DidResolutionError(f"resolving {did}: document too large")
         except (aiohttp.ClientError, TimeoutError) as e:
             raise DidResolutionError(f"resolving {did}: {type(e).__name__}") from None
-        if len(body) > MAX_DOCUMENT_BYTES:
-            raise DidResolutionError(f"resolving {did}: document too large")
         try:
-            return DidDocument.parse(did, orjson.loads(body))
+            return DidDocument.parse(did, orjson.loads(bytes(body)))
         except (orjson.JSONDecodeError, DidDocumentError) as e:
             raise DidResolutionError(f"resolving {did}: {e}") from None
 

@@ -58,7 +58,8 @@ class ServiceAuthVerifier:
         except JwsError as e:
             raise _err("BadJwt", f"malformed service JWT: {e}") from None
         h, p = jws.header, jws.payload
-        if h.get("typ") in _REFUSED_TYPS:
+        typ = h.get("typ")
+        if typ is not None and (not isinstance(typ, str) or typ.lower() in _REFUSED_TYPS):
             raise _err("BadJwt", f"JWT typ {h.get('typ')} is not a service-auth token")
         alg = h.get("alg")
         if alg not in ("ES256", "ES256K"):
@@ -79,7 +80,7 @@ class ServiceAuthVerifier:
             raise _err("JwtExpired", "JWT expired")
         if (iat is not None and iat > now + CLOCK_SKEW) or exp > now + MAX_AHEAD + CLOCK_SKEW:
             raise _err("BadJwt", "JWT iat/exp too far in the future")
-        if aud not in self._audiences:
+        if not isinstance(aud, str) or aud not in self._audiences:
             raise _err("BadJwtAudience", "JWT aud is not this service")
         if p.get("lxm") != lxm:
             raise _err("BadJwtLexiconMethod", f"JWT lxm must be {lxm}")

@@ -206,6 +206,8 @@ REJECTED: list[ReaderCase] = [
     ReaderCase("alg-none", _req(lambda w: w.signed(w.credential(header={"alg": "none"}))), error="InvalidToken"),
     ReaderCase("kid-unknown", _req(lambda w: w.signed(w.credential(header={"kid": "#atproto_label"}))),
                error="InvalidToken"),
+    ReaderCase("kid-is-a-list", _req(lambda w: w.signed(w.credential(header={"kid": ["#atproto"]}))),
+               error="InvalidToken"),
     ReaderCase("kid-missing", _req(lambda w: w.signed(w.credential(drop=("kid",)))), error="InvalidToken"),
     ReaderCase("kid-names-another-key", _req(lambda w: w.signed(w.p256_credential(header={"kid": "#atproto"})),
                                              "p256"), error="InvalidToken"),

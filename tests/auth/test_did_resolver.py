@@ -168,6 +168,9 @@ async def test_document_parsing_accepts_relative_ids_and_legacy_key_types(did_se
             {"id": f"{did}#atproto_space", "type": "Multikey", "publicKeyMultibase": p256.public_key.multibase},
             {"id": "did:plc:someoneelse#other", "type": "Multikey", "publicKeyMultibase": p256.public_key.multibase},
             {"id": "#broken", "type": "Multikey", "publicKeyMultibase": "znotakey"},
+            {"id": "#odd", "type": ["Multikey"], "publicKeyMultibase": p256.public_key.multibase},
+            {"id": ["#atproto"], "type": "Multikey", "publicKeyMultibase": p256.public_key.multibase},
+            "not an object",
         ],
         "service": [
             {"id": "#atproto_pds", "type": "AtprotoPersonalDataServer", "serviceEndpoint": "https://pds.example"},
@@ -176,7 +179,7 @@ async def test_document_parsing_accepts_relative_ids_and_legacy_key_types(did_se
     })
     doc = await resolver.resolve(did)
     assert doc.key("#atproto") == k256.public_key and doc.key("#atproto_space") == p256.public_key
-    assert doc.key("#other") is None and doc.key("#broken") is None
+    assert doc.key("#other") is None and doc.key("#broken") is None and doc.key("#odd") is None
     assert doc.service("#atproto_pds").endpoint == "https://pds.example"
     assert doc.service("#atproto_space_host").type == "AtprotoSpaceHost"
     assert doc.service("#atproto_space_syncer") is None
@@ -186,3 +189,12 @@ def test_built_documents_round_trip_through_json():
     did, key = random_plc_did(), PrivateKey.generate("ES256").public_key
     doc = DidDocument.build(did, {"#atproto": key})
     assert DidDocument.parse(did, doc.to_json()).key("#atproto") == key
+
+
+async def test_documents_spanning_several_network_chunks_are_read_whole(did_server, resolver):
+    did, key = random_plc_did(), PrivateKey.generate("ES256").public_key
+    doc = DidDocument.build(did, {"#atproto": key}).to_json()
+    doc["alsoKnownAs"] = ["at://" + "h" * 50_000]
+    did_server.register_raw(did, doc)
+    resolved = await resolver.resolve(did)
+    assert resolved.key("#atproto") == key and len(resolved.also_known_as[0]) == 50_005

@@ -61,7 +61,7 @@ async def test_missing_or_non_bearer_header_is_auth_required(setup):
 
 async def test_wrong_audience(setup):
     key, _, verifier = setup
-    for aud in ("did:web:other.example", f"{ENGRAM}#atproto_pds", None):
+    for aud in ("did:web:other.example", f"{ENGRAM}#atproto_pds", None, [ENGRAM], {"a": 1}):
         await _refused(verifier, f"Bearer {forge_jws(key, {'alg': 'ES256K'}, _claims(aud=aud))}", "BadJwtAudience")
 
 
@@ -96,7 +96,7 @@ async def test_exp_missing_expired_or_too_far(setup):
     await _refused(verifier, f"Bearer {forge_jws(key, {'alg': 'ES256K'}, _claims(iat=NOW + 30))}", "BadJwt")
 
 
-@pytest.mark.parametrize("typ", ["at+jwt", "refresh+jwt", "dpop+jwt"])
+@pytest.mark.parametrize("typ", ["at+jwt", "refresh+jwt", "dpop+jwt", "AT+JWT", ["JWT"]])
 async def test_bad_typ(setup, typ):
     key, _, verifier = setup
     await _refused(verifier, f"Bearer {forge_jws(key, {'alg': 'ES256K', 'typ': typ}, _claims())}", "BadJwt")
