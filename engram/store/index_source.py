@@ -8,7 +8,10 @@ generation, rows and tombstones come from one read snapshot so they are consiste
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import sqlite3
+from collections.abc import Iterator
 
 import numpy as np
 import orjson
@@ -29,12 +32,33 @@ def empty_rows(dims: int) -> IndexRows:
     return IndexRows(np.empty(0, np.int64), np.empty((0, dims), np.float16), [], np.empty(0, np.int64), [])
 
 
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Pause the cyclic GC while building the rows' ~500k small objects (none of them in cycles).
+
+    Allocating that many tuples triggers many generation-0/1 collections that each walk the growing result;
+    measured on 100k x 384 this more than halved the load time (0.55 s -> 0.25 s). The pause is process-wide
+    but lasts only for the load, and it is only lifted by the call that imposed it."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def load_rows(conn: sqlite3.Connection, space_id: int, model_key: str, after_row_id: int) -> IndexRows:
+    with _gc_paused():
+        return _load_rows(conn, space_id, model_key, after_row_id)
+
+
+def _load_rows(conn: sqlite3.Connection, space_id: int, model_key: str, after_row_id: int) -> IndexRows:
     dims = _dims_of(model_key)
     # A row belongs to `model_key` through its embedding or, during a model change, its nextEmbedding.
     rows = conn.execute(
         "SELECT row_id, CASE WHEN model_key = ?1 THEN vector ELSE next_vector END, author, created_ms, tags"
-        " FROM memories WHERE space_id = ?2 AND row_id > ?3 AND (model_key = ?1 OR next_model_key = ?1)"
+        " FROM memories INDEXED BY memories_by_space WHERE space_id = ?2 AND row_id > ?3 AND (model_key = ?1 OR next_model_key = ?1)"
         " ORDER BY row_id",
         (model_key, space_id, after_row_id),
     ).fetchall()

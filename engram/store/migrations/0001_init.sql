@@ -50,6 +50,10 @@ CREATE TABLE memories (
     next_model_key TEXT,
     UNIQUE (space_id, author, rkey)
 );
+-- Index loads: entries are ordered by (space_id, rowid), so "rows of a space after row X, ascending" is a
+-- range scan with no sort (the load query names it with INDEXED BY so the plan cannot regress to a
+-- temp-b-tree sort of every vector blob, which measured 3-4x slower).
+CREATE INDEX memories_by_space ON memories (space_id);
 -- Newest-first listing (listMemories) and the `since` filter.
 CREATE INDEX memories_by_created ON memories (space_id, created_ms DESC, row_id DESC);
 CREATE INDEX memories_by_author ON memories (space_id, author, created_ms DESC, row_id DESC);

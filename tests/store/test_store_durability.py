@@ -1,0 +1,49 @@
+"""No acknowledged write is lost when the process is killed with SIGKILL mid-stream (DESIGN §10)."""
+
+import asyncio
+import signal
+import sys
+from pathlib import Path
+
+from engram.store import Store
+from engram.store.queries import space_status
+from engram.store.tid import is_valid_tid
+
+SPACE = "at://did:plc:authority1/space/garden.engram.space/durable"
+WRITER = Path(__file__).with_name("durability_writer.py")
+
+
+async def test_acknowledged_writes_survive_sigkill(tmp_path):
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, str(WRITER), str(tmp_path), SPACE,
+        stdout=asyncio.subprocess.PIPE, cwd=Path(__file__).parents[2],
+    )
+    acknowledged = []
+    try:
+        assert (await asyncio.wait_for(process.stdout.readline(), 20)).strip() == b"ready"
+        while len(acknowledged) < 300:
+            line = await asyncio.wait_for(process.stdout.readline(), 10)
+            assert line, "writer exited early"
+            acknowledged.append(line.decode().strip())
+        process.send_signal(signal.SIGKILL)  # mid-stream: more writes are queued and in flight
+        rest = await asyncio.wait_for(process.stdout.read(), 10)
+        acknowledged += rest.decode().split()  # lines printed before the kill landed were acknowledged too
+    finally:
+        if process.returncode is None:
+            process.kill()
+        await process.wait()
+    assert process.returncode == -signal.SIGKILL
+    assert all(is_valid_tid(rkey) for rkey in acknowledged)
+
+    store = await Store.open(tmp_path)
+    try:
+        def rkeys(conn):
+            return {row[0] for row in conn.execute("SELECT rkey FROM memories")}
+
+        present = await store.read(rkeys)
+        status = await store.read(space_status, SPACE)
+    finally:
+        await store.close()
+    missing = set(acknowledged) - present
+    assert not missing, f"{len(missing)} acknowledged writes lost"
+    assert status.memories == len(present) >= len(acknowledged)
