@@ -40,7 +40,7 @@ class IndexTuning:
     min_pool: int = 100
     selective_min: int = 2_000  # a filter allowing fewer rows than max(selective_min, fraction*n) scans exactly
     selective_fraction: float = 0.02
-    gather_max: int = 4_096  # below this many allowed rows, gather + numpy dot beats a bitmap-selector scan
+    gather_max: int = 128  # measured: gather + dot wins below ~150 allowed rows (0.08 vs 0.19 ms at 100k), loses above
     rerank_chunk: int = 512  # re-rank in chunks so a passed deadline is noticed between them
 
 

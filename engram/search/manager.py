@@ -31,7 +31,7 @@ from engram.search.index import IndexTuning, SearchResult, SpaceIndex
 from engram.search.rows import IndexSource
 from engram.search.rwlock import ReadWriteLock
 from engram.workers import WorkerPool
-from engram.xrpc.errors import InvalidRequestError, UnavailableError
+from engram.xrpc.errors import InvalidRequestError, UnavailableError, XrpcError
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -83,7 +83,6 @@ class IndexManager:
     async def search(
         self, space: str, model_key: str, dims: int, query: np.ndarray, k: int, filters: Filters | None = None
     ) -> SearchResult:
-        deadline = time.monotonic() + self.rerank_deadline_s
         entry = await self._entry(space, model_key, dims)
         if entry.index.dims != dims or query.shape[0] != dims:
             raise InvalidRequestError(
@@ -92,6 +91,8 @@ class IndexManager:
         entry.last_used = time.monotonic()
         await self._fresh(entry, space, model_key)
         entry.busy += 1
+        # The re-rank budget starts once the index is ready: a load or delta is not the re-rank's fault.
+        deadline = time.monotonic() + self.rerank_deadline_s
         task = self._detached(self._locked_search(entry, query, k, filters, deadline))
         return await asyncio.shield(task)
 
@@ -256,8 +257,9 @@ class IndexManager:
 
         def done(t: asyncio.Task) -> None:
             self._background.discard(t)
-            if not t.cancelled() and t.exception() is not None:
-                log.warning("index task failed: %r", t.exception())
+            exc = None if t.cancelled() else t.exception()
+            if exc is not None and not isinstance(exc, XrpcError):  # XRPC errors reach their caller as answers
+                log.warning("index task failed: %r", exc)
 
         task.add_done_callback(done)
         return task
