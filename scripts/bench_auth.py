@@ -48,7 +48,9 @@ async def _reader_us(n: int, alg: str) -> float:
     keyring.add(authority, key)
     space = f"at://{authority}/space/garden.engram.space/bench"
     holder = PrivateKey.generate("ES256")
-    token = mint_space_credential(key, issuer=authority, space=space, holder_did_key=holder.public_key.did_key)
+    token = mint_space_credential(
+        key, issuer=authority, space=space, holder_did_key=holder.public_key.did_key
+    )
     headers = CIMultiDictProxy(CIMultiDict(sign_space_request(holder, token, SERVICE_DID)))
     verifier = ReaderVerifier(SERVICE_DID, KeyringSource(keyring))
     await verifier.verify(headers, space)  # fills the credential cache

@@ -127,17 +127,25 @@ def _admin_keyid(headers: Any) -> str:
         raise _bad("admin requests must be signed (Signature-Input missing)")
     try:
         parsed = http_sf.parse(", ".join(lines).encode("latin-1"), tltype="dictionary")
-    except Exception:
+    except ValueError:  # http_sf's StructuredFieldError, or text that is not Latin-1
         raise _bad("Signature-Input is not a valid structured dictionary") from None
-    keyids = [params.get("keyid") for _, params in parsed.values() if params.get("tag") == TAG]  # type: ignore[union-attr]
+    members = parsed.values()  # type: ignore[union-attr]
+    keyids = [params.get("keyid") for _, params in members if params.get("tag") == TAG]
     if len(keyids) != 1 or not isinstance(keyids[0], str):
         raise _bad(f"exactly one signature tagged {TAG} with a keyid is required")
     return keyids[0]
 
 
 class AdminVerifier:
-    def __init__(self, public_url: str, allowed_dids: Iterable[str], resolver: DocumentSource, *,
-                 now: Callable[[], float] = time.time, nonce_cache_size: int = 100_000):
+    def __init__(
+        self,
+        public_url: str,
+        allowed_dids: Iterable[str],
+        resolver: DocumentSource,
+        *,
+        now: Callable[[], float] = time.time,
+        nonce_cache_size: int = 100_000,
+    ):
         self._public_url = public_url.rstrip("/")
         self._allowed = frozenset(allowed_dids)
         self._resolver = resolver
@@ -182,11 +190,17 @@ class AdminVerifier:
             key = doc.key("#atproto")
             if key is None:
                 continue
-            verifier = _ClockedVerifier(self._now, signature_algorithm=_ALG_CLASS[key.alg],
-                                        key_resolver=_OneKey(keyid, public=key))
+            verifier = _ClockedVerifier(
+                self._now, signature_algorithm=_ALG_CLASS[key.alg], key_resolver=_OneKey(keyid, public=key)
+            )
             try:
-                (result,) = verifier.verify(view, max_age=datetime.timedelta(seconds=MAX_AGE), expect_tag=TAG,
-                                            require_components=COMPONENTS, body=body)
+                (result,) = verifier.verify(
+                    view,
+                    max_age=datetime.timedelta(seconds=MAX_AGE),
+                    expect_tag=TAG,
+                    require_components=COMPONENTS,
+                    body=body,
+                )
                 return result
             except InvalidSignature as e:
                 if not isinstance(e.__cause__, _CryptoMismatch):
@@ -196,17 +210,34 @@ class AdminVerifier:
         raise _bad("admin signature does not verify with the DID's #atproto key")
 
 
-def sign_admin_request(key: PrivateKey, did: str, method: str, url: str, body: bytes = b"",
-                       headers: dict[str, str] | None = None, *, now: Callable[[], float] = time.time,
-                       nonce: str | None = None) -> dict[str, str]:
+def sign_admin_request(
+    key: PrivateKey,
+    did: str,
+    method: str,
+    url: str,
+    body: bytes = b"",
+    headers: dict[str, str] | None = None,
+    *,
+    now: Callable[[], float] = time.time,
+    nonce: str | None = None,
+) -> dict[str, str]:
     """``headers`` plus Content-Digest, Signature-Input and Signature for an admin request to ``url``
     (the absolute public URL, including the query string). The URL is normalised with yarl first, exactly
     as aiohttp's client will put it on the wire (e.g. ``%3A`` in a query becomes ``:``), so the server's
     rebuilt @target-uri matches; send it with aiohttp, or with ``yarl.URL(url)`` as given here."""
     keyid = f"{did}#atproto"
     message = _MessageView(method.upper(), str(URL(url)), CIMultiDict(headers or {}))
-    signer = HTTPMessageSigner(signature_algorithm=_ALG_CLASS[key.alg], key_resolver=_OneKey(keyid, private=key))
-    signer.sign(message, key_id=keyid, created=datetime.datetime.fromtimestamp(int(now()), datetime.UTC),
-                nonce=nonce or secrets.token_urlsafe(16), label=TAG, tag=TAG,
-                covered_component_ids=("@method", "@target-uri"), body=body)
+    signer = HTTPMessageSigner(
+        signature_algorithm=_ALG_CLASS[key.alg], key_resolver=_OneKey(keyid, private=key)
+    )
+    signer.sign(
+        message,
+        key_id=keyid,
+        created=datetime.datetime.fromtimestamp(int(now()), datetime.UTC),
+        nonce=nonce or secrets.token_urlsafe(16),
+        label=TAG,
+        tag=TAG,
+        covered_component_ids=("@method", "@target-uri"),
+        body=body,
+    )
     return dict(message.headers)

@@ -94,7 +94,9 @@ def check_window_and_space(cred: Credential, space: str, now: float) -> None:
 
 
 class CredentialVerifier:
-    def __init__(self, resolver: DocumentSource, *, now: Callable[[], float] = time.time, cache_size: int = 10_000):
+    def __init__(
+        self, resolver: DocumentSource, *, now: Callable[[], float] = time.time, cache_size: int = 10_000
+    ):
         self._resolver = resolver
         self._now = now
         self._verified: TtlCache[Credential] = TtlCache(cache_size, now)
@@ -154,6 +156,12 @@ def mint_space_credential(
     if PublicKey.from_did_key(holder_did_key).alg != "ES256":
         raise ValueError("holder key must be a P-256 did:key")
     iat = int(now())
-    payload = {"iss": issuer, "sub": space, "cnf": {"kid": holder_did_key}, "iat": iat, "exp": iat + ttl,
-               "jti": secrets.token_hex(16)}
+    payload = {
+        "iss": issuer,
+        "sub": space,
+        "cnf": {"kid": holder_did_key},
+        "iat": iat,
+        "exp": iat + ttl,
+        "jti": secrets.token_hex(16),
+    }
     return sign_jws(authority_key, {"typ": CREDENTIAL_TYP, "kid": kid}, payload)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from engram.auth.keys import KeyFormatError, PublicKey, decode_multibase
+from engram.auth.keys import Alg, KeyFormatError, PublicKey, decode_multibase
 
 _LEGACY_TYPES = {"EcdsaSecp256k1VerificationKey2019": "ES256K", "EcdsaSecp256r1VerificationKey2019": "ES256"}
 
@@ -29,7 +29,9 @@ class Service:
 @dataclass(frozen=True)
 class DidDocument:
     id: str
-    methods: dict[str, tuple[str, str]] = field(default_factory=dict)  # fragment -> (type, publicKeyMultibase)
+    methods: dict[str, tuple[str, str]] = field(
+        default_factory=dict
+    )  # fragment -> (type, publicKeyMultibase)
     services: dict[str, Service] = field(default_factory=dict)  # fragment -> service
     also_known_as: tuple[str, ...] = ()
 
@@ -42,7 +44,8 @@ class DidDocument:
         try:
             if vm_type == "Multikey":
                 return PublicKey.from_multibase(multibase)
-            return PublicKey.from_point(_LEGACY_TYPES[vm_type], decode_multibase(multibase))  # type: ignore[arg-type]
+            legacy_alg: Alg = _LEGACY_TYPES[vm_type]  # type: ignore[assignment]
+            return PublicKey.from_point(legacy_alg, decode_multibase(multibase))
         except KeyFormatError:
             return None
 
@@ -82,12 +85,15 @@ class DidDocument:
                 for frag, (t, mb) in self.methods.items()
             ],
             "service": [
-                {"id": frag, "type": s.type, "serviceEndpoint": s.endpoint} for frag, s in self.services.items()
+                {"id": frag, "type": s.type, "serviceEndpoint": s.endpoint}
+                for frag, s in self.services.items()
             ],
         }
 
     @staticmethod
-    def build(did: str, keys: dict[str, PublicKey], services: dict[str, Service] | None = None) -> DidDocument:
+    def build(
+        did: str, keys: dict[str, PublicKey], services: dict[str, Service] | None = None
+    ) -> DidDocument:
         """A document for ``did`` with Multikey verification methods ``{"#atproto": key, ...}``."""
         return DidDocument(did, {f: ("Multikey", k.multibase) for f, k in keys.items()}, dict(services or {}))
 

@@ -59,7 +59,9 @@ def _read_key_file(path: Path) -> tuple[PrivateKey, str | None]:
         raise KeyFormatError(f"{path}: not a valid engram key file ({e})") from None
 
 
-def load_or_create_service_key(data_dir: Path, configured: str | None = None, alg: Alg = "ES256") -> PrivateKey:
+def load_or_create_service_key(
+    data_dir: Path, configured: str | None = None, alg: Alg = "ES256"
+) -> PrivateKey:
     """The configured key if given, else ``<data_dir>/keys/service.key``, created on first call."""
     if configured:
         return PrivateKey.from_multibase(configured.strip())
@@ -94,14 +96,20 @@ def load_operator_keys(data_dir: Path) -> dict[str, PrivateKey]:
     return keys
 
 
-def build_keyring(service_did: str, service_key: PrivateKey, operator_keys: dict[str, PrivateKey],
-                  service_endpoint: str | None = None) -> LocalKeyring:
+def build_keyring(
+    service_did: str,
+    service_key: PrivateKey,
+    operator_keys: dict[str, PrivateKey],
+    service_endpoint: str | None = None,
+) -> LocalKeyring:
     """A keyring answering for engram's own DID (with the services of its did.json) and operator DIDs."""
     keyring = LocalKeyring()
     services = {}
     if service_endpoint:
-        services = {"#atproto_space_syncer": Service("AtprotoSpaceSyncer", service_endpoint),
-                    "#engram": Service("EngramService", service_endpoint)}
+        services = {
+            "#atproto_space_syncer": Service("AtprotoSpaceSyncer", service_endpoint),
+            "#engram": Service("EngramService", service_endpoint),
+        }
     keyring.add(service_did, service_key, services)
     for did, key in operator_keys.items():
         keyring.add(did, key)

@@ -43,7 +43,7 @@ class KeyFormatError(ValueError):
 def _alg_of_prefixed(data: bytes, prefixes: dict[str, bytes]) -> tuple[Alg, bytes]:
     for alg, prefix in prefixes.items():
         if data.startswith(prefix):
-            return alg, data[len(prefix):]  # type: ignore[return-value]
+            return alg, data[len(prefix) :]  # type: ignore[return-value]
     raise KeyFormatError("unsupported key type (only P-256 and secp256k1 multicodecs are accepted)")
 
 
@@ -52,7 +52,7 @@ def decode_multibase(value: str) -> bytes:
         raise KeyFormatError("key must be base58btc multibase ('z...')")
     try:
         return multibase_to_bytes(value)
-    except Exception as e:  # libipld raises ValueError with its own text
+    except ValueError as e:  # libipld's own message
         raise KeyFormatError(f"invalid multibase key: {e}") from None
 
 
@@ -78,7 +78,7 @@ class PublicKey:
 
     @staticmethod
     def from_point(alg: Alg, point: bytes) -> PublicKey:
-        """From a SEC1 point (33-byte compressed or 65-byte uncompressed); raises KeyFormatError if off-curve."""
+        """From a SEC1 point (33-byte compressed or 65-byte uncompressed); KeyFormatError if off-curve."""
         try:
             if alg == "ES256K":
                 impl: Any = coincurve.PublicKey(point)
@@ -90,9 +90,7 @@ class PublicKey:
                 )
             else:
                 raise KeyFormatError(f"unsupported alg {alg!r}")
-        except KeyFormatError:
-            raise
-        except Exception as e:
+        except ValueError as e:  # coincurve and cryptography both raise ValueError for bad points
             raise KeyFormatError(f"invalid {alg} public key point: {e}") from None
         return PublicKey(alg, compressed, impl)
 
@@ -104,7 +102,7 @@ class PublicKey:
     def from_did_key(did_key: str) -> PublicKey:
         if not isinstance(did_key, str) or not did_key.startswith(DID_KEY_PREFIX):
             raise KeyFormatError("not a did:key")
-        return _parse_multikey_cached(did_key[len(DID_KEY_PREFIX):])
+        return _parse_multikey_cached(did_key[len(DID_KEY_PREFIX) :])
 
     def verify(self, message: bytes, signature: bytes, *, strict_low_s: bool) -> bool:
         """ECDSA-SHA256 over ``message`` with a 64-byte compact r||s signature. Never raises on bad input."""
@@ -200,4 +198,3 @@ class PrivateKey:
         n = CURVE_ORDER["ES256"]
         s = min(s, n - s)
         return r.to_bytes(32, "big") + s.to_bytes(32, "big")
-

@@ -41,10 +41,18 @@ def _err(name: str, message: str) -> AuthRequiredError:
 
 
 class ServiceAuthVerifier:
-    def __init__(self, service_did: str, resolver: DocumentSource, *, now: Callable[[], float] = time.time,
-                 audiences: Iterable[str] | None = None, replay_cache_size: int = 100_000):
-        self._audiences = frozenset(audiences or (
-            service_did, f"{service_did}#atproto_space_syncer", f"{service_did}#engram"))
+    def __init__(
+        self,
+        service_did: str,
+        resolver: DocumentSource,
+        *,
+        now: Callable[[], float] = time.time,
+        audiences: Iterable[str] | None = None,
+        replay_cache_size: int = 100_000,
+    ):
+        self._audiences = frozenset(
+            audiences or (service_did, f"{service_did}#atproto_space_syncer", f"{service_did}#engram")
+        )
         self._resolver = resolver
         self._now = now
         self._seen: TtlCache[bool] = TtlCache(replay_cache_size, now)
@@ -101,13 +109,18 @@ class ServiceAuthVerifier:
                 break
             previous = doc
             key = doc.key("#atproto")
-            if key is not None and key.alg == alg and key.verify(signing_input, signature, strict_low_s=False):
+            if (
+                key is not None
+                and key.alg == alg
+                and key.verify(signing_input, signature, strict_low_s=False)
+            ):
                 return
         raise _err("BadJwtSignature", "JWT signature does not verify with the issuer's #atproto key")
 
 
-def mint_service_jwt(key: PrivateKey, *, iss: str, aud: str, lxm: str, ttl: int = 60,
-                     now: Callable[[], float] = time.time) -> str:
+def mint_service_jwt(
+    key: PrivateKey, *, iss: str, aud: str, lxm: str, ttl: int = 60, now: Callable[[], float] = time.time
+) -> str:
     iat = int(now())
     payload = {"iss": iss, "aud": aud, "lxm": lxm, "iat": iat, "exp": iat + ttl, "jti": secrets.token_hex(16)}
     return sign_jws(key, {"typ": "JWT"}, payload)

@@ -54,11 +54,10 @@ def _member(headers: Headers, name: str) -> Any:
     if not lines:
         raise _bad(f"missing {name} header")
     try:
-        parsed = http_sf.parse(", ".join(lines).encode("latin-1"), tltype="dictionary",
-                               on_duplicate_key=_reject_duplicate_label)
-    except AuthRequiredError:
-        raise
-    except Exception:  # http_sf raises ValueError subclasses; also non-latin-1 text
+        parsed = http_sf.parse(
+            ", ".join(lines).encode("latin-1"), tltype="dictionary", on_duplicate_key=_reject_duplicate_label
+        )
+    except ValueError:  # http_sf's StructuredFieldError, or text that is not Latin-1
         raise _bad(f"{name} is not a valid structured dictionary") from None
     if LABEL not in parsed:  # type: ignore[operator]
         raise _bad(f"no {LABEL} signature in {name}")
@@ -66,7 +65,10 @@ def _member(headers: Headers, name: str) -> Any:
 
 
 def verify_space_signature(
-    headers: Headers, holder_key: PublicKey, *, components: tuple[str, ...] = USE_COMPONENTS,
+    headers: Headers,
+    holder_key: PublicKey,
+    *,
+    components: tuple[str, ...] = USE_COMPONENTS,
     require_keyid: bool = False,
 ) -> None:
     """Verify the atproto-space signature over ``components`` with ``holder_key``; raise BadSpaceSignature."""
@@ -80,8 +82,11 @@ def verify_space_signature(
     # type(...) is str: http_sf Tokens compare equal to str, but `alg=ecdsa-p256-sha256` (a Token) or a
     # token component name is not the profile, and would re-serialise differently from a String.
     names = tuple(name for name, _ in inner)
-    if (names != components or any(type(name) is not str for name in names)
-            or any(item_params for _, item_params in inner)):
+    if (
+        names != components
+        or any(type(name) is not str for name in names)
+        or any(item_params for _, item_params in inner)
+    ):
         raise _bad(f"signature must cover exactly {components}")
     unknown = set(params) - _ALLOWED_PARAMS
     if unknown:
@@ -141,8 +146,9 @@ def _sign(holder_key: PrivateKey, headers: dict[str, str], components: tuple[str
     headers["Signature"] = f"{LABEL}=:{base64.b64encode(holder_key.sign(base)).decode('ascii')}:"
 
 
-def sign_space_request(holder_key: PrivateKey, credential_jwt: str, audience: str, *,
-                       with_params: bool = True) -> dict[str, str]:
+def sign_space_request(
+    holder_key: PrivateKey, credential_jwt: str, audience: str, *, with_params: bool = True
+) -> dict[str, str]:
     """Headers for a credential-use request. Emits ``;keyid=...;alg="ecdsa-p256-sha256"`` by default
     (accepted by both upstream verifier revisions and Cocoon); ``with_params=False`` emits none."""
     headers = {"Authorization": f"Atproto-Space {credential_jwt}", "Atproto-Space-Audience": audience}

@@ -30,8 +30,9 @@ def setup(request):
 
 
 def _signed(key, clock, body=b'{"a":1}', method="POST", url=PUBLIC + PATH, did=OPERATOR, **kw):
-    return CIMultiDict(sign_admin_request(key, did, method, url, body, {"Content-Type": "application/json"},
-                                          now=clock, **kw))
+    return CIMultiDict(
+        sign_admin_request(key, did, method, url, body, {"Content-Type": "application/json"}, now=clock, **kw)
+    )
 
 
 async def _refused(verifier, *args, error="BadAdminSignature"):
@@ -85,7 +86,9 @@ async def test_did_not_on_the_allow_list_is_forbidden(setup):
     key, clock, resolver, verifier = setup
     stranger = "did:plc:" + "s" * 24
     resolver.add_key(stranger, key.public_key)
-    err = await _refused(verifier, "POST", PATH, _signed(key, clock, did=stranger), b'{"a":1}', error="Forbidden")
+    err = await _refused(
+        verifier, "POST", PATH, _signed(key, clock, did=stranger), b'{"a":1}', error="Forbidden"
+    )
     assert err.status == 403
     assert resolver.calls[(stranger, False)] == 0  # refused before any resolution
 
@@ -124,7 +127,9 @@ async def test_through_a_real_server_behind_a_proxy_url(aiohttp_client):
 
     async def admin(request: web.Request) -> web.Response:
         try:
-            did = await verifier.verify(request.method, request.raw_path, request.headers, await request.read())
+            did = await verifier.verify(
+                request.method, request.raw_path, request.headers, await request.read()
+            )
         except (AuthRequiredError, ForbiddenError) as e:
             return web.json_response(e.payload(), status=e.status)
         return web.json_response({"did": did})
@@ -133,8 +138,9 @@ async def test_through_a_real_server_behind_a_proxy_url(aiohttp_client):
     app.router.add_post("/xrpc/garden.engram.admin.importMemories", admin)
     client = await aiohttp_client(app)
     body = b'{"memories":[]}'
-    headers = sign_admin_request(key, OPERATOR, "POST", PUBLIC + PATH, body, {"Content-Type": "application/json"},
-                                 now=clock)
+    headers = sign_admin_request(
+        key, OPERATOR, "POST", PUBLIC + PATH, body, {"Content-Type": "application/json"}, now=clock
+    )
     resp = await client.post(PATH, data=body, headers=headers)
     assert (resp.status, await resp.json()) == (200, {"did": OPERATOR})
     resp = await client.post(PATH, data=body, headers=headers)

@@ -35,8 +35,15 @@ def world():
 @pytest.mark.parametrize("alg", ["ES256", "ES256K"])
 def test_minted_credentials_have_the_documented_shape(alg):
     key, holder = PrivateKey.generate(alg), PrivateKey.generate("ES256")
-    token = mint_space_credential(key, issuer=AUTHORITY, space=SPACE, holder_did_key=holder.public_key.did_key,
-                                  ttl=3600, kid="#atproto_space", now=lambda: 100)
+    token = mint_space_credential(
+        key,
+        issuer=AUTHORITY,
+        space=SPACE,
+        holder_did_key=holder.public_key.did_key,
+        ttl=3600,
+        kid="#atproto_space",
+        now=lambda: 100,
+    )
     jws = parse_jws(token)
     assert jws.header == {"typ": "atproto-space-credential+jwt", "kid": "#atproto_space", "alg": alg}
     assert jws.payload["cnf"] == {"kid": holder.public_key.did_key} and len(jws.payload["jti"]) == 32
@@ -46,8 +53,13 @@ def test_minted_credentials_have_the_documented_shape(alg):
 
 def test_minting_refuses_bad_arguments():
     key, holder = PrivateKey.generate("ES256K"), PrivateKey.generate("ES256").public_key.did_key
-    for kwargs in ({"ttl": 3601}, {"ttl": 0}, {"kid": "#other"}, {"issuer": "did:plc:" + "d" * 24},
-                   {"holder_did_key": PrivateKey.generate("ES256K").public_key.did_key}):
+    for kwargs in (
+        {"ttl": 3601},
+        {"ttl": 0},
+        {"kid": "#other"},
+        {"issuer": "did:plc:" + "d" * 24},
+        {"holder_did_key": PrivateKey.generate("ES256K").public_key.did_key},
+    ):
         args = {"issuer": AUTHORITY, "space": SPACE, "holder_did_key": holder, **kwargs}
         with pytest.raises(ValueError):
             mint_space_credential(key, **args)
@@ -56,8 +68,9 @@ def test_minting_refuses_bad_arguments():
 async def test_verified_credentials_are_cached_until_exp(world):
     key, holder, clock, resolver = world
     verifier = CredentialVerifier(resolver, now=clock)
-    token = mint_space_credential(key, issuer=AUTHORITY, space=SPACE, holder_did_key=holder.public_key.did_key,
-                                  now=clock)
+    token = mint_space_credential(
+        key, issuer=AUTHORITY, space=SPACE, holder_did_key=holder.public_key.did_key, now=clock
+    )
     for _ in range(5):
         assert (await verifier.verify(token, SPACE)).issuer == AUTHORITY
     assert resolver.calls[(AUTHORITY, False)] == 1
@@ -72,22 +85,26 @@ async def test_hosted_space_credentials_verify_offline_from_the_keyring():
     keyring, key = LocalKeyring(), PrivateKey.generate("ES256")
     keyring.add(AUTHORITY, key)
     holder = PrivateKey.generate("ES256")
-    token = mint_space_credential(key, issuer=AUTHORITY, space=SPACE, holder_did_key=holder.public_key.did_key)
+    token = mint_space_credential(
+        key, issuer=AUTHORITY, space=SPACE, holder_did_key=holder.public_key.did_key
+    )
 
     class KeyringOnly:
         async def resolve(self, did, force_refresh=False):
             return keyring.document(did)
 
     auth = await ReaderVerifier(ENGRAM, KeyringOnly()).verify(
-        CIMultiDict(sign_space_request(holder, token, ENGRAM)), SPACE)
+        CIMultiDict(sign_space_request(holder, token, ENGRAM)), SPACE
+    )
     assert auth.issuer == AUTHORITY and auth.holder_key == holder.public_key
 
 
 @pytest.mark.parametrize("with_params", [True, False])
 async def test_engram_signer_round_trips_through_the_reader(world, with_params):
     key, holder, clock, resolver = world
-    token = mint_space_credential(key, issuer=AUTHORITY, space=SPACE, holder_did_key=holder.public_key.did_key,
-                                  now=clock)
+    token = mint_space_credential(
+        key, issuer=AUTHORITY, space=SPACE, holder_did_key=holder.public_key.did_key, now=clock
+    )
     headers = sign_space_request(holder, token, ENGRAM, with_params=with_params)
     assert ("keyid=" in headers["Signature-Input"]) is with_params
     auth = await ReaderVerifier(ENGRAM, resolver, now=clock).verify(CIMultiDict(headers), SPACE)
@@ -113,8 +130,20 @@ def test_base64url_accepts_canonical_text():
     assert b64url_decode("YQ") == b"a" and b64url_decode("-_8") == b"\xfb\xff"
 
 
-@pytest.mark.parametrize("token", ["", "a.b", "a.b.c.d", "e30.e30", "W10.e30.", "e30.W10.", "bnVsbA.e30.",
-                                   "e30.e30." + "A" * 9000, "é.e30."])
+@pytest.mark.parametrize(
+    "token",
+    [
+        "",
+        "a.b",
+        "a.b.c.d",
+        "e30.e30",
+        "W10.e30.",
+        "e30.W10.",
+        "bnVsbA.e30.",
+        "e30.e30." + "A" * 9000,
+        "é.e30.",
+    ],
+)
 def test_malformed_compact_jws(token):
     with pytest.raises(JwsError):
         parse_jws(token)

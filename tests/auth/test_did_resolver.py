@@ -53,14 +53,29 @@ async def test_resolves_did_web_with_a_percent_encoded_port(did_server, resolver
 def test_did_web_uses_https_unless_dev_and_localhost(http_session):
     prod = DidResolver(http_session)
     dev = DidResolver(http_session, dev=True)
-    assert prod.document_url("did:web:localhost%3A8080") == "https://localhost:8080/.well-known/did.json"
+    for internal in (
+        "did:web:localhost%3A8080",
+        "did:web:127.0.0.1",
+        "did:web:10.0.0.7",
+        "did:web:169.254.169.254",
+    ):
+        with pytest.raises(DidResolutionError, match="internal"):
+            prod.document_url(internal)
     assert dev.document_url("did:web:localhost%3A8080") == "http://localhost:8080/.well-known/did.json"
     assert dev.document_url("did:web:example.com") == "https://example.com/.well-known/did.json"
     assert prod.document_url("did:plc:" + "a" * 24) == "https://plc.directory/did:plc:" + "a" * 24
 
 
-@pytest.mark.parametrize("did", ["did:web:example.com:users:alice", "did:example:abc", "did:plc:TOOSHORT",
-                                 "did:web:exa%2Fmple.com", "did:key:zQ3shgAsMzn37G5McCE3NenQGidUhrBRKFTWegp9uXuYUdXdP"])
+@pytest.mark.parametrize(
+    "did",
+    [
+        "did:web:example.com:users:alice",
+        "did:example:abc",
+        "did:plc:TOOSHORT",
+        "did:web:exa%2Fmple.com",
+        "did:key:zQ3shgAsMzn37G5McCE3NenQGidUhrBRKFTWegp9uXuYUdXdP",
+    ],
+)
 async def test_unsupported_or_malformed_dids_are_errors_without_network(resolver, did):
     with pytest.raises(DidResolutionError):
         await resolver.resolve(did)
@@ -142,7 +157,9 @@ async def test_forged_tokens_trigger_at_most_one_refresh(did_server, resolver, c
     did_server.register(authority, real.public_key)
     verifier = CredentialVerifier(resolver, now=clock)
     for _ in range(20):
-        forged = mint_space_credential(forger, issuer=authority, space=space, holder_did_key=holder, now=clock)
+        forged = mint_space_credential(
+            forger, issuer=authority, space=space, holder_did_key=holder, now=clock
+        )
         with pytest.raises(AuthRequiredError):
             await verifier.verify(forged, space)
     assert did_server.requests[authority] == 2  # the first fetch + one forced refresh
@@ -161,22 +178,41 @@ async def test_keyring_dids_resolve_without_network(did_server, http_session):
 async def test_document_parsing_accepts_relative_ids_and_legacy_key_types(did_server, resolver):
     did, k256, p256 = random_plc_did(), PrivateKey.generate("ES256K"), PrivateKey.generate("ES256")
     legacy = libipld.encode_multibase("z", k256.public_key.compressed)
-    did_server.register_raw(did, {
-        "id": did,
-        "verificationMethod": [
-            {"id": "#atproto", "type": "EcdsaSecp256k1VerificationKey2019", "publicKeyMultibase": legacy},
-            {"id": f"{did}#atproto_space", "type": "Multikey", "publicKeyMultibase": p256.public_key.multibase},
-            {"id": "did:plc:someoneelse#other", "type": "Multikey", "publicKeyMultibase": p256.public_key.multibase},
-            {"id": "#broken", "type": "Multikey", "publicKeyMultibase": "znotakey"},
-            {"id": "#odd", "type": ["Multikey"], "publicKeyMultibase": p256.public_key.multibase},
-            {"id": ["#atproto"], "type": "Multikey", "publicKeyMultibase": p256.public_key.multibase},
-            "not an object",
-        ],
-        "service": [
-            {"id": "#atproto_pds", "type": "AtprotoPersonalDataServer", "serviceEndpoint": "https://pds.example"},
-            {"id": f"{did}#atproto_space_host", "type": "AtprotoSpaceHost", "serviceEndpoint": "https://sh.example"},
-        ],
-    })
+    did_server.register_raw(
+        did,
+        {
+            "id": did,
+            "verificationMethod": [
+                {"id": "#atproto", "type": "EcdsaSecp256k1VerificationKey2019", "publicKeyMultibase": legacy},
+                {
+                    "id": f"{did}#atproto_space",
+                    "type": "Multikey",
+                    "publicKeyMultibase": p256.public_key.multibase,
+                },
+                {
+                    "id": "did:plc:someoneelse#other",
+                    "type": "Multikey",
+                    "publicKeyMultibase": p256.public_key.multibase,
+                },
+                {"id": "#broken", "type": "Multikey", "publicKeyMultibase": "znotakey"},
+                {"id": "#odd", "type": ["Multikey"], "publicKeyMultibase": p256.public_key.multibase},
+                {"id": ["#atproto"], "type": "Multikey", "publicKeyMultibase": p256.public_key.multibase},
+                "not an object",
+            ],
+            "service": [
+                {
+                    "id": "#atproto_pds",
+                    "type": "AtprotoPersonalDataServer",
+                    "serviceEndpoint": "https://pds.example",
+                },
+                {
+                    "id": f"{did}#atproto_space_host",
+                    "type": "AtprotoSpaceHost",
+                    "serviceEndpoint": "https://sh.example",
+                },
+            ],
+        },
+    )
     doc = await resolver.resolve(did)
     assert doc.key("#atproto") == k256.public_key and doc.key("#atproto_space") == p256.public_key
     assert doc.key("#other") is None and doc.key("#broken") is None and doc.key("#odd") is None

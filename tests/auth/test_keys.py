@@ -13,8 +13,9 @@ def _high_s(sig: bytes, alg: str) -> bytes:
     return sig[:32] + (CURVE_ORDER[alg] - int.from_bytes(sig[32:], "big")).to_bytes(32, "big")
 
 
-@pytest.mark.parametrize("alg,prefix,codec", [("ES256", "did:key:zDn", b"\x80\x24"),
-                                             ("ES256K", "did:key:zQ3s", b"\xe7\x01")])
+@pytest.mark.parametrize(
+    "alg,prefix,codec", [("ES256", "did:key:zDn", b"\x80\x24"), ("ES256K", "did:key:zQ3s", b"\xe7\x01")]
+)
 def test_did_key_encoding_uses_the_multicodec_and_compressed_point(alg, prefix, codec):
     key = PrivateKey.generate(alg).public_key
     assert key.did_key.startswith(prefix) and key.did_key == "did:key:" + key.multibase
@@ -60,15 +61,19 @@ def test_a_key_of_one_curve_does_not_verify_the_other():
     assert not k256.public_key.verify(b"m", p256.sign(b"m"), strict_low_s=False)
 
 
-@pytest.mark.parametrize("bad", [
-    "did:key:z6MkhaXgBZDvotDkL5257faiztiGiC2QtKLGpbnnEGta2doK",  # Ed25519
-    "did:key:zDnaeBAD0OIl",  # not base58
-    "did:web:example.com",
-    "did:key:",
-    "did:key:" + libipld.encode_multibase("z", b"\x80\x24\x02" + (1).to_bytes(32, "big")),  # x=1: no point on P-256
-    "did:key:" + libipld.encode_multibase("z", b"\xe7\x01" + b"\x04" + b"\x11" * 64),  # uncompressed
-    "did:key:" + libipld.encode_multibase("f", b"\xe7\x01" + b"\x02" * 33),  # base16 multibase
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "did:key:z6MkhaXgBZDvotDkL5257faiztiGiC2QtKLGpbnnEGta2doK",  # Ed25519
+        "did:key:zDnaeBAD0OIl",  # not base58
+        "did:web:example.com",
+        "did:key:",
+        "did:key:"
+        + libipld.encode_multibase("z", b"\x80\x24\x02" + (1).to_bytes(32, "big")),  # x=1: no point on P-256
+        "did:key:" + libipld.encode_multibase("z", b"\xe7\x01" + b"\x04" + b"\x11" * 64),  # uncompressed
+        "did:key:" + libipld.encode_multibase("f", b"\xe7\x01" + b"\x02" * 33),  # base16 multibase
+    ],
+)
 def test_malformed_or_unsupported_keys_raise_key_format_error(bad):
     with pytest.raises(KeyFormatError):
         PublicKey.from_did_key(bad)

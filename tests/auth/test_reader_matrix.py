@@ -34,8 +34,11 @@ async def world_client(aiohttp_client, did_server, http_session):
 
 async def _send(client, case: ReaderCase, world: ReaderWorld):
     request = case.build(world)
-    resp = await client.get("/xrpc/garden.engram.searchMemories", params={"space": request.space},
-                            headers=CIMultiDict(request.headers))
+    resp = await client.get(
+        "/xrpc/garden.engram.searchMemories",
+        params={"space": request.space},
+        headers=CIMultiDict(request.headers),
+    )
     return resp.status, await resp.json()
 
 
@@ -59,29 +62,59 @@ async def test_accepted_request(world_client, case):
 async def test_signature_and_audience_are_checked_even_when_the_credential_is_cached(world_client):
     world, client, verifier = world_client
     credential = world.credential()
-    ok = await client.get("/xrpc/garden.engram.searchMemories", params={"space": world.space},
-                          headers=CIMultiDict(world.signed(credential)))
+    ok = await client.get(
+        "/xrpc/garden.engram.searchMemories",
+        params={"space": world.space},
+        headers=CIMultiDict(world.signed(credential)),
+    )
     assert ok.status == 200
     assert len(verifier.credentials._verified) == 1
     wrong_aud = world.signed(credential, audience="did:web:elsewhere.example")
     from reader_cases import PrivateKey  # a fresh key the credential does not bind
+
     wrong_key = world.signed(credential, holder=PrivateKey.generate("ES256"))
     for headers, error in ((wrong_aud, "BadSpaceSignature"), (wrong_key, "BadSpaceSignature")):
-        resp = await client.get("/xrpc/garden.engram.searchMemories", params={"space": world.space},
-                                headers=CIMultiDict(headers))
+        resp = await client.get(
+            "/xrpc/garden.engram.searchMemories", params={"space": world.space}, headers=CIMultiDict(headers)
+        )
         assert (resp.status, (await resp.json())["error"]) == (401, error)
-    other_space = await client.get("/xrpc/garden.engram.searchMemories", params={"space": world.space + "x"},
-                                   headers=CIMultiDict(world.signed(credential)))
+    other_space = await client.get(
+        "/xrpc/garden.engram.searchMemories",
+        params={"space": world.space + "x"},
+        headers=CIMultiDict(world.signed(credential)),
+    )
     assert (other_space.status, (await other_space.json())["error"]) == (401, "InvalidToken")
 
 
 def test_the_matrix_covers_every_required_case():
     names = {c.name for c in REJECTED + ACCEPTED}
-    required = {"missing-authorization", "missing-audience", "duplicate-authorization", "duplicate-audience",
-                "bearer-scheme", "expired", "iat-in-future", "lifetime-over-3600", "typ-jwt",
-                "alg-does-not-match-key", "kid-unknown", "sub-is-another-space", "iss-is-not-the-authority",
-                "high-s-credential", "wrong-audience", "signed-by-another-holder-key", "der-signature",
-                "tampered-audience-header", "extra-unknown-param-created", "secp256k1-holder-key",
-                "params-absent", "keyid-then-alg", "alg-then-keyid", "padded-base64", "unpadded-base64",
-                "es256k-authority-kid-atproto", "es256-authority-kid-atproto-space"}
+    required = {
+        "missing-authorization",
+        "missing-audience",
+        "duplicate-authorization",
+        "duplicate-audience",
+        "bearer-scheme",
+        "expired",
+        "iat-in-future",
+        "lifetime-over-3600",
+        "typ-jwt",
+        "alg-does-not-match-key",
+        "kid-unknown",
+        "sub-is-another-space",
+        "iss-is-not-the-authority",
+        "high-s-credential",
+        "wrong-audience",
+        "signed-by-another-holder-key",
+        "der-signature",
+        "tampered-audience-header",
+        "extra-unknown-param-created",
+        "secp256k1-holder-key",
+        "params-absent",
+        "keyid-then-alg",
+        "alg-then-keyid",
+        "padded-base64",
+        "unpadded-base64",
+        "es256k-authority-kid-atproto",
+        "es256-authority-kid-atproto-space",
+    }
     assert required <= names

@@ -23,8 +23,14 @@ def setup():
 
 
 def _claims(**overrides):
-    claims = {"iss": AUTHORITY, "aud": f"{ENGRAM}#atproto_space_syncer", "lxm": LXM, "iat": NOW, "exp": NOW + 60,
-              "jti": "nonce-1"}
+    claims = {
+        "iss": AUTHORITY,
+        "aud": f"{ENGRAM}#atproto_space_syncer",
+        "lxm": LXM,
+        "iat": NOW,
+        "exp": NOW + 60,
+        "jti": "nonce-1",
+    }
     claims.update(overrides)
     return {k: v for k, v in claims.items() if v is not None}
 
@@ -47,8 +53,12 @@ async def test_p256_issuer_high_s_and_iss_fragment_are_accepted(setup):
     _, resolver, verifier = setup
     p256 = PrivateKey.generate("ES256")
     resolver.add_key("did:plc:" + "b" * 24, p256.public_key)
-    token = forge_jws(p256, {"typ": "JWT", "alg": "ES256"}, _claims(iss="did:plc:" + "b" * 24 + "#atproto_pds"),
-                      make_high_s=True)
+    token = forge_jws(
+        p256,
+        {"typ": "JWT", "alg": "ES256"},
+        _claims(iss="did:plc:" + "b" * 24 + "#atproto_pds"),
+        make_high_s=True,
+    )
     assert (await verifier.verify(f"Bearer {token}", LXM)).iss == "did:plc:" + "b" * 24
 
 
@@ -62,14 +72,21 @@ async def test_missing_or_non_bearer_header_is_auth_required(setup):
 async def test_wrong_audience(setup):
     key, _, verifier = setup
     for aud in ("did:web:other.example", f"{ENGRAM}#atproto_pds", None, [ENGRAM], {"a": 1}):
-        await _refused(verifier, f"Bearer {forge_jws(key, {'alg': 'ES256K'}, _claims(aud=aud))}", "BadJwtAudience")
+        await _refused(
+            verifier, f"Bearer {forge_jws(key, {'alg': 'ES256K'}, _claims(aud=aud))}", "BadJwtAudience"
+        )
 
 
 async def test_wrong_or_missing_lxm(setup):
     key, _, verifier = setup
-    await _refused(verifier, f"Bearer {forge_jws(key, {'alg': 'ES256K'}, _claims(lxm='com.example.other'))}",
-                   "BadJwtLexiconMethod")
-    await _refused(verifier, f"Bearer {forge_jws(key, {'alg': 'ES256K'}, _claims(lxm=None))}", "BadJwtLexiconMethod")
+    await _refused(
+        verifier,
+        f"Bearer {forge_jws(key, {'alg': 'ES256K'}, _claims(lxm='com.example.other'))}",
+        "BadJwtLexiconMethod",
+    )
+    await _refused(
+        verifier, f"Bearer {forge_jws(key, {'alg': 'ES256K'}, _claims(lxm=None))}", "BadJwtLexiconMethod"
+    )
 
 
 async def test_replayed_jti(setup):
@@ -91,7 +108,9 @@ async def test_forged_token_does_not_burn_the_jti(setup):
 async def test_exp_missing_expired_or_too_far(setup):
     key, _, verifier = setup
     await _refused(verifier, f"Bearer {forge_jws(key, {'alg': 'ES256K'}, _claims(exp=None))}", "BadJwt")
-    await _refused(verifier, f"Bearer {forge_jws(key, {'alg': 'ES256K'}, _claims(exp=NOW - 5))}", "JwtExpired")
+    await _refused(
+        verifier, f"Bearer {forge_jws(key, {'alg': 'ES256K'}, _claims(exp=NOW - 5))}", "JwtExpired"
+    )
     await _refused(verifier, f"Bearer {forge_jws(key, {'alg': 'ES256K'}, _claims(exp=NOW + 7200))}", "BadJwt")
     await _refused(verifier, f"Bearer {forge_jws(key, {'alg': 'ES256K'}, _claims(iat=NOW + 30))}", "BadJwt")
 
@@ -106,7 +125,9 @@ async def test_malformed_tokens_and_headers(setup):
     key, _, verifier = setup
     await _refused(verifier, "Bearer abc.def", "BadJwt")
     await _refused(verifier, f"Bearer {forge_jws(key, {'alg': 'none'}, _claims())}", "BadJwt")
-    await _refused(verifier, f"Bearer {forge_jws(key, {'alg': 'ES256K', 'kid': '#other'}, _claims())}", "BadJwt")
+    await _refused(
+        verifier, f"Bearer {forge_jws(key, {'alg': 'ES256K', 'kid': '#other'}, _claims())}", "BadJwt"
+    )
     await _refused(verifier, f"Bearer {forge_jws(key, {'alg': 'ES256K'}, _claims(iss='alice'))}", "BadJwt")
     await _refused(verifier, f"Bearer {forge_jws(key, {'alg': 'ES256K'}, _claims(jti=None))}", "BadJwt")
 
@@ -114,7 +135,7 @@ async def test_malformed_tokens_and_headers(setup):
 async def test_bad_signature_retries_once_with_a_fresh_document(setup):
     key, resolver, verifier = setup
     token = forge_jws(key, {"alg": "ES256K"}, _claims())
-    head, body, sig = token.split(".")
+    head, body, _sig = token.split(".")
     tampered = f"{head}.{body}.{b64url(bytes(64))}"
     await _refused(verifier, f"Bearer {tampered}", "BadJwtSignature")
     assert resolver.calls[(AUTHORITY, True)] == 1

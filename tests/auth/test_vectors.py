@@ -13,7 +13,9 @@ from engram.auth.keys import PublicKey
 from engram.auth.space_signature import verify_exchange_signature, verify_space_signature
 from engram.xrpc.errors import AuthRequiredError
 
-VECTORS = json.loads((Path(__file__).resolve().parents[3] / "shared/testdata/atproto-space-vectors.json").read_text())
+VECTORS = json.loads(
+    (Path(__file__).resolve().parents[3] / "shared/testdata/atproto-space-vectors.json").read_text()
+)
 NOW = VECTORS["now"]
 TOKENS = VECTORS["tokens"]
 CREDENTIALS = [t for t in TOKENS if t["type"] == "credential"]
@@ -61,7 +63,7 @@ def _one_char_changes(jwt: str):
         for offset in (0, len(part) // 2, len(part) - 1):
             i = start + offset
             replacement = B64URL[(B64URL.index(jwt[i]) + 1) % 64]
-            yield part_index, jwt[:i] + replacement + jwt[i + 1:]
+            yield part_index, jwt[:i] + replacement + jwt[i + 1 :]
         start += len(part) + 1
 
 
@@ -100,7 +102,7 @@ def _altered_header_sets(headers: dict[str, str]):
         if name == "signature":
             prefix, b64, suffix = value.split(":")
             i = len(b64) // 2
-            flipped = b64[:i] + ("A" if b64[i] != "A" else "B") + b64[i + 1:]
+            flipped = b64[:i] + ("A" if b64[i] != "A" else "B") + b64[i + 1 :]
             yield name, {**headers, name: f"{prefix}:{flipped}:{suffix}"}
         elif name == "signature-input":
             yield name, {**headers, name: value.replace('"authorization"', '"authorizatioN"')}

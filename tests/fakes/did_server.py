@@ -55,8 +55,9 @@ class FakeDidServer:
     def web_did(self, host: str = "127.0.0.1") -> str:
         return "did:web:" + quote(f"{host}:{self.port}", safe="")
 
-    def register(self, did: str, keys: PublicKey | dict[str, PublicKey],
-                 services: dict[str, Service] | None = None) -> dict[str, Any]:
+    def register(
+        self, did: str, keys: PublicKey | dict[str, PublicKey], services: dict[str, Service] | None = None
+    ) -> dict[str, Any]:
         """Serve a Multikey document for ``did``; a bare key becomes its ``#atproto`` method."""
         if isinstance(keys, PublicKey):
             keys = {"#atproto": keys}
