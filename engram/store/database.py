@@ -108,6 +108,8 @@ class Store:
                 if item is _STOP:
                     return
                 fn, args, kwargs, future = item
+                # A caller cancelled before its turn: skip it, so "cancelled" never means "written anyway".
+                # (Once running, a write completes and commits even if its caller has gone away.)
                 if not future.set_running_or_notify_cancel():
                     continue
                 try:
@@ -115,13 +117,33 @@ class Store:
                     result = fn(conn, *args, **kwargs)
                     conn.execute("COMMIT")
                 except BaseException as exc:  # noqa: BLE001 - every failure goes back to the caller
-                    if conn.in_transaction:
-                        conn.execute("ROLLBACK")
+                    self._rollback(conn)
                     future.set_exception(exc)
                 else:
                     future.set_result(result)
         finally:
             conn.close()
+            self._fail_pending()
+
+    @staticmethod
+    def _rollback(conn: sqlite3.Connection) -> None:
+        try:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+        except sqlite3.Error:  # the writer must outlive one broken write; SQLite rolls back on its own
+            log.exception("rollback failed")
+
+    def _fail_pending(self) -> None:
+        """Writes still queued when the writer stops would otherwise wait forever."""
+        with self._lock:
+            self._closed = True
+        while True:
+            try:
+                item = self._queue.get_nowait()
+            except queue.Empty:
+                return
+            if item is not _STOP and item[3].set_running_or_notify_cancel():
+                item[3].set_exception(RuntimeError("store is closed"))
 
     # -- reads --------------------------------------------------------------------------------------------
 

@@ -140,3 +140,31 @@ async def test_event_loop_keeps_ticking_during_a_large_write(store):
     # the loop ran throughout: ticks kept coming and no gap came close to the write's own duration
     assert ticks >= elapsed / 0.05
     assert max(gaps) < min(0.25, elapsed / 2)
+
+
+async def test_a_write_cancelled_before_its_turn_is_not_applied(store):
+    await store.write(_create_counter)
+    gate = threading.Event()
+    blocker = asyncio.ensure_future(store.write(lambda conn: gate.wait(5)))
+    victim = asyncio.ensure_future(store.write(_increment))
+    await asyncio.sleep(0.05)
+    victim.cancel()
+    await asyncio.sleep(0.05)  # let the cancellation reach the queued write before the writer is free
+    gate.set()
+    await blocker
+    with pytest.raises(asyncio.CancelledError):
+        await victim
+    await store.write(_increment)
+    assert await store.read(_count) == 1
+
+
+async def test_two_stores_on_one_file_take_turns(tmp_path):
+    """The CLI opens its own Store next to a running server: BEGIN IMMEDIATE + busy_timeout serialize them."""
+    first, second = await Store.open(tmp_path), await Store.open(tmp_path)
+    try:
+        await first.write(_create_counter)
+        await asyncio.gather(*(s.write(_increment) for _ in range(50) for s in (first, second)))
+        assert await first.read(_count) == await second.read(_count) == 100
+    finally:
+        await first.close()
+        await second.close()

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from engram.search.rows import IndexSource
-from engram.store import Embedding, MemoryWrite, ModelSpec
+from engram.store import MemoryWrite, ModelSpec
 from engram.store.index_source import StoreIndexSource
 from engram.store.memories import delete_memory, put_memories
 from engram.store.spaces import create_space, delete_space, set_config

@@ -1,0 +1,45 @@
+import pytest
+
+from engram.store.spaces import create_space
+from engram.store.sync_state import get_positions, set_position
+from engram.store.uris import memory_uri, parse_memory_uri, parse_space_uri, space_uri
+
+SPACE = "at://did:plc:authority1/space/garden.engram.space/main"
+
+
+def test_space_and_memory_uris_round_trip():
+    assert space_uri("did:plc:authority1", "main") == SPACE
+    assert parse_space_uri(SPACE) == ("did:plc:authority1", "main")
+    uri = memory_uri(SPACE, "did:web:alice.example", "3jzfcijpj2z2a")
+    assert uri == f"{SPACE}/did:web:alice.example/garden.engram.memory/3jzfcijpj2z2a"
+    assert parse_memory_uri(uri) == (SPACE, "did:web:alice.example", "3jzfcijpj2z2a")
+
+
+@pytest.mark.parametrize("bad", [
+    SPACE + "/", SPACE + "?x=1", SPACE + "#f", "at://alice.example/space/garden.engram.space/main",
+    "at://did:plc:a/space/com.example.space/main", "at://did:plc:a/space/garden.engram.space/..",
+    "https://did:plc:a/space/garden.engram.space/main", "", None,
+])
+def test_non_canonical_space_uris_are_rejected(bad):
+    with pytest.raises(ValueError):
+        parse_space_uri(bad)
+
+
+@pytest.mark.parametrize("bad", [
+    SPACE, f"{SPACE}/alice/garden.engram.memory/3jzfcijpj2z2a", f"{SPACE}/did:plc:a/app.bsky.post/3jzfcijpj2z2a",
+    f"at://x/space/garden.engram.space/main/did:plc:a/garden.engram.memory/3jzfcijpj2z2a", 42,
+])
+def test_bad_memory_uris_are_rejected(bad):
+    with pytest.raises(ValueError):
+        parse_memory_uri(bad)
+
+
+async def test_sync_positions_upsert(store):
+    await store.write(create_space, SPACE, "synced")
+    assert await store.read(get_positions, SPACE) == {}
+    await store.write(set_position, SPACE, "did:plc:alice", "rev1", "hash1", "srev1")
+    await store.write(set_position, SPACE, "did:plc:alice", "rev2", "hash2", "srev2")
+    await store.write(set_position, SPACE, "did:plc:bob", "rev9")
+    positions = await store.read(get_positions, SPACE)
+    assert (positions["did:plc:alice"].rev, positions["did:plc:alice"].set_hash) == ("rev2", "hash2")
+    assert (positions["did:plc:bob"].rev, positions["did:plc:bob"].space_rev) == ("rev9", None)
