@@ -19,7 +19,14 @@ _FIELD_KEYS: dict[str, set[str]] = {
     "boolean": {"default", "const"},
     "integer": {"default", "const", "minimum", "maximum", "enum"},
     "string": {
-        "format", "default", "const", "minLength", "maxLength", "minGraphemes", "maxGraphemes", "enum",
+        "format",
+        "default",
+        "const",
+        "minLength",
+        "maxLength",
+        "minGraphemes",
+        "maxGraphemes",
+        "enum",
         "knownValues",
     },
     "bytes": {"minLength", "maxLength"},
@@ -99,12 +106,18 @@ def _check_def(d: dict, path: str) -> None:
 
 
 def _check_params(p: Any, path: str) -> None:
-    _check_field({**p, "type": "object"} if isinstance(p, dict) and p.get("type") == "params" else p,
-                 path, only={"object"})
+    if not isinstance(p, dict) or p.get("type") != "params":
+        _fail(path, "must be a params definition")
+    _check_field({**p, "type": "object"}, path)  # params are shaped like an object without nullable
+    if "nullable" in p:
+        _fail(path, "unexpected key(s): nullable")
     for name, prop in p["properties"].items():
         item = prop.get("items", {}) if prop.get("type") == "array" else prop
         if item.get("type") not in _PARAM_TYPES:
-            _fail(f"{path}.properties.{name}", "parameters may only be boolean, integer, string, unknown or arrays")
+            _fail(
+                f"{path}.properties.{name}",
+                "parameters may only be boolean, integer, string, unknown or arrays",
+            )
 
 
 def _check_body(b: Any, path: str, need_encoding: bool) -> None:
@@ -119,7 +132,10 @@ def _check_body(b: Any, path: str, need_encoding: bool) -> None:
 
 def _check_field(f: Any, path: str, only: set[str] | None = None) -> None:
     if not isinstance(f, dict) or f.get("type") not in _FIELD_KEYS:
-        _fail(path, f"must be a definition with a known type, not {f.get('type') if isinstance(f, dict) else f!r}")
+        _fail(
+            path,
+            f"must be a definition with a known type, not {f.get('type') if isinstance(f, dict) else f!r}",
+        )
     kind = f["type"]
     if only is not None and kind not in only:
         _fail(path, f"must be of type {' or '.join(sorted(only))}")

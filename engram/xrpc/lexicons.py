@@ -56,7 +56,9 @@ class LexiconRegistry:
             docs.append((str(path), doc))
             expected = ".".join(path.relative_to(directory).with_suffix("").parts)
             if isinstance(doc, dict) and doc.get("id") != expected:
-                raise LexiconError(f"{path}: id {doc.get('id')!r} does not match its path (expected {expected!r})")
+                raise LexiconError(
+                    f"{path}: id {doc.get('id')!r} does not match its path (expected {expected!r})"
+                )
         return cls._build(docs)
 
     @classmethod

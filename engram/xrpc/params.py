@@ -41,10 +41,7 @@ def decode_params(
 
     Raises InvalidRequestError naming the parameter, e.g. ``Invalid parameter "limit": must be at most 50``.
     """
-    compiled = method.compiled.get("params")
-    if compiled is None:
-        compiled = method.compiled["params"] = _compile(method, registry)
-    params, required = compiled
+    params, required = method.compiled.get("params") or compile_params(method, registry)
     # A plain mapping (one value per key) is accepted too, for callers outside aiohttp.
     getall = getattr(query, "getall", None) or (lambda k, d: [query[k]] if k in query else d)
     out: dict[str, Any] = {}
@@ -79,7 +76,10 @@ def _decode_one(p: _Param, label: str, raw: str) -> Any:
     return value
 
 
-def _compile(method: MethodDef, registry: LexiconRegistry) -> tuple[list[_Param], frozenset[str]]:
+def compile_params(method: MethodDef, registry: LexiconRegistry) -> tuple[list[_Param], frozenset[str]]:
+    """Build (once; cached on the method) the per-parameter decoders and checks."""
+    if "params" in method.compiled:
+        return method.compiled["params"]
     spec = method.parameters or {"properties": {}}
     params = []
     for name, schema in spec["properties"].items():
@@ -100,7 +100,8 @@ def _compile(method: MethodDef, registry: LexiconRegistry) -> tuple[list[_Param]
                 has_default="default" in schema,
             )
         )
-    return params, frozenset(spec.get("required", ()))
+    compiled = method.compiled["params"] = (params, frozenset(spec.get("required", ())))
+    return compiled
 
 
 def _length_only(bounds: dict[str, int]) -> Check:

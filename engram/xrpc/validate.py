@@ -14,20 +14,44 @@ import orjson
 
 from engram.xrpc.errors import InvalidRequestError
 from engram.xrpc.lexicons import LexiconRegistry, MethodDef
-from engram.xrpc.params import decode_params
+from engram.xrpc.params import compile_params, decode_params
 from engram.xrpc.schema_checks import Check, ValidationError, compile_field, decode_bytes
 
-__all__ = ["ValidationError", "decode_bytes", "decode_params", "validate_input", "validate_output", "validate_value"]
+__all__ = [
+    "ValidationError",
+    "decode_bytes",
+    "decode_params",
+    "precompile",
+    "validate_input",
+    "validate_output",
+    "validate_value",
+]
 
 _JSON = "application/json"
 
 
-def validate_value(schema: dict[str, Any], value: Any, registry: LexiconRegistry, context_nsid: str, path: str) -> None:
+def precompile(registry: LexiconRegistry) -> None:
+    """Compile every method's params, input and output checks now (start-up), not on first request.
+
+    Also surfaces schema problems the structural check can't see (such as a ref to a definition of a
+    type values can't have) as a LexiconError at start-up.
+    """
+    for method in registry.methods().values():
+        compile_params(method, registry)
+        _compiled(method, "input", registry)
+        _compiled(method, "output", registry)
+
+
+def validate_value(
+    schema: dict[str, Any], value: Any, registry: LexiconRegistry, context_nsid: str, path: str
+) -> None:
     """Raise ValidationError (path starting with ``path``) unless ``value`` matches ``schema``."""
     _run(compile_field(schema, registry, context_nsid), value, path)
 
 
-def validate_input(method: MethodDef, content_type: str | None, body: bytes, registry: LexiconRegistry) -> Any:
+def validate_input(
+    method: MethodDef, content_type: str | None, body: bytes, registry: LexiconRegistry
+) -> Any:
     """The request body, checked against the method's declared input.
 
     No declared input: the body must be empty (as the atproto servers answer) and None is returned.
@@ -45,7 +69,9 @@ def validate_input(method: MethodDef, content_type: str | None, body: bytes, reg
     encoding = spec["encoding"]
     mime = (content_type or "").split(";", 1)[0].strip().lower()
     if not _encoding_matches(encoding, mime):
-        raise InvalidRequestError(f"Wrong request encoding (Content-Type): expected {encoding}, got {mime or 'none'}")
+        raise InvalidRequestError(
+            f"Wrong request encoding (Content-Type): expected {encoding}, got {mime or 'none'}"
+        )
     if encoding != _JSON:
         return body
     try:
@@ -81,7 +107,8 @@ def validate_output(method: MethodDef, body: Any, registry: LexiconRegistry) -> 
 def _compiled(method: MethodDef, which: str, registry: LexiconRegistry) -> Check | None:
     cache = method.compiled
     if which not in cache:
-        schema = (method.input if which == "input" else method.output or {}).get("schema")  # type: ignore[union-attr]
+        spec = method.input if which == "input" else method.output
+        schema = (spec or {}).get("schema")
         cache[which] = compile_field(schema, registry, method.nsid) if schema is not None else None
     return cache[which]
 

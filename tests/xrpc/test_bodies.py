@@ -22,27 +22,62 @@ DOCS = [
                         "properties": {
                             "space": {"type": "string"},
                             "hash": {"type": "bytes", "maxLength": 32},
-                            "thing": {"type": "union", "refs": ["io.example.defs#circle", "io.example.defs#square"], "closed": True},
+                            "thing": {
+                                "type": "union",
+                                "refs": ["io.example.defs#circle", "io.example.defs#square"],
+                                "closed": True,
+                            },
                         },
                     },
                 },
                 "output": {"encoding": "application/json", "schema": {"type": "ref", "ref": "#result"}},
             },
-            "result": {"type": "object", "required": ["ids"], "properties": {"ids": {"type": "array", "items": {"type": "string", "format": "tid"}}}},
+            "result": {
+                "type": "object",
+                "required": ["ids"],
+                "properties": {"ids": {"type": "array", "items": {"type": "string", "format": "tid"}}},
+            },
         },
     },
     {
         "lexicon": 1,
         "id": "io.example.defs",
         "defs": {
-            "circle": {"type": "object", "required": ["r"], "properties": {"r": {"type": "integer", "minimum": 0}}},
+            "circle": {
+                "type": "object",
+                "required": ["r"],
+                "properties": {"r": {"type": "integer", "minimum": 0}},
+            },
             "square": {"type": "object", "required": ["side"], "properties": {"side": {"type": "integer"}}},
         },
     },
-    {"lexicon": 1, "id": "io.example.upload", "defs": {"main": {"type": "procedure", "input": {"encoding": "*/*"}, "output": {"encoding": "application/x-tar"}}}},
-    {"lexicon": 1, "id": "io.example.images", "defs": {"main": {"type": "procedure", "input": {"encoding": "image/*"}}}},
+    {
+        "lexicon": 1,
+        "id": "io.example.upload",
+        "defs": {
+            "main": {
+                "type": "procedure",
+                "input": {"encoding": "*/*"},
+                "output": {"encoding": "application/x-tar"},
+            }
+        },
+    },
+    {
+        "lexicon": 1,
+        "id": "io.example.images",
+        "defs": {"main": {"type": "procedure", "input": {"encoding": "image/*"}}},
+    },
     {"lexicon": 1, "id": "io.example.ping", "defs": {"main": {"type": "procedure"}}},
-    {"lexicon": 1, "id": "io.example.empty", "defs": {"main": {"type": "procedure", "output": {"encoding": "application/json", "schema": {"type": "object", "properties": {}}}}}},
+    {
+        "lexicon": 1,
+        "id": "io.example.empty",
+        "defs": {
+            "main": {
+                "type": "procedure",
+                "output": {"encoding": "application/json", "schema": {"type": "object", "properties": {}}},
+            }
+        },
+    },
 ]
 REGISTRY = LexiconRegistry.from_docs(DOCS)
 PUT = REGISTRY.method("io.example.putThing")
@@ -50,7 +85,9 @@ GOOD = {"space": "s", "hash": {"$bytes": "3q2+7w"}, "thing": {"$type": "io.examp
 
 
 def put(body, content_type="application/json"):
-    return validate_input(PUT, content_type, body if isinstance(body, bytes) else orjson.dumps(body), REGISTRY)
+    return validate_input(
+        PUT, content_type, body if isinstance(body, bytes) else orjson.dumps(body), REGISTRY
+    )
 
 
 def test_valid_json_input_is_returned_parsed():
@@ -62,7 +99,11 @@ def test_valid_json_input_is_returned_parsed():
 @pytest.mark.parametrize(
     ("body", "content_type", "message"),
     [
-        (GOOD, "text/plain", "Wrong request encoding (Content-Type): expected application/json, got text/plain"),
+        (
+            GOOD,
+            "text/plain",
+            "Wrong request encoding (Content-Type): expected application/json, got text/plain",
+        ),
         (GOOD, None, "Wrong request encoding (Content-Type): expected application/json, got none"),
         (b"", "application/json", "A request body is expected but none was provided"),
         (b'{"space": ', "application/json", "Request body is not valid JSON"),
@@ -71,13 +112,36 @@ def test_valid_json_input_is_returned_parsed():
         ([1, 2], "application/json", "Invalid input: input: must be an object"),
         ({"space": "s"}, "application/json", "Invalid input: input.thing: is required"),
         ({**GOOD, "space": 5}, "application/json", "Invalid input: input.space: must be a string"),
-        ({**GOOD, "hash": {"$bytes": "A" * 48}}, "application/json", "Invalid input: input.hash: must be at most 32 bytes"),
-        ({**GOOD, "hash": "deadbeef"}, "application/json", 'Invalid input: input.hash: must be bytes ({"$bytes": base64})'),
-        ({**GOOD, "thing": {"r": 2}}, "application/json", "Invalid input: input.thing: must be an object with a $type"),
-        ({**GOOD, "thing": {"$type": "io.example.defs#triangle"}}, "application/json",
-         "Invalid input: input.thing: must be one of io.example.defs#circle, io.example.defs#square"),
-        ({**GOOD, "thing": {"$type": "io.example.defs#circle", "r": -1}}, "application/json", "Invalid input: input.thing.r: must be at least 0"),
-        ({**GOOD, "thing": {"$type": "io.example.defs#square", "r": 1}}, "application/json", "Invalid input: input.thing.side: is required"),
+        (
+            {**GOOD, "hash": {"$bytes": "A" * 48}},
+            "application/json",
+            "Invalid input: input.hash: must be at most 32 bytes",
+        ),
+        (
+            {**GOOD, "hash": "deadbeef"},
+            "application/json",
+            'Invalid input: input.hash: must be bytes ({"$bytes": base64})',
+        ),
+        (
+            {**GOOD, "thing": {"r": 2}},
+            "application/json",
+            "Invalid input: input.thing: must be an object with a $type",
+        ),
+        (
+            {**GOOD, "thing": {"$type": "io.example.defs#triangle"}},
+            "application/json",
+            "Invalid input: input.thing: must be one of io.example.defs#circle, io.example.defs#square",
+        ),
+        (
+            {**GOOD, "thing": {"$type": "io.example.defs#circle", "r": -1}},
+            "application/json",
+            "Invalid input: input.thing.r: must be at least 0",
+        ),
+        (
+            {**GOOD, "thing": {"$type": "io.example.defs#square", "r": 1}},
+            "application/json",
+            "Invalid input: input.thing.side: is required",
+        ),
     ],
 )
 def test_bad_input_is_a_400_with_a_clear_message(body, content_type, message):
@@ -114,7 +178,12 @@ def test_valid_output_passes():
 @pytest.mark.parametrize(
     ("method", "body", "path", "message"),
     [
-        ("io.example.putThing", {"ids": ["3jzfcijpj2z2a", "nope"]}, "output.ids[1]", "must be a TID (13 base32-sortable characters)"),
+        (
+            "io.example.putThing",
+            {"ids": ["3jzfcijpj2z2a", "nope"]},
+            "output.ids[1]",
+            "must be a TID (13 base32-sortable characters)",
+        ),
         ("io.example.putThing", {}, "output.ids", "is required"),
         ("io.example.putThing", None, "output", "must be an object"),
         ("io.example.empty", [], "output", "must be an object"),

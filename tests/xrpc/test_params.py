@@ -28,7 +28,12 @@ LEXICON = {
                     "name": {"type": "string", "maxGraphemes": 3, "minGraphemes": 2},
                     "sort": {"type": "string", "enum": ["new", "top"]},
                     "mode": {"type": "string", "knownValues": ["hybrid", "vector"], "default": "hybrid"},
-                    "tags": {"type": "array", "maxLength": 3, "minLength": 1, "items": {"type": "string", "maxLength": 4}},
+                    "tags": {
+                        "type": "array",
+                        "maxLength": 3,
+                        "minLength": 1,
+                        "items": {"type": "string", "maxLength": 4},
+                    },
                     "ids": {"type": "array", "items": {"type": "integer", "maximum": 9}},
                     "flags": {"type": "array", "items": {"type": "boolean"}},
                     "ratio": {"type": "string", "default": "0.4"},
@@ -65,7 +70,15 @@ def test_defaults_apply_and_absent_optionals_are_omitted():
 
 
 def test_values_are_typed():
-    out = decode(("limit", "50"), ("offset", "-5"), ("exact", "true"), ("fast", "false"), ("ids", "1"), ("ids", "09"), ("flags", "false"))
+    out = decode(
+        ("limit", "50"),
+        ("offset", "-5"),
+        ("exact", "true"),
+        ("fast", "false"),
+        ("ids", "1"),
+        ("ids", "09"),
+        ("flags", "false"),
+    )
     assert (out["limit"], out["offset"], out["exact"], out["fast"]) == (50, -5, True, False)
     assert out["ids"] == [1, 9] and out["flags"] == [False]
 
@@ -97,14 +110,20 @@ def test_unknown_parameters_are_ignored():
         ([("exact", "True")], 'Invalid parameter "exact": must be true or false'),
         ([("exact", "1")], 'Invalid parameter "exact": must be true or false'),
         ([("author", "alice.test")], 'Invalid parameter "author": must be a DID (did:method:identifier)'),
-        ([("since", "2024-01-01")], 'Invalid parameter "since": must be an RFC 3339 datetime with seconds and a timezone (such as 1985-04-12T23:20:50.123Z)'),
+        (
+            [("since", "2024-01-01")],
+            'Invalid parameter "since": must be an RFC 3339 datetime with seconds and a timezone (such as 1985-04-12T23:20:50.123Z)',
+        ),
         ([("q", "abcde")], 'Invalid parameter "q": must be at most 4 bytes (UTF-8)'),
         ([("q", "éé é")], 'Invalid parameter "q": must be at most 4 bytes (UTF-8)'),
         ([("q", "a")], 'Invalid parameter "q": must be at least 2 bytes (UTF-8)'),
         ([("name", "abcd")], 'Invalid parameter "name": must be at most 3 graphemes'),
         ([("name", "👍")], 'Invalid parameter "name": must be at least 2 graphemes'),
         ([("sort", "old")], 'Invalid parameter "sort": must be one of new, top'),
-        ([("tags", "b"), ("tags", "c"), ("tags", "d")], 'Invalid parameter "tags": must have at most 3 items'),
+        (
+            [("tags", "b"), ("tags", "c"), ("tags", "d")],
+            'Invalid parameter "tags": must have at most 3 items',
+        ),
         ([("tags", "toolong")], 'Invalid parameter "tags[1]": must be at most 4 bytes (UTF-8)'),
         ([("ids", "1"), ("ids", "10")], 'Invalid parameter "ids[1]": must be at most 9'),
         ([("flags", "yes")], 'Invalid parameter "flags[0]": must be true or false'),
@@ -141,5 +160,10 @@ def test_a_plain_mapping_works_too():
 
 
 def test_method_without_parameters_decodes_to_nothing():
-    registry = LexiconRegistry.from_docs([{"lexicon": 1, "id": "io.example.bare", "defs": {"main": {"type": "query"}}}])
-    assert decode_params(registry.method("io.example.bare"), MultiDictProxy(MultiDict([("x", "1")])), registry) == {}
+    registry = LexiconRegistry.from_docs(
+        [{"lexicon": 1, "id": "io.example.bare", "defs": {"main": {"type": "query"}}}]
+    )
+    assert (
+        decode_params(registry.method("io.example.bare"), MultiDictProxy(MultiDict([("x", "1")])), registry)
+        == {}
+    )

@@ -14,7 +14,10 @@ QUERY = {
             "type": "query",
             "description": "Get a thing.",
             "parameters": {"type": "params", "required": ["id"], "properties": {"id": {"type": "string"}}},
-            "output": {"encoding": "application/json", "schema": {"type": "ref", "ref": "io.example.defs#thing"}},
+            "output": {
+                "encoding": "application/json",
+                "schema": {"type": "ref", "ref": "io.example.defs#thing"},
+            },
             "errors": [{"name": "ThingNotFound"}, {"name": "Gone", "description": "It went."}],
         },
         "local": {"type": "object", "properties": {}},
@@ -57,7 +60,13 @@ def test_load_reads_every_json_file_and_lists_methods(tmp_path):
     assert get.output["encoding"] == "application/json"
     assert get.input is None
     do = methods["io.example.doThing"]
-    assert (do.kind, do.input, do.output, do.parameters, do.errors) == ("procedure", {"encoding": "*/*"}, None, None, frozenset())
+    assert (do.kind, do.input, do.output, do.parameters, do.errors) == (
+        "procedure",
+        {"encoding": "*/*"},
+        None,
+        None,
+        frozenset(),
+    )
     assert registry.get("io.example.defs")["id"] == "io.example.defs"
     assert "io.example.defs" in registry and "io.example.nope" not in registry
 
@@ -104,16 +113,37 @@ def _doc(**main):
         ({**QUERY, "defs": {}}, "defs: must be a non-empty object"),
         ({**QUERY, "extra": 1}, "unexpected key"),
         (["not", "an", "object"], "must be a JSON object"),
-        (_doc(type="query", output={"schema": {"type": "object", "properties": {}}}), "encoding: must be a string"),
-        (_doc(type="query", parameters={"type": "params", "properties": {"o": {"type": "object", "properties": {}}}}), "parameters may only be"),
-        (_doc(type="query", parameters={"type": "params", "required": ["x"], "properties": {}}), "undeclared properties: x"),
-        (_doc(type="object", properties={"s": {"type": "string", "format": "colour"}}), "unknown string format"),
-        (_doc(type="object", properties={"s": {"type": "string", "maxLength": "5"}}), "maxLength: must be an integer"),
+        (
+            _doc(type="query", output={"schema": {"type": "object", "properties": {}}}),
+            "encoding: must be a string",
+        ),
+        (
+            _doc(
+                type="query",
+                parameters={"type": "params", "properties": {"o": {"type": "object", "properties": {}}}},
+            ),
+            "parameters may only be",
+        ),
+        (
+            _doc(type="query", parameters={"type": "params", "required": ["x"], "properties": {}}),
+            "undeclared properties: x",
+        ),
+        (
+            _doc(type="object", properties={"s": {"type": "string", "format": "colour"}}),
+            "unknown string format",
+        ),
+        (
+            _doc(type="object", properties={"s": {"type": "string", "maxLength": "5"}}),
+            "maxLength: must be an integer",
+        ),
         (_doc(type="object", properties={"s": {"type": "strang"}}), "known type"),
         (_doc(type="object", properties={"s": {"type": "string", "items": {}}}), "unexpected key"),
         (_doc(type="object", properties={"a": {"type": "array"}}), "items: must be a definition"),
         (_doc(type="object", properties={"r": {"type": "ref", "ref": "#missing"}}), "unresolvable ref"),
-        (_doc(type="object", properties={"u": {"type": "union", "refs": ["io.example.nope"]}}), "unresolvable ref"),
+        (
+            _doc(type="object", properties={"u": {"type": "union", "refs": ["io.example.nope"]}}),
+            "unresolvable ref",
+        ),
         (_doc(type="record", key="tid", record={"type": "string"}), "must be of type object"),
         (_doc(type="procedure", errors=[{"description": "no name"}]), "must be an object with a name"),
         (_doc(type="space", collections=["nodots"]), "must be an array of NSIDs"),
@@ -128,3 +158,38 @@ def test_structural_errors_fail_loudly(doc, message):
 def test_duplicate_ids_are_refused():
     with pytest.raises(LexiconError, match="duplicate lexicon id"):
         LexiconRegistry.from_docs([DEFS, DEFS])
+
+
+def test_precompile_rejects_a_schema_that_refers_to_a_method():
+    from engram.xrpc.validate import precompile
+
+    doc = {
+        "lexicon": 1,
+        "id": "io.example.loop",
+        "defs": {
+            "main": {
+                "type": "query",
+                "output": {
+                    "encoding": "application/json",
+                    "schema": {
+                        "type": "object",
+                        "properties": {"x": {"type": "ref", "ref": "io.example.loop"}},
+                    },
+                },
+            }
+        },
+    }
+    registry = LexiconRegistry.from_docs([doc])
+    with pytest.raises(LexiconError, match="cannot validate values of type 'query'"):
+        precompile(registry)
+    assert registry.compiled_defs == {}  # no half-built placeholder left behind
+
+
+def test_params_must_be_a_params_definition():
+    doc = {
+        "lexicon": 1,
+        "id": "io.example.bad",
+        "defs": {"main": {"type": "query", "parameters": {"type": "object", "properties": {}}}},
+    }
+    with pytest.raises(LexiconError, match="must be a params definition"):
+        LexiconRegistry.from_docs([doc])

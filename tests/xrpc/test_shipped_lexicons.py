@@ -11,7 +11,14 @@ from multidict import MultiDict, MultiDictProxy
 from engram.xrpc.errors import InvalidRequestError
 from engram.xrpc.formats import check_nsid
 from engram.xrpc.lexicons import LexiconRegistry
-from engram.xrpc.validate import ValidationError, decode_params, validate_input, validate_output, validate_value
+from engram.xrpc.validate import (
+    ValidationError,
+    decode_params,
+    precompile,
+    validate_input,
+    validate_output,
+    validate_value,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 LEXICONS = REPO / "lexicons"
@@ -33,7 +40,11 @@ VIEW = {
     "createdAt": "2026-11-01T09:30:00.000Z",
     "indexedAt": "2026-11-01T09:30:02.512Z",
 }
-MODEL = {"model": "all-MiniLM-L6-v2", "modelDigest": "sha256:53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db", "dims": 384}
+MODEL = {
+    "model": "all-MiniLM-L6-v2",
+    "modelDigest": "sha256:53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
+    "dims": 384,
+}
 
 
 def test_searchmemories_is_the_users_lexicon_byte_for_byte():
@@ -89,13 +100,26 @@ def test_methods_say_how_they_authenticate(nsid):
 
 def test_search_params_decode_with_a_real_vector():
     vector = base64.urlsafe_b64encode(bytes(768)).decode().rstrip("=")
-    query = MultiDictProxy(MultiDict([("space", SPACE), ("vector", vector), ("model", MODEL["model"]),
-                                      ("modelDigest", MODEL["modelDigest"]), ("tags", "ops"), ("tags", "secrets"),
-                                      ("since", "2026-01-01T00:00:00Z"), ("author", AUTHOR)]))
+    query = MultiDictProxy(
+        MultiDict(
+            [
+                ("space", SPACE),
+                ("vector", vector),
+                ("model", MODEL["model"]),
+                ("modelDigest", MODEL["modelDigest"]),
+                ("tags", "ops"),
+                ("tags", "secrets"),
+                ("since", "2026-01-01T00:00:00Z"),
+                ("author", AUTHOR),
+            ]
+        )
+    )
     out = decode_params(REGISTRY.method("garden.engram.searchMemories"), query, REGISTRY)
     assert out["limit"] == 10 and out["vector"] == vector and out["tags"] == ["ops", "secrets"]
     with pytest.raises(InvalidRequestError, match='Invalid parameter "limit": must be at most 50'):
-        decode_params(REGISTRY.method("garden.engram.searchMemories"), {"space": SPACE, "limit": "51"}, REGISTRY)
+        decode_params(
+            REGISTRY.method("garden.engram.searchMemories"), {"space": SPACE, "limit": "51"}, REGISTRY
+        )
 
 
 def test_graph_params_defaults():
@@ -104,18 +128,47 @@ def test_graph_params_defaults():
 
 
 def test_realistic_outputs_validate():
-    validate_output(REGISTRY.method("garden.engram.searchMemories"),
-                    {"memories": [{**VIEW, "similarity": 873, "source": "https://example.com/runbook"}], "approximate": True}, REGISTRY)
+    validate_output(
+        REGISTRY.method("garden.engram.searchMemories"),
+        {
+            "memories": [{**VIEW, "similarity": 873, "source": "https://example.com/runbook"}],
+            "approximate": True,
+        },
+        REGISTRY,
+    )
     validate_output(REGISTRY.method("garden.engram.getMemory"), {"memory": VIEW}, REGISTRY)
-    validate_output(REGISTRY.method("garden.engram.listMemories"), {"memories": [VIEW], "cursor": "3jui7kd54zh2y"}, REGISTRY)
-    validate_output(REGISTRY.method("garden.engram.getSpaceStatus"), {
-        "memories": 10, "skipped": [{"author": AUTHOR, "count": 2}],
-        "config": {**MODEL, "queryPrefix": "search_query: ", "createdAt": "2026-11-01T09:00:00Z", "next": MODEL},
-        "active": MODEL, "building": MODEL, "buildingMemories": 4}, REGISTRY)
-    validate_output(REGISTRY.method("garden.engram.getMemoryGraph"),
-                    {"nodes": [VIEW, VIEW], "edges": [{"a": 0, "b": 1, "similarity": 640}]}, REGISTRY)
-    validate_output(REGISTRY.method("garden.engram.describeService"),
-                    {"did": "did:web:engram.example.com", "registration": "closed", "textSearch": MODEL}, REGISTRY)
+    validate_output(
+        REGISTRY.method("garden.engram.listMemories"),
+        {"memories": [VIEW], "cursor": "3jui7kd54zh2y"},
+        REGISTRY,
+    )
+    validate_output(
+        REGISTRY.method("garden.engram.getSpaceStatus"),
+        {
+            "memories": 10,
+            "skipped": [{"author": AUTHOR, "count": 2}],
+            "config": {
+                **MODEL,
+                "queryPrefix": "search_query: ",
+                "createdAt": "2026-11-01T09:00:00Z",
+                "next": MODEL,
+            },
+            "active": MODEL,
+            "building": MODEL,
+            "buildingMemories": 4,
+        },
+        REGISTRY,
+    )
+    validate_output(
+        REGISTRY.method("garden.engram.getMemoryGraph"),
+        {"nodes": [VIEW, VIEW], "edges": [{"a": 0, "b": 1, "similarity": 640}]},
+        REGISTRY,
+    )
+    validate_output(
+        REGISTRY.method("garden.engram.describeService"),
+        {"did": "did:web:engram.example.com", "registration": "closed", "textSearch": MODEL},
+        REGISTRY,
+    )
     validate_output(REGISTRY.method("garden.engram.warmSpace"), {}, REGISTRY)
     validate_output(REGISTRY.method("com.atproto.space.notifyWrite"), None, REGISTRY)
 
@@ -132,14 +185,18 @@ def test_realistic_outputs_validate():
 )
 def test_off_lexicon_search_output_is_caught(change, path):
     with pytest.raises(ValidationError) as info:
-        validate_output(REGISTRY.method("garden.engram.searchMemories"), {"memories": [{**VIEW, **change}]}, REGISTRY)
+        validate_output(
+            REGISTRY.method("garden.engram.searchMemories"), {"memories": [{**VIEW, **change}]}, REGISTRY
+        )
     assert info.value.path == path
 
 
 def test_notify_write_input():
     method = REGISTRY.method("com.atproto.space.notifyWrite")
-    body = (b'{"space": "%s", "repo": "%s", "repoRev": "3jzfcijpj2z2a", "hash": {"$bytes": "%s"}, "spaceRev": "3jzfcijpj2z2b"}'
-            % (SPACE.encode(), AUTHOR.encode(), base64.b64encode(bytes(32)).rstrip(b"=")))
+    body = (
+        b'{"space": "%s", "repo": "%s", "repoRev": "3jzfcijpj2z2a", "hash": {"$bytes": "%s"}, "spaceRev": "3jzfcijpj2z2b"}'
+        % (SPACE.encode(), AUTHOR.encode(), base64.b64encode(bytes(32)).rstrip(b"="))
+    )
     assert validate_input(method, "application/json", body, REGISTRY)["repoRev"] == "3jzfcijpj2z2a"
     with pytest.raises(InvalidRequestError, match="input.spaceRev: must be a TID"):
         validate_input(method, "application/json", body.replace(b"3jzfcijpj2z2b", b"rev-1"), REGISTRY)
@@ -147,23 +204,41 @@ def test_notify_write_input():
 
 def _memory(**change):
     vector = {"$bytes": base64.b64encode(bytes(768)).decode()}
-    return {"text": "Remember to rotate the keys.", "tags": ["ops"], "createdAt": "2026-11-01T09:30:00Z",
-            "embedding": {**MODEL, "encoding": "f16le", "vector": vector}, **change}
+    return {
+        "text": "Remember to rotate the keys.",
+        "tags": ["ops"],
+        "createdAt": "2026-11-01T09:30:00Z",
+        "embedding": {**MODEL, "encoding": "f16le", "vector": vector},
+        **change,
+    }
 
 
 def test_memory_records_validate_against_the_record_lexicon():
     schema = {"type": "ref", "ref": "garden.engram.memory"}
     validate_value(schema, _memory(), REGISTRY, "garden.engram.memory", "record")
-    validate_value(schema, _memory(text="🧠" * 7500), REGISTRY, "garden.engram.memory", "record")  # 30000 bytes
+    validate_value(
+        schema, _memory(text="🧠" * 7500), REGISTRY, "garden.engram.memory", "record"
+    )  # 30000 bytes
     for change, path in [
         ({"text": "🧠" * 7501}, "record.text"),
         ({"text": "a" * 10001}, "record.text"),
         ({"tags": ["t"] * 17}, "record.tags"),
         ({"tags": ["é" * 65]}, "record.tags[0]"),
         ({"embedding": {**MODEL, "encoding": "f16le"}}, "record.embedding.vector"),
-        ({"embedding": {**MODEL, "dims": 0, "encoding": "f16le", "vector": {"$bytes": ""}}}, "record.embedding.dims"),
+        (
+            {"embedding": {**MODEL, "dims": 0, "encoding": "f16le", "vector": {"$bytes": ""}}},
+            "record.embedding.dims",
+        ),
         ({"nextEmbedding": {"model": "x"}}, "record.nextEmbedding.modelDigest"),
     ]:
         with pytest.raises(ValidationError) as info:
             validate_value(schema, _memory(**change), REGISTRY, "garden.engram.memory", "record")
         assert info.value.path == path
+
+
+def test_precompile_builds_every_method_check_up_front():
+    registry = LexiconRegistry.load(LEXICONS)
+    precompile(registry)
+    for method in registry.methods().values():
+        assert {"params", "input", "output"} <= set(method.compiled)
+    assert "garden.engram.defs#memoryView" in registry.compiled_defs

@@ -42,19 +42,38 @@ RECORD = {
                     "sizeBlob": {"type": "blob", "maxSize": 20},
                     "acceptBlob": {"type": "blob", "accept": ["image/*", "text/plain"]},
                     "array": {"type": "array", "items": {"type": "integer"}},
-                    "lenArray": {"type": "array", "minLength": 2, "maxLength": 4, "items": {"type": "integer"}},
+                    "lenArray": {
+                        "type": "array",
+                        "minLength": 2,
+                        "maxLength": 4,
+                        "items": {"type": "integer"},
+                    },
                     "object": {"type": "ref", "ref": "#demoObject"},
                     "token": {"type": "ref", "ref": "#demoToken"},
                     "union": {"type": "union", "refs": ["#demoObject", "io.example.other#thing"]},
-                    "closedUnion": {"type": "union", "closed": True, "refs": ["#demoObject", "io.example.other"]},
+                    "closedUnion": {
+                        "type": "union",
+                        "closed": True,
+                        "refs": ["#demoObject", "io.example.other"],
+                    },
                     "unknown": {"type": "unknown"},
                     "tree": {"type": "ref", "ref": "#node"},
                 },
             },
         },
         "demoToken": {"type": "token"},
-        "demoObject": {"type": "object", "required": ["a"], "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}},
-        "node": {"type": "object", "properties": {"value": {"type": "integer"}, "children": {"type": "array", "items": {"type": "ref", "ref": "#node"}}}},
+        "demoObject": {
+            "type": "object",
+            "required": ["a"],
+            "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+        },
+        "node": {
+            "type": "object",
+            "properties": {
+                "value": {"type": "integer"},
+                "children": {"type": "array", "items": {"type": "ref", "ref": "#node"}},
+            },
+        },
     },
 }
 OTHER = {
@@ -129,7 +148,11 @@ INVALID = [
     ({"lenString": "abcdefg-abcdefg-abcdefg"}, "record.lenString", "must be at most 20 bytes (UTF-8)"),
     ({"lenString": "é" * 11}, "record.lenString", "must be at most 20 bytes (UTF-8)"),
     ({"lenString": "a\ud800bcdef"}, "record.lenString", "must be valid Unicode text (no lone surrogates)"),
-    ({"graphemeString": "👩\u200d👩\u200d👦\u200d👦" * 9}, "record.graphemeString", "must be at least 10 graphemes"),
+    (
+        {"graphemeString": "👩\u200d👩\u200d👦\u200d👦" * 9},
+        "record.graphemeString",
+        "must be at least 10 graphemes",
+    ),
     ({"graphemeString": "abcdefg-abcdefg-abcdefg"}, "record.graphemeString", "must be at most 20 graphemes"),
     ({"enumString": "unexpected"}, "record.enumString", "must be one of fish, rock, tree"),
     ({"constString": "tree"}, "record.constString", "must be 'fish'"),
@@ -148,7 +171,11 @@ INVALID = [
     ({"blob": {**BLOB, "mimeType": False}}, "record.blob", "must be a blob with a string mimeType"),
     ({"blob": {**BLOB, "ref": {"$link": "nope"}}}, "record.blob", "must be a CID link"),
     ({"sizeBlob": {**BLOB, "size": 12345}}, "record.sizeBlob", "must be a blob of at most 20 bytes"),
-    ({"acceptBlob": {**BLOB, "mimeType": "video/mp4"}}, "record.acceptBlob", "must be a blob of type image/*, text/plain"),
+    (
+        {"acceptBlob": {**BLOB, "mimeType": "video/mp4"}},
+        "record.acceptBlob",
+        "must be a blob of type image/*, text/plain",
+    ),
     ({"array": 123}, "record.array", "must be an array"),
     ({"array": [1, True]}, "record.array[1]", "must be an integer"),
     ({"lenArray": [0]}, "record.lenArray", "must have at least 2 items"),
@@ -162,13 +189,21 @@ INVALID = [
     ({"union": {"a": 1, "b": 2}}, "record.union", "must be an object with a $type"),
     ({"union": {"$type": "io.example.record#demoObject", "a": "x"}}, "record.union.a", "must be an integer"),
     ({"union": {"$type": "io.example.other#thing"}}, "record.union.size", "is required"),
-    ({"closedUnion": {"$type": "example.unknown-lexicon.blah", "a": 1}}, "record.closedUnion", "must be one of"),
+    (
+        {"closedUnion": {"$type": "example.unknown-lexicon.blah", "a": 1}},
+        "record.closedUnion",
+        "must be one of",
+    ),
     ({"closedUnion": {"$type": "io.example.other"}}, "record.closedUnion.name", "is required"),
     ({"unknown": False}, "record.unknown", "must be an object"),
     ({"unknown": [1]}, "record.unknown", "must be an object"),
     ({"unknown": {"$bytes": "123"}}, "record.unknown", "must be an object"),
     ({"unknown": BLOB}, "record.unknown", "must be an object"),
-    ({"tree": {"children": [{"children": [{"value": "deep"}]}]}}, "record.tree.children[0].children[0].value", "must be an integer"),
+    (
+        {"tree": {"children": [{"children": [{"value": "deep"}]}]}},
+        "record.tree.children[0].children[0].value",
+        "must be an integer",
+    ),
 ]
 
 
