@@ -8,11 +8,13 @@ JSON path. The tests parse every shipped lexicon with the SDK models too, where 
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from engram.xrpc.formats import FORMATS, check_nsid
 
 _COMMON = {"type", "description"}
+_RECORD_KEY_TYPE_RE = re.compile(r"tid|nsid|any|literal:[A-Za-z0-9._:~-]{1,512}")
 # Allowed keys per field type (besides type/description); values are checked below by key name.
 _FIELD_KEYS: dict[str, set[str]] = {
     "null": set(),
@@ -78,8 +80,8 @@ def _check_def(d: dict, path: str) -> None:
     kind = d.get("type")
     if kind == "record":
         _only(d, _COMMON | {"key", "record"}, path)
-        if not isinstance(d.get("key", "any"), str):
-            _fail(f"{path}.key", "must be a string")
+        if not isinstance(d.get("key", "any"), str) or not _RECORD_KEY_TYPE_RE.fullmatch(d.get("key", "any")):
+            _fail(f"{path}.key", "must be tid, nsid, any or literal:<value>")
         _check_field(d.get("record"), f"{path}.record", only={"object"})
     elif kind in _METHOD_KEYS:
         _only(d, _COMMON | _METHOD_KEYS[kind], path)

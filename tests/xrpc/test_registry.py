@@ -145,6 +145,10 @@ def _doc(**main):
             "unresolvable ref",
         ),
         (_doc(type="record", key="tid", record={"type": "string"}), "must be of type object"),
+        (
+            _doc(type="record", key="random", record={"type": "object", "properties": {}}),
+            "key: must be tid, nsid, any",
+        ),
         (_doc(type="procedure", errors=[{"description": "no name"}]), "must be an object with a name"),
         (_doc(type="space", collections=["nodots"]), "must be an array of NSIDs"),
         ({"lexicon": 1, "id": "io.example.bad", "defs": {"other": {"type": "query"}}}, "must be named main"),
