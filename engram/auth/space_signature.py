@@ -21,6 +21,7 @@ Verification rules (every failure is 401 ``BadSpaceSignature``):
 from __future__ import annotations
 
 import base64
+import functools
 from collections.abc import Mapping
 from typing import Any
 
@@ -54,14 +55,27 @@ def _member(headers: Headers, name: str) -> Any:
     if not lines:
         raise _bad(f"missing {name} header")
     try:
-        parsed = http_sf.parse(
-            ", ".join(lines).encode("latin-1"), tltype="dictionary", on_duplicate_key=_reject_duplicate_label
-        )
+        member = _parse_label(", ".join(lines))
     except ValueError:  # http_sf's StructuredFieldError, or text that is not Latin-1
         raise _bad(f"{name} is not a valid structured dictionary") from None
-    if LABEL not in parsed:  # type: ignore[operator]
+    if member is None:
         raise _bad(f"no {LABEL} signature in {name}")
-    return parsed[LABEL]  # type: ignore[index]
+    return member
+
+
+# Cached by field text: a client reuses one signature for the credential's life, and http_sf's pure-Python
+# per-character checks cost more than the ECDSA verify. Results are shared: never mutate them.
+@functools.lru_cache(maxsize=4096)
+def _parse_label(text: str) -> Any:
+    parsed = http_sf.parse(
+        text.encode("latin-1"), tltype="dictionary", on_duplicate_key=_reject_duplicate_label
+    )
+    return parsed.get(LABEL)  # type: ignore[union-attr]
+
+
+@functools.lru_cache(maxsize=4096)
+def _serialized_inner(text: str) -> str:
+    return ser_innerlist(_parse_label(text))
 
 
 def verify_space_signature(
@@ -101,7 +115,9 @@ def verify_space_signature(
     sig_bytes = signature[0]
     if not isinstance(sig_bytes, bytes) or len(sig_bytes) != 64:
         raise _bad("signature must be a 64-byte r||s byte sequence")
-    base = _signature_base(headers, components, ser_innerlist(sig_input))
+    base = _signature_base(
+        headers, components, _serialized_inner(", ".join(headers.getall("Signature-Input")))
+    )
     if not holder_key.verify(base, sig_bytes, strict_low_s=False):
         raise _bad("signature does not verify")
 
