@@ -21,6 +21,7 @@ from .context import AppContext
 from .keys import context_key, xrpc_key
 from .workers import WorkerPool
 from .xrpc.lexicons import LexiconRegistry
+from .xrpc.validate import precompile
 from .xrpc.middleware import cors_middleware, error_middleware
 from .xrpc.server import XrpcServer
 
@@ -31,6 +32,7 @@ LEXICON_DIR = Path(__file__).resolve().parent.parent / "lexicons"
 
 def create_app(settings: Settings, *, lexicon_dir: Path = LEXICON_DIR) -> web.Application:
     registry = LexiconRegistry.load(lexicon_dir)
+    precompile(registry)  # build every method's checks now, not on the first request
     app = web.Application(
         middlewares=[cors_middleware, error_middleware],
         client_max_size=settings.max_body_bytes,
