@@ -48,6 +48,7 @@ class _Entry:
     last_used: float = field(default_factory=time.monotonic)
     busy: int = 0
     saved_generation: int = -1
+    drops: int = 0  # the space's drop count when loaded; a later drop means "never save this again"
 
 
 class IndexManager:
@@ -115,7 +116,9 @@ class IndexManager:
         """Forget a deleted space: its loaded indexes, any load in flight, and its files."""
         self._dropped[space] = self._dropped.get(space, 0) + 1
         for key in [key for key in self._entries if key[0] == space]:
-            del self._entries[key]
+            entry = self._entries.pop(key)
+            async with entry.save:  # let a save in flight finish so it cannot re-create files after removal
+                pass
         if self.data_dir is not None:
             await self.pool.run(persist.remove, self.data_dir, space)
 
@@ -168,7 +171,9 @@ class IndexManager:
             index = await self._build(space, model_key, dims)
         else:
             self.disk_loads += 1
-        entry = _Entry(index, saved_generation=-1 if fresh_build else index.generation)
+            if index.needs_rebuild(0):  # saved under another exact_max, or heavy with tombstones
+                index = await self.pool.run(index.compacted, None, index.generation)
+        entry = _Entry(index, saved_generation=-1 if fresh_build else index.generation, drops=drops)
         if self._dropped.get(space, 0) != drops:
             return entry  # the space was deleted while loading: do not install it
         self._entries[key] = entry
@@ -230,7 +235,7 @@ class IndexManager:
             return
         async with entry.save, entry.lock.read():  # the read lock keeps in-place deltas out while serialising
             index = entry.index
-            if index.generation == entry.saved_generation:
+            if index.generation == entry.saved_generation or self._dropped.get(key[0], 0) != entry.drops:
                 return
             await self.pool.run(persist.save, index, self.data_dir, key[0], key[1])
             entry.saved_generation = index.generation

@@ -80,12 +80,19 @@ class MemorySource:
         if after_row_id == 0 and since_generation == 0:
             self.full_deltas += 1
         state = self.spaces.setdefault(space, _Space())
-        generation = state.generation  # snapshot before any await, like a read transaction
-        rows = [r for r in sorted(state.rows.values(), key=lambda r: r.row_id) if r.row_id > after_row_id and r.model_key == model_key]
-        deleted = np.array([rid for gen, rid in state.deleted if gen > since_generation], dtype=np.int64)
+        # Snapshot on the loop (cheap copies, like a read transaction), then do the O(n) work on a thread,
+        # as the real store does on its reader threads: the fake must not be what blocks the event loop.
+        generation, snapshot, log = state.generation, list(state.rows.values()), list(state.deleted)
+
+        def collect() -> IndexDelta:
+            rows = sorted((r for r in snapshot if r.row_id > after_row_id and r.model_key == model_key), key=lambda r: r.row_id)
+            deleted = np.array([rid for gen, rid in log if gen > since_generation], dtype=np.int64)
+            return IndexDelta(generation, rows_of(rows), deleted)
+
+        delta = await asyncio.to_thread(collect)
         if self.delay_s:
             await asyncio.sleep(self.delay_s)
-        return IndexDelta(generation, rows_of(rows), deleted)
+        return delta
 
     def live_rows(self, space: str, model_key: str = MODEL) -> IndexRows:
         return rows_of([r for r in sorted(self.spaces[space].rows.values(), key=lambda r: r.row_id) if r.model_key == model_key])

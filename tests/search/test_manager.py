@@ -231,3 +231,24 @@ async def test_searches_never_block_the_event_loop(pool):
             source.add(SPACE, queries[:2])  # deltas applied between rounds, also off the loop
         results = await asyncio.gather(*(manager.search(SPACE, MODEL, d, q, 10, Filters(since_ms=0)) for q in queries))
     assert guard.beats > 10 and all(len(r.row_ids) == 10 for r in results)
+
+
+async def test_persisted_index_of_the_wrong_kind_is_rebuilt_on_load(pool, tmp_path):
+    source, vectors = seeded(n=600)
+    exact = IndexManager(source, pool, tmp_path)  # 600 rows <= exact_max: flat fp16 only
+    await exact.warm(SPACE, MODEL, D)
+    await exact.close()
+    smaller = IndexManager(source, pool, tmp_path, exact_max=300)
+    await check_oracle(smaller, source, vectors[:3])
+    assert smaller.disk_loads == 1 and smaller._entries[(SPACE, MODEL)].index.coarse is not None
+
+
+async def test_a_dropped_space_loads_afresh(pool, tmp_path):
+    source, vectors = seeded(n=100)
+    manager = IndexManager(source, pool, tmp_path)
+    await manager.search(SPACE, MODEL, D, vectors[0], 1)
+    await manager.drop(SPACE)
+    await manager.flush()
+    assert not persist.space_dir(tmp_path, SPACE).exists()
+    await check_oracle(manager, source, vectors[:2])
+    assert manager.builds == 2
