@@ -22,7 +22,7 @@ from .keys import context_key, xrpc_key
 from .workers import WorkerPool
 from .xrpc.lexicons import LexiconRegistry
 from .xrpc.validate import precompile
-from .xrpc.middleware import cors_middleware, error_middleware
+from .xrpc.middleware import install_http_basics
 from .xrpc.server import XrpcServer
 
 log = logging.getLogger("engram")
@@ -33,10 +33,8 @@ LEXICON_DIR = Path(__file__).resolve().parent.parent / "lexicons"
 def create_app(settings: Settings, *, lexicon_dir: Path = LEXICON_DIR) -> web.Application:
     registry = LexiconRegistry.load(lexicon_dir)
     precompile(registry)  # build every method's checks now, not on the first request
-    app = web.Application(
-        middlewares=[cors_middleware, error_middleware],
-        client_max_size=settings.max_body_bytes,
-    )
+    app = web.Application(client_max_size=settings.max_body_bytes)
+    install_http_basics(app)
     ctx = AppContext(settings=settings, registry=registry, pool=WorkerPool(settings.workers))
     xrpc = XrpcServer(registry, max_body_bytes=settings.max_body_bytes)
     app[context_key] = ctx

@@ -37,7 +37,7 @@ VARIABLES: tuple[Variable, ...] = (
         None,
         "engram's DID (the audience of reader signatures). Default: did:web of the public URL's host.",
     ),
-    Variable("ENGRAM_SIGNING_KEY", None, "engram's private key (hex P-256). Default: generated in the data dir."),
+    Variable("ENGRAM_SIGNING_KEY", None, "engram's private key as a multibase private Multikey. Default: generated in the data dir."),
     Variable("ENGRAM_DEV", "0", "`1` allows plain-http did:web for localhost and relaxes nothing else."),
     Variable("ENGRAM_LOG_LEVEL", "info", "debug, info, warning or error. Logs are JSON lines on stderr."),
     Variable("ENGRAM_PLC_URL", "https://plc.directory", "PLC directory used to resolve did:plc."),
@@ -175,11 +175,15 @@ def read_env(environ: Mapping[str, str] | None = None) -> Settings:
                           "sentence-transformers:<dir>, hashing[:dims] or none")
     signing_key = get("ENGRAM_SIGNING_KEY") or None
     if signing_key is not None:
+        from .auth.keys import KeyFormatError, PrivateKey
+
         try:
-            if len(bytes.fromhex(signing_key)) != 32:
-                raise ValueError
-        except ValueError:
-            raise ConfigError("ENGRAM_SIGNING_KEY must be 64 hex characters (a P-256 private key)") from None
+            PrivateKey.from_multibase(signing_key.strip())
+        except (KeyFormatError, ValueError):
+            raise ConfigError(
+                "ENGRAM_SIGNING_KEY must be a multibase private Multikey (z..., P-256 or secp256k1); "
+                "`engram keygen` prints one"
+            ) from None
     data_dir = Path(get("ENGRAM_DATA_DIR") or "./engram-data").expanduser()
     if data_dir.exists() and not data_dir.is_dir():
         raise ConfigError(f"ENGRAM_DATA_DIR={str(data_dir)!r} exists and is not a directory")

@@ -15,7 +15,8 @@ class AppContext:
     settings: Settings
     registry: LexiconRegistry
     pool: WorkerPool
-    identity: Any = None  # engram.auth.identity.ServiceIdentity
+    identity: Any = None  # engram.auth.did_document.DidDocument of engram's own DID
+    keyring: Any = None  # engram.auth.keyring.LocalKeyring: DIDs whose keys engram holds
     resolver: Any = None  # engram.auth.did_resolver.DidResolver
     reader_verifier: Any = None  # engram.auth.reader.ReaderVerifier
     service_verifier: Any = None  # engram.auth.service_jwt.ServiceAuthVerifier

@@ -4,9 +4,31 @@ from __future__ import annotations
 
 from ..context import AppContext
 from ..xrpc.server import XrpcServer
-from .garden.engram import describe_service
+from .com.atproto.space import notify_space_deleted
+from .garden.engram import (
+    describe_service,
+    export_space,
+    get_memory,
+    get_memory_graph,
+    get_space_status,
+    list_memories,
+    search_memories,
+    warm_space,
+)
+
+HANDLER_MODULES = (
+    describe_service,
+    export_space,
+    get_memory,
+    get_memory_graph,
+    get_space_status,
+    list_memories,
+    notify_space_deleted,
+    search_memories,
+    warm_space,
+)
 
 
 def register_all(xrpc: XrpcServer, ctx: AppContext) -> None:
-    for module in (describe_service,):
+    for module in HANDLER_MODULES:
         module.register(xrpc, ctx)

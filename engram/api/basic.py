@@ -15,26 +15,11 @@ class _NotReady(XrpcError):
 
 
 def did_document(ctx: AppContext) -> dict:
-    did = ctx.settings.service_did
-    doc: dict = {
-        "@context": ["https://www.w3.org/ns/did/v1", "https://w3id.org/security/multikey/v1"],
-        "id": did,
-        "verificationMethod": [],
-        "service": [
-            {"id": "#atproto_space_syncer", "type": "AtprotoSpaceSyncer", "serviceEndpoint": ctx.settings.public_url},
-            {"id": "#engram", "type": "EngramService", "serviceEndpoint": ctx.settings.public_url},
-        ],
-    }
-    if ctx.identity is not None:
-        doc["verificationMethod"].append(
-            {
-                "id": f"{did}#atproto",
-                "type": "Multikey",
-                "controller": did,
-                "publicKeyMultibase": ctx.identity.public_key.multibase,
-            }
-        )
-    return doc
+    """engram's did:web document: the `#atproto` key it signs with and its syncer/engram service entries.
+
+    The keyring builds the same document it answers with locally, so what engram publishes and what it
+    verifies its own signatures against can never differ."""
+    return ctx.keyring.document(ctx.settings.service_did).to_json()
 
 
 def install_basic_routes(app: web.Application, ctx: AppContext) -> None:

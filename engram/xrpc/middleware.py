@@ -66,6 +66,8 @@ async def error_middleware(request: web.Request, handler) -> web.StreamResponse:
 
 @web.middleware
 async def cors_middleware(request: web.Request, handler) -> web.StreamResponse:
+    """Answers CORS preflights; `add_cors_headers` (an on_response_prepare signal) marks every response,
+    including streamed ones whose headers are sent before the handler returns."""
     if request.method == "OPTIONS" and "Access-Control-Request-Method" in request.headers:
         return web.Response(
             status=204,
@@ -76,7 +78,14 @@ async def cors_middleware(request: web.Request, handler) -> web.StreamResponse:
                 "Access-Control-Max-Age": "600",
             },
         )
-    response = await handler(request)
-    response.headers["Access-Control-Allow-Origin"] = "*"
-    response.headers["Access-Control-Expose-Headers"] = CORS_EXPOSE_HEADERS
-    return response
+    return await handler(request)
+
+
+async def add_cors_headers(request: web.Request, response: web.StreamResponse) -> None:
+    response.headers.setdefault("Access-Control-Allow-Origin", "*")
+    response.headers.setdefault("Access-Control-Expose-Headers", CORS_EXPOSE_HEADERS)
+
+
+def install_http_basics(app: web.Application) -> None:
+    app.middlewares.extend([cors_middleware, error_middleware])
+    app.on_response_prepare.append(add_cors_headers)

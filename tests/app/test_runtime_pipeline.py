@@ -7,7 +7,7 @@ from aiohttp import web
 
 from engram.xrpc.errors import InvalidRequestError, RateLimitExceededError
 from engram.xrpc.lexicons import LexiconRegistry
-from engram.xrpc.middleware import cors_middleware, error_middleware
+from engram.xrpc.middleware import install_http_basics
 from engram.xrpc.server import XrpcServer
 
 LEXICONS = [
@@ -96,7 +96,8 @@ def build_app(behaviour: dict) -> web.Application:
 
     xrpc.add("io.example.echo", echo, rate_limit=limit)
     xrpc.add("io.example.put", put, auth=auth)
-    app = web.Application(middlewares=[cors_middleware, error_middleware], client_max_size=1024)
+    app = web.Application(client_max_size=1024)
+    install_http_basics(app)
     xrpc.install(app)
     behaviour["xrpc"] = xrpc
     return app

@@ -12,15 +12,7 @@ from engram.logs import AccessLogger, redact_query
 
 # Lexicon methods that are routed but not built yet. This list may only shrink.
 UNBUILT: set[str] = {
-    "com.atproto.space.notifySpaceDeleted",
-    "com.atproto.space.notifyWrite",
-    "garden.engram.exportSpace",
-    "garden.engram.getMemory",
-    "garden.engram.getMemoryGraph",
-    "garden.engram.getSpaceStatus",
-    "garden.engram.listMemories",
-    "garden.engram.searchMemories",
-    "garden.engram.warmSpace",
+    "com.atproto.space.notifyWrite",  # arrives with space sync (synced spaces); engram hosts spaces today
 }
 
 

@@ -1,0 +1,53 @@
+"""Auth modes handlers declare at registration (the pipeline's auth step).
+
+`space_reader`: DESIGN §4.1 in order — `space` present (400), the space indexed and live (400
+UnknownSpace), then the credential and the atproto-space signature (401s from the verifier). Unknown spaces
+are refused before any signature work, as the reference implementation does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from aiohttp import web
+
+from ..auth.reader import ReaderAuth
+from ..context import AppContext
+from ..store import Space
+from ..xrpc.errors import AuthRequiredError, InvalidRequestError
+from ..xrpc.server import AuthHook
+
+
+@dataclass(frozen=True)
+class SpaceReader:
+    space: Space
+    auth: ReaderAuth
+
+
+def space_reader(ctx: AppContext) -> AuthHook:
+    async def verify(request: web.Request, params: dict[str, Any], body: Any) -> SpaceReader:
+        uri = params.get("space")
+        if uri is None and isinstance(body, dict):
+            uri = body.get("space")
+        if not isinstance(uri, str) or not uri:
+            raise InvalidRequestError('Missing required parameter "space"')
+        space = await ctx.services.spaces.get(uri)
+        if space is None or space.deleted:
+            raise InvalidRequestError(f"this service does not index the space {uri}", "UnknownSpace")
+        auth = await ctx.reader_verifier.verify(request.headers, uri)
+        return SpaceReader(space, auth)
+
+    return verify
+
+
+def service_auth(ctx: AppContext, nsid: str) -> AuthHook:
+    """Service-auth JWT (DESIGN §4.2) with `lxm` bound to the method being called."""
+
+    async def verify(request: web.Request, params: dict[str, Any], body: Any):
+        authorization = request.headers.getall("Authorization", [])
+        if len(authorization) != 1:
+            raise AuthRequiredError("exactly one Authorization: Bearer <service JWT> header is required")
+        return await ctx.service_verifier.verify(authorization[0], nsid)
+
+    return verify

@@ -1,0 +1,24 @@
+"""com.atproto.space.notifySpaceDeleted: the space's authority says the space is gone; drop everything."""
+
+from __future__ import annotations
+
+from .....context import AppContext
+from .....xrpc.errors import ForbiddenError, InvalidRequestError
+from .....xrpc.server import XrpcRequest, XrpcServer
+from ....auth_modes import service_auth
+
+NSID = "com.atproto.space.notifySpaceDeleted"
+
+
+def register(xrpc: XrpcServer, ctx: AppContext) -> None:
+    async def handle(call: XrpcRequest) -> None:
+        uri = call.input["space"]
+        space = await ctx.services.spaces.get(uri)
+        if space is None or space.deleted:
+            raise InvalidRequestError(f"this service does not index the space {uri}", "UnknownSpace")
+        if call.auth.iss != space.authority:
+            raise ForbiddenError("only the space's authority may notify its deletion")
+        await ctx.services.spaces.delete(uri)
+        return None
+
+    xrpc.add(NSID, handle, auth=service_auth(ctx, NSID))

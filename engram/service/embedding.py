@@ -1,0 +1,40 @@
+"""Which spaces engram can embed for, and embedding documents for hosted writes that lack a vector."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from ..embed.text import document_text
+from ..store import Embedding, Space
+from ..workers import WorkerPool
+
+DOCUMENT_BATCH = 64  # texts per worker call: big enough to amortise ONNX overhead, small enough to interleave
+
+
+def hosts_model(embedder, space: Space) -> bool:
+    """engram runs the space's model: same name, digest and dims (DESIGN §5 "Text input")."""
+    if embedder is None or space.config is None:
+        return False
+    active = space.config.active
+    return (embedder.name, embedder.digest, embedder.dims) == (active.model, active.digest, active.dims)
+
+
+async def embed_documents(
+    embedder, pool: WorkerPool, space: Space, texts: Sequence[str], tags: Sequence[Sequence[str]]
+) -> list[Embedding]:
+    """Embed with the space's documentPrefix and the reference agents' text rule (24000-byte cut, Tags line).
+
+    The space config's prefix is applied here; an `onnx:<dir>` manifest that also declares a prefix adds
+    its own on top, so operators should declare a model's prefix in one place only (README)."""
+    assert space.config is not None
+    prefix = space.config.document_prefix
+    prepared = [document_text(t, list(tg), prefix) for t, tg in zip(texts, tags, strict=True)]
+    vectors: list[np.ndarray] = []
+    for start in range(0, len(prepared), DOCUMENT_BATCH):
+        batch = prepared[start:start + DOCUMENT_BATCH]
+        vectors.append(await pool.run(embedder.embed, batch, "document"))
+    rows = np.concatenate(vectors) if vectors else np.zeros((0, embedder.dims), np.float32)
+    active = space.config.active
+    return [Embedding(active.model, active.digest, active.dims, row.astype(np.float16)) for row in rows]

@@ -1,0 +1,123 @@
+"""searchMemories and getMemoryGraph over a space's index: model checks, filters, limits, hydration."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..search.filters import Filters
+from ..search.limits import SearchLimiter
+from ..search.vectors import decode_query_vector, similarity_permille
+from ..store import Memory, Space
+from ..store import queries as store_queries
+from ..store.writes import parse_datetime_ms
+from ..xrpc.errors import InvalidRequestError
+from .text_query import TextQueries
+
+if TYPE_CHECKING:
+    from ..context import AppContext
+    from .spaces import SpaceService
+
+
+@dataclass(frozen=True)
+class SearchQuery:
+    vector: str | None = None
+    model: str | None = None
+    model_digest: str | None = None
+    q: str | None = None
+    limit: int = 10
+    author: str | None = None
+    tags: tuple[str, ...] = ()
+    since: str | None = None
+
+
+@dataclass
+class SearchOutcome:
+    hits: list[tuple[Memory, int]]  # (memory, similarity 0..1000), best first
+    approximate: bool = False
+    headers: dict[str, str] = field(default_factory=dict)  # RateLimit-* of the space's bucket
+
+
+@dataclass
+class Graph:
+    nodes: list[Memory]
+    edges: list[tuple[int, int, int]]  # (a, b, similarity 0..1000), a < b, indexes into nodes
+
+
+def require_model(space: Space):
+    if space.config is None:
+        raise InvalidRequestError("the space's authority has not declared an embedding model", "NoModel")
+    return space.config.active
+
+
+class SearchService:
+    def __init__(self, ctx: AppContext, spaces: SpaceService):
+        self.ctx = ctx
+        self.spaces = spaces
+        s = ctx.settings
+        self.limiter = SearchLimiter(s.search_rate, s.search_burst, s.search_concurrency)
+        self.text = TextQueries(ctx)
+
+    async def query_vector(self, space: Space, query: SearchQuery) -> np.ndarray:
+        """The unit float32 query: the caller's decoded vector, or `q` embedded by the hosted model."""
+        active = require_model(space)
+        if query.vector is None:
+            if not query.q:
+                raise InvalidRequestError("send vector, model and modelDigest (or q, where text search is on)")
+            return await self.text.embed(space, query.q)
+        if query.model is None or query.model_digest is None:
+            raise InvalidRequestError("vector needs model and modelDigest")
+        if (query.model, query.model_digest) != (active.model, active.digest):
+            raise InvalidRequestError(
+                f"the space's model is {active.model} ({active.digest}); re-read the space's config",
+                "ModelMismatch",
+            )
+        vector = decode_query_vector(query.vector)
+        if vector.shape[0] != active.dims:
+            raise InvalidRequestError(
+                f"vector has {vector.shape[0]} dimensions; the space's model has {active.dims}", "ModelMismatch"
+            )
+        return vector
+
+    async def search(self, space: Space, query: SearchQuery) -> SearchOutcome:
+        vector = await self.query_vector(space, query)
+        active = require_model(space)
+        filters = Filters(
+            author=query.author,
+            tags=tuple(dict.fromkeys(query.tags)),
+            since_ms=parse_datetime_ms(query.since, "since") if query.since else None,
+        )
+        async with self.limiter.acquire(space.uri) as decision:
+            result = await self.ctx.index.search(
+                space.uri, active.key, active.dims, vector, query.limit, None if filters.is_empty() else filters
+            )
+        memories = await self.ctx.store.read(store_queries.get_memories, space.uri, result.row_ids.tolist())
+        score = dict(zip(result.row_ids.tolist(), result.scores.tolist(), strict=True))
+        hits = [(m, similarity_permille(score[m.row_id])) for m in memories]
+        return SearchOutcome(hits, bool(result.approximate), decision.headers())
+
+    async def graph(self, space: Space, *, limit: int, neighbors: int, min_similarity: float) -> Graph:
+        """The newest `limit` memories and, for each, its `neighbors` most similar others at or above
+        `min_similarity` (a pair appears once). Draws on the space's search limits like a search does."""
+        active = require_model(space)
+        async with self.limiter.acquire(space.uri):
+            found = await self.ctx.index.graph(space.uri, active.key, active.dims, limit, neighbors)
+        row_ids = [int(r) for r in found.row_ids]
+        memories = await self.ctx.store.read(store_queries.get_memories, space.uri, row_ids)
+        position = {m.row_id: i for i, m in enumerate(memories)}
+        edges: dict[tuple[int, int], int] = {}
+        for i, row_id in enumerate(row_ids):
+            for other, cosine in zip(found.neighbor_ids[i].tolist(), found.scores[i].tolist(), strict=True):
+                a, b = position.get(row_id), position.get(other)
+                if other < 0 or a is None or b is None or cosine < min_similarity:
+                    continue
+                edges[(min(a, b), max(a, b))] = similarity_permille(cosine)
+        return Graph(memories, [(a, b, sim) for (a, b), sim in sorted(edges.items())])
+
+    async def warm(self, space: Space) -> None:
+        if space.config is not None:
+            active = space.config.active
+            await self.ctx.index.warm(space.uri, active.key, active.dims)
+
