@@ -17,17 +17,32 @@ from .auth.did_resolver import DidResolver
 from .auth.identity import build_keyring, load_operator_keys, load_or_create_service_key
 from .auth.reader import ReaderVerifier
 from .auth.service_jwt import ServiceAuthVerifier
+from .config import Settings
 from .context import AppContext
 from .search.manager import IndexManager
 from .service import Services
 from .store.database import Store
 from .store.index_source import StoreIndexSource
+from .workers import WorkerPool
+from .xrpc.lexicons import LexiconRegistry
 
 log = logging.getLogger("engram")
 
 
 @contextlib.asynccontextmanager
-async def open_parts(ctx: AppContext, *, network: bool = True) -> AsyncIterator[AppContext]:
+async def open_context(settings: Settings, *, network: bool = False, embedder: bool = True) -> AsyncIterator[AppContext]:
+    """A full AppContext outside the HTTP service (the CLI's local commands): same parts, same services."""
+    from .app import LEXICON_DIR
+
+    ctx = AppContext(settings, LexiconRegistry.load(LEXICON_DIR), WorkerPool(settings.workers))
+    async with open_parts(ctx, network=network, embedder=embedder):
+        yield ctx
+
+
+@contextlib.asynccontextmanager
+async def open_parts(
+    ctx: AppContext, *, network: bool = True, embedder: bool = True
+) -> AsyncIterator[AppContext]:
     settings = ctx.settings
     async with contextlib.AsyncExitStack() as stack:
         settings.data_dir.mkdir(parents=True, exist_ok=True)
@@ -50,7 +65,7 @@ async def open_parts(ctx: AppContext, *, network: bool = True) -> AsyncIterator[
             ctx.service_verifier = ServiceAuthVerifier(settings.service_did, ctx.resolver)
             ctx.admin_verifier = AdminVerifier(settings.public_url, settings.admin_dids, ctx.resolver)
 
-        ctx.embedder = await _load_embedder(ctx)
+        ctx.embedder = await _load_embedder(ctx) if embedder else None
 
         ctx.index = IndexManager(
             StoreIndexSource(ctx.store),
