@@ -27,6 +27,7 @@ import numpy as np
 
 from engram.search import persist
 from engram.search.filters import Filters
+from engram.search.graph import Neighbors, newest_neighbors
 from engram.search.index import IndexTuning, SearchResult, SpaceIndex
 from engram.search.rows import IndexSource
 from engram.search.rwlock import ReadWriteLock
@@ -96,6 +97,23 @@ class IndexManager:
         deadline = time.monotonic() + self.rerank_deadline_s
         task = self._detached(self._locked_search(entry, query, k, filters, deadline))
         return await asyncio.shield(task)
+
+    async def graph(self, space: str, model_key: str, dims: int, limit: int, k: int) -> Neighbors:
+        """Exact kNN among the space's newest `limit` live rows (getMemoryGraph), on a fresh index."""
+        entry = await self._entry(space, model_key, dims)
+        entry.last_used = time.monotonic()
+        await self._fresh(entry, space, model_key)
+        entry.busy += 1
+
+        async def run() -> Neighbors:
+            try:
+                async with entry.lock.read():
+                    return await self.pool.run(newest_neighbors, entry.index, limit, k)
+            finally:
+                entry.busy -= 1
+                entry.last_used = time.monotonic()
+
+        return await asyncio.shield(self._detached(run()))
 
     async def warm(self, space: str, model_key: str, dims: int) -> None:
         """Start loading (if not loaded or loading) and return at once."""
