@@ -1,0 +1,103 @@
+"""Operational behaviour over HTTP: rate limits, loading, approximate re-rank, persistence, the event loop."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+
+import numpy as np
+import pytest
+from conftest import MODEL, Reader, seed, settings_with, unit, vector_params
+from search.loop_guard import loop_guard
+
+from engram.app import create_app
+from engram.auth.keys import PrivateKey
+from engram.keys import context_key
+
+
+async def start(aiohttp_client, settings, space_name="ops"):
+    client = await aiohttp_client(create_app(settings))
+    ctx = client.app[context_key]
+    space = await ctx.services.spaces.get(ctx.services.spaces.resolve_uri(space_name))
+    if space is None:
+        space = await ctx.services.spaces.create_hosted(space_name, model=MODEL)
+    return Reader(client, ctx, space.uri, PrivateKey.generate("ES256"))
+
+
+async def test_rate_limit_answers_429_with_headers(aiohttp_client, settings):
+    reader = await start(aiohttp_client, settings_with(settings, search_rate=0.5, search_burst=2))
+    await seed(reader.ctx, reader.space, unit(np.random.default_rng(0), 5, MODEL.dims))
+    params = vector_params(np.ones(MODEL.dims))
+    statuses = [(await reader.search(**params)).status for _ in range(2)]
+    assert statuses == [200, 200]
+    r = await reader.search(**params)
+    assert r.status == 429
+    assert (await r.json())["error"] == "RateLimitExceeded"
+    assert r.headers["RateLimit-Limit"] == "2" and r.headers["RateLimit-Remaining"] == "0"
+    assert int(r.headers["Retry-After"]) >= 1 and int(r.headers["RateLimit-Reset"]) >= 1
+
+
+async def test_index_loading_then_ready(aiohttp_client, settings):
+    reader = await start(aiohttp_client, settings_with(settings, load_wait_ms=0))
+    await seed(reader.ctx, reader.space, unit(np.random.default_rng(0), 3000, MODEL.dims))
+    r = await reader.search(**vector_params(np.ones(MODEL.dims)))
+    assert r.status == 503
+    assert (await r.json())["error"] == "IndexLoading"
+    await reader.ctx.index.flush()  # the load went on in the background
+    r = await reader.search(**vector_params(np.ones(MODEL.dims)))
+    assert r.status == 200 and len((await r.json())["memories"]) == 10
+
+
+@pytest.mark.parametrize("deadline_ms,approximate", [(0, True), (10_000, False)])
+async def test_approximate_only_when_the_rerank_deadline_passes(aiohttp_client, settings, deadline_ms, approximate):
+    # exact_max below the space's size puts it on the ANN index, whose candidates are re-ranked exactly.
+    # (Above 2,000 allowed rows: smaller sets are scanned exactly whatever the index kind.)
+    reader = await start(aiohttp_client, settings_with(settings, exact_max=500, rerank_deadline_ms=deadline_ms))
+    await seed(reader.ctx, reader.space, unit(np.random.default_rng(0), 3000, MODEL.dims))
+    body = await (await reader.search(**vector_params(unit(np.random.default_rng(1), 1, MODEL.dims)[0]))).json()
+    assert len(body["memories"]) == 10
+    assert body.get("approximate", False) is approximate
+
+
+async def test_index_survives_restart_and_rebuilds_when_deleted(aiohttp_client, settings):
+    rng = np.random.default_rng(0)
+    reader = await start(aiohttp_client, settings)
+    await seed(reader.ctx, reader.space, unit(rng, 500, MODEL.dims))
+    query = vector_params(unit(rng, 1, MODEL.dims)[0])
+    first = await (await reader.search(**query)).json()
+    await reader.client.close()  # runs the app's cleanup: the index is saved
+
+    index_dir = settings.data_dir / "indexes"
+    assert any(index_dir.rglob("*.faiss"))
+    again = await start(aiohttp_client, settings)
+    assert await (await again.search(**query)).json() == first
+    assert again.ctx.index.builds == 0, "a fresh persisted index should load, not rebuild"
+    await again.client.close()
+
+    shutil.rmtree(index_dir)
+    rebuilt = await start(aiohttp_client, settings)
+    assert await (await rebuilt.search(**query)).json() == first
+    assert rebuilt.ctx.index.builds == 1
+
+
+async def test_writes_after_load_are_searchable_at_once(engram):
+    rng = np.random.default_rng(2)
+    await seed(engram.ctx, engram.space, unit(rng, 100, MODEL.dims))
+    await engram.search(**vector_params(np.ones(MODEL.dims)))  # loads the index
+    target = unit(rng, 1, MODEL.dims)
+    [record] = await seed(engram.ctx, engram.space, target)
+    body = await (await engram.search(**vector_params(target[0]), limit="1")).json()
+    assert body["memories"][0]["uri"] == record.uri
+    await engram.ctx.services.memories.delete(engram.space, record.author, record.rkey)
+    body = await (await engram.search(**vector_params(target[0]), limit="1")).json()
+    assert body["memories"][0]["uri"] != record.uri
+
+
+async def test_event_loop_never_blocks_during_concurrent_searches(aiohttp_client, settings):
+    reader = await start(aiohttp_client, settings_with(settings, search_rate=0, search_concurrency=64))
+    await seed(reader.ctx, reader.space, unit(np.random.default_rng(0), 20_000, MODEL.dims))
+    await reader.search(**vector_params(np.ones(MODEL.dims)))  # load first; loading is measured elsewhere
+    queries = unit(np.random.default_rng(1), 40, MODEL.dims)
+    async with loop_guard(max_gap_s=0.1):
+        results = await asyncio.gather(*(reader.search(**vector_params(q)) for q in queries))
+    assert all(r.status == 200 for r in results)
