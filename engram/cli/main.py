@@ -7,9 +7,12 @@ import sys
 
 from .. import __version__
 from ..config import ConfigError, read_env
+from ..xrpc.errors import XrpcError
 from .errors import CliError
 
-COMMAND_MODULES = ("serve",)
+COMMAND_MODULES = (
+    "serve", "space", "importer", "export", "search", "apikey", "keygen", "model",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -42,5 +45,9 @@ def main(argv: list[str] | None = None) -> int:
     except CliError as err:
         print(f"engram: {err}", file=sys.stderr)
         return err.status
+    except XrpcError as err:
+        # The service layer's errors (and a server's, re-raised by the clients) in the lexicon's terms.
+        print(f"engram: {err.error}: {err.message}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         return 130

@@ -59,6 +59,9 @@ Handler = Callable[[XrpcRequest], Awaitable[Any]]
 # the space a procedure names in its body before the body is validated.
 AuthHook = Callable[[web.Request, dict[str, Any], Any], Awaitable[Any]]
 RateLimitHook = Callable[[XrpcRequest], Awaitable[None]]
+# The raw request body as read by the pipeline (streamed, so `request.read()` would return b"" afterwards):
+# auth hooks that sign over the exact bytes (admin signatures' Content-Digest) read it from here.
+RAW_BODY = web.RequestKey("xrpc_raw_body", bytes)
 
 
 @dataclass
@@ -117,6 +120,7 @@ class XrpcServer:
         method = route.method
         params = decode_params(method, request.query, self.registry)
         body = await self._read_body(request) if method.kind == "procedure" else b""
+        request[RAW_BODY] = body
         body_json = _peek_json(body, request.content_type)
         auth = await route.auth(request, params, body_json) if route.auth else None
         input_value = (

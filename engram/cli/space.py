@@ -1,0 +1,179 @@
+"""`engram space create|config|list|status|delete`: hosted spaces in the local data dir."""
+
+from __future__ import annotations
+
+import argparse
+
+from ..api.admin_views import space_view
+from ..config import Settings
+from ..store import ModelSpec
+from .errors import CliError
+from .local import resolve_space, run_local
+from .output import confirm, print_json, print_table
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("space", help="create, configure, list, inspect and delete hosted spaces",
+                       description="Manage hosted spaces in the local data dir (ENGRAM_DATA_DIR).")
+    ss = p.add_subparsers(dest="space_command", metavar="<subcommand>", required=True)
+
+    c = ss.add_parser("create", help="create a hosted space and print its at:// URI",
+                      description="Create a hosted space. Its model defaults to the configured embedder "
+                      "(ENGRAM_EMBEDDER), so text search works at once.")
+    c.add_argument("name", help="the space's name (record key: letters, digits, . _ : ~ -)")
+    c.add_argument("--authority", metavar="DID", help="the DID that owns the space and mints its readers' "
+                   "credentials (default: engram's own DID); engram resolves its DID document to verify them")
+    _model_flags(c)
+    c.add_argument("--json", action="store_true", help="print the space as JSON")
+    c.set_defaults(run=run_create)
+
+    g = ss.add_parser("config", help="set a space's model (or the next model, during a model change)")
+    g.add_argument("space", help="space name or at:// URI")
+    _model_flags(g)
+    g.add_argument("--next", action="store_true", help="set the model being migrated to (config.next) and "
+                   "keep the active one")
+    g.add_argument("--clear-next", action="store_true", help="drop a pending model change")
+    g.add_argument("--json", action="store_true")
+    g.set_defaults(run=run_config)
+
+    ls = ss.add_parser("list", help="list spaces")
+    ls.add_argument("--json", action="store_true")
+    ls.set_defaults(run=run_list)
+
+    st = ss.add_parser("status", help="memory counts and model of a space")
+    st.add_argument("space", help="space name or at:// URI")
+    st.add_argument("--json", action="store_true")
+    st.set_defaults(run=run_status)
+
+    d = ss.add_parser("delete", help="delete a space and all its memories")
+    d.add_argument("space", help="space name or at:// URI")
+    d.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+    d.set_defaults(run=run_delete)
+
+
+def _model_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--model", help="embedding model name (with --digest and --dims)")
+    p.add_argument("--digest", help="the model's digest (pins the exact build)")
+    p.add_argument("--dims", type=int, help="the model's vector dimensions")
+    p.add_argument("--document-prefix", default=None, help="text prepended to memories before embedding")
+    p.add_argument("--query-prefix", default=None, help="text prepended to queries before embedding")
+
+
+def _model_from_flags(args: argparse.Namespace) -> ModelSpec | None:
+    given = [args.model, args.digest, args.dims]
+    if all(v is None for v in given):
+        return None
+    if any(v is None for v in given):
+        raise CliError("--model, --digest and --dims go together", 2)
+    return ModelSpec(args.model, args.digest, args.dims)
+
+
+def run_create(args: argparse.Namespace, settings: Settings) -> int:
+    model = _model_from_flags(args)
+
+    async def work(ctx):
+        return await ctx.services.spaces.create_hosted(
+            args.name, authority=args.authority, model=model,
+            document_prefix=args.document_prefix or "", query_prefix=args.query_prefix or "",
+        )
+
+    # The default model is the configured embedder's: load it only when no model was given.
+    space = run_local(settings, work, embedder=model is None)
+    if args.json:
+        print_json(space_view(space))
+    else:
+        print(space.uri)
+    return 0
+
+
+def run_config(args: argparse.Namespace, settings: Settings) -> int:
+    model = _model_from_flags(args)
+    if model is None and not args.clear_next:
+        raise CliError("give --model, --digest and --dims (or --clear-next)", 2)
+
+    async def work(ctx):
+        uri = resolve_space(ctx, args.space)
+        space = await ctx.services.spaces.require(uri)
+        current = space.config
+        doc = args.document_prefix if args.document_prefix is not None else (current.document_prefix if current else "")
+        query = args.query_prefix if args.query_prefix is not None else (current.query_prefix if current else "")
+        if args.next or args.clear_next:
+            if current is None:
+                raise CliError("the space has no model yet: set one without --next first")
+            active, nxt = current.active, (None if args.clear_next else model)
+        else:
+            active, nxt = model, current.next if current else None
+        return await ctx.services.spaces.configure(uri, active, document_prefix=doc, query_prefix=query, next=nxt)
+
+    space = run_local(settings, work)
+    if args.json:
+        print_json(space_view(space))
+    else:
+        _print_config(space)
+    return 0
+
+
+def _print_config(space) -> None:
+    print(f"space   {space.uri}")
+    config = space.config
+    if config is None:
+        print("model   (none declared)")
+        return
+    print(f"model   {config.active.model}  {config.active.digest}  dims={config.active.dims}")
+    if config.next is not None:
+        print(f"next    {config.next.model}  {config.next.digest}  dims={config.next.dims}")
+    if config.document_prefix or config.query_prefix:
+        print(f"prefix  document={config.document_prefix!r} query={config.query_prefix!r}")
+
+
+def run_list(args: argparse.Namespace, settings: Settings) -> int:
+    async def work(ctx):
+        spaces = await ctx.services.spaces.list()
+        return [(s, await ctx.services.spaces.status(s.uri)) for s in spaces]
+
+    listed = run_local(settings, work)
+    if args.json:
+        print_json([space_view(s, st) for s, st in listed])
+    elif not listed:
+        print("no spaces yet: create one with `engram space create <name>`")
+    else:
+        print_table(("NAME", "MEMORIES", "MODEL", "URI"), [
+            (s.skey, st.memories, s.config.active.model if s.config else "-", s.uri) for s, st in listed
+        ])
+    return 0
+
+
+def run_status(args: argparse.Namespace, settings: Settings) -> int:
+    async def work(ctx):
+        return await ctx.services.spaces.status(resolve_space(ctx, args.space))
+
+    status = run_local(settings, work)
+    view = space_view(status.space, status)
+    if args.json:
+        view["skippedByAuthor"] = [{"author": a, "count": c} for a, c in status.skipped]
+        view["skippedReasons"] = dict(status.skipped_reasons)
+        print_json(view)
+        return 0
+    _print_config(status.space)
+    print(f"stored  {view['memories']} memories, {view['indexed']} indexed, {view['skipped']} not indexed")
+    for reason, count in sorted(status.skipped_reasons.items()):
+        print(f"        {count} not indexed: {reason}")
+    if "buildingMemories" in view:
+        print(f"next    {view['buildingMemories']} memories already carry a vector for the next model")
+    return 0
+
+
+def run_delete(args: argparse.Namespace, settings: Settings) -> int:
+    async def lookup(ctx):
+        return (await ctx.services.spaces.require(resolve_space(ctx, args.space))).uri
+
+    uri = run_local(settings, lookup)
+    if not args.yes and not confirm(f"Delete {uri} and all its memories?"):
+        raise CliError("not deleted (pass --yes to skip the question)", 1)
+
+    async def work(ctx):
+        return await ctx.services.spaces.delete(uri)
+
+    run_local(settings, work)
+    print(f"deleted {uri}")
+    return 0

@@ -1,0 +1,33 @@
+"""API keys for the REST shims: created for a hosted space with scopes, shown once, stored hashed."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from ..store import ApiKey
+from ..store import apikeys as store_apikeys
+from ..xrpc.errors import InvalidRequestError
+
+if TYPE_CHECKING:
+    from ..context import AppContext
+
+
+async def create_api_key(ctx: AppContext, space_uri: str, scopes: Iterable[str], label: str = "") -> tuple[ApiKey, str]:
+    """(key, raw token): the token is returned here once and only its sha256 is stored."""
+    return await ctx.store.write(store_apikeys.create_api_key, space_uri, list(scopes), label)
+
+
+async def list_api_keys(ctx: AppContext, space_uri: str | None = None) -> list[ApiKey]:
+    return await ctx.store.read(store_apikeys.list_api_keys, space_uri)
+
+
+async def revoke_api_key(ctx: AppContext, key_id: int) -> ApiKey:
+    """Revoke a key and return it; `KeyNotFound` if there is no such live key."""
+
+    def revoke(conn):
+        if not store_apikeys.revoke_api_key(conn, key_id):
+            raise InvalidRequestError(f"no live API key with id {key_id}", "KeyNotFound")
+        return store_apikeys.get_api_key(conn, key_id)
+
+    return await ctx.store.write(revoke)

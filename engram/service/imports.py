@@ -1,0 +1,139 @@
+"""Importing memories into a space: JSONL files, export tars and the admin importMemories batches.
+
+One loop for every caller (`engram import`, `garden.engram.admin.importMemories`): each line becomes a
+`MemoryWrite` with a stable idempotency key, lines are written in batches through `MemoryService.write`
+(which embeds what lacks a vector when engram hosts the space's model), and a line that cannot be
+imported is reported with its line number and the reason instead of stopping the import.
+
+Idempotency: the key is the line's `key`, else `{author}/{rkey}` when it names its record, else the
+sha256 of the line's canonical JSON. Re-running an import after a crash or with the same file therefore
+rewrites nothing (the store answers "unchanged") and never duplicates a memory.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from ..store import MemoryWrite
+from ..xrpc.errors import InvalidRequestError
+from .export import memory_write_from_json
+
+if TYPE_CHECKING:
+    from ..context import AppContext
+
+BATCH = 256  # lines per store transaction: embedding batches stay small and a crash loses little work
+MAX_LINE_BYTES = 1 << 20
+# Fields that identify a memory's content; `cid` and `indexedAt` in an export line are derived, not content.
+_DERIVED = ("cid", "indexedAt")
+
+
+@dataclass
+class ImportReport:
+    created: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    not_indexed: int = 0  # stored, but their vector is not of the space's model (or none could be made)
+    skipped: list[tuple[int, str]] = field(default_factory=list)  # (line number, reason)
+
+    @property
+    def written(self) -> int:
+        return self.created + self.updated + self.unchanged
+
+    def add(self, other: ImportReport) -> None:
+        self.created += other.created
+        self.updated += other.updated
+        self.unchanged += other.unchanged
+        self.not_indexed += other.not_indexed
+        self.skipped.extend(other.skipped)
+
+
+def stable_key(obj: dict[str, Any], author: str) -> str:
+    """The line's idempotency key (see the module docstring)."""
+    if isinstance(obj.get("key"), str) and obj["key"]:
+        return obj["key"]
+    if isinstance(obj.get("rkey"), str) and obj["rkey"]:
+        return f"{author}/{obj['rkey']}"
+    content = {k: v for k, v in obj.items() if k not in _DERIVED}
+    return "sha256:" + hashlib.sha256(orjson.dumps(content, option=orjson.OPT_SORT_KEYS)).hexdigest()
+
+
+def parse_line(obj: Any, default_author: str) -> MemoryWrite:
+    """One JSON value as a keyed MemoryWrite; raises InvalidRequestError with a human reason."""
+    write = memory_write_from_json(obj, default_author=default_author)
+    return replace(write, idempotency_key=stable_key(obj, write.author))
+
+
+def decode_lines(lines: Iterable[tuple[int, bytes]]) -> Iterator[tuple[int, Any]]:
+    """(line number, raw bytes) → (line number, JSON value); undecodable lines yield an InvalidRequestError."""
+    for number, raw in lines:
+        if len(raw) > MAX_LINE_BYTES:
+            yield number, InvalidRequestError(f"line is longer than {MAX_LINE_BYTES} bytes")
+            continue
+        try:
+            yield number, orjson.loads(raw)
+        except orjson.JSONDecodeError as exc:
+            yield number, InvalidRequestError(f"not valid JSON ({exc})")
+
+
+async def import_values(
+    ctx: AppContext,
+    space_uri: str,
+    values: Iterable[tuple[int, Any]],
+    *,
+    batch_size: int = BATCH,
+    progress: Callable[[int], None] | None = None,
+) -> ImportReport:
+    """Import (line number, JSON value) pairs into a space; a value that is an exception is reported as
+    a skipped line. `progress(n)` is called after each batch with the number of lines it consumed."""
+    space = await ctx.services.spaces.require(space_uri)
+    report = ImportReport()
+    batch: list[tuple[int, MemoryWrite]] = []
+    for number, value in values:
+        if isinstance(value, InvalidRequestError):
+            report.skipped.append((number, value.message))
+        else:
+            try:
+                batch.append((number, parse_line(value, space.authority)))
+            except InvalidRequestError as exc:
+                report.skipped.append((number, exc.message))
+        if len(batch) >= batch_size:
+            report.add(await _write_batch(ctx, space_uri, batch))
+            if progress:
+                progress(len(batch))
+            batch = []
+    if batch:
+        report.add(await _write_batch(ctx, space_uri, batch))
+        if progress:
+            progress(len(batch))
+    report.skipped.sort()
+    return report
+
+
+async def _write_batch(ctx: AppContext, space_uri: str, batch: list[tuple[int, MemoryWrite]]) -> ImportReport:
+    report = ImportReport()
+    try:
+        records = await ctx.services.memories.write(space_uri, [write for _, write in batch])
+    except InvalidRequestError as exc:
+        if len(batch) == 1 or exc.error == "UnknownSpace":
+            if exc.error == "UnknownSpace":
+                raise
+            report.skipped.append((batch[0][0], _strip_index(exc.message)))
+            return report
+        # One bad item fails the whole transaction: retry one by one so only that line is skipped.
+        for item in batch:
+            report.add(await _write_batch(ctx, space_uri, [item]))
+        return report
+    for record in records:
+        setattr(report, record.status, getattr(report, record.status) + 1)
+        report.not_indexed += not record.indexed
+    return report
+
+
+def _strip_index(message: str) -> str:
+    """put_memories prefixes item errors with `memories[i]: `; for a single line that is noise."""
+    return message.split(": ", 1)[1] if message.startswith("memories[") and ": " in message else message
