@@ -123,3 +123,13 @@ def delete_memories(conn: sqlite3.Connection, space_uri: str, keys: Sequence[tup
 
 def delete_memory(conn: sqlite3.Connection, space_uri: str, author: str, rkey: str) -> bool:
     return delete_memories(conn, space_uri, [(author, rkey)]) == 1
+
+
+def prune_tombstones(conn: sqlite3.Connection, space_uri: str, up_to_generation: int) -> int:
+    """Forget tombstones at or below `up_to_generation` (every index of the space, in every model slot, has
+    applied them or been rebuilt past them). Returns how many were removed."""
+    space = require_space(conn, space_uri)
+    cursor = conn.execute(
+        "DELETE FROM tombstones WHERE space_id = ? AND generation <= ?", (space.id, up_to_generation)
+    )
+    return cursor.rowcount

@@ -14,25 +14,29 @@ WRITER = Path(__file__).with_name("durability_writer.py")
 
 
 async def test_acknowledged_writes_survive_sigkill(tmp_path):
-    process = await asyncio.create_subprocess_exec(
-        sys.executable, str(WRITER), str(tmp_path), SPACE,
-        stdout=asyncio.subprocess.PIPE, cwd=Path(__file__).parents[2],
-    )
-    acknowledged = []
+    with (tmp_path / "writer.err").open("wb") as stderr:
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, str(WRITER), str(tmp_path), SPACE,
+            stdout=asyncio.subprocess.PIPE, stderr=stderr, cwd=Path(__file__).parents[2],
+        )
+    acknowledged, killed = [], False
     try:
         assert (await asyncio.wait_for(process.stdout.readline(), 20)).strip() == b"ready"
         while len(acknowledged) < 300:
             line = await asyncio.wait_for(process.stdout.readline(), 10)
             assert line, "writer exited early"
             acknowledged.append(line.decode().strip())
-        process.send_signal(signal.SIGKILL)  # mid-stream: more writes are queued and in flight
+        process.send_signal(signal.SIGKILL)  # mid-stream: the next write is in flight
+        killed = True
         rest = await asyncio.wait_for(process.stdout.read(), 10)
         acknowledged += rest.decode().split()  # lines printed before the kill landed were acknowledged too
     finally:
-        if process.returncode is None:
+        # Signal at most once: a second kill() would poll() and reap the zombie behind asyncio's child
+        # watcher, which then reports returncode 255 instead of -SIGKILL.
+        if not killed and process.returncode is None:
             process.kill()
         await process.wait()
-    assert process.returncode == -signal.SIGKILL
+    assert process.returncode == -signal.SIGKILL, (tmp_path / "writer.err").read_text()
     assert all(is_valid_tid(rkey) for rkey in acknowledged)
 
     store = await Store.open(tmp_path)

@@ -67,6 +67,22 @@ CREATE TABLE memory_tags (
 ) WITHOUT ROWID;
 CREATE INDEX memory_tags_by_row ON memory_tags (row_id);
 
+-- Keyword search (BM25) over text, tags and source for hybrid search and the shims (DESIGN §7).
+-- External-content FTS5: the words are indexed, the text itself stays only in `memories`. Rows are never
+-- UPDATEd (an update is delete + insert), so an insert and a delete trigger keep it exact. The delete
+-- trigger must pass the same values the insert indexed, which is why both read the row's own columns.
+CREATE VIRTUAL TABLE memories_fts USING fts5(
+    text, tags, source,
+    content = 'memories', content_rowid = 'row_id', tokenize = 'unicode61 remove_diacritics 2'
+);
+CREATE TRIGGER memories_fts_insert AFTER INSERT ON memories BEGIN
+    INSERT INTO memories_fts (rowid, text, tags, source) VALUES (new.row_id, new.text, new.tags, new.source);
+END;
+CREATE TRIGGER memories_fts_delete AFTER DELETE ON memories BEGIN
+    INSERT INTO memories_fts (memories_fts, rowid, text, tags, source)
+    VALUES ('delete', old.row_id, old.text, old.tags, old.source);
+END;
+
 -- Row ids removed (deleted or replaced by an update) and the generation that removed them: the index
 -- applies "deleted since generation G" to catch up without a rebuild.
 CREATE TABLE tombstones (
