@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ..config import Settings
 from ..service.export import write_export
-from ..service.search import require_model
+from ..service.reindex import reindex_space
 from .errors import CliError
 from .local import resolve_space, run_local
 
@@ -54,12 +54,7 @@ def run_export(args: argparse.Namespace, settings: Settings) -> int:
 def run_reindex(args: argparse.Namespace, settings: Settings) -> int:
     async def work(ctx):
         uri = resolve_space(ctx, args.space)
-        space = await ctx.services.spaces.require(uri)
-        built = []
-        for spec in (require_model(space), space.config.next):
-            if spec is not None:
-                await ctx.index.rebuild(uri, spec.key, spec.dims)
-                built.append(spec)
+        built = await reindex_space(ctx, uri)
         status = await ctx.services.spaces.status(uri)
         return uri, built, status
 

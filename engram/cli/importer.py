@@ -37,7 +37,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(run=run)
 
 
-def _open_lines(path: Path, f: IO[bytes]) -> tuple[Iterator[tuple[int, bytes]], int | None, dict | None]:
+def open_lines(path: Path, f: IO[bytes]) -> tuple[Iterator[tuple[int, bytes]], int | None, dict | None]:
     """(numbered lines, total if known, export manifest if the file is an export tar)."""
     if tarfile.is_tarfile(path):
         reader = open_export(f)
@@ -59,7 +59,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         uri = resolve_space(ctx, args.space)
         space = await ctx.services.spaces.require(uri)
         with open(args.file, "rb") as f:
-            lines, total, manifest = _open_lines(args.file, f)
+            lines, total, manifest = open_lines(args.file, f)
             if manifest is not None:
                 _warn_model_change(manifest, space)
             with tqdm(total=total, unit="memory", desc="importing", disable=None, file=sys.stderr) as bar:

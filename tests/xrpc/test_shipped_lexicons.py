@@ -57,6 +57,15 @@ def test_the_registry_serves_every_method():
     assert sorted(REGISTRY.methods()) == [
         "com.atproto.space.notifySpaceDeleted",
         "com.atproto.space.notifyWrite",
+        "garden.engram.admin.configureSpace",
+        "garden.engram.admin.createApiKey",
+        "garden.engram.admin.createSpace",
+        "garden.engram.admin.deleteSpace",
+        "garden.engram.admin.importMemories",
+        "garden.engram.admin.listApiKeys",
+        "garden.engram.admin.listSpaces",
+        "garden.engram.admin.reindexSpace",
+        "garden.engram.admin.revokeApiKey",
         "garden.engram.describeService",
         "garden.engram.exportSpace",
         "garden.engram.getMemory",
@@ -94,6 +103,8 @@ def test_methods_say_how_they_authenticate(nsid):
         assert "no authentication" in description
     elif nsid.startswith("com.atproto.space."):
         assert "service-auth JWT" in description
+    elif nsid.startswith("garden.engram.admin."):
+        assert "Requires an admin signature" in description
     elif nsid != "garden.engram.searchMemories":
         assert "Requires the same authentication as searchMemories" in description
 

@@ -1,0 +1,21 @@
+"""garden.engram.admin.createApiKey (`engram apikey create`): the token is in this answer only."""
+
+from __future__ import annotations
+
+from .....context import AppContext
+from .....service import apikeys
+from .....xrpc.server import XrpcRequest, XrpcServer
+from ....admin_auth import admin_signed
+from ....admin_views import api_key_view
+
+NSID = "garden.engram.admin.createApiKey"
+
+
+def register(xrpc: XrpcServer, ctx: AppContext) -> None:
+    async def handle(call: XrpcRequest) -> dict:
+        body = call.input
+        uri = ctx.services.spaces.resolve_uri(body["space"])
+        key, token = await apikeys.create_api_key(ctx, uri, body["scopes"], body.get("label", ""))
+        return {"key": api_key_view(key), "token": token}
+
+    xrpc.add(NSID, handle, auth=admin_signed(ctx))
