@@ -12,7 +12,7 @@ and reject them. Several can be combined in one transaction by calling them from
 `store.write`.
 """
 
-from engram.store.database import Store
+from engram.store.database import Store, database_path
 from engram.store.models import (
     ApiKey,
     Embedding,
@@ -27,6 +27,16 @@ from engram.store.models import (
 )
 
 __all__ = [
-    "ApiKey", "Embedding", "Memory", "MemoryRecord", "MemoryWrite", "ModelSpec", "Space", "SpaceConfig",
-    "SpaceStatus", "Store", "model_key",
+    "ApiKey",
+    "Embedding",
+    "Memory",
+    "MemoryRecord",
+    "MemoryWrite",
+    "ModelSpec",
+    "Space",
+    "SpaceConfig",
+    "SpaceStatus",
+    "Store",
+    "database_path",
+    "model_key",
 ]

@@ -18,7 +18,7 @@ from engram.store.writes import now_iso
 from engram.xrpc.errors import InvalidRequestError
 
 SCOPES = frozenset({"read", "write"})
-TOKEN_PREFIX = "engram_"  # lets secret scanners and humans recognise a leaked key
+TOKEN_PREFIX = "engram_"  # noqa: S105 - a public prefix, not a secret; lets secret scanners and humans recognise a leaked key
 _COLUMNS = "k.id, s.uri, k.scopes, k.label, k.created_at, k.revoked_at"
 
 
@@ -31,8 +31,9 @@ def _api_key(row: tuple) -> ApiKey:
     return ApiKey(id_, space_uri, frozenset(scopes.split()), label, created_at, revoked_at)
 
 
-def create_api_key(conn: sqlite3.Connection, space_uri: str, scopes: Iterable[str], label: str = ""
-                   ) -> tuple[ApiKey, str]:
+def create_api_key(
+    conn: sqlite3.Connection, space_uri: str, scopes: Iterable[str], label: str = ""
+) -> tuple[ApiKey, str]:
     """Create a key for a hosted space; returns (key, raw token). The token is not stored anywhere."""
     space = require_space(conn, space_uri)
     if space.kind != "hosted":
@@ -44,7 +45,8 @@ def create_api_key(conn: sqlite3.Connection, space_uri: str, scopes: Iterable[st
         raise InvalidRequestError("label must be a string of at most 200 characters")
     token = TOKEN_PREFIX + secrets.token_urlsafe(32)
     key_id = conn.execute(
-        "INSERT INTO api_keys (key_hash, space_id, scopes, label, created_at) VALUES (?, ?, ?, ?, ?) RETURNING id",
+        "INSERT INTO api_keys (key_hash, space_id, scopes, label, created_at)"
+        " VALUES (?, ?, ?, ?, ?) RETURNING id",
         (hash_token(token), space.id, " ".join(sorted(wanted)), label, now_iso()),
     ).fetchone()[0]
     return get_api_key(conn, key_id), token

@@ -36,11 +36,17 @@ DB_FILE_NAME = "engram.sqlite3"
 _STOP = object()  # sentinel that ends the writer thread
 
 
+def database_path(data_dir: str | Path) -> Path:
+    return Path(data_dir) / DB_FILE_NAME
+
+
 def connect(path: Path, *, busy_timeout_ms: int, query_only: bool = False) -> sqlite3.Connection:
     # isolation_level=None: Python's sqlite3 must not open transactions behind our back; we issue
     # BEGIN/COMMIT ourselves. check_same_thread=False only so close() can run from the closing thread
     # after the owning thread has stopped; each connection is used by exactly one thread while open.
-    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=busy_timeout_ms / 1000)
+    conn = sqlite3.connect(
+        path, isolation_level=None, check_same_thread=False, timeout=busy_timeout_ms / 1000
+    )
     conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
     conn.execute("PRAGMA foreign_keys = ON")
     conn.execute("PRAGMA synchronous = FULL")
@@ -64,11 +70,10 @@ class Store:
 
     @classmethod
     async def open(cls, path: str | Path, **kwargs: Any) -> Store:
-        """Open (creating and migrating if needed) `path`; a directory means `<dir>/engram.sqlite3`."""
-        path = Path(path)
-        if path.is_dir():
-            path = path / DB_FILE_NAME
-        store = cls(path, **kwargs)
+        """Open the SQLite file `path`, creating it, its directory and its schema as needed.
+
+        The service's file is `database_path(data_dir)`."""
+        store = cls(Path(path), **kwargs)
         await asyncio.to_thread(store._start)
         return store
 
@@ -169,7 +174,7 @@ class Store:
 
     # -- shutdown -----------------------------------------------------------------------------------------
 
-    async def close(self, timeout: float = 10.0) -> None:
+    async def close(self, timeout: float = 10.0) -> None:  # noqa: ASYNC109 - bounds a thread join, not I/O
         """Finish queued writes, stop the writer (sentinel + join) and close every connection."""
         with self._lock:
             if self._closed:

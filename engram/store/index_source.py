@@ -58,13 +58,14 @@ def _load_rows(conn: sqlite3.Connection, space_id: int, model_key: str, after_ro
     # A row belongs to `model_key` through its embedding or, during a model change, its nextEmbedding.
     rows = conn.execute(
         "SELECT row_id, CASE WHEN model_key = ?1 THEN vector ELSE next_vector END, author, created_ms, tags"
-        " FROM memories INDEXED BY memories_by_space WHERE space_id = ?2 AND row_id > ?3 AND (model_key = ?1 OR next_model_key = ?1)"
+        " FROM memories INDEXED BY memories_by_space"
+        " WHERE space_id = ?2 AND row_id > ?3 AND (model_key = ?1 OR next_model_key = ?1)"
         " ORDER BY row_id",
         (model_key, space_id, after_row_id),
     ).fetchall()
     if not rows:
         return empty_rows(dims)
-    row_ids, blobs, authors, created_ms, tags = zip(*rows)
+    row_ids, blobs, authors, created_ms, tags = zip(*rows, strict=True)
     joined = b"".join(blobs)
     if len(joined) != len(rows) * dims * 2:  # the model key includes dims, so this means a corrupt row
         raise ValueError(f"stored vectors for {model_key} do not all have {dims} dims")
@@ -77,8 +78,9 @@ def _load_rows(conn: sqlite3.Connection, space_id: int, model_key: str, after_ro
     )
 
 
-def read_delta(conn: sqlite3.Connection, space: str, model_key: str, after_row_id: int, since_generation: int
-               ) -> IndexDelta:
+def read_delta(
+    conn: sqlite3.Connection, space: str, model_key: str, after_row_id: int, since_generation: int
+) -> IndexDelta:
     live = require_space(conn, space)
     added = load_rows(conn, live.id, model_key, after_row_id)
     deleted = conn.execute(

@@ -56,7 +56,8 @@ def keyword_search(
         params.append(parse_datetime_ms(since, "since"))
     rows = conn.execute(
         "SELECT m.row_id, -bm25(memories_fts, 1.0, 0.5, 0.25) AS score FROM memories_fts JOIN memories m"
-        f" ON m.row_id = memories_fts.rowid WHERE {' AND '.join(where)} ORDER BY score DESC, m.row_id DESC LIMIT ?",
+        f" ON m.row_id = memories_fts.rowid WHERE {' AND '.join(where)}"
+        " ORDER BY score DESC, m.row_id DESC LIMIT ?",
         (*params, limit),
     ).fetchall()
     return [(row_id, float(score)) for row_id, score in rows]

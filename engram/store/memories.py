@@ -42,7 +42,8 @@ def _resolve_rkey(conn: sqlite3.Connection, space: Space, memory: PreparedMemory
         if row is not None:
             if row[0] != memory.author or (memory.rkey is not None and memory.rkey != row[1]):
                 raise InvalidRequestError(
-                    f"idempotency key {memory.idempotency_key!r} already names another memory", "IdempotencyConflict"
+                    f"idempotency key {memory.idempotency_key!r} already names another memory",
+                    "IdempotencyConflict",
                 )
             return row[1]
     return memory.rkey or new_tid()
@@ -50,10 +51,15 @@ def _resolve_rkey(conn: sqlite3.Connection, space: Space, memory: PreparedMemory
 
 def _remove_row(conn: sqlite3.Connection, space_id: int, row_id: int, generation: int) -> None:
     conn.execute("DELETE FROM memories WHERE row_id = ?", (row_id,))  # memory_tags go by ON DELETE CASCADE
-    conn.execute("INSERT INTO tombstones (space_id, generation, row_id) VALUES (?, ?, ?)", (space_id, generation, row_id))
+    conn.execute(
+        "INSERT INTO tombstones (space_id, generation, row_id) VALUES (?, ?, ?)",
+        (space_id, generation, row_id),
+    )
 
 
-def put_memories(conn: sqlite3.Connection, space_uri: str, items: Sequence[MemoryWrite]) -> list[MemoryRecord]:
+def put_memories(
+    conn: sqlite3.Connection, space_uri: str, items: Sequence[MemoryWrite]
+) -> list[MemoryRecord]:
     """Upsert memories by (author, rkey) in one transaction; returns one MemoryRecord per item, in order."""
     space = require_space(conn, space_uri)
     prepared = _prepare_all(items)
@@ -66,31 +72,66 @@ def put_memories(conn: sqlite3.Connection, space_uri: str, items: Sequence[Memor
         rkey = _resolve_rkey(conn, space, memory)
         uri = memory_uri(space.uri, memory.author, rkey)
         existing = conn.execute(
-            "SELECT row_id, cid, attrs, model_key FROM memories WHERE space_id = ? AND author = ? AND rkey = ?",
+            "SELECT row_id, cid, attrs, model_key, next_model_key FROM memories"
+            " WHERE space_id = ? AND author = ? AND rkey = ?",
             (space.id, memory.author, rkey),
         ).fetchone()
         if existing is not None and existing[1] == memory.cid and existing[2] == memory.attrs_json:
-            results.append(MemoryRecord(uri, memory.cid, existing[0], memory.author, rkey,
-                                        existing[3] is not None and existing[3] == active_key, "unchanged"))
+            results.append(
+                MemoryRecord(
+                    uri,
+                    memory.cid,
+                    existing[0],
+                    memory.author,
+                    rkey,
+                    skipped.skip_reason(active_key, existing[3], existing[4]) is None,
+                    "unchanged",
+                )
+            )
         else:
             if existing is not None:
                 _remove_row(conn, space.id, existing[0], generation)
             row_id = conn.execute(
-                "INSERT INTO memories (space_id, author, rkey, uri, cid, text, tags, source, attrs, created_at,"
+                "INSERT INTO memories (space_id, author, rkey, uri, cid, text, tags, source, attrs,"
+                " created_at,"
                 " created_ms, indexed_at, vector, model_key, next_vector, next_model_key)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING row_id",
-                (space.id, memory.author, rkey, uri, memory.cid, memory.text, orjson.dumps(memory.tags).decode(),
-                 memory.source, memory.attrs_json, memory.created_at, memory.created_ms, indexed_at,
-                 memory.vector, memory.model_key, memory.next_vector, memory.next_model_key),
+                (
+                    space.id,
+                    memory.author,
+                    rkey,
+                    uri,
+                    memory.cid,
+                    memory.text,
+                    orjson.dumps(memory.tags).decode(),
+                    memory.source,
+                    memory.attrs_json,
+                    memory.created_at,
+                    memory.created_ms,
+                    indexed_at,
+                    memory.vector,
+                    memory.model_key,
+                    memory.next_vector,
+                    memory.next_model_key,
+                ),
             ).fetchone()[0]
             conn.executemany(
                 "INSERT OR IGNORE INTO memory_tags (space_id, tag, row_id) VALUES (?, ?, ?)",
                 [(space.id, tag, row_id) for tag in memory.tags],
             )
-            reason = skipped.skip_reason(active_key, memory.model_key)
+            reason = skipped.skip_reason(active_key, memory.model_key, memory.next_model_key)
             skipped.mark(conn, space.id, memory.author, rkey, reason)
-            results.append(MemoryRecord(uri, memory.cid, row_id, memory.author, rkey, reason is None,
-                                        "updated" if existing is not None else "created"))
+            results.append(
+                MemoryRecord(
+                    uri,
+                    memory.cid,
+                    row_id,
+                    memory.author,
+                    rkey,
+                    reason is None,
+                    "updated" if existing is not None else "created",
+                )
+            )
             changed = True
         if memory.idempotency_key is not None:
             conn.execute(
@@ -109,7 +150,8 @@ def delete_memories(conn: sqlite3.Connection, space_uri: str, keys: Sequence[tup
     deleted = 0
     for author, rkey in keys:
         row = conn.execute(
-            "SELECT row_id FROM memories WHERE space_id = ? AND author = ? AND rkey = ?", (space.id, author, rkey)
+            "SELECT row_id FROM memories WHERE space_id = ? AND author = ? AND rkey = ?",
+            (space.id, author, rkey),
         ).fetchone()
         if row is None:
             continue

@@ -33,16 +33,47 @@ MAX_LIST_LIMIT = 1000
 
 
 def _memory(row: tuple, vector: bytes | None = None, next_vector: bytes | None = None) -> Memory:
-    (row_id, uri, cid, author, rkey, text, tags, source, attrs, created_at, created_ms, indexed_at,
-     model_key, next_model_key) = row
-    return Memory(row_id, uri, cid, author, rkey, text, tuple(orjson.loads(tags)), source,
-                  orjson.loads(attrs) if attrs else {}, created_at, created_ms, indexed_at, model_key,
-                  vector, next_model_key, next_vector)
+    (
+        row_id,
+        uri,
+        cid,
+        author,
+        rkey,
+        text,
+        tags,
+        source,
+        attrs,
+        created_at,
+        created_ms,
+        indexed_at,
+        model_key,
+        next_model_key,
+    ) = row
+    return Memory(
+        row_id,
+        uri,
+        cid,
+        author,
+        rkey,
+        text,
+        tuple(orjson.loads(tags)),
+        source,
+        orjson.loads(attrs) if attrs else {},
+        created_at,
+        created_ms,
+        indexed_at,
+        model_key,
+        vector,
+        next_model_key,
+        next_vector,
+    )
 
 
 def get_memory(conn: sqlite3.Connection, space_uri: str, uri: str) -> Memory | None:
     space = require_space(conn, space_uri)
-    row = conn.execute(f"SELECT {_VIEW_COLUMNS} FROM memories WHERE space_id = ? AND uri = ?", (space.id, uri))
+    row = conn.execute(
+        f"SELECT {_VIEW_COLUMNS} FROM memories WHERE space_id = ? AND uri = ?", (space.id, uri)
+    )
     found = row.fetchone()
     return _memory(found) if found else None
 
@@ -55,10 +86,11 @@ def get_memories(conn: sqlite3.Connection, space_uri: str, row_ids: Sequence[int
         return []
     found = {}
     for start in range(0, len(ids), 500):  # stay under SQLite's bound-parameter limit
-        chunk = ids[start:start + 500]
+        chunk = ids[start : start + 500]
         marks = ",".join("?" * len(chunk))
         for row in conn.execute(
-            f"SELECT {_VIEW_COLUMNS} FROM memories WHERE space_id = ? AND row_id IN ({marks})", (space.id, *chunk)
+            f"SELECT {_VIEW_COLUMNS} FROM memories WHERE space_id = ? AND row_id IN ({marks})",
+            (space.id, *chunk),
         ):
             found[row[0]] = _memory(row)
     return [found[row_id] for row_id in ids if row_id in found]
@@ -94,6 +126,8 @@ def list_memories(
     space = require_space(conn, space_uri)
     if not isinstance(limit, int) or not 1 <= limit <= MAX_LIST_LIMIT:
         raise InvalidRequestError(f"limit must be an integer in 1..{MAX_LIST_LIMIT}")
+    if isinstance(tags, str):
+        raise InvalidRequestError("tags must be a list of strings")
     where, params = ["space_id = ?"], [space.id]
     if author is not None:
         where.append("author = ?")
@@ -133,8 +167,13 @@ def space_status(conn: sqlite3.Connection, space_uri: str) -> SpaceStatus:
             "SELECT count(*) FROM memories WHERE space_id = ? AND (model_key = ? OR next_model_key = ?)",
             (space.id, key, key),
         ).fetchone()[0]
-    return SpaceStatus(space, total, skipped.counts_by_author(conn, space.id), building,
-                       skipped.counts_by_reason(conn, space.id))
+    return SpaceStatus(
+        space,
+        total,
+        skipped.counts_by_author(conn, space.id),
+        building,
+        skipped.counts_by_reason(conn, space.id),
+    )
 
 
 def export_batch(conn: sqlite3.Connection, space_uri: str, after_row_id: int, limit: int) -> list[Memory]:

@@ -15,19 +15,25 @@ NO_EMBEDDING = "no_embedding"  # the memory carries no vector
 MODEL_MISMATCH = "model_mismatch"  # the memory's vector is for another model, digest or dims
 
 
-def skip_reason(active_key: str | None, vector_key: str | None) -> str | None:
+def skip_reason(
+    active_key: str | None, vector_key: str | None, next_vector_key: str | None = None
+) -> str | None:
+    """Why a memory is not indexed under `active_key`, or None if it is. Its nextEmbedding counts too: after
+    a model change is promoted, memories written during the change are indexed through that vector."""
     if active_key is None:
         return NO_MODEL
-    if vector_key is None:
+    if active_key in (vector_key, next_vector_key):
+        return None
+    if vector_key is None and next_vector_key is None:
         return NO_EMBEDDING
-    if vector_key != active_key:
-        return MODEL_MISMATCH
-    return None
+    return MODEL_MISMATCH
 
 
 def mark(conn: sqlite3.Connection, space_id: int, author: str, rkey: str, reason: str | None) -> None:
     if reason is None:
-        conn.execute("DELETE FROM skipped WHERE space_id = ? AND author = ? AND rkey = ?", (space_id, author, rkey))
+        conn.execute(
+            "DELETE FROM skipped WHERE space_id = ? AND author = ? AND rkey = ?", (space_id, author, rkey)
+        )
     else:
         conn.execute(
             "INSERT INTO skipped (space_id, author, rkey, reason) VALUES (?, ?, ?, ?)"
@@ -37,12 +43,12 @@ def mark(conn: sqlite3.Connection, space_id: int, author: str, rkey: str, reason
 
 
 def recompute(conn: sqlite3.Connection, space_id: int, active_key: str | None) -> None:
-    conn.create_function("engram_skip_reason", 2, skip_reason, deterministic=True)
+    conn.create_function("engram_skip_reason", 3, skip_reason, deterministic=True)
     conn.execute("DELETE FROM skipped WHERE space_id = ?", (space_id,))
     conn.execute(
         "INSERT INTO skipped (space_id, author, rkey, reason)"
-        " SELECT space_id, author, rkey, engram_skip_reason(?1, model_key) FROM memories"
-        " WHERE space_id = ?2 AND engram_skip_reason(?1, model_key) IS NOT NULL",
+        " SELECT space_id, author, rkey, engram_skip_reason(?1, model_key, next_model_key) AS reason"
+        " FROM memories WHERE space_id = ?2 AND reason IS NOT NULL",
         (active_key, space_id),
     )
 
@@ -55,5 +61,7 @@ def counts_by_author(conn: sqlite3.Connection, space_id: int) -> list[tuple[str,
 
 
 def counts_by_reason(conn: sqlite3.Connection, space_id: int) -> dict[str, int]:
-    rows = conn.execute("SELECT reason, count(*) FROM skipped WHERE space_id = ? GROUP BY reason", (space_id,))
+    rows = conn.execute(
+        "SELECT reason, count(*) FROM skipped WHERE space_id = ? GROUP BY reason", (space_id,)
+    )
     return dict(rows.fetchall())

@@ -25,8 +25,26 @@ _COLUMNS = (
 
 
 def _space(row: tuple) -> Space:
-    (id_, uri, authority, skey, kind, created_at, deleted_at, generation, model, digest, dims,
-     document_prefix, query_prefix, next_model, next_digest, next_dims, config_json, config_updated_at) = row
+    (
+        id_,
+        uri,
+        authority,
+        skey,
+        kind,
+        created_at,
+        deleted_at,
+        generation,
+        model,
+        digest,
+        dims,
+        document_prefix,
+        query_prefix,
+        next_model,
+        next_digest,
+        next_dims,
+        config_json,
+        config_updated_at,
+    ) = row
     config = None
     if model is not None:
         config = SpaceConfig(
@@ -113,7 +131,8 @@ def set_config(
 ) -> Space:
     """Replace the space's config, bump its generation and recompute its skipped list.
 
-    `record` is the config record as seen (synced spaces); without it one is built from the fields."""
+    A no-op when nothing changed. `record` is the config record as seen (synced spaces); without it one is
+    built from the fields."""
     space = require_space(conn, uri)
     _check_model(active, "config")
     if next is not None:
@@ -121,20 +140,45 @@ def set_config(
     for name, prefix in (("documentPrefix", document_prefix), ("queryPrefix", query_prefix)):
         if not isinstance(prefix, str) or len(prefix) > 200:
             raise InvalidRequestError(f"{name} must be a string of at most 200 characters")
+    old = space.config
+    unchanged = old is not None and (old.active, old.next, old.document_prefix, old.query_prefix) == (
+        active,
+        next,
+        document_prefix,
+        query_prefix,
+    )
+    if unchanged and (record is None or record == old.record):
+        return space  # a re-sync of the same config: no generation bump, no recompute
     now = now_iso()
     if record is None:
-        record = {"$type": "garden.engram.config", "model": active.model, "modelDigest": active.digest,
-                  "dims": active.dims, "documentPrefix": document_prefix, "queryPrefix": query_prefix,
-                  "createdAt": now}
+        record = {
+            "$type": "garden.engram.config",
+            "model": active.model,
+            "modelDigest": active.digest,
+            "dims": active.dims,
+            "documentPrefix": document_prefix,
+            "queryPrefix": query_prefix,
+            "createdAt": now,
+        }
         if next is not None:
             record["next"] = {"model": next.model, "modelDigest": next.digest, "dims": next.dims}
     conn.execute(
         "UPDATE spaces SET model = ?, model_digest = ?, dims = ?, document_prefix = ?, query_prefix = ?,"
         " next_model = ?, next_model_digest = ?, next_dims = ?, config_json = ?, config_updated_at = ?,"
         " generation = generation + 1 WHERE id = ?",
-        (active.model, active.digest, active.dims, document_prefix, query_prefix,
-         next.model if next else None, next.digest if next else None, next.dims if next else None,
-         orjson.dumps(record).decode(), now, space.id),
+        (
+            active.model,
+            active.digest,
+            active.dims,
+            document_prefix,
+            query_prefix,
+            next.model if next else None,
+            next.digest if next else None,
+            next.dims if next else None,
+            orjson.dumps(record).decode(),
+            now,
+            space.id,
+        ),
     )
     skipped.recompute(conn, space.id, active.key)
     return require_space(conn, uri)
@@ -150,6 +194,10 @@ def delete_space(conn: sqlite3.Connection, uri: str) -> bool:
     now = now_iso()
     for table in ("memories", "tombstones", "skipped", "sync_state", "import_keys"):
         conn.execute(f"DELETE FROM {table} WHERE space_id = ?", (space.id,))  # noqa: S608 - fixed names
-    conn.execute("UPDATE api_keys SET revoked_at = ? WHERE space_id = ? AND revoked_at IS NULL", (now, space.id))
-    conn.execute("UPDATE spaces SET deleted_at = ?, generation = generation + 1 WHERE id = ?", (now, space.id))
+    conn.execute(
+        "UPDATE api_keys SET revoked_at = ? WHERE space_id = ? AND revoked_at IS NULL", (now, space.id)
+    )
+    conn.execute(
+        "UPDATE spaces SET deleted_at = ?, generation = generation + 1 WHERE id = ?", (now, space.id)
+    )
     return True

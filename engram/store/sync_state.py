@@ -26,13 +26,20 @@ def get_positions(conn: sqlite3.Connection, space_uri: str) -> dict[str, RepoPos
     return {row[0]: RepoPosition(*row) for row in rows}
 
 
-def set_position(conn: sqlite3.Connection, space_uri: str, repo: str, rev: str | None,
-                 set_hash: str | None = None, space_rev: str | None = None) -> None:
+def set_position(
+    conn: sqlite3.Connection,
+    space_uri: str,
+    repo: str,
+    rev: str | None,
+    set_hash: str | None = None,
+    space_rev: str | None = None,
+) -> None:
     """Record a repo's position; call it in the same `store.write` as the memories it covers, so a crash
     can never advance the position past writes that were not committed."""
     space = require_space(conn, space_uri)
     conn.execute(
-        "INSERT INTO sync_state (space_id, repo, rev, set_hash, space_rev, updated_at) VALUES (?, ?, ?, ?, ?, ?)"
+        "INSERT INTO sync_state (space_id, repo, rev, set_hash, space_rev, updated_at)"
+        " VALUES (?, ?, ?, ?, ?, ?)"
         " ON CONFLICT (space_id, repo) DO UPDATE SET rev = excluded.rev, set_hash = excluded.set_hash,"
         " space_rev = excluded.space_rev, updated_at = excluded.updated_at",
         (space.id, repo, rev, set_hash, space_rev, now_iso()),

@@ -69,7 +69,9 @@ def f16_bytes(vector: np.ndarray | bytes, dims: int, what: str = "embedding") ->
     if isinstance(vector, bytes | bytearray | memoryview):
         raw = bytes(vector)
         if len(raw) != dims * 2:
-            raise InvalidRequestError(f"{what}.vector is {len(raw)} bytes, expected {dims * 2} for {dims} dims")
+            raise InvalidRequestError(
+                f"{what}.vector is {len(raw)} bytes, expected {dims * 2} for {dims} dims"
+            )
         values = np.frombuffer(raw, dtype="<f2")
     else:
         array = np.asarray(vector)
@@ -104,9 +106,15 @@ def prepare_write(item: MemoryWrite) -> PreparedMemory:
     if not isinstance(item.text, str) or _utf8_len(item.text) > MAX_TEXT_BYTES:
         raise InvalidRequestError(f"text must be a string of at most {MAX_TEXT_BYTES} UTF-8 bytes")
     tags = tuple(item.tags or ())
-    if len(tags) > MAX_TAGS or not all(isinstance(t, str) and 0 < _utf8_len(t) <= MAX_TAG_BYTES for t in tags):
-        raise InvalidRequestError(f"tags: at most {MAX_TAGS} non-empty strings of at most {MAX_TAG_BYTES} bytes")
-    if item.source is not None and (not isinstance(item.source, str) or _utf8_len(item.source) > MAX_SOURCE_BYTES):
+    if len(tags) > MAX_TAGS or not all(
+        isinstance(t, str) and 0 < _utf8_len(t) <= MAX_TAG_BYTES for t in tags
+    ):
+        raise InvalidRequestError(
+            f"tags: at most {MAX_TAGS} non-empty strings of at most {MAX_TAG_BYTES} bytes"
+        )
+    if item.source is not None and (
+        not isinstance(item.source, str) or _utf8_len(item.source) > MAX_SOURCE_BYTES
+    ):
         raise InvalidRequestError(f"source must be a string of at most {MAX_SOURCE_BYTES} UTF-8 bytes")
     created_at = now_iso() if item.created_at is None else item.created_at
     created_ms = parse_datetime_ms(created_at)
@@ -118,7 +126,9 @@ def prepare_write(item: MemoryWrite) -> PreparedMemory:
         raise InvalidRequestError(f"attrs must be JSON-serialisable: {exc}") from None
     key = item.idempotency_key
     if key is not None and (not isinstance(key, str) or not 0 < len(key) <= MAX_IDEMPOTENCY_KEY):
-        raise InvalidRequestError(f"idempotency key must be a non-empty string of at most {MAX_IDEMPOTENCY_KEY}")
+        raise InvalidRequestError(
+            f"idempotency key must be a non-empty string of at most {MAX_IDEMPOTENCY_KEY}"
+        )
     vector, embedding = _embedding(item.embedding, "embedding")
     next_vector, next_embedding = _embedding(item.next_embedding, "nextEmbedding")
     if item.cid is not None:
@@ -131,14 +141,27 @@ def prepare_write(item: MemoryWrite) -> PreparedMemory:
         cid = item.cid
     else:
         record = memory_record(
-            text=item.text, created_at=created_at, tags=tags, source=item.source,
-            embedding=embedding, next_embedding=next_embedding,
+            text=item.text,
+            created_at=created_at,
+            tags=tags,
+            source=item.source,
+            embedding=embedding,
+            next_embedding=next_embedding,
         )
         cid = record_cid(record)
     return PreparedMemory(
-        author=item.author, rkey=item.rkey, text=item.text, tags=tags, source=item.source,
-        attrs_json=attrs_json, created_at=created_at, created_ms=created_ms, cid=cid,
-        vector=vector, model_key=item.embedding.key if item.embedding else None,
-        next_vector=next_vector, next_model_key=item.next_embedding.key if item.next_embedding else None,
+        author=item.author,
+        rkey=item.rkey,
+        text=item.text,
+        tags=tags,
+        source=item.source,
+        attrs_json=attrs_json,
+        created_at=created_at,
+        created_ms=created_ms,
+        cid=cid,
+        vector=vector,
+        model_key=item.embedding.key if item.embedding else None,
+        next_vector=next_vector,
+        next_model_key=item.next_embedding.key if item.next_embedding else None,
         idempotency_key=key,
     )

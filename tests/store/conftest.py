@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from engram.store import Embedding, ModelSpec, Store
+from engram.store import Embedding, ModelSpec, Store, database_path
 from engram.store.spaces import create_space, set_config
 
 SPACE = "at://did:plc:authority1/space/garden.engram.space/main"
@@ -26,7 +26,7 @@ def make_embedding():
 
 @pytest.fixture
 async def store(tmp_path):
-    opened = await Store.open(tmp_path)
+    opened = await Store.open(database_path(tmp_path))
     yield opened
     await opened.close()
 

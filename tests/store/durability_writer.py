@@ -4,13 +4,13 @@ only after `store.write` has returned, until killed."""
 import asyncio
 import sys
 
-from engram.store import MemoryWrite, Store
+from engram.store import MemoryWrite, Store, database_path
 from engram.store.memories import put_memories
 from engram.store.spaces import create_space, get_space
 
 
 async def main(data_dir: str, space: str) -> None:
-    store = await Store.open(data_dir)
+    store = await Store.open(database_path(data_dir))
     if await store.read(get_space, space) is None:
         await store.write(create_space, space, "hosted")
     print("ready", flush=True)

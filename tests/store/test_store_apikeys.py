@@ -10,7 +10,12 @@ from engram.xrpc.errors import InvalidRequestError
 async def test_api_key_lifecycle(store, space):
     key, token = await store.write(create_api_key, space, ["write", "read"], "memory bank")
     assert token.startswith("engram_") and len(token) >= 7 + 43  # 32 random bytes, urlsafe base64
-    assert (key.space_uri, key.scopes, key.label, key.revoked_at) == (space, {"read", "write"}, "memory bank", None)
+    assert (key.space_uri, key.scopes, key.label, key.revoked_at) == (
+        space,
+        {"read", "write"},
+        "memory bank",
+        None,
+    )
     # only the hash is stored
     stored = await store.read(lambda conn: conn.execute("SELECT key_hash FROM api_keys").fetchall())
     assert stored == [(hashlib.sha256(token.encode()).hexdigest(),)]

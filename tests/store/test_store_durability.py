@@ -5,7 +5,7 @@ import signal
 import sys
 from pathlib import Path
 
-from engram.store import Store
+from engram.store import Store, database_path
 from engram.store.queries import space_status
 from engram.store.tid import is_valid_tid
 
@@ -16,8 +16,13 @@ WRITER = Path(__file__).with_name("durability_writer.py")
 async def test_acknowledged_writes_survive_sigkill(tmp_path):
     with (tmp_path / "writer.err").open("wb") as stderr:
         process = await asyncio.create_subprocess_exec(
-            sys.executable, str(WRITER), str(tmp_path), SPACE,
-            stdout=asyncio.subprocess.PIPE, stderr=stderr, cwd=Path(__file__).parents[2],
+            sys.executable,
+            str(WRITER),
+            str(tmp_path),
+            SPACE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=stderr,
+            cwd=Path(__file__).parents[2],
         )
     acknowledged, killed = [], False
     try:
@@ -39,8 +44,9 @@ async def test_acknowledged_writes_survive_sigkill(tmp_path):
     assert process.returncode == -signal.SIGKILL, (tmp_path / "writer.err").read_text()
     assert all(is_valid_tid(rkey) for rkey in acknowledged)
 
-    store = await Store.open(tmp_path)
+    store = await Store.open(database_path(tmp_path))
     try:
+
         def rkeys(conn):
             return {row[0] for row in conn.execute("SELECT rkey FROM memories")}
 

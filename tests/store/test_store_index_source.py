@@ -16,12 +16,22 @@ ALICE, BOB = "did:plc:alice", "did:plc:bob"
 async def test_full_load_then_deltas(store, space, model, make_embedding):
     source: IndexSource = StoreIndexSource(store)
     other = ModelSpec("other", "x", 8)
-    records = await store.write(put_memories, space, [
-        MemoryWrite(ALICE, "a", tags=["t1", "t2"], created_at="2026-01-01T00:00:00.001Z", embedding=make_embedding(1)),
-        MemoryWrite(BOB, "b", created_at="2026-01-01T00:00:00.002Z", embedding=make_embedding(2)),
-        MemoryWrite(BOB, "not indexed", embedding=make_embedding(3, other)),
-        MemoryWrite(BOB, "no vector"),
-    ])
+    records = await store.write(
+        put_memories,
+        space,
+        [
+            MemoryWrite(
+                ALICE,
+                "a",
+                tags=["t1", "t2"],
+                created_at="2026-01-01T00:00:00.001Z",
+                embedding=make_embedding(1),
+            ),
+            MemoryWrite(BOB, "b", created_at="2026-01-01T00:00:00.002Z", embedding=make_embedding(2)),
+            MemoryWrite(BOB, "not indexed", embedding=make_embedding(3, other)),
+            MemoryWrite(BOB, "no vector"),
+        ],
+    )
     full = await source.delta(space, model.key, 0, 0)
     assert full.generation == await source.generation(space)
     assert full.added.row_ids.tolist() == [records[0].row_id, records[1].row_id]
@@ -34,8 +44,9 @@ async def test_full_load_then_deltas(store, space, model, make_embedding):
     high_water, seen_generation = int(full.added.row_ids[-1]), full.generation
 
     # update = delete + add, delete -> tombstone; each committed batch bumps the generation once
-    [updated] = await store.write(put_memories, space, [
-        MemoryWrite(ALICE, "a2", rkey=records[0].rkey, embedding=make_embedding(4))])
+    [updated] = await store.write(
+        put_memories, space, [MemoryWrite(ALICE, "a2", rkey=records[0].rkey, embedding=make_embedding(4))]
+    )
     assert await store.write(delete_memory, space, BOB, records[1].rkey)
     delta = await source.delta(space, model.key, high_water, seen_generation)
     assert delta.generation == seen_generation + 2
@@ -51,8 +62,11 @@ async def test_full_load_then_deltas(store, space, model, make_embedding):
 async def test_next_embedding_rows_load_under_the_next_model_key(store, space, model, make_embedding):
     nxt = ModelSpec("next-model", "y", 4)
     await store.write(set_config, space, model, next=nxt)
-    [record] = await store.write(put_memories, space, [
-        MemoryWrite(ALICE, "both", embedding=make_embedding(1), next_embedding=make_embedding(2, nxt))])
+    [record] = await store.write(
+        put_memories,
+        space,
+        [MemoryWrite(ALICE, "both", embedding=make_embedding(1), next_embedding=make_embedding(2, nxt))],
+    )
     building = await StoreIndexSource(store).delta(space, nxt.key, 0, 0)
     assert building.added.row_ids.tolist() == [record.row_id]
     assert np.array_equal(building.added.vectors[0], make_embedding(2, nxt).vector.astype(np.float16))
@@ -61,15 +75,18 @@ async def test_next_embedding_rows_load_under_the_next_model_key(store, space, m
 async def test_unknown_or_deleted_space(store, space, model):
     source = StoreIndexSource(store)
     await store.write(delete_space, space)
-    for call in (source.generation(space), source.delta(space, model.key, 0, 0),
-                 source.generation(space + "nope")):
+    for call in (
+        source.generation(space),
+        source.delta(space, model.key, 0, 0),
+        source.generation(space + "nope"),
+    ):
         with pytest.raises(InvalidRequestError) as info:
             await call
         assert info.value.error == "UnknownSpace"
 
 
 async def test_full_load_of_100k_rows_is_fast(store, capsys):
-    """100k x 384 f16: the load must not be the slow part of a cold start; the rate is printed for the report."""
+    """100k x 384 f16: the load must not be the slow part of a cold start (the rate is printed)."""
     uri, dims, n = "at://did:plc:authority1/space/garden.engram.space/big", 384, 100_000
     spec = ModelSpec("m", "d", dims)
     await store.write(create_space, uri, "hosted")
@@ -81,8 +98,19 @@ async def test_full_load_of_100k_rows_is_fast(store, capsys):
         conn.executemany(
             "INSERT INTO memories (space_id, author, rkey, uri, cid, text, tags, created_at, created_ms,"
             " indexed_at, vector, model_key) VALUES (?, ?, ?, ?, 'c', 't', ?, 'x', ?, 'x', ?, ?)",
-            ((space_id, f"did:plc:a{i % 7}", f"r{i}", f"{uri}/{i}", '["tag"]' if i % 10 == 0 else "[]", i,
-              vectors[i].tobytes(), spec.key) for i in range(n)),
+            (
+                (
+                    space_id,
+                    f"did:plc:a{i % 7}",
+                    f"r{i}",
+                    f"{uri}/{i}",
+                    '["tag"]' if i % 10 == 0 else "[]",
+                    i,
+                    vectors[i].tobytes(),
+                    spec.key,
+                )
+                for i in range(n)
+            ),
         )
         conn.execute("UPDATE spaces SET generation = generation + 1 WHERE id = ?", (space_id,))
 

@@ -15,19 +15,40 @@ def _fts_integrity(conn):
 
 
 async def test_bm25_ranking_filters_and_index_consistency(store, space):
-    records = await store.write(put_memories, space, [
-        MemoryWrite(ALICE, "The deploy key lives in the vault", tags=["ops"], created_at="2026-01-01T00:00:00Z"),
-        MemoryWrite(ALICE, "Deploy on Fridays only with approval; deploy deploy", created_at="2026-01-02T00:00:00Z"),
-        MemoryWrite(BOB, "Café opening hours", source="https://example.com/deploy", created_at="2026-01-03T00:00:00Z"),
-        MemoryWrite(BOB, "unrelated", created_at="2026-01-04T00:00:00Z"),
-    ])
+    records = await store.write(
+        put_memories,
+        space,
+        [
+            MemoryWrite(
+                ALICE, "The deploy key lives in the vault", tags=["ops"], created_at="2026-01-01T00:00:00Z"
+            ),
+            MemoryWrite(
+                ALICE,
+                "Deploy on Fridays only with approval; deploy deploy",
+                created_at="2026-01-02T00:00:00Z",
+            ),
+            MemoryWrite(
+                BOB,
+                "Café opening hours",
+                source="https://example.com/deploy",
+                created_at="2026-01-03T00:00:00Z",
+            ),
+            MemoryWrite(BOB, "unrelated", created_at="2026-01-04T00:00:00Z"),
+        ],
+    )
     hits = await store.read(keyword_search, space, "deploy")
     assert [row for row, _ in hits][:2] == [records[1].row_id, records[0].row_id]  # more occurrences first
     assert {row for row, _ in hits} == {r.row_id for r in records[:3]}  # source is searched too
     assert all(score > 0 for _, score in hits) and hits == sorted(hits, key=lambda h: -h[1])
-    assert [r for r, _ in await store.read(keyword_search, space, "cafe")] == [records[2].row_id]  # diacritics
-    assert [r for r, _ in await store.read(keyword_search, space, "deploy", author=BOB)] == [records[2].row_id]
-    assert [r for r, _ in await store.read(keyword_search, space, "deploy", tags=["ops"])] == [records[0].row_id]
+    assert [r for r, _ in await store.read(keyword_search, space, "cafe")] == [
+        records[2].row_id
+    ]  # diacritics
+    assert [r for r, _ in await store.read(keyword_search, space, "deploy", author=BOB)] == [
+        records[2].row_id
+    ]
+    assert [r for r, _ in await store.read(keyword_search, space, "deploy", tags=["ops"])] == [
+        records[0].row_id
+    ]
     assert len(await store.read(keyword_search, space, "deploy", since="2026-01-02T00:00:00Z")) == 2
     # update and delete keep the external-content index exact
     await store.write(put_memories, space, [MemoryWrite(ALICE, "rotated", rkey=records[0].rkey)])
@@ -36,7 +57,9 @@ async def test_bm25_ranking_filters_and_index_consistency(store, space):
     await store.write(_fts_integrity)
 
 
-@pytest.mark.parametrize("text", ['"', "NEAR(a b)", "a AND", "-x", "col:x", "*", "^", "(((", "' OR 1=1 --", ""])
+@pytest.mark.parametrize(
+    "text", ['"', "NEAR(a b)", "a AND", "-x", "col:x", "*", "^", "(((", "' OR 1=1 --", ""]
+)
 async def test_any_text_is_a_valid_query(store, space, text):
     await store.write(put_memories, space, [MemoryWrite(ALICE, "a b x col 1")])
     await store.read(keyword_search, space, text)  # no FTS5 syntax error, whatever the input

@@ -3,7 +3,13 @@ import pytest
 from engram.store import MemoryWrite, ModelSpec
 from engram.store.memories import delete_memories, delete_memory, put_memories
 from engram.store.queries import (
-    decode_cursor, find_import_key, get_memories, get_memory, iter_export, list_memories, space_status,
+    decode_cursor,
+    find_import_key,
+    get_memories,
+    get_memory,
+    iter_export,
+    list_memories,
+    space_status,
 )
 from engram.store.spaces import create_space, delete_space, get_space, list_spaces, set_config
 from engram.xrpc.errors import InvalidRequestError
@@ -16,16 +22,36 @@ def at(minute: int) -> str:
 
 
 async def test_put_then_get_round_trip(store, space, make_embedding):
-    [record] = await store.write(put_memories, space, [MemoryWrite(
-        ALICE, "the build uses uv", tags=["build", "python"], source="notes.md", created_at=at(1),
-        attrs={"document_id": "doc1", "chunk": 0}, embedding=make_embedding(1))])
+    [record] = await store.write(
+        put_memories,
+        space,
+        [
+            MemoryWrite(
+                ALICE,
+                "the build uses uv",
+                tags=["build", "python"],
+                source="notes.md",
+                created_at=at(1),
+                attrs={"document_id": "doc1", "chunk": 0},
+                embedding=make_embedding(1),
+            )
+        ],
+    )
     assert record.status == "created" and record.indexed
     assert record.uri == f"{space}/{ALICE}/garden.engram.memory/{record.rkey}"
     memory = await store.read(get_memory, space, record.uri)
     assert (memory.text, memory.tags, memory.source, memory.attrs) == (
-        "the build uses uv", ("build", "python"), "notes.md", {"document_id": "doc1", "chunk": 0})
+        "the build uses uv",
+        ("build", "python"),
+        "notes.md",
+        {"document_id": "doc1", "chunk": 0},
+    )
     assert (memory.cid, memory.row_id, memory.author, memory.created_at) == (
-        record.cid, record.row_id, ALICE, at(1))
+        record.cid,
+        record.row_id,
+        ALICE,
+        at(1),
+    )
     assert await store.read(get_memory, space, record.uri + "x") is None
     assert [m.uri for m in await store.read(get_memories, space, [record.row_id, 999])] == [record.uri]
 
@@ -54,10 +80,18 @@ async def test_attrs_change_alone_is_an_update(store, space):
 
 
 async def test_idempotency_keys_make_reimport_a_no_op(store, space):
-    items = [MemoryWrite(ALICE, f"line {i}", created_at=at(i), idempotency_key=f"file.jsonl:{i}") for i in range(3)]
+    items = [
+        MemoryWrite(ALICE, f"line {i}", created_at=at(i), idempotency_key=f"file.jsonl:{i}") for i in range(3)
+    ]
     first = await store.write(put_memories, space, items)
-    again = await store.write(put_memories, space, [MemoryWrite(ALICE, f"line {i}", created_at=at(i),
-                                                                idempotency_key=f"file.jsonl:{i}") for i in range(3)])
+    again = await store.write(
+        put_memories,
+        space,
+        [
+            MemoryWrite(ALICE, f"line {i}", created_at=at(i), idempotency_key=f"file.jsonl:{i}")
+            for i in range(3)
+        ],
+    )
     assert [r.rkey for r in again] == [r.rkey for r in first]
     assert {r.status for r in again} == {"unchanged"}
     assert (await store.read(space_status, space)).memories == 3
@@ -103,12 +137,16 @@ async def test_list_is_newest_first_with_a_working_cursor(store, space):
 
 
 async def test_list_filters_author_all_tags_since_and_attrs(store, space):
-    await store.write(put_memories, space, [
-        MemoryWrite(ALICE, "a", tags=["x", "y"], created_at=at(1), attrs={"document_id": "d1"}),
-        MemoryWrite(ALICE, "b", tags=["x"], created_at=at(2), attrs={"document_id": "d2"}),
-        MemoryWrite(BOB, "c", tags=["x", "y", "z"], created_at=at(3), attrs={"document_id": "d1"}),
-        MemoryWrite(BOB, "d", created_at=at(4)),
-    ])
+    await store.write(
+        put_memories,
+        space,
+        [
+            MemoryWrite(ALICE, "a", tags=["x", "y"], created_at=at(1), attrs={"document_id": "d1"}),
+            MemoryWrite(ALICE, "b", tags=["x"], created_at=at(2), attrs={"document_id": "d2"}),
+            MemoryWrite(BOB, "c", tags=["x", "y", "z"], created_at=at(3), attrs={"document_id": "d1"}),
+            MemoryWrite(BOB, "d", created_at=at(4)),
+        ],
+    )
 
     async def texts(**filters):
         page, _ = await store.read(list_memories, space, **filters)
@@ -132,13 +170,17 @@ async def test_list_filters_author_all_tags_since_and_attrs(store, space):
 
 async def test_skipped_accounting_and_recompute_on_model_change(store, space, model, make_embedding):
     other = ModelSpec("nomic-embed-text", "sha256:def", 8)
-    await store.write(put_memories, space, [
-        MemoryWrite(ALICE, "ok", embedding=make_embedding(1)),
-        MemoryWrite(ALICE, "other model", embedding=make_embedding(2, other)),
-        MemoryWrite(BOB, "other model", embedding=make_embedding(3, other)),
-        MemoryWrite(BOB, "no vector"),
-        MemoryWrite(BOB, "ok", embedding=make_embedding(4)),
-    ])
+    await store.write(
+        put_memories,
+        space,
+        [
+            MemoryWrite(ALICE, "ok", embedding=make_embedding(1)),
+            MemoryWrite(ALICE, "other model", embedding=make_embedding(2, other)),
+            MemoryWrite(BOB, "other model", embedding=make_embedding(3, other)),
+            MemoryWrite(BOB, "no vector"),
+            MemoryWrite(BOB, "ok", embedding=make_embedding(4)),
+        ],
+    )
     status = await store.read(space_status, space)
     assert (status.memories, status.skipped) == (5, [(ALICE, 1), (BOB, 2)])
     assert status.skipped_reasons == {"model_mismatch": 2, "no_embedding": 1}
@@ -161,7 +203,9 @@ async def test_skipped_accounting_and_recompute_on_model_change(store, space, mo
 async def test_space_without_config_skips_everything_until_configured(store, model, make_embedding):
     uri = "at://did:plc:authority1/space/garden.engram.space/bare"
     await store.write(create_space, uri, "synced")
-    [record] = await store.write(put_memories, uri, [MemoryWrite(ALICE, "early", embedding=make_embedding(1))])
+    [record] = await store.write(
+        put_memories, uri, [MemoryWrite(ALICE, "early", embedding=make_embedding(1))]
+    )
     assert not record.indexed
     assert (await store.read(space_status, uri)).skipped_reasons == {"no_model": 1}
     await store.write(set_config, uri, model)
@@ -171,16 +215,26 @@ async def test_space_without_config_skips_everything_until_configured(store, mod
 async def test_space_lifecycle(store, model):
     uri = "at://did:plc:authority1/space/garden.engram.space/life"
     created = await store.write(create_space, uri, "hosted")
-    assert (created.authority, created.skey, created.kind, created.config) == ("did:plc:authority1", "life", "hosted", None)
+    assert (created.authority, created.skey, created.kind, created.config) == (
+        "did:plc:authority1",
+        "life",
+        "hosted",
+        None,
+    )
     with pytest.raises(InvalidRequestError) as info:
         await store.write(create_space, uri, "hosted")
     assert info.value.error == "SpaceExists"
-    for bad_uri, bad_kind in ((uri + "/", "hosted"), ("at://alice/space/garden.engram.space/x", "hosted"),
-                              ("at://did:plc:a/space/other.type/x", "hosted"), (uri + "2", "mirror")):
+    for bad_uri, bad_kind in (
+        (uri + "/", "hosted"),
+        ("at://alice/space/garden.engram.space/x", "hosted"),
+        ("at://did:plc:a/space/other.type/x", "hosted"),
+        (uri + "2", "mirror"),
+    ):
         with pytest.raises(InvalidRequestError):
             await store.write(create_space, bad_uri, bad_kind)
-    configured = await store.write(set_config, uri, model, document_prefix="search_document: ",
-                                   query_prefix="search_query: ")
+    configured = await store.write(
+        set_config, uri, model, document_prefix="search_document: ", query_prefix="search_query: "
+    )
     assert configured.config.active == model and configured.config.query_prefix == "search_query: "
     assert configured.config.record["modelDigest"] == model.digest
     with pytest.raises(InvalidRequestError, match="dims"):
@@ -205,11 +259,54 @@ async def test_delete_memories_batch(store, space):
 
 
 async def test_export_iterates_everything_with_vectors(store, space, make_embedding):
-    records = await store.write(put_memories, space, [
-        MemoryWrite(ALICE, str(i), embedding=make_embedding(i) if i % 3 else None) for i in range(25)])
+    records = await store.write(
+        put_memories,
+        space,
+        [MemoryWrite(ALICE, str(i), embedding=make_embedding(i) if i % 3 else None) for i in range(25)],
+    )
     batches = [batch async for batch in iter_export(store, space, batch_size=10)]
     assert [len(b) for b in batches] == [10, 10, 5]
     exported = [m for batch in batches for m in batch]
     assert [m.row_id for m in exported] == [r.row_id for r in records]
     assert all((m.vector is not None) == bool(i % 3) for i, m in enumerate(exported))
     assert exported[1].vector == make_embedding(1).vector.astype("<f2").tobytes()
+
+
+async def test_promoting_the_next_model_counts_next_vectors_as_indexed(store, space, model, make_embedding):
+    nxt = ModelSpec("next-model", "sha256:n", 8)
+    await store.write(set_config, space, model, next=nxt)
+    [both] = await store.write(
+        put_memories,
+        space,
+        [MemoryWrite(ALICE, "both", embedding=make_embedding(1), next_embedding=make_embedding(2, nxt))],
+    )
+    [old_only] = await store.write(
+        put_memories, space, [MemoryWrite(BOB, "old", embedding=make_embedding(3))]
+    )
+    assert both.indexed and old_only.indexed
+    await store.write(set_config, space, nxt)  # promote
+    status = await store.read(space_status, space)
+    assert status.skipped == [(BOB, 1)] and status.skipped_reasons == {"model_mismatch": 1}
+    [again] = await store.write(
+        put_memories,
+        space,
+        [
+            MemoryWrite(
+                ALICE,
+                "both",
+                rkey=both.rkey,
+                created_at=(await store.read(get_memory, space, both.uri)).created_at,
+                embedding=make_embedding(1),
+                next_embedding=make_embedding(2, nxt),
+            )
+        ],
+    )
+    assert again.status == "unchanged" and again.indexed
+
+
+async def test_setting_the_same_config_again_is_a_no_op(store, space, model):
+    before = await store.read(get_space, space)
+    after = await store.write(set_config, space, model)
+    assert after.generation == before.generation and after.config == before.config
+    changed = await store.write(set_config, space, model, query_prefix="q: ")
+    assert changed.generation == before.generation + 1

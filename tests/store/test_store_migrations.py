@@ -2,12 +2,20 @@ import sqlite3
 
 import pytest
 
-from engram.store import Store
+from engram.store import Store, database_path
 from engram.store.database import DB_FILE_NAME
 from engram.store.migrate import apply_migrations, available_migrations, schema_version, split_statements
 
-EXPECTED_TABLES = {"spaces", "memories", "memory_tags", "tombstones", "skipped", "api_keys", "sync_state",
-                   "import_keys"}
+EXPECTED_TABLES = {
+    "spaces",
+    "memories",
+    "memory_tags",
+    "tombstones",
+    "skipped",
+    "api_keys",
+    "sync_state",
+    "import_keys",
+}
 
 
 def test_migrations_are_numbered_and_split_cleanly():
@@ -23,7 +31,7 @@ def test_fresh_database_gets_every_table_and_version(tmp_path):
     conn = sqlite3.connect(tmp_path / "x.sqlite3", isolation_level=None)
     assert apply_migrations(conn) == len(available_migrations())
     tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    assert EXPECTED_TABLES <= tables
+    assert tables >= EXPECTED_TABLES
     assert schema_version(conn) == len(available_migrations())
     assert apply_migrations(conn) == 0  # idempotent: nothing left to apply
     conn.close()
@@ -51,30 +59,49 @@ def test_newer_schema_is_refused(tmp_path):
 
 
 def test_split_statements_keeps_semicolons_inside_strings_and_comments():
-    sql = "-- a; comment\nCREATE TABLE t (x TEXT DEFAULT 'a;b');\nINSERT INTO t VALUES ('c;\nd');\n-- trailing\n"
+    sql = (
+        "-- a; comment\nCREATE TABLE t (x TEXT DEFAULT 'a;b');\n"
+        "INSERT INTO t VALUES ('c;\nd');\n-- trailing\n"
+    )
     assert split_statements(sql) == [
-        "-- a; comment\nCREATE TABLE t (x TEXT DEFAULT 'a;b');", "INSERT INTO t VALUES ('c;\nd');"
+        "-- a; comment\nCREATE TABLE t (x TEXT DEFAULT 'a;b');",
+        "INSERT INTO t VALUES ('c;\nd');",
     ]
     with pytest.raises(ValueError):
         split_statements("CREATE TABLE t (x")
 
 
 async def test_store_open_sets_pragmas_and_reopen_is_idempotent(tmp_path):
-    store = await Store.open(tmp_path)
+    data_dir = tmp_path / "fresh" / "engram-data"  # created on first open
+    store = await Store.open(database_path(data_dir))
     await store.close()
-    store = await Store.open(tmp_path)
+    store = await Store.open(database_path(data_dir))
     try:
+
         def pragmas(conn):
-            return {name: conn.execute(f"PRAGMA {name}").fetchone()[0]
-                    for name in ("journal_mode", "synchronous", "foreign_keys", "busy_timeout", "query_only",
-                                 "user_version")}
+            return {
+                name: conn.execute(f"PRAGMA {name}").fetchone()[0]
+                for name in (
+                    "journal_mode",
+                    "synchronous",
+                    "foreign_keys",
+                    "busy_timeout",
+                    "query_only",
+                    "user_version",
+                )
+            }
 
         written = await store.write(pragmas)
         read = await store.read(pragmas)
     finally:
         await store.close()
-    assert (tmp_path / DB_FILE_NAME).exists()
-    expected = {"journal_mode": "wal", "synchronous": 2, "foreign_keys": 1, "busy_timeout": 5000,
-                "user_version": len(available_migrations())}
+    assert (data_dir / DB_FILE_NAME).exists()
+    expected = {
+        "journal_mode": "wal",
+        "synchronous": 2,
+        "foreign_keys": 1,
+        "busy_timeout": 5000,
+        "user_version": len(available_migrations()),
+    }
     assert written == {**expected, "query_only": 0}
     assert read == {**expected, "query_only": 1}

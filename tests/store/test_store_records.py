@@ -23,7 +23,7 @@ def _head(major: int, n: int) -> bytes:
 
 
 def independent_dag_cbor(value) -> bytes:
-    """A minimal DAG-CBOR encoder written from the spec (RFC 8949 + DAG-CBOR key order), for cross-checking."""
+    """A minimal DAG-CBOR encoder written from the spec (RFC 8949 + DAG-CBOR key order), to cross-check."""
     if isinstance(value, bool) or value is None:
         return {False: b"\xf4", True: b"\xf5", None: b"\xf6"}[value]
     if isinstance(value, int):
@@ -37,7 +37,9 @@ def independent_dag_cbor(value) -> bytes:
         return _head(4, len(value)) + b"".join(independent_dag_cbor(v) for v in value)
     if isinstance(value, dict):
         keys = sorted(value, key=lambda k: (len(k.encode()), k.encode()))  # length first, then bytes
-        return _head(5, len(value)) + b"".join(independent_dag_cbor(k) + independent_dag_cbor(value[k]) for k in keys)
+        return _head(5, len(value)) + b"".join(
+            independent_dag_cbor(k) + independent_dag_cbor(value[k]) for k in keys
+        )
     raise TypeError(type(value))
 
 
@@ -49,8 +51,10 @@ def independent_cid(data: bytes) -> str:
 def _record():
     vector = np.arange(384, dtype=np.float16).tobytes()
     return memory_record(
-        text="The deploy key lives in the vault, not in the repo.", created_at="2026-01-02T03:04:05.678Z",
-        tags=["ops", "secrets"], source="https://example.com/runbook",
+        text="The deploy key lives in the vault, not in the repo.",
+        created_at="2026-01-02T03:04:05.678Z",
+        tags=["ops", "secrets"],
+        source="https://example.com/runbook",
         embedding=embedding_record("all-MiniLM-L6-v2", "sha256:abc", 384, vector),
     )
 
@@ -80,34 +84,53 @@ def test_cid_depends_on_content_and_key_order_does_not_matter():
 
 def test_prepare_write_cid_is_the_cid_of_the_record_an_author_would_write():
     vector = np.linspace(-1, 1, 8, dtype=np.float32)
-    prepared = prepare_write(MemoryWrite(
-        "did:plc:alice", "hello", tags=["a"], created_at="2026-01-02T03:04:05Z",
-        embedding=Embedding("m", "d", 8, vector)))
-    expected = {"$type": "garden.engram.memory", "text": "hello", "createdAt": "2026-01-02T03:04:05Z",
-                "tags": ["a"], "embedding": {"model": "m", "modelDigest": "d", "dims": 8, "encoding": "f16le",
-                                             "vector": vector.astype("<f2").tobytes()}}
+    prepared = prepare_write(
+        MemoryWrite(
+            "did:plc:alice",
+            "hello",
+            tags=["a"],
+            created_at="2026-01-02T03:04:05Z",
+            embedding=Embedding("m", "d", 8, vector),
+        )
+    )
+    expected = {
+        "$type": "garden.engram.memory",
+        "text": "hello",
+        "createdAt": "2026-01-02T03:04:05Z",
+        "tags": ["a"],
+        "embedding": {
+            "model": "m",
+            "modelDigest": "d",
+            "dims": 8,
+            "encoding": "f16le",
+            "vector": vector.astype("<f2").tobytes(),
+        },
+    }
     assert prepared.cid == independent_cid(independent_dag_cbor(expected))
     assert prepared.vector == vector.astype("<f2").tobytes()
     assert prepared.created_ms == 1767323045000
 
 
-@pytest.mark.parametrize("change, message", [
-    ({"author": "alice"}, "author"),
-    ({"rkey": "not-a-tid"}, "rkey"),
-    ({"text": "x" * 30001}, "text"),
-    ({"tags": [str(i) for i in range(17)]}, "tags"),
-    ({"tags": [""]}, "tags"),
-    ({"source": "s" * 2001}, "source"),
-    ({"created_at": "2026-01-02"}, "createdAt"),
-    ({"created_at": "2026-01-02T03:04:05"}, "createdAt"),
-    ({"attrs": {"x": object()}}, "attrs"),
-    ({"embedding": Embedding("m", "d", 8, b"\x00" * 15)}, "bytes"),
-    ({"embedding": Embedding("m", "d", 8, np.zeros(7))}, "8 values"),
-    ({"embedding": Embedding("m", "d", 8, np.full(8, np.nan))}, "NaN"),
-    ({"embedding": Embedding("m", "d", 2, np.array([1e6, 0.0]))}, "NaN or infinity"),
-    ({"embedding": Embedding("m", "d", 0, b"")}, "dims"),
-    ({"cid": "bafynotacid"}, "cid"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"author": "alice"}, "author"),
+        ({"rkey": "not-a-tid"}, "rkey"),
+        ({"text": "x" * 30001}, "text"),
+        ({"tags": [str(i) for i in range(17)]}, "tags"),
+        ({"tags": [""]}, "tags"),
+        ({"source": "s" * 2001}, "source"),
+        ({"created_at": "2026-01-02"}, "createdAt"),
+        ({"created_at": "2026-01-02T03:04:05"}, "createdAt"),
+        ({"attrs": {"x": object()}}, "attrs"),
+        ({"embedding": Embedding("m", "d", 8, b"\x00" * 15)}, "bytes"),
+        ({"embedding": Embedding("m", "d", 8, np.zeros(7))}, "8 values"),
+        ({"embedding": Embedding("m", "d", 8, np.full(8, np.nan))}, "NaN"),
+        ({"embedding": Embedding("m", "d", 2, np.array([1e6, 0.0]))}, "NaN or infinity"),
+        ({"embedding": Embedding("m", "d", 0, b"")}, "dims"),
+        ({"cid": "bafynotacid"}, "cid"),
+    ],
+)
 def test_prepare_write_rejects_bad_input_clearly(change, message):
     item = MemoryWrite("did:plc:alice", "hello")
     for name, value in change.items():
