@@ -22,6 +22,7 @@ class AppContext:
     service_verifier: Any = None  # engram.auth.service_jwt.ServiceAuthVerifier
     admin_verifier: Any = None  # engram.auth.admin_signature.AdminVerifier
     store: Any = None  # engram.store.database.Store
+    direct_reads: Any = None  # engram.store.direct_reads.DirectReader (point reads without a thread hop)
     index: Any = None  # engram.search.manager.IndexManager
     embedder: Any = None  # engram.embed.base.Embedder | None
     services: Any = None  # engram.service.Services

@@ -21,7 +21,8 @@ from .config import Settings
 from .context import AppContext
 from .search.manager import IndexManager
 from .service import Services
-from .store.database import Store
+from .store.database import Store, database_path
+from .store.direct_reads import DirectReader
 from .store.index_source import StoreIndexSource
 from .workers import WorkerPool
 from .xrpc.lexicons import LexiconRegistry
@@ -54,8 +55,10 @@ async def open_parts(
         ctx.identity = keyring.document(settings.service_did)
         ctx.keyring = keyring
 
-        ctx.store = await Store.open(settings.data_dir)
+        ctx.store = await Store.open(database_path(settings.data_dir))
         stack.push_async_callback(ctx.store.close)
+        ctx.direct_reads = DirectReader(database_path(settings.data_dir))
+        stack.callback(ctx.direct_reads.close)
 
         if network:
             session = aiohttp.ClientSession(headers={"User-Agent": "engram (+https://github.com/engram)"})

@@ -32,7 +32,7 @@ def space_reader(ctx: AppContext) -> AuthHook:
             uri = body.get("space")
         if not isinstance(uri, str) or not uri:
             raise InvalidRequestError('Missing required parameter "space"')
-        space = await ctx.services.spaces.get(uri)
+        space = ctx.services.spaces.lookup(uri)
         if space is None or space.deleted:
             raise InvalidRequestError(f"this service does not index the space {uri}", "UnknownSpace")
         auth = await ctx.reader_verifier.verify(request.headers, uri)

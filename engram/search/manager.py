@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -83,19 +83,31 @@ class IndexManager:
     # ----- public API ------------------------------------------------------------------------------
 
     async def search(
-        self, space: str, model_key: str, dims: int, query: np.ndarray, k: int, filters: Filters | None = None
-    ) -> SearchResult:
+        self,
+        space: str,
+        model_key: str,
+        dims: int,
+        query: np.ndarray,
+        k: int,
+        filters: Filters | None = None,
+        *,
+        generation: int | None = None,
+        then: Callable[[SearchResult], Any] | None = None,
+    ) -> Any:
+        """`generation`: the space's store generation if the caller just read it (saves a store round trip;
+        the index then answers as of that generation or newer). `then(result)` runs in the same worker
+        thread right after the search (hydrating hits there saves a thread hop); its value is returned."""
         entry = await self._entry(space, model_key, dims)
         if entry.index.dims != dims or query.shape[0] != dims:
             raise InvalidRequestError(
                 f"query has {query.shape[0]} dimensions; the space's index has {entry.index.dims}", "ModelMismatch"
             )
         entry.last_used = time.monotonic()
-        await self._fresh(entry, space, model_key)
+        await self._fresh(entry, space, model_key, generation)
         entry.busy += 1
         # The re-rank budget starts once the index is ready: a load or delta is not the re-rank's fault.
         deadline = time.monotonic() + self.rerank_deadline_s
-        task = self._detached(self._locked_search(entry, query, k, filters, deadline))
+        task = self._detached(self._locked_search(entry, query, k, filters, deadline, then))
         return await asyncio.shield(task)
 
     async def graph(self, space: str, model_key: str, dims: int, limit: int, k: int) -> Neighbors:
@@ -121,14 +133,18 @@ class IndexManager:
         if key not in self._entries:
             self._start_load(key, dims)
 
-    async def rebuild(self, space: str, model_key: str, dims: int) -> None:
-        """Rebuild from the store (reindex) and persist; searches use the old index until the swap."""
+    async def rebuild(self, space: str, model_key: str, dims: int | None = None) -> None:
+        """Rebuild from the store (reindex) and persist; searches use the old index until the swap.
+
+        When the index is not loaded and `dims` is unknown, its files are discarded so the next load builds."""
         key = (space, model_key)
         entry = self._entries.get(key)
-        if entry is None:
+        if entry is not None:
+            await asyncio.shield(self._detached(self._rebuild(entry, key, entry.index.dims)))
+        elif dims is not None:
             await self._start_load(key, dims, force_build=True)
-            return
-        await asyncio.shield(self._detached(self._rebuild(entry, key, dims)))
+        elif self.data_dir is not None:
+            await self.pool.run(persist.remove, self.data_dir, space, model_key)
 
     async def drop(self, space: str) -> None:
         """Forget a deleted space: its loaded indexes, any load in flight, and its files."""
@@ -152,6 +168,11 @@ class IndexManager:
 
     def loaded_bytes(self) -> int:
         return sum(entry.index.nbytes() for entry in self._entries.values())
+
+    def loaded_index(self, space: str, model_key: str) -> SpaceIndex | None:
+        """The loaded index object itself (benchmarks time bare searches on exactly what the service uses)."""
+        entry = self._entries.get((space, model_key))
+        return entry.index if entry is not None else None
 
     def is_loaded(self, space: str, model_key: str) -> bool:
         return (space, model_key) in self._entries
@@ -213,8 +234,9 @@ class IndexManager:
 
     # ----- freshness -------------------------------------------------------------------------------
 
-    async def _fresh(self, entry: _Entry, space: str, model_key: str) -> None:
-        wanted = await self.source.generation(space)
+    async def _fresh(self, entry: _Entry, space: str, model_key: str, wanted: int | None = None) -> None:
+        if wanted is None:
+            wanted = await self.source.generation(space)
         while entry.index.generation < wanted:
             if entry.refreshing is None or entry.refreshing.done():
                 entry.refreshing = self._detached(self._refresh(entry, space, model_key))
@@ -239,11 +261,16 @@ class IndexManager:
     # ----- searching, saving, evicting -------------------------------------------------------------
 
     async def _locked_search(
-        self, entry: _Entry, query: np.ndarray, k: int, filters: Filters | None, deadline: float
-    ) -> SearchResult:
+        self, entry: _Entry, query: np.ndarray, k: int, filters: Filters | None, deadline: float,
+        then: Callable[[SearchResult], Any] | None = None,
+    ) -> Any:
+        def job() -> Any:
+            result = entry.index.search(query, k, filters, deadline)
+            return then(result) if then is not None else result
+
         try:
             async with entry.lock.read():
-                return await self.pool.run(entry.index.search, query, k, filters, deadline)
+                return await self.pool.run(job)
         finally:
             entry.busy -= 1
             entry.last_used = time.monotonic()

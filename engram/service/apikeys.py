@@ -13,7 +13,9 @@ if TYPE_CHECKING:
     from ..context import AppContext
 
 
-async def create_api_key(ctx: AppContext, space_uri: str, scopes: Iterable[str], label: str = "") -> tuple[ApiKey, str]:
+async def create_api_key(
+    ctx: AppContext, space_uri: str, scopes: Iterable[str], label: str = ""
+) -> tuple[ApiKey, str]:
     """(key, raw token): the token is returned here once and only its sha256 is stored."""
     return await ctx.store.write(store_apikeys.create_api_key, space_uri, list(scopes), label)
 

@@ -29,4 +29,6 @@ def mint_for_space(keyring: LocalKeyring, space_uri: str, holder_did_key: str, t
         raise InvalidRequestError(f"the holder is not a did:key: {exc}") from None
     if not 0 < ttl <= MAX_LIFETIME:
         raise InvalidRequestError(f"ttl must be between 1 and {MAX_LIFETIME} seconds")
-    return mint_space_credential(key, issuer=authority, space=space_uri, holder_did_key=holder_did_key, ttl=ttl)
+    return mint_space_credential(
+        key, issuer=authority, space=space_uri, holder_did_key=holder_did_key, ttl=ttl
+    )

@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from ..store import MemoryWrite
+from ..store import queries as store_queries
+from ..store.uris import memory_uri
 from ..xrpc.errors import InvalidRequestError
 from .export import memory_write_from_json
 
@@ -69,7 +71,7 @@ def parse_line(obj: Any, default_author: str) -> MemoryWrite:
 
 
 def decode_lines(lines: Iterable[tuple[int, bytes]]) -> Iterator[tuple[int, Any]]:
-    """(line number, raw bytes) → (line number, JSON value); undecodable lines yield an InvalidRequestError."""
+    """(line number, bytes) → (line number, JSON value); an undecodable line yields an InvalidRequestError."""
     for number, raw in lines:
         if len(raw) > MAX_LINE_BYTES:
             yield number, InvalidRequestError(f"line is longer than {MAX_LINE_BYTES} bytes")
@@ -114,10 +116,27 @@ async def import_values(
     return report
 
 
+def _keep_created_at(conn, space_uri: str, writes: list[MemoryWrite]) -> list[MemoryWrite]:
+    """A line without `createdAt` is stamped "now" on its first import; a re-import keeps that stamp, or
+    the memory's CID would change and the re-import would rewrite it instead of answering "unchanged"."""
+    out = []
+    for write in writes:
+        if write.created_at is None and write.idempotency_key is not None:
+            found = store_queries.find_import_key(conn, space_uri, write.idempotency_key)
+            memory = (
+                store_queries.get_memory(conn, space_uri, memory_uri(space_uri, *found)) if found else None
+            )
+            if memory is not None:
+                write = replace(write, created_at=memory.created_at)
+        out.append(write)
+    return out
+
+
 async def _write_batch(ctx: AppContext, space_uri: str, batch: list[tuple[int, MemoryWrite]]) -> ImportReport:
     report = ImportReport()
     try:
-        records = await ctx.services.memories.write(space_uri, [write for _, write in batch])
+        writes = await ctx.store.read(_keep_created_at, space_uri, [write for _, write in batch])
+        records = await ctx.services.memories.write(space_uri, writes)
     except InvalidRequestError as exc:
         if len(batch) == 1 or exc.error == "UnknownSpace":
             if exc.error == "UnknownSpace":

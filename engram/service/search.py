@@ -89,11 +89,17 @@ class SearchService:
             tags=tuple(dict.fromkeys(query.tags)),
             since_ms=parse_datetime_ms(query.since, "since") if query.since else None,
         )
+        reader = self.ctx.direct_reads
+
+        def hydrate(result):  # runs in the FAISS worker right after the search: one thread hop, not two
+            return result, reader.run(store_queries.get_memories, space.uri, result.row_ids.tolist())
+
         async with self.limiter.acquire(space.uri) as decision:
-            result = await self.ctx.index.search(
-                space.uri, active.key, active.dims, vector, query.limit, None if filters.is_empty() else filters
+            result, memories = await self.ctx.index.search(
+                space.uri, active.key, active.dims, vector, query.limit, None if filters.is_empty() else filters,
+                generation=space.generation,  # read with the space a moment ago by the auth step
+                then=hydrate,
             )
-        memories = await self.ctx.store.read(store_queries.get_memories, space.uri, result.row_ids.tolist())
         score = dict(zip(result.row_ids.tolist(), result.scores.tolist(), strict=True))
         hits = [(m, similarity_permille(score[m.row_id])) for m in memories]
         return SearchOutcome(hits, bool(result.approximate), decision.headers())

@@ -1,0 +1,127 @@
+"""End-to-end search benchmark, everything measured side by side in one run (docs/benchmarks.md).
+
+For each space size (10k and 100k memories at d=384 from a deterministic generator; 1M with --million) it
+reports:
+  - recall@10 of searchMemories over HTTP against exact numpy search on the stored (fp16) vectors;
+  - bare in-process search p50/p99 on the very index object the service uses (SpaceIndex.search);
+  - the aiohttp floor: a trivial JSON route in the same app, same client, same process;
+  - end-to-end signed searchMemories p50/p99 over HTTP (credential verified, signature checked every time);
+  - ratio = end-to-end p50 / (bare p50 + floor p50), and the same for p99.
+Rounds interleave bare, floor and end-to-end so machine noise hits all three alike.
+
+    .venv/bin/python scripts/bench_search.py                 # 10k and 100k, exact index (default)
+    .venv/bin/python scripts/bench_search.py --ann           # also 100k on the HNSW + exact re-rank path
+    .venv/bin/python scripts/bench_search.py --million       # adds 1M (slow to seed)
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import math
+import time
+
+import numpy as np
+from benchlib import engram_server, interleave, latent, load_average, pct, seed
+
+from engram.search.vectors import encode_query_vector
+from engram.store import ModelSpec
+
+SPEC = ModelSpec("bench-384", "sha256:bench", 384)
+K = 10
+
+
+def exact_top(stored: np.ndarray, queries: np.ndarray, k: int) -> np.ndarray:
+    return np.argsort(-(queries @ stored.T), axis=1, kind="stable")[:, :k]
+
+
+async def run(n: int, *, exact_max: int, queries: int, rounds: int, count: int) -> dict:
+    vectors = latent(n, SPEC.dims, seed=1)
+    qs = latent(queries, SPEC.dims, seed=2).astype(np.float16).astype(np.float32)
+    qs /= np.linalg.norm(qs, axis=1, keepdims=True)
+    async with engram_server(exact_max=exact_max, search_concurrency=64) as srv:
+        space = (await srv.ctx.services.spaces.create_hosted("bench", model=SPEC)).uri
+        t0 = time.perf_counter()
+        uris = await seed(srv.ctx, space, vectors, SPEC)
+        seed_s = time.perf_counter() - t0
+        position = {u: i for i, u in enumerate(uris)}
+        headers = srv.signed(space)
+        url = f"{srv.base}/xrpc/garden.engram.searchMemories"
+        params = [{"space": space, "vector": encode_query_vector(q), "model": SPEC.model,
+                   "modelDigest": SPEC.digest, "limit": str(K)} for q in qs]
+
+        t0 = time.perf_counter()
+        async with srv.session.post(f"{srv.base}/xrpc/garden.engram.warmSpace", json={"space": space},
+                                    headers=headers) as r:
+            assert r.status == 200, await r.text()
+        await srv.ctx.index.flush()  # the build from SQLite (first load; later starts read the saved file)
+        load_s = time.perf_counter() - t0
+
+        stored = vectors.astype(np.float16).astype(np.float32)
+        stored /= np.linalg.norm(stored, axis=1, keepdims=True)
+        truth = exact_top(stored, qs, K)
+        hits = 0
+        for i, p in enumerate(params):
+            async with srv.session.get(url, params=p, headers=headers) as r:
+                body = await r.json()
+            got = {position[m["uri"]] for m in body["memories"]}
+            hits += len(got & set(truth[i].tolist()))
+        recall = hits / (K * len(params))
+
+        index = srv.ctx.index.loaded_index(space, SPEC.key)
+        kind = "hnsw+rerank" if index.coarse is not None else "exact-fp16"
+
+        async def bare(i: int) -> None:
+            index.search(qs[i % queries], K, None, math.inf)
+
+        async def floor(i: int) -> None:
+            async with srv.session.get(f"{srv.base}/bench/floor") as r:
+                await r.read()
+
+        async def end_to_end(i: int) -> None:
+            async with srv.session.get(url, params=params[i % queries], headers=headers) as r:
+                assert r.status == 200
+                await r.read()
+
+        load_before = load_average()
+        timing = await interleave(rounds, count, bare=bare, floor=floor, end_to_end=end_to_end)
+        b, f, e = timing["bare"], timing["floor"], timing["end_to_end"]
+        return {
+            "n": n, "dims": SPEC.dims, "index": kind, "seed_s": round(seed_s, 1), "build_s": round(load_s, 2),
+            "recall@10": round(recall, 4),
+            "bare_p50_ms": round(b["p50_ms"], 3), "bare_p99_ms": round(b["p99_ms"], 3),
+            "floor_p50_ms": round(f["p50_ms"], 3), "floor_p99_ms": round(f["p99_ms"], 3),
+            "e2e_p50_ms": round(e["p50_ms"], 3), "e2e_p99_ms": round(e["p99_ms"], 3),
+            "ratio_p50": round(e["p50_ms"] / (b["p50_ms"] + f["p50_ms"]), 3),
+            "ratio_p99": round(e["p99_ms"] / (b["p99_ms"] + f["p99_ms"]), 3),
+            "rounds_e2e_p50_ms": e["rounds_p50_ms"], "load_avg": f"{load_before} -> {load_average()}",
+        }
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--million", action="store_true", help="add a 1M-memory space")
+    parser.add_argument("--ann", action="store_true", help="also run 100k on the approximate (HNSW) path")
+    parser.add_argument("--sizes", type=int, nargs="*", help="override the space sizes")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--count", type=int, default=100, help="requests per series per round")
+    parser.add_argument("--queries", type=int, default=200)
+    args = parser.parse_args()
+    sizes = args.sizes or [10_000, 100_000] + ([1_000_000] if args.million else [])
+    runs = [(n, 200_000) for n in sizes] + ([(100_000, 50_000)] if args.ann else [])
+    results = []
+    for n, exact_max in runs:
+        result = await run(n, exact_max=exact_max, queries=args.queries, rounds=args.rounds, count=args.count)
+        results.append(result)
+        print(json.dumps(result), flush=True)
+    print("\n| memories | index | recall@10 | bare p50/p99 ms | floor p50/p99 ms | e2e p50/p99 ms | ratio p50 | ratio p99 |")
+    print("|---|---|---|---|---|---|---|---|")
+    for r in results:
+        print(f"| {r['n']:,} | {r['index']} | {r['recall@10']:.3f} | {r['bare_p50_ms']:.2f} / {r['bare_p99_ms']:.2f} "
+              f"| {r['floor_p50_ms']:.2f} / {r['floor_p99_ms']:.2f} | {r['e2e_p50_ms']:.2f} / {r['e2e_p99_ms']:.2f} "
+              f"| {r['ratio_p50']:.2f} | {r['ratio_p99']:.2f} |")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
