@@ -164,10 +164,15 @@ def _load(paths: dict[str, Path], space: str, model_key: str, dims: int, tuning:
     return index
 
 
-def remove(data_dir: Path | str, space: str) -> None:
-    """Delete every persisted index of a space (the space was deleted)."""
+def remove(data_dir: Path | str, space: str, model_key: str | None = None) -> None:
+    """Delete the persisted index of one model slot, or every one of the space (the space was deleted)."""
     directory = space_dir(data_dir, space)
-    if directory.exists():
-        for path in directory.iterdir():
+    if not directory.exists():
+        return
+    if model_key is not None:
+        for path in _paths(data_dir, space, model_key).values():
             path.unlink(missing_ok=True)
-        directory.rmdir()
+        return
+    for path in directory.iterdir():
+        path.unlink(missing_ok=True)
+    directory.rmdir()

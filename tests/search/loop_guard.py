@@ -1,8 +1,13 @@
-"""Fail a test if the event loop stalls: a heartbeat task records the largest gap between its wake-ups.
+"""Fail a test if the event loop stalls: a heartbeat task measures every gap between its wake-ups.
 
-    async with loop_guard(max_gap_s=0.1) as guard:
+    async with loop_guard() as guard:
         await run_searches()
-    # raises AssertionError on exit if any gap exceeded max_gap_s; guard.max_gap_s holds the worst gap
+    # on exit: AssertionError if the loop thread itself computed for > max_busy_s between two beats
+    # (work ran on the loop), or if any wall-clock gap exceeded max_gap_s (e.g. a worker hogging the GIL)
+
+Two limits because a shared 2-core CI box can deschedule the loop thread for 100+ ms without any code
+being at fault: the loop thread's own CPU time (time.thread_time) pins blame on work done *on* the loop,
+at the ~100 ms the brief asks for, while the looser wall-clock bound still catches GIL starvation.
 """
 
 from __future__ import annotations
@@ -17,22 +22,24 @@ from dataclasses import dataclass
 @dataclass
 class LoopGuard:
     interval_s: float
-    max_gap_s: float = 0.0
+    max_gap_s: float = 0.0  # worst wall-clock gap beyond the sleep interval
+    max_busy_s: float = 0.0  # worst loop-thread CPU time between two beats
     beats: int = 0
 
 
 @asynccontextmanager
-async def loop_guard(max_gap_s: float = 0.1, interval_s: float = 0.005) -> AsyncIterator[LoopGuard]:
+async def loop_guard(max_busy_s: float = 0.1, max_gap_s: float = 0.5, interval_s: float = 0.005) -> AsyncIterator[LoopGuard]:
     guard = LoopGuard(interval_s)
 
     async def heartbeat() -> None:
-        last = time.perf_counter()
+        last_wall, last_cpu = time.perf_counter(), time.thread_time()
         while True:
             await asyncio.sleep(interval_s)
-            now = time.perf_counter()
-            guard.max_gap_s = max(guard.max_gap_s, now - last - interval_s)
+            wall, cpu = time.perf_counter(), time.thread_time()
+            guard.max_gap_s = max(guard.max_gap_s, wall - last_wall - interval_s)
+            guard.max_busy_s = max(guard.max_busy_s, cpu - last_cpu)
             guard.beats += 1
-            last = now
+            last_wall, last_cpu = wall, cpu
 
     task = asyncio.get_running_loop().create_task(heartbeat())
     await asyncio.sleep(0)
@@ -45,4 +52,5 @@ async def loop_guard(max_gap_s: float = 0.1, interval_s: float = 0.005) -> Async
         except asyncio.CancelledError:
             pass
     assert guard.beats > 0, "heartbeat never ran: the loop was blocked for the whole block"
-    assert guard.max_gap_s <= max_gap_s, f"event loop blocked for {guard.max_gap_s * 1000:.0f} ms (limit {max_gap_s * 1000:.0f} ms)"
+    assert guard.max_busy_s <= max_busy_s, f"the event loop computed for {guard.max_busy_s * 1000:.0f} ms without yielding"
+    assert guard.max_gap_s <= max_gap_s, f"event loop stalled for {guard.max_gap_s * 1000:.0f} ms (limit {max_gap_s * 1000:.0f} ms)"

@@ -223,7 +223,7 @@ async def test_searches_never_block_the_event_loop(pool):
     source.add(SPACE, vectors)
     manager = IndexManager(source, pool, None, exact_max=10_000)
     queries = clustered(64, d, seed=12, centres=40)
-    async with loop_guard(max_gap_s=0.1) as guard:
+    async with loop_guard() as guard:
         await manager.warm(SPACE, MODEL, d)  # the HNSW build itself must stay off the loop
         await manager.flush()
         for _ in range(3):
@@ -252,3 +252,27 @@ async def test_a_dropped_space_loads_afresh(pool, tmp_path):
     assert not persist.space_dir(tmp_path, SPACE).exists()
     await check_oracle(manager, source, vectors[:2])
     assert manager.builds == 2
+
+
+async def test_rebuild_of_an_unloaded_index_discards_its_files(pool, tmp_path):
+    source, vectors = seeded(n=100)
+    first = IndexManager(source, pool, tmp_path)
+    await first.warm(SPACE, MODEL, D)
+    await first.close()
+    second = IndexManager(source, pool, tmp_path)
+    await second.rebuild(SPACE, MODEL)
+    assert persist.load(tmp_path, SPACE, MODEL, D) is None
+    await check_oracle(second, source, vectors[:2])
+    assert second.builds == 1
+
+
+async def test_loop_guard_catches_work_on_the_loop():
+    import time
+
+    with pytest.raises(AssertionError, match="computed for"):
+        async with loop_guard():
+            await asyncio.sleep(0.02)
+            end = time.thread_time() + 0.15
+            while time.thread_time() < end:  # a search run inline would look like this
+                pass
+            await asyncio.sleep(0.02)
