@@ -57,6 +57,24 @@ def _remove_row(conn: sqlite3.Connection, space_id: int, row_id: int, generation
     )
 
 
+def _insert_row(
+    conn: sqlite3.Connection, space_id: int, memory: PreparedMemory, rkey: str, uri: str, indexed_at: str
+) -> int:
+    row_id = conn.execute(
+        "INSERT INTO memories (space_id, author, rkey, uri, cid, text, tags, source, attrs, created_at,"
+        " created_ms, indexed_at, vector, model_key, next_vector, next_model_key)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING row_id",
+        (space_id, memory.author, rkey, uri, memory.cid, memory.text, orjson.dumps(memory.tags).decode(),
+         memory.source, memory.attrs_json, memory.created_at, memory.created_ms, indexed_at,
+         memory.vector, memory.model_key, memory.next_vector, memory.next_model_key),
+    ).fetchone()[0]  # fmt: skip
+    conn.executemany(
+        "INSERT OR IGNORE INTO memory_tags (space_id, tag, row_id) VALUES (?, ?, ?)",
+        [(space_id, tag, row_id) for tag in memory.tags],
+    )
+    return row_id
+
+
 def put_memories(
     conn: sqlite3.Connection, space_uri: str, items: Sequence[MemoryWrite]
 ) -> list[MemoryRecord]:
@@ -76,63 +94,21 @@ def put_memories(
             " WHERE space_id = ? AND author = ? AND rkey = ?",
             (space.id, memory.author, rkey),
         ).fetchone()
-        if existing is not None and existing[1] == memory.cid and existing[2] == memory.attrs_json:
-            results.append(
-                MemoryRecord(
-                    uri,
-                    memory.cid,
-                    existing[0],
-                    memory.author,
-                    rkey,
-                    skipped.skip_reason(active_key, existing[3], existing[4]) is None,
-                    "unchanged",
-                )
-            )
+        if existing is not None and (existing[1], existing[2]) == (memory.cid, memory.attrs_json):
+            row_id, status = existing[0], "unchanged"
+            reason = skipped.skip_reason(active_key, existing[3], existing[4])
         else:
             if existing is not None:
                 _remove_row(conn, space.id, existing[0], generation)
-            row_id = conn.execute(
-                "INSERT INTO memories (space_id, author, rkey, uri, cid, text, tags, source, attrs,"
-                " created_at,"
-                " created_ms, indexed_at, vector, model_key, next_vector, next_model_key)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING row_id",
-                (
-                    space.id,
-                    memory.author,
-                    rkey,
-                    uri,
-                    memory.cid,
-                    memory.text,
-                    orjson.dumps(memory.tags).decode(),
-                    memory.source,
-                    memory.attrs_json,
-                    memory.created_at,
-                    memory.created_ms,
-                    indexed_at,
-                    memory.vector,
-                    memory.model_key,
-                    memory.next_vector,
-                    memory.next_model_key,
-                ),
-            ).fetchone()[0]
-            conn.executemany(
-                "INSERT OR IGNORE INTO memory_tags (space_id, tag, row_id) VALUES (?, ?, ?)",
-                [(space.id, tag, row_id) for tag in memory.tags],
-            )
+            row_id = _insert_row(conn, space.id, memory, rkey, uri, indexed_at)
+            status = "created" if existing is None else "updated"
             reason = skipped.skip_reason(active_key, memory.model_key, memory.next_model_key)
             skipped.mark(conn, space.id, memory.author, rkey, reason)
-            results.append(
-                MemoryRecord(
-                    uri,
-                    memory.cid,
-                    row_id,
-                    memory.author,
-                    rkey,
-                    reason is None,
-                    "updated" if existing is not None else "created",
-                )
-            )
             changed = True
+        results.append(
+            MemoryRecord(uri=uri, cid=memory.cid, row_id=row_id, author=memory.author, rkey=rkey,
+                         indexed=reason is None, status=status)
+        )  # fmt: skip
         if memory.idempotency_key is not None:
             conn.execute(
                 "INSERT OR IGNORE INTO import_keys (space_id, key, author, rkey) VALUES (?, ?, ?, ?)",

@@ -24,49 +24,21 @@ from engram.xrpc.errors import InvalidRequestError
 if TYPE_CHECKING:
     from engram.store.database import Store
 
-_VIEW_COLUMNS = (
-    "row_id, uri, cid, author, rkey, text, tags, source, attrs, created_at, created_ms, indexed_at,"
-    " model_key, next_model_key"
-)
+# Column names double as `Memory` field names.
+_VIEW_FIELDS = (
+    "row_id", "uri", "cid", "author", "rkey", "text", "tags", "source", "attrs", "created_at", "created_ms",
+    "indexed_at", "model_key", "next_model_key",
+)  # fmt: skip
+_VIEW_COLUMNS = ", ".join(_VIEW_FIELDS)
 _ATTR_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 MAX_LIST_LIMIT = 1000
 
 
 def _memory(row: tuple, vector: bytes | None = None, next_vector: bytes | None = None) -> Memory:
-    (
-        row_id,
-        uri,
-        cid,
-        author,
-        rkey,
-        text,
-        tags,
-        source,
-        attrs,
-        created_at,
-        created_ms,
-        indexed_at,
-        model_key,
-        next_model_key,
-    ) = row
-    return Memory(
-        row_id,
-        uri,
-        cid,
-        author,
-        rkey,
-        text,
-        tuple(orjson.loads(tags)),
-        source,
-        orjson.loads(attrs) if attrs else {},
-        created_at,
-        created_ms,
-        indexed_at,
-        model_key,
-        vector,
-        next_model_key,
-        next_vector,
-    )
+    fields = dict(zip(_VIEW_FIELDS, row, strict=True))
+    fields["tags"] = tuple(orjson.loads(fields["tags"]))
+    fields["attrs"] = orjson.loads(fields["attrs"]) if fields["attrs"] else {}
+    return Memory(**fields, vector=vector, next_vector=next_vector)
 
 
 def get_memory(conn: sqlite3.Connection, space_uri: str, uri: str) -> Memory | None:

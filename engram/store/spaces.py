@@ -25,26 +25,10 @@ _COLUMNS = (
 
 
 def _space(row: tuple) -> Space:
-    (
-        id_,
-        uri,
-        authority,
-        skey,
-        kind,
-        created_at,
-        deleted_at,
-        generation,
-        model,
-        digest,
-        dims,
-        document_prefix,
-        query_prefix,
-        next_model,
-        next_digest,
-        next_dims,
-        config_json,
-        config_updated_at,
-    ) = row
+    # fmt: off
+    (id_, uri, authority, skey, kind, created_at, deleted_at, generation, model, digest, dims,
+     document_prefix, query_prefix, next_model, next_digest, next_dims, config_json, config_updated_at) = row
+    # fmt: on
     config = None
     if model is not None:
         config = SpaceConfig(
