@@ -28,10 +28,15 @@ IMPORT_BATCH = 500  # under importMemories' 1000 and well under the default 16 M
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("admin", help="run operator commands against a remote engram (DID-signed)",
-                       description="Operator commands over garden.engram.admin.*, signed with your DID's "
-                       "#atproto key. The server must list the DID in ENGRAM_ADMIN_DIDS.")
-    p.add_argument("--remote", required=True, metavar="URL", help="the server's public URL (ENGRAM_PUBLIC_URL)")
+    p = sub.add_parser(
+        "admin",
+        help="run operator commands against a remote engram (DID-signed)",
+        description="Operator commands over garden.engram.admin.*, signed with your DID's "
+        "#atproto key. The server must list the DID in ENGRAM_ADMIN_DIDS.",
+    )
+    p.add_argument(
+        "--remote", required=True, metavar="URL", help="the server's public URL (ENGRAM_PUBLIC_URL)"
+    )
     p.add_argument("--key", required=True, type=Path, help="key file of the DID's #atproto key")
     p.add_argument("--did", help="the operator DID (default: the DID named in the key file)")
     p.add_argument("--json", action="store_true", help="print the server's answers as JSON")
@@ -100,7 +105,9 @@ class AdminClient:
     async def procedure(self, nsid: str, body: dict[str, Any]) -> Any:
         url = self.client.url(nsid)
         raw = orjson.dumps(body)
-        headers = sign_admin_request(self.key, self.did, "POST", url, raw, {"Content-Type": "application/json"})
+        headers = sign_admin_request(
+            self.key, self.did, "POST", url, raw, {"Content-Type": "application/json"}
+        )
         return await self.client.call("POST", URL(url), headers=headers, body=raw)
 
 
@@ -160,17 +167,23 @@ async def _space_config(args, admin: AdminClient) -> Any:
     out = await admin.procedure("garden.engram.admin.configureSpace", body)
     if not args.json:
         config = out["space"].get("config", {})
-        print(f"{out['space']['uri']}: {config.get('model')} ({config.get('modelDigest')}, {config.get('dims')} dims)"
-              + (f", next {config['next']['model']}" if "next" in config else ""))
+        print(
+            f"{out['space']['uri']}: {config.get('model')} ({config.get('modelDigest')}, "
+            f"{config.get('dims')} dims)" + (f", next {config['next']['model']}" if "next" in config else "")
+        )
     return out
 
 
 async def _space_list(args, admin: AdminClient) -> Any:
     out = await admin.query("garden.engram.admin.listSpaces")
     if not args.json:
-        print_table(("NAME", "MEMORIES", "MODEL", "URI"), [
-            (s["name"], s.get("memories", 0), s.get("config", {}).get("model", "-"), s["uri"]) for s in out["spaces"]
-        ])
+        print_table(
+            ("NAME", "MEMORIES", "MODEL", "URI"),
+            [
+                (s["name"], s.get("memories", 0), s.get("config", {}).get("model", "-"), s["uri"])
+                for s in out["spaces"]
+            ],
+        )
     return out
 
 
@@ -200,16 +213,19 @@ async def _import(args, admin: AdminClient) -> Any:
             await _send_batch(admin, args.space, batch, totals)
     totals["skipped"].sort(key=lambda s: s["line"])
     if not args.json:
-        print(f"{totals['created']} created, {totals['updated']} updated, {totals['unchanged']} unchanged, "
-              f"{len(totals['skipped'])} skipped")
+        print(
+            f"{totals['created']} created, {totals['updated']} updated, {totals['unchanged']} unchanged, "
+            f"{len(totals['skipped'])} skipped"
+        )
         for skip in totals["skipped"]:
             print(f"  line {skip['line']}: skipped: {skip['reason']}", file=sys.stderr)
     return totals
 
 
 async def _send_batch(admin: AdminClient, space: str, batch: list[tuple[int, Any]], totals: dict) -> None:
-    out = await admin.procedure("garden.engram.admin.importMemories",
-                                {"space": space, "memories": [value for _, value in batch]})
+    out = await admin.procedure(
+        "garden.engram.admin.importMemories", {"space": space, "memories": [value for _, value in batch]}
+    )
     for name in ("created", "updated", "unchanged", "notIndexed"):
         totals[name] += out[name]
     totals["skipped"].extend({"line": batch[s["index"]][0], "reason": s["reason"]} for s in out["skipped"])
@@ -219,7 +235,8 @@ async def _reindex(args, admin: AdminClient) -> Any:
     out = await admin.procedure("garden.engram.admin.reindexSpace", {"space": args.space})
     if not args.json:
         space = out["space"]
-        print(f"rebuilt {space['uri']}: {space.get('indexed', 0)} of {space.get('memories', 0)} memories indexed")
+        indexed, total = space.get("indexed", 0), space.get("memories", 0)
+        print(f"rebuilt {space['uri']}: {indexed} of {total} memories indexed")
     return out
 
 
@@ -235,10 +252,19 @@ async def _apikey_create(args, admin: AdminClient) -> Any:
 async def _apikey_list(args, admin: AdminClient) -> Any:
     out = await admin.query("garden.engram.admin.listApiKeys", {"space": args.space})
     if not args.json:
-        print_table(("ID", "SCOPES", "STATE", "LABEL", "SPACE"), [
-            (k["id"], ",".join(k["scopes"]), "revoked" if "revokedAt" in k else "live", k["label"], k["space"])
-            for k in out["keys"]
-        ])
+        print_table(
+            ("ID", "SCOPES", "STATE", "LABEL", "SPACE"),
+            [
+                (
+                    k["id"],
+                    ",".join(k["scopes"]),
+                    "revoked" if "revokedAt" in k else "live",
+                    k["label"],
+                    k["space"],
+                )
+                for k in out["keys"]
+            ],
+        )
     return out
 
 

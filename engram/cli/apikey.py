@@ -17,8 +17,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     ps = p.add_subparsers(dest="apikey_command", metavar="<subcommand>", required=True)
     c = ps.add_parser("create", help="create a key (shown once; only its hash is stored)")
     c.add_argument("space", help="space name or at:// URI")
-    c.add_argument("--scope", action="append", choices=("read", "write"), dest="scopes",
-                   help="read and/or write (repeatable; default: read)")
+    c.add_argument(
+        "--scope",
+        action="append",
+        choices=("read", "write"),
+        dest="scopes",
+        help="read and/or write (repeatable; default: read)",
+    )
     c.add_argument("--label", default="", help="a note to tell keys apart")
     c.add_argument("--json", action="store_true")
     c.set_defaults(run=run_create)
@@ -33,15 +38,20 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run_create(args: argparse.Namespace, settings: Settings) -> int:
     async def work(ctx):
-        return await apikeys.create_api_key(ctx, resolve_space(ctx, args.space), args.scopes or ["read"], args.label)
+        return await apikeys.create_api_key(
+            ctx, resolve_space(ctx, args.space), args.scopes or ["read"], args.label
+        )
 
     key, token = run_local(settings, work)
     if args.json:
         print_json({**api_key_view(key), "token": token})
     else:
         print(token)
-        print(f"key {key.id} for {key.space_uri} ({' '.join(sorted(key.scopes))}): "
-              "store the token now, it is not shown again", file=sys.stderr)
+        print(
+            f"key {key.id} for {key.space_uri} ({' '.join(sorted(key.scopes))}): "
+            "store the token now, it is not shown again",
+            file=sys.stderr,
+        )
     return 0
 
 
@@ -55,10 +65,20 @@ def run_list(args: argparse.Namespace, settings: Settings) -> int:
     elif not keys:
         print("no API keys")
     else:
-        print_table(("ID", "SCOPES", "STATE", "CREATED", "LABEL", "SPACE"), [
-            (k.id, ",".join(sorted(k.scopes)), "revoked" if k.revoked_at else "live", k.created_at, k.label,
-             k.space_uri) for k in keys
-        ])
+        print_table(
+            ("ID", "SCOPES", "STATE", "CREATED", "LABEL", "SPACE"),
+            [
+                (
+                    k.id,
+                    ",".join(sorted(k.scopes)),
+                    "revoked" if k.revoked_at else "live",
+                    k.created_at,
+                    k.label,
+                    k.space_uri,
+                )
+                for k in keys
+            ],
+        )
     return 0
 
 

@@ -15,15 +15,21 @@ from .local import resolve_space, run_local
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("export", help="write a space as an export tar (the exportSpace format)",
-                       description="Write a space's memories, with their vectors, as an engram-export/1 tar "
-                       "(what garden.engram.exportSpace serves); `engram import` reads it back.")
+    p = sub.add_parser(
+        "export",
+        help="write a space as an export tar (the exportSpace format)",
+        description="Write a space's memories, with their vectors, as an engram-export/1 tar "
+        "(what garden.engram.exportSpace serves); `engram import` reads it back.",
+    )
     p.add_argument("space", help="space name or at:// URI")
     p.add_argument("--out", type=Path, help="file to write (default: standard output)")
     p.set_defaults(run=run_export)
 
-    r = sub.add_parser("reindex", help="rebuild a space's search index from the store",
-                       description="Rebuild a space's index from the memories in the store and save it.")
+    r = sub.add_parser(
+        "reindex",
+        help="rebuild a space's search index from the store",
+        description="Rebuild a space's index from the memories in the store and save it.",
+    )
     r.add_argument("space", help="space name or at:// URI")
     r.set_defaults(run=run_reindex)
 

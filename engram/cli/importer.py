@@ -23,10 +23,11 @@ SHOWN_SKIPS = 20  # a file full of bad lines should not scroll the summary away;
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
-        "import", help="import memories from a JSONL file or an export tar",
+        "import",
+        help="import memories from a JSONL file or an export tar",
         description="Import memories into a space. Each JSONL line is an object with `text` and optional "
         "`tags`, `source`, `createdAt`, `attrs`, `rkey`, `key` and `embedding` ({model, modelDigest, dims, "
-        "vector} with the vector as base64 f16 or {\"$bytes\": ...}). Lines without a vector are embedded "
+        'vector} with the vector as base64 f16 or {"$bytes": ...}). Lines without a vector are embedded '
         "with the hosted model. Importing the same file twice changes nothing (each line has a stable key). "
         "A tar written by `engram export` is accepted as well.",
     )
@@ -63,8 +64,9 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
             if manifest is not None:
                 _warn_model_change(manifest, space)
             with tqdm(total=total, unit="memory", desc="importing", disable=None, file=sys.stderr) as bar:
-                report = await import_values(ctx, uri, decode_lines(lines), batch_size=args.batch,
-                                             progress=bar.update)
+                report = await import_values(
+                    ctx, uri, decode_lines(lines), batch_size=args.batch, progress=bar.update
+                )
         return uri, report
 
     uri, report = run_local(settings, work, embedder=True)
@@ -79,21 +81,31 @@ def _warn_model_change(manifest: dict, space) -> None:
     theirs = (config.get("model"), config.get("modelDigest"), config.get("dims"))
     ours = space.config.active
     if theirs != (ours.model, ours.digest, ours.dims):
-        print(f"engram: warning: the export's vectors are of {theirs[0]} ({theirs[1]}), the space's model is "
-              f"{ours.model} ({ours.digest}): memories keep their vectors but only those embedded with the "
-              "space's model are searchable", file=sys.stderr)
+        print(
+            f"engram: warning: the export's vectors are of {theirs[0]} ({theirs[1]}), the space's model is "
+            f"{ours.model} ({ours.digest}): memories keep their vectors but only those embedded with the "
+            "space's model are searchable",
+            file=sys.stderr,
+        )
 
 
 def _print_report(uri: str, report: ImportReport, as_json: bool) -> None:
     if as_json:
-        print_json({
-            "space": uri, "created": report.created, "updated": report.updated, "unchanged": report.unchanged,
-            "notIndexed": report.not_indexed,
-            "skipped": [{"line": n, "reason": reason} for n, reason in report.skipped],
-        })
+        print_json(
+            {
+                "space": uri,
+                "created": report.created,
+                "updated": report.updated,
+                "unchanged": report.unchanged,
+                "notIndexed": report.not_indexed,
+                "skipped": [{"line": n, "reason": reason} for n, reason in report.skipped],
+            }
+        )
         return
-    print(f"{uri}: {report.created} created, {report.updated} updated, {report.unchanged} unchanged, "
-          f"{len(report.skipped)} skipped")
+    print(
+        f"{uri}: {report.created} created, {report.updated} updated, {report.unchanged} unchanged, "
+        f"{len(report.skipped)} skipped"
+    )
     if report.not_indexed:
         print(f"{report.not_indexed} stored but not searchable: their vector is not of the space's model")
     for number, reason in report.skipped[:SHOWN_SKIPS]:

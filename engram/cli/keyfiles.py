@@ -43,7 +43,7 @@ def write_key(path: Path, key: PrivateKey, did: str | None = None) -> None:
 
 
 def load_or_create_holder_key(path: Path | None) -> PrivateKey:
-    """The holder key at `path` (must exist), or the client's own under ~/.config/engram, made on first use."""
+    """The holder key at `path` (must exist), or the client's own in ~/.config/engram, made on first use."""
     if path is not None:
         key = read_key(path)[0]
     else:

@@ -16,13 +16,20 @@ from .output import print_json
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    k = sub.add_parser("keygen", help="make a new private key and print it with its did:key",
-                       description="Generate a private key. Prints it as a multibase private Multikey (usable "
-                       "as ENGRAM_SIGNING_KEY) and its did:key. Keep it secret.")
+    k = sub.add_parser(
+        "keygen",
+        help="make a new private key and print it with its did:key",
+        description="Generate a private key. Prints it as a multibase private Multikey (usable "
+        "as ENGRAM_SIGNING_KEY) and its did:key. Keep it secret.",
+    )
     k.add_argument("--alg", choices=("ES256", "ES256K"), default="ES256", help="P-256 (default) or secp256k1")
     k.add_argument("--out", type=Path, help="write a 0600 key file instead of printing the private key")
-    k.add_argument("--operator", metavar="DID", help="store the key in the data dir as this DID's key, so "
-                   "engram can mint credentials for hosted spaces that DID owns")
+    k.add_argument(
+        "--operator",
+        metavar="DID",
+        help="store the key in the data dir as this DID's key, so "
+        "engram can mint credentials for hosted spaces that DID owns",
+    )
     k.add_argument("--json", action="store_true")
     k.set_defaults(run=run_keygen)
 

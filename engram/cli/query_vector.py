@@ -42,7 +42,11 @@ def local_query_vector(embedder_spec: str, model: QueryModel, text: str) -> str 
             embedder = load_embedder(spec)
         except EmbedderError:
             continue  # a local embedder we cannot load just means the service embeds the text
-        if embedder is None or (embedder.name, embedder.digest, embedder.dims) != (model.model, model.digest, model.dims):
+        if embedder is None or (embedder.name, embedder.digest, embedder.dims) != (
+            model.model,
+            model.digest,
+            model.dims,
+        ):
             continue
         vector = embedder.embed([query_text(text, model.query_prefix)], "query")[0]
         return encode_query_vector(vector)
@@ -54,8 +58,10 @@ def encode_vector_file(path: Path, dims: int) -> str:
         values = orjson.loads(path.read_bytes())
     except (OSError, orjson.JSONDecodeError) as exc:
         raise CliError(f"cannot read the vector file {path}: {exc}") from None
-    if not isinstance(values, list) or not values or not all(
-        isinstance(v, (int, float)) and not isinstance(v, bool) for v in values
+    if (
+        not isinstance(values, list)
+        or not values
+        or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
     ):
         raise CliError(f"{path} must hold a JSON array of numbers")
     if len(values) != dims:

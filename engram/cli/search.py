@@ -35,7 +35,8 @@ DEFAULT_URL = "http://127.0.0.1:8080"
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
-        "search", help="search a space on a running engram (signed like any reader)",
+        "search",
+        help="search a space on a running engram (signed like any reader)",
         description="Search a space on a running engram over HTTP, authenticating as a space reader: a "
         "holder key (~/.config/engram/holder.key, made on first use, or --key), a space credential (minted "
         "from the local data dir's keys when it holds the space authority's key, or --credential), and an "
@@ -79,13 +80,20 @@ async def _search(args: argparse.Namespace, settings: Settings) -> dict:
     holder = load_or_create_holder_key(args.key)
     async with aiohttp.ClientSession(headers={"User-Agent": "engram-cli"}) as session:
         client = XrpcClient(args.url, session)
-        service_did = args.service_did or (await client.call("GET", client.url("garden.engram.describeService")))["did"]
+        service_did = (
+            args.service_did or (await client.call("GET", client.url("garden.engram.describeService")))["did"]
+        )
         uri = _space_uri(args.space, service_did)
         jwt = _credential(args, settings, uri, holder)
         headers = sign_space_request(holder, jwt, service_did)
         model = await _space_model(args, client, uri, headers)
-        params: dict = {"space": uri, "limit": args.limit, "author": args.author, "tags": args.tag,
-                        "since": args.since}
+        params: dict = {
+            "space": uri,
+            "limit": args.limit,
+            "author": args.author,
+            "tags": args.tag,
+            "since": args.since,
+        }
         vector = None
         if args.vector_file:
             if model is None:
@@ -115,8 +123,10 @@ def _credential(args: argparse.Namespace, settings: Settings, uri: str, holder: 
     if args.credential is None:
         keyring = local_keyring(settings)
         if space_authority(uri) not in keyring:
-            raise CliError(f"no credential for {uri}: the local data dir does not hold its authority's key; "
-                           "ask the authority for one and pass --credential <file>")
+            raise CliError(
+                f"no credential for {uri}: the local data dir does not hold its authority's key; "
+                "ask the authority for one and pass --credential <file>"
+            )
         return mint_for_space(keyring, uri, holder.public_key.did_key)
     try:
         jwt = args.credential.read_text(encoding="utf-8").strip()
@@ -143,7 +153,9 @@ def check_credential(jwt: str, uri: str, holder: PrivateKey, name: str) -> None:
         raise CliError(f"{name} has expired: ask the space's authority for a new one")
 
 
-async def _space_model(args: argparse.Namespace, client: XrpcClient, uri: str, headers: dict) -> QueryModel | None:
+async def _space_model(
+    args: argparse.Namespace, client: XrpcClient, uri: str, headers: dict
+) -> QueryModel | None:
     flags = (args.model, args.digest, args.dims)
     if all(f is not None for f in flags):
         return QueryModel(args.model, args.digest, args.dims, args.query_prefix)
@@ -164,10 +176,17 @@ def _print_hits(result: dict) -> None:
         print("no matching memories")
         return
     width = max(shutil.get_terminal_size((120, 24)).columns - 44, 30)
-    print_table(("SIM", "CREATED", "TAGS", "TEXT"), [
-        (f"{m.get('similarity', 0) / 1000:.3f}", m["createdAt"][:10], truncate(",".join(m["tags"]), 18),
-         truncate(m["text"], width)) for m in hits
-    ])
+    print_table(
+        ("SIM", "CREATED", "TAGS", "TEXT"),
+        [
+            (
+                f"{m.get('similarity', 0) / 1000:.3f}",
+                m["createdAt"][:10],
+                truncate(",".join(m["tags"]), 18),
+                truncate(m["text"], width),
+            )
+            for m in hits
+        ],
+    )
     if result.get("approximate"):
         print("(approximate: the exact re-rank ran out of time)")
-

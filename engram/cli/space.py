@@ -13,16 +13,26 @@ from .output import confirm, print_json, print_table
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("space", help="create, configure, list, inspect and delete hosted spaces",
-                       description="Manage hosted spaces in the local data dir (ENGRAM_DATA_DIR).")
+    p = sub.add_parser(
+        "space",
+        help="create, configure, list, inspect and delete hosted spaces",
+        description="Manage hosted spaces in the local data dir (ENGRAM_DATA_DIR).",
+    )
     ss = p.add_subparsers(dest="space_command", metavar="<subcommand>", required=True)
 
-    c = ss.add_parser("create", help="create a hosted space and print its at:// URI",
-                      description="Create a hosted space. Its model defaults to the configured embedder "
-                      "(ENGRAM_EMBEDDER), so text search works at once.")
+    c = ss.add_parser(
+        "create",
+        help="create a hosted space and print its at:// URI",
+        description="Create a hosted space. Its model defaults to the configured embedder "
+        "(ENGRAM_EMBEDDER), so text search works at once.",
+    )
     c.add_argument("name", help="the space's name (record key: letters, digits, . _ : ~ -)")
-    c.add_argument("--authority", metavar="DID", help="the DID that owns the space and mints its readers' "
-                   "credentials (default: engram's own DID); engram resolves its DID document to verify them")
+    c.add_argument(
+        "--authority",
+        metavar="DID",
+        help="the DID that owns the space and mints its readers' "
+        "credentials (default: engram's own DID); engram resolves its DID document to verify them",
+    )
     _model_flags(c)
     c.add_argument("--json", action="store_true", help="print the space as JSON")
     c.set_defaults(run=run_create)
@@ -30,8 +40,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     g = ss.add_parser("config", help="set a space's model (or the next model, during a model change)")
     g.add_argument("space", help="space name or at:// URI")
     _model_flags(g)
-    g.add_argument("--next", action="store_true", help="set the model being migrated to (config.next) and "
-                   "keep the active one")
+    g.add_argument(
+        "--next",
+        action="store_true",
+        help="set the model being migrated to (config.next) and keep the active one",
+    )
     g.add_argument("--clear-next", action="store_true", help="drop a pending model change")
     g.add_argument("--json", action="store_true")
     g.set_defaults(run=run_config)
@@ -73,8 +86,11 @@ def run_create(args: argparse.Namespace, settings: Settings) -> int:
 
     async def work(ctx):
         return await ctx.services.spaces.create_hosted(
-            args.name, authority=args.authority, model=model,
-            document_prefix=args.document_prefix or "", query_prefix=args.query_prefix or "",
+            args.name,
+            authority=args.authority,
+            model=model,
+            document_prefix=args.document_prefix or "",
+            query_prefix=args.query_prefix or "",
         )
 
     # The default model is the configured embedder's: load it only when no model was given.
@@ -95,15 +111,23 @@ def run_config(args: argparse.Namespace, settings: Settings) -> int:
         uri = resolve_space(ctx, args.space)
         space = await ctx.services.spaces.require(uri)
         current = space.config
-        doc = args.document_prefix if args.document_prefix is not None else (current.document_prefix if current else "")
-        query = args.query_prefix if args.query_prefix is not None else (current.query_prefix if current else "")
+        doc = (
+            args.document_prefix
+            if args.document_prefix is not None
+            else (current.document_prefix if current else "")
+        )
+        query = (
+            args.query_prefix if args.query_prefix is not None else (current.query_prefix if current else "")
+        )
         if args.next or args.clear_next:
             if current is None:
                 raise CliError("the space has no model yet: set one without --next first")
             active, nxt = current.active, (None if args.clear_next else model)
         else:
             active, nxt = model, current.next if current else None
-        return await ctx.services.spaces.configure(uri, active, document_prefix=doc, query_prefix=query, next=nxt)
+        return await ctx.services.spaces.configure(
+            uri, active, document_prefix=doc, query_prefix=query, next=nxt
+        )
 
     space = run_local(settings, work)
     if args.json:
@@ -137,9 +161,10 @@ def run_list(args: argparse.Namespace, settings: Settings) -> int:
     elif not listed:
         print("no spaces yet: create one with `engram space create <name>`")
     else:
-        print_table(("NAME", "MEMORIES", "MODEL", "URI"), [
-            (s.skey, st.memories, s.config.active.model if s.config else "-", s.uri) for s, st in listed
-        ])
+        print_table(
+            ("NAME", "MEMORIES", "MODEL", "URI"),
+            [(s.skey, st.memories, s.config.active.model if s.config else "-", s.uri) for s, st in listed],
+        )
     return 0
 
 

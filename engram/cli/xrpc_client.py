@@ -43,8 +43,9 @@ class XrpcClient:
     def url(self, nsid: str) -> str:
         return f"{self.base_url}/xrpc/{nsid}"
 
-    async def call(self, method: str, url: Any, *, headers: Mapping[str, str] | None = None,
-                   body: bytes | None = None) -> Any:
+    async def call(
+        self, method: str, url: Any, *, headers: Mapping[str, str] | None = None, body: bytes | None = None
+    ) -> Any:
         """One request; JSON answers are decoded, other 2xx answers returned as bytes."""
         try:
             async with self.session.request(method, url, headers=headers, data=body, timeout=TIMEOUT) as r:
@@ -52,8 +53,10 @@ class XrpcClient:
                 content_type = r.content_type
                 status = r.status
         except aiohttp.ClientConnectorError as exc:
-            raise CliError(f"cannot reach {self.base_url} ({exc.os_error.strerror or exc}); "
-                           "is `engram serve` running there? (see --url)") from None
+            raise CliError(
+                f"cannot reach {self.base_url} ({exc.os_error.strerror or exc}); "
+                "is `engram serve` running there? (see --url)"
+            ) from None
         except (aiohttp.ClientError, TimeoutError) as exc:
             raise CliError(f"request to {self.base_url} failed: {exc or type(exc).__name__}") from None
         if status >= 400:

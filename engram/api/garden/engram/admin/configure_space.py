@@ -21,9 +21,14 @@ def register(xrpc: XrpcServer, ctx: AppContext) -> None:
         active = model_spec(body.get("model")) or (current.active if current else None)
         if active is None:
             raise InvalidRequestError("the space has no model yet: send model", "NoModel")
-        nxt = None if body.get("clearNext") else model_spec(body.get("next")) or (current.next if current else None)
+        nxt = (
+            None
+            if body.get("clearNext")
+            else model_spec(body.get("next")) or (current.next if current else None)
+        )
         space = await spaces.configure(
-            uri, active,
+            uri,
+            active,
             document_prefix=body.get("documentPrefix", current.document_prefix if current else ""),
             query_prefix=body.get("queryPrefix", current.query_prefix if current else ""),
             next=nxt,

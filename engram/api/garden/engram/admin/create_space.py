@@ -19,8 +19,11 @@ def register(xrpc: XrpcServer, ctx: AppContext) -> None:
     async def handle(call: XrpcRequest) -> dict:
         body = call.input
         space = await ctx.services.spaces.create_hosted(
-            body["name"], authority=body.get("authority"), model=model_spec(body.get("model")),
-            document_prefix=body.get("documentPrefix", ""), query_prefix=body.get("queryPrefix", ""),
+            body["name"],
+            authority=body.get("authority"),
+            model=model_spec(body.get("model")),
+            document_prefix=body.get("documentPrefix", ""),
+            query_prefix=body.get("queryPrefix", ""),
         )
         return {"space": space_view(space)}
 

@@ -16,7 +16,9 @@ def register(xrpc: XrpcServer, ctx: AppContext) -> None:
         # Numbered from 0: the report's `index` is the memory's position in the request.
         report = await import_values(ctx, uri, enumerate(call.input["memories"]))
         return {
-            "created": report.created, "updated": report.updated, "unchanged": report.unchanged,
+            "created": report.created,
+            "updated": report.updated,
+            "unchanged": report.unchanged,
             "notIndexed": report.not_indexed,
             "skipped": [{"index": index, "reason": reason} for index, reason in report.skipped],
         }

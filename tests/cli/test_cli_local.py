@@ -1,0 +1,237 @@
+"""Local commands through the real entry point over a real data dir: spaces, import, export, API keys."""
+
+from __future__ import annotations
+
+import base64
+import io
+import sqlite3
+import tarfile
+
+import numpy as np
+import orjson
+import pytest
+
+from engram.embed import load_embedder
+from engram.search.vectors import array_to_f16_bytes
+
+EXAMPLES = __import__("pathlib").Path(__file__).resolve().parents[2] / "examples" / "memories.jsonl"
+
+
+def test_every_command_has_help(engram):
+    for args in (
+        ["--help"],
+        ["space", "create", "--help"],
+        ["import", "--help"],
+        ["search", "--help"],
+        ["admin", "--help"],
+        ["apikey", "create", "--help"],
+        ["credential", "mint", "--help"],
+    ):
+        with pytest.raises(SystemExit) as exit_info:
+            engram(*args)
+        assert exit_info.value.code == 0
+
+
+def test_space_create_list_status_and_delete(engram, server, space_name):
+    created = engram("space", "create", space_name)
+    uri = created.out.strip()
+    assert (
+        created.code == 0
+        and uri == f"at://did:web:127.0.0.1%3A{server.port}/space/garden.engram.space/{space_name}"
+    )
+
+    again = engram("space", "create", space_name)
+    assert again.code == 1 and again.err.strip() == f"engram: SpaceExists: space already exists: {uri}"
+
+    listed = {s["uri"]: s for s in engram("space", "list", "--json").json()}
+    assert listed[uri]["config"]["model"] == "hashing-256" and listed[uri]["memories"] == 0
+
+    status = engram("space", "status", space_name, "--json").json()
+    assert status["config"]["dims"] == 256 and status["indexed"] == 0
+
+    configured = engram(
+        "space",
+        "config",
+        space_name,
+        "--model",
+        "other",
+        "--digest",
+        "sha256:x",
+        "--dims",
+        "8",
+        "--next",
+        "--json",
+    ).json()
+    assert configured["config"]["model"] == "hashing-256" and configured["config"]["next"]["model"] == "other"
+
+    refused = engram("space", "delete", space_name)  # stdin is not a terminal: no answer means no
+    assert refused.code == 1 and "not deleted" in refused.err
+    assert engram("space", "delete", space_name, "--yes").code == 0
+    assert uri not in {s["uri"] for s in engram("space", "list", "--json").json()}
+    gone = engram("space", "status", space_name)
+    assert gone.code == 1 and gone.err.startswith("engram: UnknownSpace:")
+
+
+def _vector_b64(dims: int, seed: int) -> tuple[str, bytes]:
+    v = np.random.default_rng(seed).standard_normal(dims).astype(np.float32)
+    raw = array_to_f16_bytes(v / np.linalg.norm(v))
+    return base64.b64encode(raw).decode(), raw
+
+
+def test_import_with_and_without_vectors_reports_bad_lines_and_is_idempotent(engram, tmp_path, space_name):
+    engram("space", "create", space_name)
+    hashing = load_embedder("hashing")
+    model = {"model": hashing.name, "modelDigest": hashing.digest, "dims": hashing.dims}
+    plain_b64, plain_raw = _vector_b64(256, 1)
+    bytes_b64, bytes_raw = _vector_b64(256, 2)
+    lines = [
+        orjson.dumps(
+            {"text": "Tea is best at 80 degrees", "tags": ["tea"], "createdAt": "2026-01-02T03:04:05Z"}
+        ),
+        orjson.dumps({"text": "carried vector", "embedding": {**model, "vector": plain_b64}}),
+        b"{this is not json",
+        orjson.dumps(
+            {
+                "text": "bytes vector",
+                "rkey": "3kbytesvector",
+                "embedding": {**model, "vector": {"$bytes": bytes_b64}},
+            }
+        ),
+        b"",
+        orjson.dumps({"tags": ["no text"]}),
+        orjson.dumps(
+            {
+                "text": "foreign model",
+                "embedding": {
+                    "model": "m",
+                    "modelDigest": "d",
+                    "dims": 4,
+                    "vector": base64.b64encode(bytes(8)).decode(),
+                },
+            }
+        ),
+        orjson.dumps({"text": "bad vector", "embedding": {**model, "vector": "***"}}),
+        orjson.dumps(
+            {"text": "with attrs", "attrs": {"mood": "calm"}, "source": "chat:1", "key": "my-key-1"}
+        ),
+    ]
+    path = tmp_path / "m.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+
+    first = engram("import", space_name, path, "--json")
+    report = first.json()
+    assert first.code == 0
+    assert (report["created"], report["updated"], report["unchanged"], report["notIndexed"]) == (5, 0, 0, 1)
+    skipped = {s["line"]: s["reason"] for s in report["skipped"]}
+    assert set(skipped) == {3, 6, 8}
+    assert skipped[3].startswith("not valid JSON")
+    assert "text is required" in skipped[6]
+    assert "not valid base64" in skipped[8]
+
+    human = engram("import", space_name, path)
+    assert "0 created, 0 updated, 5 unchanged, 3 skipped" in human.out
+    assert "line 3: skipped: not valid JSON" in human.err
+
+    export = tmp_path / "out.tar"
+    assert engram("export", space_name, "--out", export).code == 0
+    with tarfile.open(export) as tar:
+        memories = [orjson.loads(x) for x in tar.extractfile("memories.jsonl").read().splitlines()]
+    by_text = {m["text"]: m for m in memories}
+    assert len(memories) == 5
+    assert base64.b64decode(by_text["carried vector"]["embedding"]["vector"]["$bytes"] + "==") == plain_raw
+    assert by_text["bytes vector"]["rkey"] == "3kbytesvector"
+    assert base64.b64decode(by_text["bytes vector"]["embedding"]["vector"]["$bytes"] + "==") == bytes_raw
+    # No vector given: embedded with the hosted model, exactly as the embedder makes it.
+    tea = by_text["Tea is best at 80 degrees"]
+    assert tea["embedding"]["model"] == "hashing-256" and tea["tags"] == ["tea"]
+    assert by_text["with attrs"]["attrs"] == {"mood": "calm"} and by_text["with attrs"]["source"] == "chat:1"
+    assert by_text["foreign model"]["embedding"]["model"] == "m"  # stored, not searchable
+
+    status = engram("space", "status", space_name, "--json").json()
+    assert (status["memories"], status["indexed"], status["skipped"]) == (5, 4, 1)
+
+
+def test_import_refuses_missing_file_and_unknown_space(engram, tmp_path, space_name):
+    missing = engram("import", space_name, tmp_path / "nope.jsonl")
+    assert missing.code == 1 and "no such file" in missing.err
+    path = tmp_path / "m.jsonl"
+    path.write_text('{"text": "x"}\n')
+    unknown = engram("import", "no-such-space", path)
+    assert unknown.code == 1 and unknown.err.startswith("engram: UnknownSpace:")
+    not_tar = tmp_path / "broken.tar"
+    with tarfile.open(not_tar, "w") as tar:
+        info = tarfile.TarInfo("something.txt")
+        tar.addfile(info, io.BytesIO(b""))
+    engram("space", "create", space_name)
+    wrong = engram("import", space_name, not_tar)
+    assert wrong.code == 1 and "not an engram export" in wrong.err and "Traceback" not in wrong.err
+
+
+def test_export_then_import_round_trips_memories_and_vectors(engram, tmp_path, space_name):
+    source, copy = space_name + "-a", space_name + "-b"
+    engram("space", "create", source)
+    assert engram("import", source, EXAMPLES).code == 0
+    first = tmp_path / "a.tar"
+    engram("export", source, "--out", first)
+
+    engram("space", "create", copy)
+    moved = engram("import", copy, first, "--json").json()
+    assert moved["created"] == 300 and moved["skipped"] == []
+    second = tmp_path / "b.tar"
+    engram("export", copy, "--out", second)
+
+    def lines(path):
+        with tarfile.open(path) as tar:
+            rows = [orjson.loads(x) for x in tar.extractfile("memories.jsonl").read().splitlines()]
+        return sorted(rows, key=lambda r: r["rkey"])
+
+    a, b = lines(first), lines(second)
+    assert len(a) == len(b) == 300
+    assert a == b  # same authors, rkeys, texts, tags, times, CIDs and vector bytes
+
+    again = engram("import", copy, first, "--json").json()
+    assert again["unchanged"] == 300 and again["created"] == 0
+    assert engram("reindex", copy).out.splitlines()[-1] == "300 of 300 memories indexed"
+
+
+def test_apikey_lifecycle_stores_only_a_hash(engram, server, space_name):
+    engram("space", "create", space_name)
+    created = engram(
+        "apikey", "create", space_name, "--scope", "read", "--scope", "write", "--label", "shim", "--json"
+    )
+    key = created.json()
+    token = key["token"]
+    assert token.startswith("engram_") and key["scopes"] == ["read", "write"] and key["label"] == "shim"
+
+    database = next(server.data_dir.glob("*.sqlite*"))
+    with sqlite3.connect(database) as conn:
+        rows = conn.execute("SELECT key_hash FROM api_keys").fetchall()
+    assert all(token not in row[0] for row in rows)
+
+    listed = {k["id"]: k for k in engram("apikey", "list", space_name, "--json").json()}
+    assert "revokedAt" not in listed[key["id"]] and "token" not in listed[key["id"]]
+    assert engram("apikey", "revoke", key["id"]).code == 0
+    listed = {k["id"]: k for k in engram("apikey", "list", "--json").json()}
+    assert "revokedAt" in listed[key["id"]]
+    again = engram("apikey", "revoke", key["id"])
+    assert again.code == 1 and again.err.startswith("engram: KeyNotFound:")
+
+
+def test_keygen_writes_a_private_key_file_and_credentials_mint(engram, tmp_path, space_name):
+    path = tmp_path / "holder.key"
+    out = engram("keygen", "--out", path, "--json").json()
+    assert path.stat().st_mode & 0o777 == 0o600 and "privateKeyMultibase" not in out
+    printed = engram("keygen").out
+    assert printed.startswith("private key  z") and "did:key:zDn" in printed
+
+    engram("space", "create", space_name)
+    token = engram("credential", "mint", space_name, "--holder", out["didKey"]).out.strip()
+    payload = orjson.loads(base64.urlsafe_b64decode(token.split(".")[1] + "=="))
+    assert payload["cnf"]["kid"] == out["didKey"] and payload["sub"].endswith("/" + space_name)
+    bad = engram("credential", "mint", space_name, "--holder", "did:key:nope")
+    assert bad.code == 1 and bad.err.startswith("engram: InvalidRequest: the holder is not a did:key")
+
+
+def test_model_info(engram):
+    info = engram("model", "info", "--json").json()
+    assert (info["name"], info["dims"], info["backend"]) == ("hashing-256", 256, "hashing")
