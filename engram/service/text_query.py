@@ -70,5 +70,7 @@ class TextQueries:
             vectors = await asyncio.wait_for(embed, EMBED_TIMEOUT_S)
         finally:
             self.slots.leave(_NODE)
-        # Round through float16 exactly as a caller's vector would be, so text and vector searches agree.
-        return round_through_f16(vectors[0])
+        # Round through float16 and re-normalise exactly as a caller's vector is decoded, so a text search
+        # and a vector search of the same query answer identically (similarities included).
+        rounded = round_through_f16(vectors[0])
+        return rounded / np.float32(np.linalg.norm(rounded))
