@@ -170,7 +170,8 @@ class Store:
         try:
             return fn(conn, *args, **kwargs)
         finally:
-            conn.execute("ROLLBACK")
+            if conn.in_transaction:  # SQLite may already have ended it after an error inside fn
+                conn.execute("ROLLBACK")
 
     # -- shutdown -----------------------------------------------------------------------------------------
 

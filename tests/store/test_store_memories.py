@@ -310,3 +310,11 @@ async def test_setting_the_same_config_again_is_a_no_op(store, space, model):
     assert after.generation == before.generation and after.config == before.config
     changed = await store.write(set_config, space, model, query_prefix="q: ")
     assert changed.generation == before.generation + 1
+
+
+async def test_get_memories_keeps_the_callers_order_across_chunks(store, space):
+    records = await store.write(put_memories, space, [MemoryWrite(ALICE, str(i)) for i in range(700)])
+    wanted = [r.row_id for r in reversed(records)] + [10**9]
+    found = await store.read(get_memories, space, wanted)
+    assert [m.row_id for m in found] == wanted[:-1]
+    assert await store.read(get_memories, space, []) == []
