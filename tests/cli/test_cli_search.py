@@ -172,3 +172,17 @@ def test_search_errors_are_readable(engram, server, tmp_path):
     k256 = tmp_path / "k.key"
     k256.write_text(PrivateKey.generate("ES256K").to_multibase())
     assert "holder keys must be P-256" in engram("search", "x", "q", "--url", server.url, "--key", k256).err
+
+
+def test_a_space_owned_by_another_did_is_searched_with_that_dids_credentials(engram, server, space_name):
+    # The server fixture's operator DID has its key in the data dir: engram resolves the DID from it, and
+    # the CLI mints credentials as that DID (the authority), not as engram.
+    created = engram("space", "create", space_name, "--authority", "did:plc:cliopsadmin0000000000000")
+    uri = created.out.strip()
+    assert uri == f"at://did:plc:cliopsadmin0000000000000/space/garden.engram.space/{space_name}"
+    assert engram("import", uri, EXAMPLES).code == 0
+    hits = _hits(engram("search", uri, "javascript package manager pnpm npm", "--url", server.url, "--json"))
+    assert hits[0]["text"].startswith(PNPM)
+    assert hits[0]["author"] == "did:plc:cliopsadmin0000000000000"
+    # A name alone means a space under engram's own DID: this one is not.
+    assert engram("search", space_name, "x", "--url", server.url).err.startswith("engram: UnknownSpace:")
