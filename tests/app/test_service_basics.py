@@ -80,3 +80,16 @@ async def test_access_log_line_has_no_query_text(aiohttp_server, aiohttp_client,
     logged = " ".join(str(getattr(r, "fields", "")) + r.getMessage() for r in caplog.records)
     assert "describeService" in logged
     assert "top-secret-words" not in logged and "QUJD" not in logged
+
+
+def test_readme_lists_every_xrpc_method(client):
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    missing = []
+    for nsid in client.app[xrpc_key].registry.methods():
+        name = nsid.rsplit(".", 1)[1]
+        listed = f"`{nsid}`" in readme or (nsid.startswith("garden.engram.admin.") and name in readme)
+        if not listed:
+            missing.append(nsid)
+    assert missing == []
