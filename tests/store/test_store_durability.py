@@ -1,6 +1,7 @@
 """No acknowledged write is lost when the process is killed with SIGKILL mid-stream (DESIGN §10)."""
 
 import asyncio
+import os
 import signal
 import sys
 from pathlib import Path
@@ -11,6 +12,8 @@ from engram.store.tid import is_valid_tid
 
 SPACE = "at://did:plc:authority1/space/garden.engram.space/durable"
 WRITER = Path(__file__).with_name("durability_writer.py")
+REPO = Path(__file__).parents[2]
+REPO_ON_PATH = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
 
 
 async def test_acknowledged_writes_survive_sigkill(tmp_path):
@@ -22,7 +25,8 @@ async def test_acknowledged_writes_survive_sigkill(tmp_path):
             SPACE,
             stdout=asyncio.subprocess.PIPE,
             stderr=stderr,
-            cwd=Path(__file__).parents[2],
+            cwd=REPO,
+            env={**os.environ, "PYTHONPATH": REPO_ON_PATH},  # import this checkout, installed or not
         )
     acknowledged, killed = [], False
     try:
