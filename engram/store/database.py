@@ -78,6 +78,8 @@ class Store:
         return store
 
     def _start(self) -> None:
+        if self.path.is_dir():
+            raise ValueError(f"{self.path} is a directory: open database_path(data_dir) instead")
         self.path.parent.mkdir(parents=True, exist_ok=True)
         conn = connect(self.path, busy_timeout_ms=self._busy_timeout_ms)
         try:

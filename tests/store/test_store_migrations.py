@@ -105,3 +105,8 @@ async def test_store_open_sets_pragmas_and_reopen_is_idempotent(tmp_path):
     }
     assert written == {**expected, "query_only": 0}
     assert read == {**expected, "query_only": 1}
+
+
+async def test_opening_a_directory_is_a_clear_error(tmp_path):
+    with pytest.raises(ValueError, match="database_path"):
+        await Store.open(tmp_path)
