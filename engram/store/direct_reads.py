@@ -40,7 +40,8 @@ class DirectReader:
         try:
             return fn(conn, *args, **kwargs)
         finally:
-            conn.execute("ROLLBACK")
+            if conn.in_transaction:  # SQLite may already have ended it after an error; keep the real error
+                conn.execute("ROLLBACK")
 
     def close(self) -> None:
         with self._lock:
