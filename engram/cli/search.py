@@ -30,8 +30,6 @@ from .output import print_json, print_table, truncate
 from .query_vector import QueryModel, encode_vector_file, local_query_vector
 from .xrpc_client import XrpcClient, query_pairs
 
-DEFAULT_URL = "http://127.0.0.1:8080"
-
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
@@ -50,7 +48,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--tag", action="append", default=[], help="only memories with this tag (repeatable: all)")
     p.add_argument("--since", help="only memories created at or after this RFC 3339 time")
     p.add_argument("--limit", type=int, default=10, help="results (1-50, default 10)")
-    p.add_argument("--url", default=DEFAULT_URL, help=f"engram's URL (default {DEFAULT_URL})")
+    p.add_argument(
+        "--url",
+        help="engram's URL (default: the local server, http://127.0.0.1:<ENGRAM_PORT>, "
+        "i.e. http://127.0.0.1:8080)",
+    )
     p.add_argument("--service-did", help="engram's DID (default: asked from describeService)")
     p.add_argument("--key", type=Path, help="holder key file (default ~/.config/engram/holder.key)")
     p.add_argument("--credential", type=Path, help="file holding a space credential (JWT) for the holder key")
@@ -79,7 +81,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
 async def _search(args: argparse.Namespace, settings: Settings) -> dict:
     holder = load_or_create_holder_key(args.key)
     async with aiohttp.ClientSession(headers={"User-Agent": "engram-cli"}) as session:
-        client = XrpcClient(args.url, session)
+        client = XrpcClient(args.url or local_server_url(settings), session)
         service_did = (
             args.service_did or (await client.call("GET", client.url("garden.engram.describeService")))["did"]
         )
@@ -107,6 +109,12 @@ async def _search(args: argparse.Namespace, settings: Settings) -> dict:
             params["q"] = args.text
         url = client.url("garden.engram.searchMemories")
         return await client.call("GET", URL(url).with_query(query_pairs(params)), headers=headers)
+
+
+def local_server_url(settings: Settings) -> str:
+    """Where `engram serve` with the same settings listens (a wildcard address is reached on loopback)."""
+    host = "127.0.0.1" if settings.host in ("0.0.0.0", "", "::") else settings.host
+    return f"http://[{host}]:{settings.port}" if ":" in host else f"http://{host}:{settings.port}"
 
 
 def _space_uri(space: str, service_did: str) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import tarfile
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -135,6 +136,18 @@ def test_engram_admin_runs_the_operator_commands_remotely(engram, server, space_
     assert "reindex" not in engram(*base, "reindex", space_name).err
     listed = engram(*base, "--json", "space", "list").json()["spaces"]
     assert {s["uri"]: s["memories"] for s in listed}[uri] == count
+
+    # An export tar moves through importMemories with its vectors ({"$bytes": ...}) intact.
+    exported = tmp_path / "a.tar"
+    assert engram("export", space_name, "--out", exported).code == 0
+    engram(*base, "space", "create", space_name + "-copy")
+    moved = engram(*base, "--json", "import", space_name + "-copy", exported).json()
+    assert (moved["created"], moved["notIndexed"], moved["skipped"]) == (count, 0, [])
+    copied = tmp_path / "b.tar"
+    engram("export", space_name + "-copy", "--out", copied)
+    with tarfile.open(exported) as a, tarfile.open(copied) as b:
+        assert a.extractfile("memories.jsonl").read() == b.extractfile("memories.jsonl").read()
+
     assert engram(*base, "space", "delete", space_name, "--yes").code == 0
 
     wrong = engram(

@@ -58,6 +58,11 @@ def test_search_by_text_embeds_locally_and_the_server_accepts_the_signature(engr
     assert [m["uri"] for m in remote] == [m["uri"] for m in local]
     assert [m["similarity"] for m in remote] == [m["similarity"] for m in local]
     assert (server.config_dir / "engram" / "holder.key").stat().st_mode & 0o777 == 0o600
+    # Without --url: the server the same settings run (http://127.0.0.1:<ENGRAM_PORT>).
+    default = _hits(
+        engram("search", examples_space, "javascript package manager pnpm npm", "--json", "--limit", "3")
+    )
+    assert [m["uri"] for m in default] == [m["uri"] for m in local]
 
     table = engram(
         "search", examples_space, "javascript package manager pnpm npm", "--url", server.url, "--limit", "2"
