@@ -1,4 +1,7 @@
-"""The reference vectors (../shared/testdata/atproto-space-vectors.json) at the pinned now=1790000000."""
+"""The reference vectors at the pinned now=1790000000.
+
+tests/vectors/atproto-space-vectors.json is a verbatim copy of ../shared/testdata/atproto-space-vectors.json
+(vendored so the suite runs from any checkout; test_vendored_vectors_match_the_shared_copy keeps them equal)."""
 
 import json
 from pathlib import Path
@@ -13,9 +16,10 @@ from engram.auth.keys import PublicKey
 from engram.auth.space_signature import verify_exchange_signature, verify_space_signature
 from engram.xrpc.errors import AuthRequiredError
 
-VECTORS = json.loads(
-    (Path(__file__).resolve().parents[3] / "shared/testdata/atproto-space-vectors.json").read_text()
-)
+VECTOR_FILE = Path(__file__).resolve().parents[1] / "vectors" / "atproto-space-vectors.json"
+SHARED_FILE = Path(__file__).resolve().parents[3] / "shared" / "testdata" / "atproto-space-vectors.json"
+VECTORS = json.loads(VECTOR_FILE.read_text())
+VENDORED_SHA256 = "decfebbe90f8c5e140fa06f63ae4900a766a7a1ff75021415f381b1f3af8d616"
 NOW = VECTORS["now"]
 TOKENS = VECTORS["tokens"]
 CREDENTIALS = [t for t in TOKENS if t["type"] == "credential"]
@@ -132,3 +136,13 @@ def test_commit_signatures_verify_strict_low_s(commit):
     sig[40] ^= 1
     assert not key.verify(ctx, bytes(sig), strict_low_s=True)
     assert not key.verify(ctx + b"x", bytes.fromhex(commit["sig"]), strict_low_s=True)
+
+
+def test_vendored_vectors_match_the_shared_copy():
+    # The vendored file's sha256 when it was copied; the shared copy, where present, must still equal it.
+    import hashlib
+
+    digest = hashlib.sha256(VECTOR_FILE.read_bytes()).hexdigest()
+    assert digest == VENDORED_SHA256
+    if SHARED_FILE.exists():
+        assert SHARED_FILE.read_bytes() == VECTOR_FILE.read_bytes()
