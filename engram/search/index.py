@@ -68,6 +68,15 @@ def _bitmap_selector(mask: np.ndarray) -> tuple[faiss.IDSelector, np.ndarray]:
     return faiss.IDSelectorBitmap(mask.shape[0], faiss.swig_ptr(bits)), bits
 
 
+def _exact_scores(vectors: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """Dot products accumulated in float64, then rounded to float32.
+
+    float32 BLAS may round identical rows differently depending on where they sit in the block (seen in
+    tests: duplicate memories tied in exact math came back in either order); float64 accumulation makes
+    the float32 score a function of the row's values only, so ties really tie and break by row id."""
+    return (vectors.astype(np.float64) @ q.astype(np.float64)).astype(np.float32)
+
+
 def _order(positions: np.ndarray, scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     """Best k by score desc, ties by position asc (= row id asc): deterministic across paths."""
     order = np.lexsort((positions, -scores))[:k]
@@ -247,8 +256,7 @@ class SpaceIndex:
         return self._rescore(q, found[found >= 0], k)
 
     def _rescore(self, q: np.ndarray, positions: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-        scores = self.vectors(positions) @ q
-        return _order(positions, scores, k)
+        return _order(positions, _exact_scores(self.vectors(positions), q), k)
 
     def _approximate(self, q: np.ndarray, k: int, mask: np.ndarray | None, allowed: int, deadline: float) -> SearchResult:
         t = self.tuning
@@ -273,5 +281,5 @@ class SpaceIndex:
             if start and time.monotonic() >= deadline:
                 return self._finish(*_order(candidates, coarse_scores, k), approximate=True)
             chunk = candidates[start : start + t.rerank_chunk]
-            exact[start : start + chunk.shape[0]] = self.vectors(chunk) @ q
+            exact[start : start + chunk.shape[0]] = _exact_scores(self.vectors(chunk), q)
         return self._finish(*_order(candidates, exact, k))

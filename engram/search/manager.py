@@ -237,10 +237,14 @@ class IndexManager:
     async def _fresh(self, entry: _Entry, space: str, model_key: str, wanted: int | None = None) -> None:
         if wanted is None:
             wanted = await self.source.generation(space)
-        while entry.index.generation < wanted:
+        for _ in range(3):  # bounded: a source whose delta lags the generation it reported must not spin us
+            if entry.index.generation >= wanted:
+                return
             if entry.refreshing is None or entry.refreshing.done():
                 entry.refreshing = self._detached(self._refresh(entry, space, model_key))
             await asyncio.shield(entry.refreshing)
+        if entry.index.generation < wanted:
+            log.warning("index for %s stays at generation %d < %d after refreshing", space, entry.index.generation, wanted)
 
     async def _refresh(self, entry: _Entry, space: str, model_key: str) -> None:
         async with entry.update:

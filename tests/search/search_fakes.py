@@ -126,7 +126,7 @@ def oracle(rows: IndexRows, query: np.ndarray, k: int, filters: Filters | None =
     norms = np.linalg.norm(x, axis=1, keepdims=True)
     norms[norms == 0] = 1
     unit = (x / norms).astype(np.float16).astype(np.float32)
-    scores = unit @ query.astype(np.float32)
+    scores = (unit.astype(np.float64) @ query.astype(np.float64)).astype(np.float32)
     mask = np.ones(len(rows), dtype=bool)
     if filters is not None:
         if filters.author is not None:

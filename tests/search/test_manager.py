@@ -276,3 +276,31 @@ async def test_loop_guard_catches_work_on_the_loop():
             while time.thread_time() < end:  # a search run inline would look like this
                 pass
             await asyncio.sleep(0.02)
+
+
+async def test_then_runs_on_the_result_and_generation_skips_the_source_call(pool):
+    source, vectors = seeded(n=200)
+    manager = IndexManager(source, pool, None)
+    ids = await manager.search(SPACE, MODEL, D, vectors[0], 3, then=lambda r: r.row_ids.tolist())
+    assert ids[0] == 1
+    new_id = int(source.add(SPACE, vectors[:1])[0])
+    gen = await source.generation(SPACE)
+    got = await manager.search(SPACE, MODEL, D, vectors[0], 2, generation=gen)
+    assert sorted(got.row_ids.tolist()) == [1, new_id]
+
+
+async def test_a_source_lagging_its_generation_does_not_hang_the_search(pool):
+    source, vectors = seeded(n=50)
+    manager = IndexManager(source, pool, None)
+    got = await asyncio.wait_for(manager.search(SPACE, MODEL, D, vectors[0], 1, generation=10**6), 5)
+    assert got.row_ids.tolist() == [1]
+
+
+async def test_graph_is_exact_on_a_fresh_index(pool):
+    source, vectors = seeded(n=300)
+    manager = IndexManager(source, pool, None)
+    await manager.search(SPACE, MODEL, D, vectors[0], 1)
+    twin, newest = source.add(SPACE, vectors[:1]), source.add(SPACE, vectors[:1])  # two writes, two generations
+    found = await manager.graph(SPACE, MODEL, D, 20, 3)
+    assert found.row_ids[0] == newest[0] and found.neighbor_ids[0][0] == twin[0]
+    assert found.scores[0][0] == pytest.approx(1.0, abs=1e-3)
