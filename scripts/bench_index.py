@@ -23,12 +23,12 @@ from pathlib import Path
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import faiss  # noqa: E402
-import numpy as np  # noqa: E402
+import faiss
+import numpy as np
 
-from engram.search.filters import Filters  # noqa: E402
-from engram.search.index import IndexTuning, SpaceIndex  # noqa: E402
-from engram.search.rows import IndexRows  # noqa: E402
+from engram.search.filters import Filters
+from engram.search.index import IndexTuning, SpaceIndex
+from engram.search.rows import IndexRows
 
 K = 10
 
@@ -52,7 +52,9 @@ def latent(n: int, d: int, seed: int, _centres: int) -> np.ndarray:
     out = np.empty((n, d), dtype=np.float32)
     for start in range(0, n, 100_000):
         m = min(100_000, n - start)
-        x = rng.standard_normal((m, 48)).astype(np.float32) @ basis + 0.3 * rng.standard_normal((m, d)).astype(np.float32)
+        x = rng.standard_normal((m, 48)).astype(np.float32) @ basis + 0.3 * rng.standard_normal(
+            (m, d)
+        ).astype(np.float32)
         out[start : start + m] = x / np.linalg.norm(x, axis=1, keepdims=True)
     return out
 
@@ -61,7 +63,9 @@ def make_rows(vectors: np.ndarray, seed: int) -> IndexRows:
     n = vectors.shape[0]
     rng = np.random.default_rng(seed)
     created = rng.permutation(n).astype(np.int64)  # `since` cuts a random (cluster-independent) subset
-    return IndexRows(np.arange(1, n + 1, dtype=np.int64), vectors.astype(np.float16), ["did:plc:x"] * n, created, [()] * n)
+    return IndexRows(
+        np.arange(1, n + 1, dtype=np.int64), vectors.astype(np.float16), ["did:plc:x"] * n, created, [()] * n
+    )
 
 
 def oracle(unit16: np.ndarray, queries: np.ndarray, mask: np.ndarray | None) -> np.ndarray:
@@ -74,7 +78,9 @@ def oracle(unit16: np.ndarray, queries: np.ndarray, mask: np.ndarray | None) -> 
         if mask is not None:
             s[:, ~mask[start : start + block.shape[0]]] = -np.inf
         s_all = np.concatenate([best_s, s], axis=1)
-        i_all = np.concatenate([best_i, np.arange(start, start + block.shape[0])[None, :].repeat(len(queries), 0)], axis=1)
+        i_all = np.concatenate(
+            [best_i, np.arange(start, start + block.shape[0])[None, :].repeat(len(queries), 0)], axis=1
+        )
         top = np.argsort(-s_all, axis=1, kind="stable")[:, :K]
         best_s, best_i = np.take_along_axis(s_all, top, 1), np.take_along_axis(i_all, top, 1)
     return best_i + 1
@@ -90,7 +96,9 @@ def timed(fn, queries):
 
 
 def recall(results, truth) -> float:
-    return float(np.mean([len(set(r.row_ids.tolist()) & set(t.tolist())) / K for r, t in zip(results, truth)]))
+    return float(
+        np.mean([len(set(r.row_ids.tolist()) & set(t.tolist())) / K for r, t in zip(results, truth)])
+    )
 
 
 def bench_size(n: int, d: int, data, n_queries: int) -> list[dict]:
@@ -111,16 +119,25 @@ def bench_size(n: int, d: int, data, n_queries: int) -> list[dict]:
 
     bare = exact.store
     p50, p99, _ = timed(lambda q: bare.search(q[None, :], K), queries)
-    out.append(dict(n=n, path="bare FAISS SQfp16 scan", filter="none", build_s=exact_build, p50_ms=p50, p99_ms=p99, recall=1.0))
+    row = {"n": n, "path": "bare FAISS SQfp16 scan", "filter": "none", "build_s": exact_build}
+    out.append(row | {"p50_ms": p50, "p99_ms": p99, "recall": 1.0})
 
     for label, frac in [("none", None), ("1%", 0.01), ("10%", 0.10), ("50%", 0.50)]:
         filters = None if frac is None else Filters(since_ms=int(n * (1 - frac)))
         mask = None if frac is None else rows.created_at >= filters.since_ms
         truth = oracle(unit16, queries, mask)
-        for name, index, build in [("exact fp16", exact, exact_build), ("HNSW32-SQ8 + re-rank", ann, ann_build)]:
-            p50, p99, res = timed(lambda q: index.search(q, K, filters, time.monotonic() + 0.25), queries)
+        for name, index, build in [
+            ("exact fp16", exact, exact_build),
+            ("HNSW32-SQ8 + re-rank", ann, ann_build),
+        ]:
+
+            def run(q, index=index, filters=filters):
+                return index.search(q, K, filters, time.monotonic() + 0.25)
+
+            p50, p99, res = timed(run, queries)
             approx = sum(r.approximate for r in res)
-            out.append(dict(n=n, path=name, filter=label, build_s=build, p50_ms=p50, p99_ms=p99, recall=recall(res, truth), approximate=approx))
+            row = {"n": n, "path": name, "filter": label, "build_s": build, "p50_ms": p50, "p99_ms": p99}
+            out.append(row | {"recall": recall(res, truth), "approximate": approx})
     return out
 
 
@@ -135,16 +152,21 @@ def main() -> None:
     args = ap.parse_args()
     sizes = args.sizes + ([1_000_000] if args.million else [])
     data = clustered if args.data == "clustered" else latent
-    print(f"# bench_index: d={args.dims}, data={args.data}, k={K}, {args.queries} queries, OpenMP threads=1, "
-          f"load={os.getloadavg()[0]:.2f}, faiss {faiss.__version__}, numpy {np.__version__}")
+    print(
+        f"# bench_index: d={args.dims}, data={args.data}, k={K}, {args.queries} queries, OpenMP threads=1, "
+        f"load={os.getloadavg()[0]:.2f}, faiss {faiss.__version__}, numpy {np.__version__}"
+    )
     print("| N | path | filter | build s | p50 ms | p99 ms | recall@10 | approx |")
     print("|---|---|---|---|---|---|---|---|")
     rows = []
     for n in sizes:
         for r in bench_size(n, args.dims, data, args.queries):
             rows.append(r)
-            print(f"| {r['n']:,} | {r['path']} | {r['filter']} | {r['build_s']:.2f} | {r['p50_ms']:.3f} | {r['p99_ms']:.3f} | "
-                  f"{r['recall']:.3f} | {r.get('approximate', 0)} |", flush=True)
+            print(
+                f"| {r['n']:,} | {r['path']} | {r['filter']} | {r['build_s']:.2f} | {r['p50_ms']:.3f} | {r['p99_ms']:.3f} | "
+                f"{r['recall']:.3f} | {r.get('approximate', 0)} |",
+                flush=True,
+            )
     print(f"# load after: {os.getloadavg()[0]:.2f}")
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1))

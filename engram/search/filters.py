@@ -37,7 +37,9 @@ class FilterColumns:
     def extend(self, authors: list[str], created_at: np.ndarray, tags: list[tuple[str, ...]]) -> None:
         start = len(self)
         codes = np.fromiter(
-            (self.author_vocab.setdefault(a, len(self.author_vocab)) for a in authors), dtype=np.int32, count=len(authors)
+            (self.author_vocab.setdefault(a, len(self.author_vocab)) for a in authors),
+            dtype=np.int32,
+            count=len(authors),
         )
         self.author_codes = np.concatenate([self.author_codes, codes])
         self.created_at = np.concatenate([self.created_at, np.asarray(created_at, dtype=np.int64)])
@@ -85,4 +87,9 @@ class FilterColumns:
 
     def nbytes(self) -> int:
         postings = sum(p.nbytes for p in self.tag_postings.values())
-        return self.author_codes.nbytes + self.created_at.nbytes + postings + 64 * (len(self.author_vocab) + len(self.tag_postings))
+        return (
+            self.author_codes.nbytes
+            + self.created_at.nbytes
+            + postings
+            + 64 * (len(self.author_vocab) + len(self.tag_postings))
+        )

@@ -22,8 +22,14 @@ def newest_neighbors(index: SpaceIndex, limit: int, k: int) -> Neighbors:
     m = positions.shape[0]
     width = max(k, 0)
     if m == 0 or width == 0:
-        return Neighbors(index.row_ids[positions], np.full((m, width), -1, np.int64), np.full((m, width), -np.inf, np.float32))
-    vectors = index.vectors(positions).astype(np.float64)  # float64: equal pairs score equal (see index._exact_scores)
+        return Neighbors(
+            index.row_ids[positions],
+            np.full((m, width), -1, np.int64),
+            np.full((m, width), -np.inf, np.float32),
+        )
+    vectors = index.vectors(positions).astype(
+        np.float64
+    )  # float64: equal pairs score equal (see index._exact_scores)
     sims = (vectors @ vectors.T).astype(np.float32)
     np.fill_diagonal(sims, -np.inf)  # a memory is not its own neighbour
     ids = index.row_ids[positions]

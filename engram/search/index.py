@@ -43,7 +43,9 @@ class IndexTuning:
     # HNSW walk loses recall as the allowed set shrinks (libs.md §4.3).
     selective_min: int = 2_000
     selective_fraction: float = 0.10
-    gather_max: int = 128  # measured: gather + dot wins below ~150 allowed rows (0.08 vs 0.19 ms at 100k), loses above
+    gather_max: int = (
+        128  # measured: gather + dot wins below ~150 allowed rows (0.08 vs 0.19 ms at 100k), loses above
+    )
     rerank_chunk: int = 512  # re-rank in chunks so a passed deadline is noticed between them
 
 
@@ -98,7 +100,9 @@ class SpaceIndex:
     # ----- building and changing -------------------------------------------------------------------
 
     @classmethod
-    def build(cls, rows: IndexRows, dims: int, generation: int, tuning: IndexTuning | None = None) -> SpaceIndex:
+    def build(
+        cls, rows: IndexRows, dims: int, generation: int, tuning: IndexTuning | None = None
+    ) -> SpaceIndex:
         index = cls(dims, tuning)
         index._append(rows, unit_rows(rows.vectors) if len(rows) else np.zeros((0, dims), np.float32))
         if len(rows) > index.tuning.exact_max:
@@ -181,7 +185,9 @@ class SpaceIndex:
         self.add(added)
         self.generation = generation
 
-    def compacted(self, extra: IndexRows | None, generation: int, deleted: np.ndarray | None = None) -> SpaceIndex:
+    def compacted(
+        self, extra: IndexRows | None, generation: int, deleted: np.ndarray | None = None
+    ) -> SpaceIndex:
         """A fresh index of the live rows minus `deleted` plus `extra` (drops tombstones, re-chooses exact vs HNSW).
 
         Read-only on `self`, so searches may keep using it while the replacement is built."""
@@ -230,7 +236,9 @@ class SpaceIndex:
         if k <= 0 or n == 0:
             return SearchResult.empty()
         filtered = filters is not None and not filters.is_empty()
-        mask = self.columns.allowed(filters, self.live) if filtered else (self.live if self.tombstones else None)
+        mask = (
+            self.columns.allowed(filters, self.live) if filtered else (self.live if self.tombstones else None)
+        )
         allowed = n if mask is None else int(mask.sum())
         if allowed == 0:
             return SearchResult.empty()
@@ -242,7 +250,9 @@ class SpaceIndex:
     def _finish(self, positions: np.ndarray, scores: np.ndarray, approximate: bool = False) -> SearchResult:
         return SearchResult(self.row_ids[positions], scores.astype(np.float32), approximate)
 
-    def _exact(self, q: np.ndarray, k: int, mask: np.ndarray | None, allowed: int) -> tuple[np.ndarray, np.ndarray]:
+    def _exact(
+        self, q: np.ndarray, k: int, mask: np.ndarray | None, allowed: int
+    ) -> tuple[np.ndarray, np.ndarray]:
         if mask is not None and allowed <= self.tuning.gather_max:
             positions = np.flatnonzero(mask)
             return self._rescore(q, positions, k)
@@ -258,7 +268,9 @@ class SpaceIndex:
     def _rescore(self, q: np.ndarray, positions: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         return _order(positions, _exact_scores(self.vectors(positions), q), k)
 
-    def _approximate(self, q: np.ndarray, k: int, mask: np.ndarray | None, allowed: int, deadline: float) -> SearchResult:
+    def _approximate(
+        self, q: np.ndarray, k: int, mask: np.ndarray | None, allowed: int, deadline: float
+    ) -> SearchResult:
         t = self.tuning
         pool = min(max(t.pool_factor * k, t.min_pool), allowed)
         ef = max(t.ef_search, pool)
@@ -273,7 +285,9 @@ class SpaceIndex:
         valid = found[0] >= 0
         candidates, coarse_scores = found[0][valid], coarse_scores[0][valid]
         if candidates.shape[0] < min(k, allowed):
-            return self._finish(*self._exact(q, k, mask, allowed))  # the walk could not reach enough allowed rows
+            return self._finish(
+                *self._exact(q, k, mask, allowed)
+            )  # the walk could not reach enough allowed rows
         if time.monotonic() >= deadline:
             return self._finish(*_order(candidates, coarse_scores, k), approximate=True)
         exact = np.empty(candidates.shape[0], dtype=np.float32)

@@ -26,7 +26,11 @@ class Decision:
     retry_after_s: int
 
     def headers(self) -> dict[str, str]:
-        out = {"RateLimit-Limit": str(self.limit), "RateLimit-Remaining": str(self.remaining), "RateLimit-Reset": str(self.reset_s)}
+        out = {
+            "RateLimit-Limit": str(self.limit),
+            "RateLimit-Remaining": str(self.remaining),
+            "RateLimit-Reset": str(self.reset_s),
+        }
         if not self.allowed:
             out["Retry-After"] = str(self.retry_after_s)
         return out
@@ -41,7 +45,14 @@ class _Bucket:
 class TokenBuckets:
     """`rate` tokens per second up to `burst`, one bucket per key; rate <= 0 means unlimited."""
 
-    def __init__(self, rate: float, burst: int, *, clock: Callable[[], float] = time.monotonic, sweep_every_s: float = 60.0):
+    def __init__(
+        self,
+        rate: float,
+        burst: int,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        sweep_every_s: float = 60.0,
+    ):
         self.rate = rate
         self.burst = max(1, int(burst))
         self._clock = clock
@@ -106,7 +117,14 @@ class ConcurrencyCaps:
 class SearchLimiter:
     """Token bucket plus concurrency cap per key; raises 429 RateLimitExceeded with RateLimit-* headers."""
 
-    def __init__(self, rate_per_s: float, burst: int, max_concurrent: int, *, clock: Callable[[], float] = time.monotonic):
+    def __init__(
+        self,
+        rate_per_s: float,
+        burst: int,
+        max_concurrent: int,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+    ):
         self.buckets = TokenBuckets(rate_per_s, burst, clock=clock)
         self.caps = ConcurrencyCaps(max_concurrent)
 

@@ -74,7 +74,9 @@ class IndexManager:
         self.rerank_deadline_s = rerank_deadline_ms / 1000.0
         self._entries: dict[Key, _Entry] = {}
         self._loads: dict[Key, asyncio.Task] = {}
-        self._dropped: dict[str, int] = {}  # space -> drop count, so a load finishing after a drop is discarded
+        self._dropped: dict[
+            str, int
+        ] = {}  # space -> drop count, so a load finishing after a drop is discarded
         self._background: set[asyncio.Task] = set()
         self.builds = 0  # full builds from the store (tests and metrics)
         self.disk_loads = 0
@@ -100,7 +102,8 @@ class IndexManager:
         entry = await self._entry(space, model_key, dims)
         if entry.index.dims != dims or query.shape[0] != dims:
             raise InvalidRequestError(
-                f"query has {query.shape[0]} dimensions; the space's index has {entry.index.dims}", "ModelMismatch"
+                f"query has {query.shape[0]} dimensions; the space's index has {entry.index.dims}",
+                "ModelMismatch",
             )
         entry.last_used = time.monotonic()
         await self._fresh(entry, space, model_key, generation)
@@ -244,14 +247,21 @@ class IndexManager:
                 entry.refreshing = self._detached(self._refresh(entry, space, model_key))
             await asyncio.shield(entry.refreshing)
         if entry.index.generation < wanted:
-            log.warning("index for %s stays at generation %d < %d after refreshing", space, entry.index.generation, wanted)
+            log.warning(
+                "index for %s stays at generation %d < %d after refreshing",
+                space,
+                entry.index.generation,
+                wanted,
+            )
 
     async def _refresh(self, entry: _Entry, space: str, model_key: str) -> None:
         async with entry.update:
             index = entry.index
             delta = await self.source.delta(space, model_key, index.high_water, index.generation)
             if index.needs_rebuild(len(delta.added), len(delta.deleted)):
-                entry.index = await self.pool.run(index.compacted, delta.added, delta.generation, delta.deleted)
+                entry.index = await self.pool.run(
+                    index.compacted, delta.added, delta.generation, delta.deleted
+                )
                 self._detached(self._save(entry, (space, model_key)))
             else:
                 async with entry.lock.write():
@@ -265,7 +275,12 @@ class IndexManager:
     # ----- searching, saving, evicting -------------------------------------------------------------
 
     async def _locked_search(
-        self, entry: _Entry, query: np.ndarray, k: int, filters: Filters | None, deadline: float,
+        self,
+        entry: _Entry,
+        query: np.ndarray,
+        k: int,
+        filters: Filters | None,
+        deadline: float,
         then: Callable[[SearchResult], Any] | None = None,
     ) -> Any:
         def job() -> Any:
@@ -312,7 +327,9 @@ class IndexManager:
         def done(t: asyncio.Task) -> None:
             self._background.discard(t)
             exc = None if t.cancelled() else t.exception()
-            if exc is not None and not isinstance(exc, XrpcError):  # XRPC errors reach their caller as answers
+            if exc is not None and not isinstance(
+                exc, XrpcError
+            ):  # XRPC errors reach their caller as answers
                 log.warning("index task failed: %r", exc)
 
         task.add_done_callback(done)

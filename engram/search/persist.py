@@ -112,19 +112,23 @@ def save(index: SpaceIndex, data_dir: Path | str, space: str, model_key: str) ->
     _fsync_dir(paths["manifest"].parent)
 
 
-def load(data_dir: Path | str, space: str, model_key: str, dims: int, tuning: IndexTuning | None = None) -> SpaceIndex | None:
+def load(
+    data_dir: Path | str, space: str, model_key: str, dims: int, tuning: IndexTuning | None = None
+) -> SpaceIndex | None:
     """The persisted index, or None when absent, damaged, or made for another model/dims/format."""
     paths = _paths(data_dir, space, model_key)
     if not paths["manifest"].exists():
         return None
     try:
         return _load(paths, space, model_key, dims, tuning)
-    except Exception as exc:  # any damage means "rebuild from the store", never a crash
+    except Exception as exc:  # noqa: BLE001 - any damage means "rebuild from the store", never a crash
         log.warning("discarding persisted index for %s: %s", space, exc)
         return None
 
 
-def _load(paths: dict[str, Path], space: str, model_key: str, dims: int, tuning: IndexTuning | None) -> SpaceIndex | None:
+def _load(
+    paths: dict[str, Path], space: str, model_key: str, dims: int, tuning: IndexTuning | None
+) -> SpaceIndex | None:
     manifest = json.loads(paths["manifest"].read_bytes())
     expected = {"format": FORMAT_VERSION, "space": space, "model_key": model_key, "dims": dims}
     if any(manifest.get(key) != value for key, value in expected.items()):
@@ -149,11 +153,15 @@ def _load(paths: dict[str, Path], space: str, model_key: str, dims: int, tuning:
         cols.created_at = npz["created_at"].astype(np.int64)
         offsets, positions = npz["tag_offsets"], npz["tag_positions"]
         cols.tag_postings = {
-            str(tag): positions[offsets[i] : offsets[i + 1]].astype(np.int64) for i, tag in enumerate(npz["tag_names"])
+            str(tag): positions[offsets[i] : offsets[i + 1]].astype(np.int64)
+            for i, tag in enumerate(npz["tag_names"])
         }
         index.columns = cols
     n = len(index)
-    if not (index.store.ntotal == n == manifest["rows"] == len(cols) == index.live.shape[0] and index.store.d == dims):
+    if not (
+        index.store.ntotal == n == manifest["rows"] == len(cols) == index.live.shape[0]
+        and index.store.d == dims
+    ):
         raise ValueError("row counts disagree between files")
     if index.coarse is not None and index.coarse.ntotal != n:
         raise ValueError("coarse index row count disagrees")

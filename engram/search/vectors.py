@@ -28,7 +28,9 @@ def decode_query_vector(text: str, *, max_dims: int = MAX_DIMS) -> np.ndarray:
     bad = _NOT_B64URL.search(text)
     if bad is not None:
         if bad.group() == "=":
-            raise InvalidRequestError(f"vector: padding '=' at position {bad.start()} is not allowed (base64url without padding)")
+            raise InvalidRequestError(
+                f"vector: padding '=' at position {bad.start()} is not allowed (base64url without padding)"
+            )
         raise InvalidRequestError(f"vector: invalid base64url character at position {bad.start()}")
     if len(text) % 4 == 1:
         raise InvalidRequestError(f"vector: {len(text)} characters is not a valid base64url length")

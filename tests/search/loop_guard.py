@@ -28,7 +28,9 @@ class LoopGuard:
 
 
 @asynccontextmanager
-async def loop_guard(max_busy_s: float = 0.1, max_gap_s: float = 0.5, interval_s: float = 0.005) -> AsyncIterator[LoopGuard]:
+async def loop_guard(
+    max_busy_s: float = 0.1, max_gap_s: float = 0.5, interval_s: float = 0.005
+) -> AsyncIterator[LoopGuard]:
     guard = LoopGuard(interval_s)
 
     async def heartbeat() -> None:
@@ -52,5 +54,9 @@ async def loop_guard(max_busy_s: float = 0.1, max_gap_s: float = 0.5, interval_s
         except asyncio.CancelledError:
             pass
     assert guard.beats > 0, "heartbeat never ran: the loop was blocked for the whole block"
-    assert guard.max_busy_s <= max_busy_s, f"the event loop computed for {guard.max_busy_s * 1000:.0f} ms without yielding"
-    assert guard.max_gap_s <= max_gap_s, f"event loop stalled for {guard.max_gap_s * 1000:.0f} ms (limit {max_gap_s * 1000:.0f} ms)"
+    assert guard.max_busy_s <= max_busy_s, (
+        f"the event loop computed for {guard.max_busy_s * 1000:.0f} ms without yielding"
+    )
+    assert guard.max_gap_s <= max_gap_s, (
+        f"event loop stalled for {guard.max_gap_s * 1000:.0f} ms (limit {max_gap_s * 1000:.0f} ms)"
+    )

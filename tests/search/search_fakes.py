@@ -42,7 +42,9 @@ class MemorySource:
         self.delta_calls = 0
         self.full_deltas = 0
 
-    def add(self, space: str, vectors, authors=None, created_at=None, tags=None, model_key: str = MODEL) -> np.ndarray:
+    def add(
+        self, space: str, vectors, authors=None, created_at=None, tags=None, model_key: str = MODEL
+    ) -> np.ndarray:
         state = self.spaces.setdefault(space, _Space())
         vectors = np.asarray(vectors, dtype=np.float16)
         n = vectors.shape[0]
@@ -70,7 +72,11 @@ class MemorySource:
     def update(self, space: str, row_id: int, vector) -> int:
         old = self.spaces[space].rows[int(row_id)]
         self.delete(space, [row_id])
-        return int(self.add(space, np.asarray(vector)[None, :], [old.author], [old.created_at], [old.tags], old.model_key)[0])
+        return int(
+            self.add(
+                space, np.asarray(vector)[None, :], [old.author], [old.created_at], [old.tags], old.model_key
+            )[0]
+        )
 
     async def generation(self, space: str) -> int:
         return self.spaces.setdefault(space, _Space()).generation
@@ -85,7 +91,10 @@ class MemorySource:
         generation, snapshot, log = state.generation, list(state.rows.values()), list(state.deleted)
 
         def collect() -> IndexDelta:
-            rows = sorted((r for r in snapshot if r.row_id > after_row_id and r.model_key == model_key), key=lambda r: r.row_id)
+            rows = sorted(
+                (r for r in snapshot if r.row_id > after_row_id and r.model_key == model_key),
+                key=lambda r: r.row_id,
+            )
             deleted = np.array([rid for gen, rid in log if gen > since_generation], dtype=np.int64)
             return IndexDelta(generation, rows_of(rows), deleted)
 
@@ -95,7 +104,13 @@ class MemorySource:
         return delta
 
     def live_rows(self, space: str, model_key: str = MODEL) -> IndexRows:
-        return rows_of([r for r in sorted(self.spaces[space].rows.values(), key=lambda r: r.row_id) if r.model_key == model_key])
+        return rows_of(
+            [
+                r
+                for r in sorted(self.spaces[space].rows.values(), key=lambda r: r.row_id)
+                if r.model_key == model_key
+            ]
+        )
 
 
 def rows_of(rows: list[_Row]) -> IndexRows:
@@ -113,12 +128,18 @@ def rows_of(rows: list[_Row]) -> IndexRows:
 def clustered(n: int, d: int, seed: int = 0, centres: int | None = None, centre_seed: int = 99) -> np.ndarray:
     """Unit vectors around n/500 shared centres (noise as large as the centre); queries use the same centres."""
     rng = np.random.default_rng(seed)
-    c = np.random.default_rng(centre_seed).standard_normal((centres or max(1, n // 500), d)).astype(np.float32)
+    c = (
+        np.random.default_rng(centre_seed)
+        .standard_normal((centres or max(1, n // 500), d))
+        .astype(np.float32)
+    )
     x = c[rng.integers(0, c.shape[0], n)] + rng.standard_normal((n, d)).astype(np.float32)
     return x / np.linalg.norm(x, axis=1, keepdims=True)
 
 
-def oracle(rows: IndexRows, query: np.ndarray, k: int, filters: Filters | None = None) -> tuple[np.ndarray, np.ndarray]:
+def oracle(
+    rows: IndexRows, query: np.ndarray, k: int, filters: Filters | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """Brute force over the fp16-rounded unit vectors: (row ids, scores), score desc then row id asc."""
     if not len(rows):
         return np.zeros(0, np.int64), np.zeros(0, np.float32)

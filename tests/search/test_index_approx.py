@@ -66,7 +66,9 @@ def test_recall_at_10_against_exact(data, filters):
 def test_filtered_results_always_satisfy_the_filter(data):
     rows, index, queries = data
     f = Filters(tags=("half",), since_ms=N // 2)
-    allowed = {int(r) for r, t, c in zip(rows.row_ids, rows.tags, rows.created_at) if "half" in t and c >= N // 2}
+    allowed = {
+        int(r) for r, t, c in zip(rows.row_ids, rows.tags, rows.created_at) if "half" in t and c >= N // 2
+    }
     for q in queries[:20]:
         got = index.search(q, K, f, FAR)
         assert len(got.row_ids) == K and set(got.row_ids.tolist()) <= allowed
@@ -88,11 +90,21 @@ def test_selective_filter_stays_exact_even_past_deadline(data):
 
 def test_tombstones_and_appends_on_hnsw():
     vectors = clustered(6_000, 32, seed=3)
-    rows = IndexRows(np.arange(1, 6_001, dtype=np.int64), vectors.astype(np.float16), ["a"] * 6_000, np.zeros(6_000, np.int64), [()] * 6_000)
+    rows = IndexRows(
+        np.arange(1, 6_001, dtype=np.int64),
+        vectors.astype(np.float16),
+        ["a"] * 6_000,
+        np.zeros(6_000, np.int64),
+        [()] * 6_000,
+    )
     index = SpaceIndex.build(rows, 32, 1, IndexTuning(exact_max=1_000))
     q = vectors[10]
     assert index.search(q, 1, None, FAR).row_ids[0] == 11
-    index.apply(IndexRows(np.array([7_000]), (q * 1.0).astype(np.float16)[None], ["b"], np.array([5]), [("new",)]), np.array([11]), 2)
+    index.apply(
+        IndexRows(np.array([7_000]), (q * 1.0).astype(np.float16)[None], ["b"], np.array([5]), [("new",)]),
+        np.array([11]),
+        2,
+    )
     got = index.search(q, 3, None, FAR)
     assert got.row_ids[0] == 7_000 and 11 not in got.row_ids.tolist()
     assert index.search(q, 3, Filters(tags=("new",)), FAR).row_ids.tolist() == [7_000]
@@ -101,24 +113,40 @@ def test_tombstones_and_appends_on_hnsw():
 
 def test_compaction_drops_tombstones_and_switches_kind():
     vectors = clustered(3_000, 16, seed=4)
-    rows = IndexRows(np.arange(1, 3_001, dtype=np.int64), vectors.astype(np.float16), ["a"] * 3_000, np.arange(3_000, dtype=np.int64), [("t",)] * 3_000)
+    rows = IndexRows(
+        np.arange(1, 3_001, dtype=np.int64),
+        vectors.astype(np.float16),
+        ["a"] * 3_000,
+        np.arange(3_000, dtype=np.int64),
+        [("t",)] * 3_000,
+    )
     index = SpaceIndex.build(rows, 16, 1, IndexTuning(exact_max=2_000))
     assert index.coarse is not None
     assert index.needs_rebuild(0, deleting=1_500)
     fresh = index.compacted(None, 5, deleted=np.arange(1, 1_501))
-    assert fresh.coarse is None and len(fresh) == 1_500 and fresh.generation == 5 and fresh.high_water == 3_000
+    assert (
+        fresh.coarse is None and len(fresh) == 1_500 and fresh.generation == 5 and fresh.high_water == 3_000
+    )
     got = fresh.search(vectors[2_000], 1, Filters(tags=("t",), since_ms=1_999), FAR)
     assert got.row_ids.tolist() == [2_001]
 
 
 def test_newest_neighbors_is_exact():
     vectors = clustered(300, 16, seed=5)
-    rows = IndexRows(np.arange(1, 301, dtype=np.int64), vectors.astype(np.float16), ["a"] * 300, np.zeros(300, np.int64), [()] * 300)
+    rows = IndexRows(
+        np.arange(1, 301, dtype=np.int64),
+        vectors.astype(np.float16),
+        ["a"] * 300,
+        np.zeros(300, np.int64),
+        [()] * 300,
+    )
     index = SpaceIndex.build(rows, 16, 1)
     index.delete(np.array([300]))
     nb = newest_neighbors(index, 50, 5)
     assert nb.row_ids[0] == 299 and len(nb.row_ids) == 50
-    sub = IndexRows(rows.row_ids[249:299], rows.vectors[249:299], ["a"] * 50, np.zeros(50, np.int64), [()] * 50)
+    sub = IndexRows(
+        rows.row_ids[249:299], rows.vectors[249:299], ["a"] * 50, np.zeros(50, np.int64), [()] * 50
+    )
     for i, row_id in enumerate(nb.row_ids[:10]):
         want, _ = oracle(sub, index.vectors(np.array([row_id - 1]))[0], 6)
         assert nb.neighbor_ids[i].tolist() == [w for w in want.tolist() if w != row_id][:5]

@@ -59,8 +59,13 @@ def test_exact_matches_oracle(n, seed, k, filters, gather_max, deleted):
     dead = rng.choice(rows.row_ids, size=min(deleted, n), replace=False) if n else np.zeros(0, np.int64)
     index.delete(dead)
     keep = ~np.isin(rows.row_ids, dead)
-    live = IndexRows(rows.row_ids[keep], rows.vectors[keep], [a for a, kp in zip(rows.authors, keep) if kp],
-                     rows.created_at[keep], [t for t, kp in zip(rows.tags, keep) if kp])
+    live = IndexRows(
+        rows.row_ids[keep],
+        rows.vectors[keep],
+        [a for a, kp in zip(rows.authors, keep) if kp],
+        rows.created_at[keep],
+        [t for t, kp in zip(rows.tags, keep) if kp],
+    )
     q = unit(rng.standard_normal(d))
     got = index.search(q, k, filters, FAR)
     want_ids, want_scores = oracle(live, q, k, filters)

@@ -24,7 +24,12 @@ async def test_bucket_allows_burst_then_429_with_headers():
             pass
     err = info.value
     assert err.status == 429 and err.error == "RateLimitExceeded"
-    assert err.headers == {"RateLimit-Limit": "3", "RateLimit-Remaining": "0", "RateLimit-Reset": "6", "Retry-After": "2"}
+    assert err.headers == {
+        "RateLimit-Limit": "3",
+        "RateLimit-Remaining": "0",
+        "RateLimit-Reset": "6",
+        "Retry-After": "2",
+    }
     async with limiter.acquire("other-space"):
         pass  # keys are independent
     clock.now += 2

@@ -20,7 +20,12 @@ D = 16
 def seeded(n=500, d=D, space=SPACE, seed=0, source=None):
     source = source or MemorySource()
     vectors = clustered(n, d, seed=seed, centres=10)
-    source.add(space, vectors, authors=[f"did:plc:{i % 4}" for i in range(n)], tags=[("even",) if i % 2 == 0 else () for i in range(n)])
+    source.add(
+        space,
+        vectors,
+        authors=[f"did:plc:{i % 4}" for i in range(n)],
+        tags=[("even",) if i % 2 == 0 else () for i in range(n)],
+    )
     return source, vectors
 
 
@@ -34,7 +39,7 @@ async def check_oracle(manager, source, queries, k=10, filters=None, space=SPACE
 
 @pytest.mark.parametrize("exact_max", [100_000, 200], ids=["exact", "hnsw"])
 async def test_search_and_deltas(pool, tmp_path, exact_max):
-    source, vectors = seeded()
+    source, _ = seeded()
     manager = IndexManager(source, pool, tmp_path, exact_max=exact_max)
     queries = clustered(5, D, seed=9, centres=10)
     await check_oracle(manager, source, queries, filters=Filters(author="did:plc:1", tags=("even",)))
@@ -70,7 +75,9 @@ async def test_persisted_index_is_reused_then_caught_up(pool, tmp_path):
     await first.close()
     manifest = next((tmp_path / "indexes").rglob("*.json"))
     meta = json.loads(manifest.read_text())
-    assert meta["rows"] == 600 and meta["model_key"] == MODEL and meta["dims"] == D and "coarse" in meta["files"]
+    assert (
+        meta["rows"] == 600 and meta["model_key"] == MODEL and meta["dims"] == D and "coarse" in meta["files"]
+    )
     source.add(SPACE, q[:2])
     source.delete(SPACE, [5, 6])
     second = IndexManager(source, pool, tmp_path, exact_max=300)
@@ -229,7 +236,9 @@ async def test_searches_never_block_the_event_loop(pool):
         for _ in range(3):
             results = await asyncio.gather(*(manager.search(SPACE, MODEL, d, q, 10) for q in queries))
             source.add(SPACE, queries[:2])  # deltas applied between rounds, also off the loop
-        results = await asyncio.gather(*(manager.search(SPACE, MODEL, d, q, 10, Filters(since_ms=0)) for q in queries))
+        results = await asyncio.gather(
+            *(manager.search(SPACE, MODEL, d, q, 10, Filters(since_ms=0)) for q in queries)
+        )
     assert guard.beats > 10 and all(len(r.row_ids) == 10 for r in results)
 
 
@@ -300,7 +309,10 @@ async def test_graph_is_exact_on_a_fresh_index(pool):
     source, vectors = seeded(n=300)
     manager = IndexManager(source, pool, None)
     await manager.search(SPACE, MODEL, D, vectors[0], 1)
-    twin, newest = source.add(SPACE, vectors[:1]), source.add(SPACE, vectors[:1])  # two writes, two generations
+    twin, newest = (
+        source.add(SPACE, vectors[:1]),
+        source.add(SPACE, vectors[:1]),
+    )  # two writes, two generations
     found = await manager.graph(SPACE, MODEL, D, 20, 3)
     assert found.row_ids[0] == newest[0] and found.neighbor_ids[0][0] == twin[0]
     assert found.scores[0][0] == pytest.approx(1.0, abs=1e-3)
