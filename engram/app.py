@@ -19,6 +19,7 @@ from .api.basic import install_basic_routes
 from .config import Settings
 from .context import AppContext
 from .keys import context_key, xrpc_key
+from .metrics import Metrics
 from .workers import WorkerPool
 from .xrpc.lexicons import LexiconRegistry
 from .xrpc.validate import precompile
@@ -34,8 +35,10 @@ def create_app(settings: Settings, *, lexicon_dir: Path = LEXICON_DIR) -> web.Ap
     registry = LexiconRegistry.load(lexicon_dir)
     precompile(registry)  # build every method's checks now, not on the first request
     app = web.Application(client_max_size=settings.max_body_bytes)
-    install_http_basics(app)
     ctx = AppContext(settings=settings, registry=registry, pool=WorkerPool(settings.workers))
+    ctx.metrics = Metrics(set(registry.methods()))
+    app.middlewares.append(ctx.metrics.middleware())  # outermost: sees the final status of every answer
+    install_http_basics(app)
     xrpc = XrpcServer(registry, max_body_bytes=settings.max_body_bytes)
     app[context_key] = ctx
     app[xrpc_key] = xrpc

@@ -26,4 +26,5 @@ class AppContext:
     index: Any = None  # engram.search.manager.IndexManager
     embedder: Any = None  # engram.embed.base.Embedder | None
     services: Any = None  # engram.service.Services
+    metrics: Any = None  # engram.metrics.Metrics
     ready: bool = False

@@ -19,6 +19,7 @@ from .auth.reader import ReaderVerifier
 from .auth.service_jwt import ServiceAuthVerifier
 from .config import Settings
 from .context import AppContext
+from .metrics import serve_metrics
 from .search.manager import IndexManager
 from .service import Services
 from .store.database import Store, database_path
@@ -82,6 +83,10 @@ async def open_parts(
         stack.push_async_callback(ctx.index.close)
 
         ctx.services = Services.build(ctx)
+        if network and settings.metrics_port and ctx.metrics is not None:
+            await stack.enter_async_context(
+                serve_metrics(ctx.metrics, settings.host, settings.metrics_port, ctx.index)
+            )
         yield ctx
 
 

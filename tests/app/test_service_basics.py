@@ -93,3 +93,21 @@ def test_readme_lists_every_xrpc_method(client):
         if not listed:
             missing.append(nsid)
     assert missing == []
+
+
+async def test_prometheus_metrics_on_their_own_port(aiohttp_client, settings):
+    import socket
+
+    from engram.config import override
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    client = await aiohttp_client(create_app(override(settings, metrics_port=port)))
+    await client.get("/xrpc/garden.engram.describeService")
+    await client.get("/xrpc/garden.engram.noSuchMethod")
+    metrics = await client.session.get(f"http://127.0.0.1:{port}/metrics")
+    text = await metrics.text()
+    assert 'engram_http_requests_total{route="garden.engram.describeService",status="200"} 1.0' in text
+    assert 'engram_http_requests_total{route="other",status="501"} 1.0' in text
+    assert (await client.get("/metrics")).status == 404  # never on the public port

@@ -1,0 +1,80 @@
+"""Prometheus metrics on a separate listener (ENGRAM_METRICS_PORT), never on the public port.
+
+Each app has its own registry (no process globals), so tests can run several apps side by side.
+Labels are bounded: the XRPC method only when it is one of the lexicon's methods, else "other".
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from aiohttp import web
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
+
+from . import __version__
+
+
+class Metrics:
+    def __init__(self, methods: set[str]):
+        self.registry = CollectorRegistry()
+        self._methods = methods
+        self.requests = Counter("engram_http_requests_total", "HTTP requests by route and status",
+                                ["route", "status"], registry=self.registry)
+        self.duration = Histogram("engram_http_request_duration_seconds", "HTTP request duration by route",
+                                  ["route"], registry=self.registry,
+                                  buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10))
+        self.in_flight = Gauge("engram_http_requests_in_flight", "HTTP requests being served",
+                               registry=self.registry)
+        self.index_bytes = Gauge("engram_index_ram_bytes", "Approximate RAM held by loaded indexes",
+                                 registry=self.registry)
+        build = Gauge("engram_build_info", "engram version", ["version"], registry=self.registry)
+        build.labels(__version__).set(1)
+
+    def route(self, request: web.Request) -> str:
+        path = request.path
+        if path.startswith("/xrpc/"):
+            nsid = path[len("/xrpc/"):]
+            return nsid if nsid in self._methods or nsid == "_health" else "other"
+        return path if path == "/.well-known/did.json" else "other"
+
+    def middleware(self):
+        @web.middleware
+        async def measure(request: web.Request, handler) -> web.StreamResponse:
+            route = self.route(request)
+            start = time.perf_counter()
+            self.in_flight.inc()
+            status = 500
+            try:
+                response = await handler(request)
+                status = response.status
+                return response
+            finally:
+                self.in_flight.dec()
+                self.requests.labels(route, str(status)).inc()
+                self.duration.labels(route).observe(time.perf_counter() - start)
+
+        return measure
+
+
+@asynccontextmanager
+async def serve_metrics(metrics: Metrics, host: str, port: int, index=None) -> AsyncIterator[int]:
+    """Serve GET /metrics on host:port (port 0 picks a free one); yields the bound port."""
+
+    async def scrape(request: web.Request) -> web.Response:
+        if index is not None:
+            metrics.index_bytes.set(index.loaded_bytes())
+        return web.Response(body=generate_latest(metrics.registry), headers={"Content-Type": CONTENT_TYPE_LATEST})
+
+    app = web.Application()
+    app.router.add_get("/metrics", scrape)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, host, port)
+    await site.start()
+    try:
+        yield site._server.sockets[0].getsockname()[1]
+    finally:
+        await runner.cleanup()
