@@ -23,7 +23,6 @@ from .metrics import serve_metrics
 from .search.manager import IndexManager
 from .service import Services
 from .store.database import Store, database_path
-from .store.direct_reads import DirectReader
 from .store.index_source import StoreIndexSource
 from .workers import WorkerPool
 from .xrpc.lexicons import LexiconRegistry
@@ -58,8 +57,7 @@ async def open_parts(
 
         ctx.store = await Store.open(database_path(settings.data_dir))
         stack.push_async_callback(ctx.store.close)
-        ctx.direct_reads = DirectReader(database_path(settings.data_dir))
-        stack.callback(ctx.direct_reads.close)
+        ctx.direct_reads = ctx.store.readers  # point reads on the calling thread's own connection
 
         if network:
             session = aiohttp.ClientSession(headers={"User-Agent": "engram (+https://github.com/engram)"})

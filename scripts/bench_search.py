@@ -23,7 +23,7 @@ import math
 import time
 
 import numpy as np
-from benchlib import engram_server, interleave, latent, load_average, pct, seed
+from benchlib import engram_server, interleave, latent, load_average, seed
 
 from engram.search.vectors import encode_query_vector
 from engram.store import ModelSpec

@@ -15,7 +15,6 @@ import argparse
 import asyncio
 import json
 
-import numpy as np
 from benchlib import engram_server, interleave, latent, load_average, seed
 
 from engram.embed.text import round_through_f16

@@ -27,6 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
+from engram.store.direct_reads import DirectReader, connect
 from engram.store.migrate import apply_migrations
 
 T = TypeVar("T")
@@ -40,21 +41,6 @@ def database_path(data_dir: str | Path) -> Path:
     return Path(data_dir) / DB_FILE_NAME
 
 
-def connect(path: Path, *, busy_timeout_ms: int, query_only: bool = False) -> sqlite3.Connection:
-    # isolation_level=None: Python's sqlite3 must not open transactions behind our back; we issue
-    # BEGIN/COMMIT ourselves. check_same_thread=False only so close() can run from the closing thread
-    # after the owning thread has stopped; each connection is used by exactly one thread while open.
-    conn = sqlite3.connect(
-        path, isolation_level=None, check_same_thread=False, timeout=busy_timeout_ms / 1000
-    )
-    conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
-    conn.execute("PRAGMA foreign_keys = ON")
-    conn.execute("PRAGMA synchronous = FULL")
-    if query_only:
-        conn.execute("PRAGMA query_only = ON")
-    return conn
-
-
 class Store:
     def __init__(self, path: Path, *, readers: int = 2, busy_timeout_ms: int = 5000):
         self.path = Path(path)
@@ -63,8 +49,8 @@ class Store:
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
         self._writer: threading.Thread | None = None
         self._reader_pool: concurrent.futures.ThreadPoolExecutor | None = None
-        self._reader_conns: list[sqlite3.Connection] = []
-        self._reader_local = threading.local()
+        # Reader threads each keep their own query-only connection; DirectReader owns them all.
+        self.readers = DirectReader(self.path, busy_timeout_ms=busy_timeout_ms)
         self._lock = threading.Lock()
         self._closed = False
 
@@ -162,18 +148,7 @@ class Store:
         return await loop.run_in_executor(self._reader_pool, self._run_read, fn, args, kwargs)
 
     def _run_read(self, fn: Callable[..., T], args: tuple, kwargs: dict) -> T:
-        conn = getattr(self._reader_local, "conn", None)
-        if conn is None:
-            conn = connect(self.path, busy_timeout_ms=self._busy_timeout_ms, query_only=True)
-            self._reader_local.conn = conn
-            with self._lock:
-                self._reader_conns.append(conn)
-        conn.execute("BEGIN")
-        try:
-            return fn(conn, *args, **kwargs)
-        finally:
-            if conn.in_transaction:  # SQLite may already have ended it after an error inside fn
-                conn.execute("ROLLBACK")
+        return self.readers.run(fn, *args, **kwargs)
 
     # -- shutdown -----------------------------------------------------------------------------------------
 
@@ -190,9 +165,7 @@ class Store:
                 log.warning("sqlite writer thread did not stop within %.1f s", timeout)
         if self._reader_pool is not None:
             await asyncio.to_thread(self._reader_pool.shutdown, True)
-        for conn in self._reader_conns:
-            conn.close()
-        self._reader_conns.clear()
+        self.readers.close()
 
     async def __aenter__(self) -> Store:
         return self

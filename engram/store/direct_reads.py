@@ -1,6 +1,7 @@
 """Reads on the calling thread's own query-only connection, without a hop to the store's reader pool.
 
-Two callers pay for a thread hop on every search otherwise: the auth step's space lookup (a point read by
+The store's reader threads use it (one connection per thread), and so do two callers that would
+otherwise pay for a thread hop on every search: the auth step's space lookup (a point read by
 a unique key, ~20 µs, done on the event loop) and hydrating search hits (done in the FAISS worker right
 after the search, so a search costs one hop instead of three). Measured on the shared 2-core machine, a
 hop costs 50-120 µs (queue put + GIL hand-off + wake-up), more than either read. In WAL mode readers never
@@ -16,9 +17,22 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from engram.store.database import connect
-
 T = TypeVar("T")
+
+
+def connect(path: Path, *, busy_timeout_ms: int, query_only: bool = False) -> sqlite3.Connection:
+    # isolation_level=None: Python's sqlite3 must not open transactions behind our back; we issue
+    # BEGIN/COMMIT ourselves. check_same_thread=False only so close() can run from the closing thread
+    # after the owning thread has stopped; each connection is used by exactly one thread while open.
+    conn = sqlite3.connect(
+        path, isolation_level=None, check_same_thread=False, timeout=busy_timeout_ms / 1000
+    )
+    conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+    conn.execute("PRAGMA foreign_keys = ON")
+    conn.execute("PRAGMA synchronous = FULL")
+    if query_only:
+        conn.execute("PRAGMA query_only = ON")
+    return conn
 
 
 class DirectReader:

@@ -10,7 +10,7 @@ import textwrap
 import time
 
 import numpy as np
-from conftest import MODEL, Reader, settings_with, vector_params
+from api_support import MODEL, Reader, settings_with, vector_params
 
 from engram.app import create_app
 from engram.auth.keys import PrivateKey

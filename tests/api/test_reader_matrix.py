@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from auth.reader_cases import ACCEPTED, REJECTED, ReaderWorld
-from conftest import MODEL, settings_with, vector_params
+from api_support import MODEL, settings_with, vector_params
 from fakes.did_server import FakeDidServer
 from multidict import CIMultiDict
 

@@ -6,7 +6,7 @@ import asyncio
 
 import numpy as np
 import pytest
-from conftest import MODEL, Reader, settings_with
+from api_support import MODEL, Reader, settings_with
 
 from engram.app import create_app
 from engram.auth.keys import PrivateKey
