@@ -38,11 +38,13 @@ class IndexTuning:
     ef_search: int = 200  # bench_index --data latent, 100k: recall@10 0.982 at ef 160; 200 leaves a margin
     pool_factor: int = 8  # coarse candidates per requested hit
     min_pool: int = 100
-    # A filter allowing at most max(selective_min, fraction*n) rows scans them exactly (bitmap selector).
-    # Measured at 100k x 384: exact over 10 % of rows 1.9 ms vs filtered HNSW 2.5 ms on hard data, and the
-    # HNSW walk loses recall as the allowed set shrinks (libs.md §4.3).
+    # A filter allowing at most max(selective_min, min(fraction * n, selective_max)) rows scans them exactly
+    # (bitmap selector). Measured at 100k x 384: exact over 10 % of rows 1.9 ms vs filtered HNSW 2.5 ms on
+    # hard data, and the HNSW walk loses recall as the allowed set shrinks (libs.md §4.3). The selector scan
+    # still visits all n ids, so at 1M an exact 10 % scan costs 23 ms: cap the exact side by count.
     selective_min: int = 2_000
     selective_fraction: float = 0.10
+    selective_max: int = 20_000
     gather_max: int = (
         128  # measured: gather + dot wins below ~150 allowed rows (0.08 vs 0.19 ms at 100k), loses above
     )
@@ -243,7 +245,9 @@ class SpaceIndex:
         if allowed == 0:
             return SearchResult.empty()
         t = self.tuning
-        if self.coarse is None or allowed <= max(t.selective_min, t.selective_fraction * n):
+        if self.coarse is None or allowed <= max(
+            t.selective_min, min(t.selective_fraction * n, t.selective_max)
+        ):
             return self._finish(*self._exact(q, k, mask, allowed))
         return self._approximate(q, k, mask, allowed, deadline)
 
