@@ -72,7 +72,7 @@ async def open_parts(
         ctx.index = IndexManager(
             StoreIndexSource(ctx.store),
             ctx.pool,
-            settings.data_dir / "indexes",
+            settings.data_dir,  # index files go under <data_dir>/indexes/ (engram/search/persist.py)
             exact_max=settings.exact_max,
             ram_bytes=settings.ram_bytes,
             load_wait_s=settings.load_wait_ms / 1000,
