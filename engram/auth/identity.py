@@ -34,7 +34,7 @@ def keys_dir(data_dir: Path) -> Path:
     return path
 
 
-def _write_key_file(path: Path, key: PrivateKey, did: str | None = None) -> None:
+def write_key_file(path: Path, key: PrivateKey, did: str | None = None) -> None:
     record: dict[str, str] = {"alg": key.alg, "privateKeyHex": key.to_hex()}
     if did is not None:
         record["did"] = did
@@ -51,7 +51,7 @@ def _write_key_file(path: Path, key: PrivateKey, did: str | None = None) -> None
         raise
 
 
-def _read_key_file(path: Path) -> tuple[PrivateKey, str | None]:
+def read_key_file(path: Path) -> tuple[PrivateKey, str | None]:
     try:
         record = orjson.loads(path.read_bytes())
         return PrivateKey.from_hex(record["alg"], record["privateKeyHex"]), record.get("did")
@@ -67,9 +67,9 @@ def load_or_create_service_key(
         return PrivateKey.from_multibase(configured.strip())
     path = keys_dir(data_dir) / SERVICE_KEY_FILE
     if path.exists():
-        return _read_key_file(path)[0]
+        return read_key_file(path)[0]
     key = PrivateKey.generate(alg)
-    _write_key_file(path, key)
+    write_key_file(path, key)
     return key
 
 
@@ -81,7 +81,7 @@ def operator_key_path(data_dir: Path, did: str) -> Path:
 
 def save_operator_key(data_dir: Path, did: str, key: PrivateKey) -> Path:
     path = operator_key_path(data_dir, did)
-    _write_key_file(path, key, did)
+    write_key_file(path, key, did)
     return path
 
 
@@ -90,7 +90,7 @@ def load_operator_keys(data_dir: Path) -> dict[str, PrivateKey]:
     for path in sorted(keys_dir(data_dir).glob("*.key")):
         if path.name == SERVICE_KEY_FILE:
             continue
-        key, did = _read_key_file(path)
+        key, did = read_key_file(path)
         if did:
             keys[did] = key
     return keys

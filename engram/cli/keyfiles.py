@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..auth.identity import SERVICE_KEY_FILE, _read_key_file, _write_key_file, build_keyring
+from ..auth.identity import SERVICE_KEY_FILE, read_key_file, write_key_file, build_keyring
 from ..auth.keyring import LocalKeyring
 from ..auth.keys import KeyFormatError, PrivateKey
 from ..config import Settings
@@ -31,7 +31,7 @@ def read_key(path: Path) -> tuple[PrivateKey, str | None]:
         raise CliError(f"cannot read key file {path}: {exc.strerror or exc}") from None
     try:
         if text.startswith("{"):
-            return _read_key_file(path)
+            return read_key_file(path)
         return PrivateKey.from_multibase(text), None
     except (KeyFormatError, ValueError) as exc:
         raise CliError(f"{path} is not an engram key file or multibase private key ({exc})") from None
@@ -39,7 +39,7 @@ def read_key(path: Path) -> tuple[PrivateKey, str | None]:
 
 def write_key(path: Path, key: PrivateKey, did: str | None = None) -> None:
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    _write_key_file(path, key, did)
+    write_key_file(path, key, did)
 
 
 def load_or_create_holder_key(path: Path | None) -> PrivateKey:
