@@ -1,55 +1,39 @@
-"""XRPC handlers, one module per NSID; the module path mirrors the lexicon tree."""
+"""XRPC handlers, one module per NSID; the module path mirrors the lexicon tree.
+
+Each module exports `register(xrpc, ctx)`, which declares its auth mode and handler. A lexicon method whose
+module is not listed here answers 501 MethodNotImplemented (and the meta test in tests/app pins that list).
+"""
 
 from __future__ import annotations
 
+import importlib
+
 from ..context import AppContext
 from ..xrpc.server import XrpcServer
-from .com.atproto.space import notify_space_deleted
-from .garden.engram.admin import (
-    configure_space,
-    create_api_key,
-    create_space,
-    delete_space,
-    import_memories,
-    list_api_keys,
-    list_spaces,
-    reindex_space,
-    revoke_api_key,
-)
-from .garden.engram import (
-    describe_service,
-    export_space,
-    get_memory,
-    get_memory_graph,
-    get_space_status,
-    list_memories,
-    search_memories,
-    warm_space,
-)
 
 HANDLER_MODULES = (
-    describe_service,
-    export_space,
-    get_memory,
-    get_memory_graph,
-    get_space_status,
-    list_memories,
-    notify_space_deleted,
-    search_memories,
-    warm_space,
+    "garden.engram.describe_service",
+    "garden.engram.export_space",
+    "garden.engram.get_memory",
+    "garden.engram.get_memory_graph",
+    "garden.engram.get_space_status",
+    "garden.engram.list_memories",
+    "garden.engram.search_memories",
+    "garden.engram.warm_space",
+    "com.atproto.space.notify_space_deleted",
     # garden.engram.admin.*: operator procedures, DID-signed (admin_auth.admin_signed)
-    configure_space,
-    create_api_key,
-    create_space,
-    delete_space,
-    import_memories,
-    list_api_keys,
-    list_spaces,
-    reindex_space,
-    revoke_api_key,
+    "garden.engram.admin.configure_space",
+    "garden.engram.admin.create_api_key",
+    "garden.engram.admin.create_space",
+    "garden.engram.admin.delete_space",
+    "garden.engram.admin.import_memories",
+    "garden.engram.admin.list_api_keys",
+    "garden.engram.admin.list_spaces",
+    "garden.engram.admin.reindex_space",
+    "garden.engram.admin.revoke_api_key",
 )
 
 
 def register_all(xrpc: XrpcServer, ctx: AppContext) -> None:
-    for module in HANDLER_MODULES:
-        module.register(xrpc, ctx)
+    for name in HANDLER_MODULES:
+        importlib.import_module(f"{__name__}.{name}").register(xrpc, ctx)
