@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from ..store import ApiKey, Space, SpaceStatus
-from .views import config_view
+from ..service.config_json import config_view
 
 
 def space_view(space: Space, status: SpaceStatus | None = None) -> dict:

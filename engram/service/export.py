@@ -25,6 +25,7 @@ import orjson
 
 from .. import __version__
 from ..store import Embedding, Memory, MemoryWrite
+from .config_json import config_view
 from ..store.queries import iter_export
 from ..xrpc.errors import InvalidRequestError
 
@@ -78,11 +79,7 @@ async def write_export(ctx: AppContext, space_uri: str, out: IO[bytes]) -> int:
             chunk = b"".join(memory_line(m) for m in batch)
             await ctx.pool.run(spool.write, chunk)
             count += len(batch)
-        config = None
-        if space.config is not None:
-            from ..api.views import config_view
-
-            config = config_view(space)
+        config = config_view(space)
         manifest = orjson.dumps({
             "format": FORMAT, "space": space.uri, "authority": space.authority, "config": config,
             "memories": count, "exportedAt": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),

@@ -107,9 +107,8 @@ class XrpcServer:
         if method is None or method.kind == "subscription":
             raise MethodNotImplementedError(f"Method not implemented: {nsid}", "MethodNotImplemented")
         expected = "GET" if method.kind == "query" else "POST"
-        if request.method == "HEAD" and expected == "GET":
-            pass
-        elif request.method != expected:
+        allowed = ("GET", "HEAD") if expected == "GET" else ("POST",)
+        if request.method not in allowed:
             raise InvalidRequestError(f"Incorrect HTTP method ({request.method}): {nsid} expects {expected}")
         route = self.routes.get(nsid)
         if route is None:

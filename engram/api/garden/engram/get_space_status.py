@@ -5,7 +5,7 @@ from __future__ import annotations
 from ....context import AppContext
 from ....xrpc.server import XrpcRequest, XrpcServer
 from ...auth_modes import space_reader
-from ...views import config_view, model_view
+from ....service.config_json import config_view, model_view
 
 NSID = "garden.engram.getSpaceStatus"
 
