@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -13,8 +14,10 @@ from ..search.vectors import decode_query_vector, similarity_permille
 from ..store import Memory, Space
 from ..store import queries as store_queries
 from ..store.writes import parse_datetime_ms
-from ..xrpc.errors import InvalidRequestError
+from ..xrpc.errors import InvalidRequestError, UnavailableError
 from .text_query import TextQueries
+
+HARD_LIMIT_S = 10.0  # DESIGN §5: no search holds a caller longer (the AppView feed timeout is the same)
 
 if TYPE_CHECKING:
     from ..context import AppContext
@@ -59,6 +62,7 @@ class SearchService:
         s = ctx.settings
         self.limiter = SearchLimiter(s.search_rate, s.search_burst, s.search_concurrency)
         self.text = TextQueries(ctx)
+        self.hard_limit_s = HARD_LIMIT_S
 
     async def query_vector(self, space: Space, query: SearchQuery) -> np.ndarray:
         """The unit float32 query: the caller's decoded vector, or `q` embedded by the hosted model."""
@@ -95,11 +99,18 @@ class SearchService:
             return result, reader.run(store_queries.get_memories, space.uri, result.row_ids.tolist())
 
         async with self.limiter.acquire(space.uri) as decision:
-            result, memories = await self.ctx.index.search(
+            search = self.ctx.index.search(
                 space.uri, active.key, active.dims, vector, query.limit, None if filters.is_empty() else filters,
                 generation=space.generation,  # read with the space a moment ago by the auth step
                 then=hydrate,
             )
+            try:
+                # DESIGN §5's hard limit: past it the caller is told to retry; the work itself (shielded
+                # inside the manager) finishes in the background and leaves the index warm.
+                result, memories = await asyncio.wait_for(search, self.hard_limit_s)
+            except TimeoutError:
+                raise UnavailableError("the search did not finish in time; retry shortly", "IndexLoading",
+                                       headers={"Retry-After": "1"}) from None
         score = dict(zip(result.row_ids.tolist(), result.scores.tolist(), strict=True))
         hits = [(m, similarity_permille(score[m.row_id])) for m in memories]
         return SearchOutcome(hits, bool(result.approximate), decision.headers())

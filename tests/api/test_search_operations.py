@@ -117,3 +117,13 @@ async def test_event_loop_never_blocks_during_concurrent_searches(aiohttp_client
             results = await asyncio.gather(*(reader.search(**vector_params(q)) for q in queries[batch:batch + 8]))
             assert all(r.status == 200 for r in results)
     assert len(threads) == 41 and threading.get_ident() not in threads
+
+
+async def test_search_past_the_hard_limit_is_index_loading(engram):
+    await seed(engram.ctx, engram.space, unit(np.random.default_rng(0), 50, MODEL.dims))
+    await engram.search(**vector_params(np.ones(MODEL.dims)))
+    engram.ctx.services.search.hard_limit_s = 0.0  # nothing can finish in no time at all
+    r = await engram.search(**vector_params(np.ones(MODEL.dims)))
+    assert r.status == 503 and (await r.json())["error"] == "IndexLoading"
+    engram.ctx.services.search.hard_limit_s = 10.0
+    assert (await engram.search(**vector_params(np.ones(MODEL.dims)))).status == 200
