@@ -69,6 +69,8 @@ async def open_parts(
 
         ctx.embedder = await _load_embedder(ctx) if embedder else None
 
+        maintenance = WorkerPool(1, name="engram-index-build")
+        stack.callback(maintenance.close)
         ctx.index = IndexManager(
             StoreIndexSource(ctx.store),
             ctx.pool,
@@ -77,6 +79,7 @@ async def open_parts(
             ram_bytes=settings.ram_bytes,
             load_wait_s=settings.load_wait_ms / 1000,
             rerank_deadline_ms=settings.rerank_deadline_ms,
+            maintenance_pool=maintenance,
         )
         stack.push_async_callback(ctx.index.close)
 

@@ -64,9 +64,13 @@ class IndexManager:
         load_wait_s: float = 0.5,
         rerank_deadline_ms: float = 250.0,
         tuning: IndexTuning | None = None,
+        maintenance_pool: WorkerPool | None = None,
     ):
         self.source = source
         self.pool = pool
+        # Builds, compactions and file I/O can take seconds to minutes (an HNSW build at 200k+ rows): on a
+        # pool of their own they never sit in front of searches in the search pool's queue.
+        self.maintenance = maintenance_pool or pool
         self.data_dir = Path(data_dir) if data_dir is not None else None  # None: never persist
         self.tuning = tuning or IndexTuning(exact_max=exact_max)
         self.ram_bytes = ram_bytes
@@ -147,7 +151,7 @@ class IndexManager:
         elif dims is not None:
             await self._start_load(key, dims, force_build=True)
         elif self.data_dir is not None:
-            await self.pool.run(persist.remove, self.data_dir, space, model_key)
+            await self.maintenance.run(persist.remove, self.data_dir, space, model_key)
 
     async def drop(self, space: str) -> None:
         """Forget a deleted space: its loaded indexes, any load in flight, and its files."""
@@ -157,7 +161,7 @@ class IndexManager:
             async with entry.save:  # let a save in flight finish so it cannot re-create files after removal
                 pass
         if self.data_dir is not None:
-            await self.pool.run(persist.remove, self.data_dir, space)
+            await self.maintenance.run(persist.remove, self.data_dir, space)
 
     async def flush(self) -> None:
         """Wait for background loads and saves (tests; shutdown)."""
@@ -207,14 +211,14 @@ class IndexManager:
         drops = self._dropped.get(space, 0)
         index = None
         if self.data_dir is not None and not force_build:
-            index = await self.pool.run(persist.load, self.data_dir, space, model_key, dims, self.tuning)
+            index = await self.maintenance.run(persist.load, self.data_dir, space, model_key, dims, self.tuning)
         fresh_build = index is None
         if fresh_build:
             index = await self._build(space, model_key, dims)
         else:
             self.disk_loads += 1
             if index.needs_rebuild(0):  # saved under another exact_max, or heavy with tombstones
-                index = await self.pool.run(index.compacted, None, index.generation)
+                index = await self.maintenance.run(index.compacted, None, index.generation)
         entry = _Entry(index, saved_generation=-1 if fresh_build else index.generation, drops=drops)
         if self._dropped.get(space, 0) != drops:
             return entry  # the space was deleted while loading: do not install it
@@ -233,7 +237,7 @@ class IndexManager:
             index.delete(delta.deleted)
             return index
 
-        return await self.pool.run(build)
+        return await self.maintenance.run(build)
 
     # ----- freshness -------------------------------------------------------------------------------
 
@@ -259,7 +263,7 @@ class IndexManager:
             index = entry.index
             delta = await self.source.delta(space, model_key, index.high_water, index.generation)
             if index.needs_rebuild(len(delta.added), len(delta.deleted)):
-                entry.index = await self.pool.run(
+                entry.index = await self.maintenance.run(
                     index.compacted, delta.added, delta.generation, delta.deleted
                 )
                 self._detached(self._save(entry, (space, model_key)))
@@ -301,7 +305,7 @@ class IndexManager:
             index = entry.index
             if index.generation == entry.saved_generation or self._dropped.get(key[0], 0) != entry.drops:
                 return
-            await self.pool.run(persist.save, index, self.data_dir, key[0], key[1])
+            await self.maintenance.run(persist.save, index, self.data_dir, key[0], key[1])
             entry.saved_generation = index.generation
 
     def _evict(self, keep: Key) -> None:

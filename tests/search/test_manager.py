@@ -316,3 +316,34 @@ async def test_graph_is_exact_on_a_fresh_index(pool):
     found = await manager.graph(SPACE, MODEL, D, 20, 3)
     assert found.row_ids[0] == newest[0] and found.neighbor_ids[0][0] == twin[0]
     assert found.scores[0][0] == pytest.approx(1.0, abs=1e-3)
+
+
+async def test_builds_run_on_the_maintenance_pool_and_searches_on_the_search_pool(pool, tmp_path, monkeypatch):
+    import threading
+
+    from engram.search.index import SpaceIndex
+    from engram.workers import WorkerPool
+
+    seen: dict[str, set[str]] = {"build": set(), "search": set()}
+    build, search = SpaceIndex.build.__func__, SpaceIndex.search
+
+    def recording_build(cls, *args, **kwargs):
+        seen["build"].add(threading.current_thread().name)
+        return build(cls, *args, **kwargs)
+
+    def recording_search(self, *args, **kwargs):
+        seen["search"].add(threading.current_thread().name)
+        return search(self, *args, **kwargs)
+
+    monkeypatch.setattr(SpaceIndex, "build", classmethod(recording_build))
+    monkeypatch.setattr(SpaceIndex, "search", recording_search)
+    maintenance = WorkerPool(1, name="test-maintenance")
+    try:
+        source, vectors = seeded()
+        manager = IndexManager(source, pool, tmp_path, maintenance_pool=maintenance)
+        await check_oracle(manager, source, vectors[:3])
+        await manager.close()
+    finally:
+        maintenance.close()
+    assert seen["build"] and all(name.startswith("test-maintenance") for name in seen["build"])
+    assert seen["search"] and all(name.startswith("test-search") for name in seen["search"])
