@@ -29,7 +29,7 @@ from engram.search import persist
 from engram.search.filters import Filters
 from engram.search.graph import Neighbors, newest_neighbors
 from engram.search.index import IndexTuning, SearchResult, SpaceIndex
-from engram.search.rows import IndexSource
+from engram.search.rows import DeltaUnavailable, IndexSource
 from engram.search.rwlock import ReadWriteLock
 from engram.workers import WorkerPool
 from engram.xrpc.errors import InvalidRequestError, UnavailableError, XrpcError
@@ -261,7 +261,12 @@ class IndexManager:
     async def _refresh(self, entry: _Entry, space: str, model_key: str) -> None:
         async with entry.update:
             index = entry.index
-            delta = await self.source.delta(space, model_key, index.high_water, index.generation)
+            try:
+                delta = await self.source.delta(space, model_key, index.high_water, index.generation)
+            except DeltaUnavailable:  # saved before the store pruned deletions it would need: start over
+                entry.index = await self._build(space, model_key, index.dims)
+                self._detached(self._save(entry, (space, model_key)))
+                return
             if index.needs_rebuild(len(delta.added), len(delta.deleted)):
                 entry.index = await self.maintenance.run(
                     index.compacted, delta.added, delta.generation, delta.deleted
@@ -307,6 +312,19 @@ class IndexManager:
                 return
             await self.maintenance.run(persist.save, index, self.data_dir, key[0], key[1])
             entry.saved_generation = index.generation
+        await self._prune(key[0])
+
+    async def _prune(self, space: str) -> None:
+        """Let the store forget deletions every loaded index of the space has applied and saved; an older
+        index file met later (another model slot, another process) gets DeltaUnavailable and rebuilds."""
+        prune = getattr(self.source, "prune_tombstones", None)
+        generations = [e.saved_generation for (s, _), e in self._entries.items() if s == space]
+        if prune is None or not generations or min(generations) <= 0:
+            return
+        try:
+            await prune(space, min(generations))
+        except XrpcError:
+            pass  # the space was deleted meanwhile: nothing left to prune
 
     def _evict(self, keep: Key) -> None:
         total = self.loaded_bytes()

@@ -31,6 +31,10 @@ class IndexDelta:
     deleted: np.ndarray  # int64 row ids deleted after the caller's generation
 
 
+class DeltaUnavailable(Exception):
+    """The store pruned tombstones the caller would need: rebuild from `delta(space, key, 0, 0)` instead."""
+
+
 class IndexSource(Protocol):
     """Implemented by the store (engram/store); consumed by the index manager (engram/search)."""
 
@@ -40,4 +44,8 @@ class IndexSource(Protocol):
     async def delta(self, space: str, model_key: str, after_row_id: int, since_generation: int) -> IndexDelta:
         """Rows of `model_key` added after `after_row_id`, and row ids deleted after `since_generation`.
 
-        `after_row_id=0, since_generation=0` returns every live row (a full build)."""
+        `after_row_id=0, since_generation=0` returns every live row (a full build). Raises
+        `DeltaUnavailable` when tombstones after `since_generation` were already pruned."""
+
+    async def prune_tombstones(self, space: str, through_generation: int) -> int:
+        """Forget deletions at or below `through_generation` (every index that needs them has them)."""

@@ -16,8 +16,9 @@ from collections.abc import Iterator
 import numpy as np
 import orjson
 
-from engram.search.rows import IndexDelta, IndexRows
+from engram.search.rows import DeltaUnavailable, IndexDelta, IndexRows
 from engram.store.database import Store
+from engram.store.memories import prune_tombstones
 from engram.store.spaces import require_space
 
 
@@ -82,6 +83,12 @@ def read_delta(
     conn: sqlite3.Connection, space: str, model_key: str, after_row_id: int, since_generation: int
 ) -> IndexDelta:
     live = require_space(conn, space)
+    if since_generation > 0:
+        pruned = conn.execute(
+            "SELECT tombstones_pruned_through FROM spaces WHERE id = ?", (live.id,)
+        ).fetchone()[0]
+        if since_generation < pruned:
+            raise DeltaUnavailable(f"deletions up to generation {pruned} were pruned; rebuild {space}")
     added = load_rows(conn, live.id, model_key, after_row_id)
     deleted = conn.execute(
         "SELECT row_id FROM tombstones WHERE space_id = ? AND generation > ? ORDER BY row_id",
@@ -108,3 +115,6 @@ class StoreIndexSource:
 
     async def delta(self, space: str, model_key: str, after_row_id: int, since_generation: int) -> IndexDelta:
         return await self._store.read(read_delta, space, model_key, after_row_id, since_generation)
+
+    async def prune_tombstones(self, space: str, through_generation: int) -> int:
+        return await self._store.write(prune_tombstones, space, through_generation)

@@ -150,4 +150,8 @@ def prune_tombstones(conn: sqlite3.Connection, space_uri: str, up_to_generation:
     cursor = conn.execute(
         "DELETE FROM tombstones WHERE space_id = ? AND generation <= ?", (space.id, up_to_generation)
     )
+    conn.execute(
+        "UPDATE spaces SET tombstones_pruned_through = max(tombstones_pruned_through, ?) WHERE id = ?",
+        (up_to_generation, space.id),
+    )
     return cursor.rowcount

@@ -127,3 +127,36 @@ async def test_search_past_the_hard_limit_is_index_loading(engram):
     assert r.status == 503 and (await r.json())["error"] == "IndexLoading"
     engram.ctx.services.search.hard_limit_s = 10.0
     assert (await engram.search(**vector_params(np.ones(MODEL.dims)))).status == 200
+
+
+async def test_tombstones_are_pruned_and_an_older_index_file_is_rebuilt(aiohttp_client, settings):
+    from engram.store.database import database_path
+
+    rng = np.random.default_rng(4)
+    reader = await start(aiohttp_client, settings_with(settings, search_rate=0))
+    vectors = unit(rng, 60, MODEL.dims)
+    records = await seed(reader.ctx, reader.space, vectors)
+    query = vector_params(vectors[0])
+    await reader.search(**query)
+    await reader.ctx.index.flush()  # the first build is saved in the background
+    index_dir = settings.data_dir / "indexes"
+    old_files = {p: p.read_bytes() for p in index_dir.rglob("*") if p.is_file()}
+
+    for record in records[:5]:
+        await reader.ctx.services.memories.delete(reader.space, record.author, record.rkey)
+    first = await (await reader.search(**query, limit="50")).json()
+    await reader.client.close()  # saves the index at the newest generation, then prunes
+
+    import sqlite3
+
+    with sqlite3.connect(database_path(settings.data_dir)) as conn:
+        assert conn.execute("SELECT count(*) FROM tombstones").fetchone()[0] == 0
+
+    for path, data in old_files.items():  # an index saved before those deletions (as another process might)
+        path.write_bytes(data)
+    again = await start(aiohttp_client, settings_with(settings, search_rate=0))
+    body = await (await again.search(**query, limit="50")).json()
+    assert body == first
+    deleted = {r.uri for r in records[:5]}
+    assert not deleted & {m["uri"] for m in body["memories"]}
+    assert again.ctx.index.builds == 1  # the stale file could not be caught up: rebuilt from SQLite

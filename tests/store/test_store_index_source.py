@@ -124,3 +124,21 @@ async def test_full_load_of_100k_rows_is_fast(store, capsys):
     with capsys.disabled():
         print(f"\n[store] full index load: {n} x {dims} in {elapsed:.3f} s = {n / elapsed:,.0f} rows/s")
     assert elapsed < 5.0
+
+
+async def test_pruned_tombstones_make_older_deltas_unavailable(store, space, model, make_embedding):
+    from engram.search.rows import DeltaUnavailable
+
+    source = StoreIndexSource(store)
+    records = await store.write(
+        put_memories, space, [MemoryWrite(ALICE, f"m{i}", embedding=make_embedding(i)) for i in range(3)]
+    )
+    before = await source.generation(space)
+    await store.write(delete_memory, space, ALICE, records[0].rkey)
+    after = await source.generation(space)
+    assert (await source.delta(space, model.key, 0, before)).deleted.tolist() == [records[0].row_id]
+    assert await source.prune_tombstones(space, after) == 1
+    assert (await source.delta(space, model.key, 0, after)).deleted.tolist() == []  # caught up: fine
+    assert len((await source.delta(space, model.key, 0, 0)).added) == 2  # a full build never needs them
+    with pytest.raises(DeltaUnavailable):
+        await source.delta(space, model.key, 0, before)  # would miss the pruned deletion
