@@ -5,6 +5,7 @@ A server's error answer becomes a `RemoteError` carrying the lexicon's error nam
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -15,6 +16,11 @@ from ..xrpc.errors import XrpcError
 from .errors import CliError
 
 TIMEOUT = aiohttp.ClientTimeout(total=120, connect=10)
+# A space still loading (503 IndexLoading), a busy embedder (503) or a rate limit (429) says "retry shortly":
+# queries (GET, so safe to repeat) are retried after the server's Retry-After, within this budget.
+RETRY_STATUSES = frozenset({429, 503})
+RETRY_BUDGET_S = 20.0
+MAX_RETRY_WAIT_S = 5.0
 Params = Mapping[str, str | int | Sequence[str] | None]
 
 
@@ -46,12 +52,28 @@ class XrpcClient:
     async def call(
         self, method: str, url: Any, *, headers: Mapping[str, str] | None = None, body: bytes | None = None
     ) -> Any:
-        """One request; JSON answers are decoded, other 2xx answers returned as bytes."""
+        """One request (queries retried while the server says "retry shortly"); JSON answers are decoded,
+        other 2xx answers returned as bytes."""
+        waited = 0.0
+        while True:
+            status, content_type, raw, retry_after = await self._once(method, url, headers, body)
+            if method == "GET" and status in RETRY_STATUSES and waited + retry_after <= RETRY_BUDGET_S:
+                await asyncio.sleep(retry_after)
+                waited += retry_after
+                continue
+            break
+        if status >= 400:
+            raise _remote_error(status, raw)
+        if content_type == "application/json":
+            return orjson.loads(raw) if raw else None
+        return raw
+
+    async def _once(
+        self, method: str, url: Any, headers: Mapping[str, str] | None, body: bytes | None
+    ) -> tuple[int, str, bytes, float]:
         try:
             async with self.session.request(method, url, headers=headers, data=body, timeout=TIMEOUT) as r:
-                raw = await r.read()
-                content_type = r.content_type
-                status = r.status
+                return r.status, r.content_type, await r.read(), _retry_after(r.headers.get("Retry-After"))
         except aiohttp.ClientConnectorError as exc:
             raise CliError(
                 f"cannot reach {self.base_url} ({exc.os_error.strerror or exc}); "
@@ -59,11 +81,13 @@ class XrpcClient:
             ) from None
         except (aiohttp.ClientError, TimeoutError) as exc:
             raise CliError(f"request to {self.base_url} failed: {exc or type(exc).__name__}") from None
-        if status >= 400:
-            raise _remote_error(status, raw)
-        if content_type == "application/json":
-            return orjson.loads(raw) if raw else None
-        return raw
+
+
+def _retry_after(value: str | None) -> float:
+    try:
+        return min(max(float(value), 0.1), MAX_RETRY_WAIT_S) if value is not None else 1.0
+    except ValueError:
+        return 1.0
 
 
 def _remote_error(status: int, raw: bytes) -> RemoteError:
