@@ -10,7 +10,6 @@ unbuilt methods is visible (and pinned by a test). An error name the method's le
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -28,7 +27,7 @@ from .errors import (
     XrpcError,
 )
 from .lexicons import LexiconRegistry, MethodDef
-from .validate import ValidationError, decode_params, validate_input, validate_output
+from .validate import NOT_PARSED, ValidationError, decode_params, validate_input, validate_output
 
 log = logging.getLogger("engram.xrpc")
 
@@ -121,9 +120,11 @@ class XrpcServer:
         body = await self._read_body(request) if method.kind == "procedure" else b""
         request[RAW_BODY] = body
         body_json = _peek_json(body, request.content_type)
-        auth = await route.auth(request, params, body_json) if route.auth else None
+        auth = None
+        if route.auth:
+            auth = await route.auth(request, params, None if body_json is NOT_PARSED else body_json)
         input_value = (
-            validate_input(method, request.content_type if body else None, body, self.registry)
+            validate_input(method, request.content_type if body else None, body, self.registry, parsed=body_json)
             if method.kind == "procedure"
             else None
         )
@@ -175,9 +176,10 @@ class XrpcServer:
 
 
 def _peek_json(body: bytes, content_type: str) -> Any:
+    """The JSON body decoded once (for the auth hook and then the input validator), or NOT_PARSED."""
     if not body or content_type != "application/json":
-        return None
+        return NOT_PARSED
     try:
-        return json.loads(body)
-    except ValueError:
-        return None  # the input validator reports malformed JSON with a proper message
+        return orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return NOT_PARSED  # the input validator reports malformed JSON with a proper message

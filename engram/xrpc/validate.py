@@ -49,15 +49,24 @@ def validate_value(
     _run(compile_field(schema, registry, context_nsid), value, path)
 
 
+NOT_PARSED: Any = object()  # `parsed` default: the body has not been decoded yet
+
+
 def validate_input(
-    method: MethodDef, content_type: str | None, body: bytes, registry: LexiconRegistry
+    method: MethodDef,
+    content_type: str | None,
+    body: bytes,
+    registry: LexiconRegistry,
+    *,
+    parsed: Any = NOT_PARSED,
 ) -> Any:
     """The request body, checked against the method's declared input.
 
     No declared input: the body must be empty (as the atproto servers answer) and None is returned.
     JSON input: the Content-Type must be application/json; the parsed, validated value is returned
     (``$bytes``/``$link`` objects stay as they are: see ``decode_bytes``). Any other encoding (such as
-    ``*/*``): the Content-Type must match it and the raw bytes are returned.
+    ``*/*``): the Content-Type must match it and the raw bytes are returned. ``parsed``: the body already
+    decoded as JSON by the caller (the runtime peeks at it for auth), so it is not decoded twice.
     """
     spec = method.input
     if spec is None:
@@ -74,10 +83,13 @@ def validate_input(
         )
     if encoding != _JSON:
         return body
-    try:
-        value = orjson.loads(body)
-    except orjson.JSONDecodeError:
-        raise InvalidRequestError("Request body is not valid JSON") from None
+    if parsed is not NOT_PARSED:
+        value = parsed
+    else:
+        try:
+            value = orjson.loads(body)
+        except orjson.JSONDecodeError:
+            raise InvalidRequestError("Request body is not valid JSON") from None
     check = _compiled(method, "input", registry)
     if check is not None:
         try:
