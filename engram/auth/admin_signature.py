@@ -35,7 +35,7 @@ from http_message_signatures import (
 from multidict import CIMultiDict
 from yarl import URL
 
-from engram.auth.did_resolver import DidResolutionError, DocumentSource
+from engram.auth.did_resolver import DidResolutionError, DocumentSource, documents_refreshed_once
 from engram.auth.keys import PrivateKey, PublicKey
 from engram.auth.ttl_cache import TtlCache
 from engram.xrpc.errors import AuthRequiredError, ForbiddenError
@@ -178,35 +178,30 @@ class AdminVerifier:
         return did
 
     async def _verify_with_fresh_key(self, did: str, keyid: str, view: _MessageView, body: bytes) -> Any:
-        previous = None
-        for force in (False, True):
-            try:
-                doc = await self._resolver.resolve(did, force_refresh=force)
-            except DidResolutionError as e:
-                raise _bad(f"could not resolve {did}: {e}") from None
-            if doc is previous:
-                break
-            previous = doc
-            key = doc.key("#atproto")
-            if key is None:
-                continue
-            verifier = _ClockedVerifier(
-                self._now, signature_algorithm=_ALG_CLASS[key.alg], key_resolver=_OneKey(keyid, public=key)
-            )
-            try:
-                (result,) = verifier.verify(
-                    view,
-                    max_age=datetime.timedelta(seconds=MAX_AGE),
-                    expect_tag=TAG,
-                    require_components=COMPONENTS,
-                    body=body,
+        try:
+            async for doc in documents_refreshed_once(self._resolver, did):
+                key = doc.key("#atproto")
+                if key is None:
+                    continue
+                verifier = _ClockedVerifier(
+                    self._now, signature_algorithm=_ALG_CLASS[key.alg], key_resolver=_OneKey(keyid, public=key)
                 )
-                return result
-            except InvalidSignature as e:
-                if not isinstance(e.__cause__, _CryptoMismatch):
+                try:
+                    (result,) = verifier.verify(
+                        view,
+                        max_age=datetime.timedelta(seconds=MAX_AGE),
+                        expect_tag=TAG,
+                        require_components=COMPONENTS,
+                        body=body,
+                    )
+                    return result
+                except InvalidSignature as e:
+                    if not isinstance(e.__cause__, _CryptoMismatch):
+                        raise _bad(f"admin signature refused: {e}") from None
+                except HTTPMessageSignaturesException as e:  # selection policy errors, e.g. two tagged signatures
                     raise _bad(f"admin signature refused: {e}") from None
-            except HTTPMessageSignaturesException as e:  # selection policy errors, e.g. two tagged signatures
-                raise _bad(f"admin signature refused: {e}") from None
+        except DidResolutionError as e:
+            raise _bad(f"could not resolve {did}: {e}") from None
         raise _bad("admin signature does not verify with the DID's #atproto key")
 
 

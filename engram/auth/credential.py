@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from engram.auth.did_resolver import DidResolutionError, DocumentSource
+from engram.auth.did_resolver import DidResolutionError, DocumentSource, documents_refreshed_once
 from engram.auth.jws import JwsError, parse_jws, sign_jws
 from engram.auth.keys import KeyFormatError, PrivateKey, PublicKey
 from engram.auth.space_uri import space_authority
@@ -115,24 +115,20 @@ class CredentialVerifier:
         return cred
 
     async def _verify_signature(self, iss: str, alg: str, kid: str, signing_input: bytes, sig: bytes) -> None:
-        previous, reason = None, ""
-        for force in (False, True):
-            try:
-                doc = await self._resolver.resolve(iss, force_refresh=force)
-            except DidResolutionError as e:
-                raise _invalid(f"could not resolve credential issuer: {e}") from None
-            if doc is previous:
-                break  # the forced refresh was rate-limited: same document, same answer
-            previous = doc
-            signing_key = doc.key(kid)
-            if signing_key is None:
-                reason = f"the issuer's DID document has no usable {kid} key"
-            elif signing_key.alg != alg:
-                reason = f"credential alg {alg} does not match the issuer's {kid} key ({signing_key.alg})"
-            elif signing_key.verify(signing_input, sig, strict_low_s=True):
-                return
-            else:
-                reason = "credential signature does not verify with the issuer's key (strict low-S)"
+        reason = ""
+        try:
+            async for doc in documents_refreshed_once(self._resolver, iss):
+                signing_key = doc.key(kid)
+                if signing_key is None:
+                    reason = f"the issuer's DID document has no usable {kid} key"
+                elif signing_key.alg != alg:
+                    reason = f"credential alg {alg} does not match the issuer's {kid} key ({signing_key.alg})"
+                elif signing_key.verify(signing_input, sig, strict_low_s=True):
+                    return
+                else:
+                    reason = "credential signature does not verify with the issuer's key (strict low-S)"
+        except DidResolutionError as e:
+            raise _invalid(f"could not resolve credential issuer: {e}") from None
         raise _invalid(reason)
 
 

@@ -17,7 +17,7 @@ import asyncio
 import ipaddress
 import re
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Protocol
 from urllib.parse import unquote
 
@@ -164,3 +164,17 @@ class DocumentSource(Protocol):
     """What the verifiers need: ``DidResolver`` or any test double with the same ``resolve``."""
 
     async def resolve(self, did: str, force_refresh: bool = False) -> DidDocument: ...
+
+
+async def documents_refreshed_once(resolver: DocumentSource, did: str) -> AsyncIterator[DidDocument]:
+    """The DID's document, then (if the caller is still looking, i.e. the key did not verify) one forced
+    refresh, so a rotated key is picked up. A refresh the resolver rate-limited returns the same document;
+    that ends the iteration, since verifying it again would give the same answer.
+    Raises DidResolutionError from the resolver."""
+    previous = None
+    for force in (False, True):
+        doc = await resolver.resolve(did, force_refresh=force)
+        if doc is previous:
+            return
+        previous = doc
+        yield doc

@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from engram.auth.did_resolver import DidResolutionError, DocumentSource
+from engram.auth.did_resolver import DidResolutionError, DocumentSource, documents_refreshed_once
 from engram.auth.jws import JwsError, parse_jws, sign_jws
 from engram.auth.keys import PrivateKey
 from engram.auth.ttl_cache import TtlCache
@@ -99,22 +99,13 @@ class ServiceAuthVerifier:
         return ServiceAuth(issuer_did, aud, jti, exp)
 
     async def _verify_signature(self, did: str, alg: str, signing_input: bytes, signature: bytes) -> None:
-        previous = None
-        for force in (False, True):
-            try:
-                doc = await self._resolver.resolve(did, force_refresh=force)
-            except DidResolutionError as e:
-                raise _err("BadJwtSignature", f"could not resolve JWT issuer: {e}") from None
-            if doc is previous:
-                break
-            previous = doc
-            key = doc.key("#atproto")
-            if (
-                key is not None
-                and key.alg == alg
-                and key.verify(signing_input, signature, strict_low_s=False)
-            ):
-                return
+        try:
+            async for doc in documents_refreshed_once(self._resolver, did):
+                key = doc.key("#atproto")
+                if key is not None and key.alg == alg and key.verify(signing_input, signature, strict_low_s=False):
+                    return
+        except DidResolutionError as e:
+            raise _err("BadJwtSignature", f"could not resolve JWT issuer: {e}") from None
         raise _err("BadJwtSignature", "JWT signature does not verify with the issuer's #atproto key")
 
 
