@@ -12,7 +12,7 @@ import sqlite3
 from collections.abc import Sequence
 
 from engram.store.spaces import require_space
-from engram.store.writes import parse_datetime_ms
+from engram.store.writes import filter_clauses
 from engram.xrpc.errors import InvalidRequestError
 
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -44,16 +44,8 @@ def keyword_search(
     query = fts_query(text)
     if query is None:
         return []
-    where, params = ["memories_fts MATCH ?", "m.space_id = ?"], [query, space.id]
-    if author is not None:
-        where.append("m.author = ?")
-        params.append(author)
-    for tag in dict.fromkeys(tags):
-        where.append("m.row_id IN (SELECT row_id FROM memory_tags WHERE space_id = ? AND tag = ?)")
-        params += [space.id, tag]
-    if since is not None:
-        where.append("m.created_ms >= ?")
-        params.append(parse_datetime_ms(since, "since"))
+    where, params = filter_clauses(space.id, author, tags, since, table="m.")
+    where, params = ["memories_fts MATCH ?", *where], [query, *params]
     rows = conn.execute(
         "SELECT m.row_id, -bm25(memories_fts, 1.0, 0.5, 0.25) AS score FROM memories_fts JOIN memories m"
         f" ON m.row_id = memories_fts.rowid WHERE {' AND '.join(where)}"

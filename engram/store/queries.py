@@ -18,7 +18,7 @@ import orjson
 from engram.store import skipped
 from engram.store.models import Memory, SpaceStatus
 from engram.store.spaces import require_space
-from engram.store.writes import parse_datetime_ms
+from engram.store.writes import filter_clauses
 from engram.xrpc.errors import InvalidRequestError
 
 if TYPE_CHECKING:
@@ -100,16 +100,7 @@ def list_memories(
         raise InvalidRequestError(f"limit must be an integer in 1..{MAX_LIST_LIMIT}")
     if isinstance(tags, str):
         raise InvalidRequestError("tags must be a list of strings")
-    where, params = ["space_id = ?"], [space.id]
-    if author is not None:
-        where.append("author = ?")
-        params.append(author)
-    for tag in dict.fromkeys(tags):
-        where.append("row_id IN (SELECT row_id FROM memory_tags WHERE space_id = ? AND tag = ?)")
-        params += [space.id, tag]
-    if since is not None:
-        where.append("created_ms >= ?")
-        params.append(parse_datetime_ms(since, "since"))
+    where, params = filter_clauses(space.id, author, tags, since)
     for name, value in (attrs or {}).items():
         if not _ATTR_NAME.fullmatch(name) or not isinstance(value, str | int | float | bool):
             raise InvalidRequestError(f"bad attrs filter {name!r}")

@@ -6,6 +6,7 @@ way in (import, shims, sync). Bad input raises `InvalidRequestError` with a mess
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -165,3 +166,21 @@ def prepare_write(item: MemoryWrite) -> PreparedMemory:
         next_model_key=item.next_embedding.key if item.next_embedding else None,
         idempotency_key=key,
     )
+
+
+def filter_clauses(
+    space_id: int, author: str | None, tags: Sequence[str], since: str | None, *, table: str = ""
+) -> tuple[list[str], list[Any]]:
+    """WHERE clauses and parameters for the author / all-of tags / since filters (listing and keyword
+    search filter alike). `table` prefixes column names ("m." in a join)."""
+    where, params = [f"{table}space_id = ?"], [space_id]
+    if author is not None:
+        where.append(f"{table}author = ?")
+        params.append(author)
+    for tag in dict.fromkeys(tags):
+        where.append(f"{table}row_id IN (SELECT row_id FROM memory_tags WHERE space_id = ? AND tag = ?)")
+        params += [space_id, tag]
+    if since is not None:
+        where.append(f"{table}created_ms >= ?")
+        params.append(parse_datetime_ms(since, "since"))
+    return where, params
