@@ -6,12 +6,7 @@ from aiohttp import web
 
 from .. import __version__
 from ..context import AppContext
-from ..xrpc.errors import XrpcError
-
-
-class _NotReady(XrpcError):
-    status = 503
-    default_error = "NotReady"
+from ..errors import Unavailable
 
 
 def did_document(ctx: AppContext) -> dict:
@@ -25,7 +20,7 @@ def did_document(ctx: AppContext) -> dict:
 def install_basic_routes(app: web.Application, ctx: AppContext) -> None:
     async def health(request: web.Request) -> web.Response:
         if not ctx.ready:
-            raise _NotReady("engram is starting or stopping")
+            raise Unavailable("engram is starting or stopping", "NotReady")
         return web.json_response({"version": __version__})
 
     async def did_json(request: web.Request) -> web.Response:

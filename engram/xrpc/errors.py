@@ -1,82 +1,55 @@
 """XRPC errors: every non-2xx answer is ``{"error": Name, "message": text}``.
 
-    XrpcError(status, error, message)
-     ├── InvalidRequestError      400  (also the lexicon's own 400 names: UnknownSpace, NoModel, ...)
-     ├── AuthRequiredError        401  (AuthRequired, InvalidToken, BadSpaceSignature, BadJwt*, ...)
-     ├── ForbiddenError           403
-     ├── NotFoundError            404
-     ├── PayloadTooLargeError     413
-     ├── RateLimitExceededError   429  (carries RateLimit-* and Retry-After headers)
-     ├── InternalServerError      500  (message is always generic on the wire)
-     ├── MethodNotImplementedError 501
-     └── UnavailableError         503  (IndexLoading, EmbedderBusy, ...)
+The classes are the domain errors of `engram/errors.py` under their XRPC names; the status of each comes
+from its `kind` (`STATUS_BY_KIND`). 500s always carry a generic message on the wire.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from engram.errors import (
+    EngramError,
+    InternalFailure,
+    InvalidInput,
+    NotAllowed,
+    NotAuthenticated,
+    NotFound,
+    NotImplementedYet,
+    RateLimited,
+    TooLarge,
+    Unavailable,
+)
+
+# The XRPC wire status of each domain error family (engram/errors.py). This table is the XRPC runtime's
+# half of the domain-error contract; each REST shim has its own.
+STATUS_BY_KIND = {
+    "invalid": 400,
+    "auth": 401,
+    "forbidden": 403,
+    "not_found": 404,
+    "conflict": 409,
+    "too_large": 413,
+    "rate_limited": 429,
+    "internal": 500,
+    "not_implemented": 501,
+    "unavailable": 503,
+}
 
 
-class XrpcError(Exception):
-    status = 500
-    default_error = "InternalServerError"
-
-    def __init__(self, message: str, error: str | None = None, *, headers: Mapping[str, str] | None = None):
-        super().__init__(message)
-        self.error = error or self.default_error
-        self.message = message
-        self.headers = dict(headers or {})
-
-    def payload(self) -> dict[str, str]:
-        return {"error": self.error, "message": self.message}
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.status}, {self.error!r}, {self.message!r})"
+def http_status(err: EngramError) -> int:
+    return STATUS_BY_KIND.get(err.kind, 500)
 
 
-class InvalidRequestError(XrpcError):
-    status = 400
-    default_error = "InvalidRequest"
-
-
-class AuthRequiredError(XrpcError):
-    status = 401
-    default_error = "AuthRequired"
-
-
-class ForbiddenError(XrpcError):
-    status = 403
-    default_error = "Forbidden"
-
-
-class NotFoundError(XrpcError):
-    status = 404
-    default_error = "NotFound"
-
-
-class PayloadTooLargeError(XrpcError):
-    status = 413
-    default_error = "PayloadTooLarge"
-
-
-class RateLimitExceededError(XrpcError):
-    status = 429
-    default_error = "RateLimitExceeded"
-
-
-class InternalServerError(XrpcError):
-    status = 500
-    default_error = "InternalServerError"
-
-
-class MethodNotImplementedError(XrpcError):
-    status = 501
-    default_error = "MethodNotImplemented"
-
-
-class UnavailableError(XrpcError):
-    status = 503
-    default_error = "ServiceUnavailable"
+# The XRPC names for the domain classes (kept so handler code reads in XRPC terms).
+XrpcError = EngramError
+InvalidRequestError = InvalidInput
+AuthRequiredError = NotAuthenticated
+ForbiddenError = NotAllowed
+NotFoundError = NotFound
+PayloadTooLargeError = TooLarge
+RateLimitExceededError = RateLimited
+InternalServerError = InternalFailure
+MethodNotImplementedError = NotImplementedYet
+UnavailableError = Unavailable
 
 
 # Error names the runtime and auth layers may raise on any method without the lexicon declaring them

@@ -12,7 +12,7 @@ import logging
 import orjson
 from aiohttp import web
 
-from .errors import XrpcError
+from .errors import XrpcError, http_status
 
 log = logging.getLogger("engram.http")
 
@@ -36,7 +36,9 @@ _HTTP_ERROR_NAMES = {
 }
 
 
-def error_response(status: int, error: str, message: str, headers: dict[str, str] | None = None) -> web.Response:
+def error_response(
+    status: int, error: str, message: str, headers: dict[str, str] | None = None
+) -> web.Response:
     return web.Response(
         status=status,
         body=orjson.dumps({"error": error, "message": message}),
@@ -50,11 +52,13 @@ async def error_middleware(request: web.Request, handler) -> web.StreamResponse:
     try:
         return await handler(request)
     except XrpcError as err:
-        return error_response(err.status, err.error, err.message, err.headers)
+        return error_response(http_status(err), err.error, err.message, err.headers)
     except web.HTTPException as exc:
         if exc.status < 400:
             raise
-        name = _HTTP_ERROR_NAMES.get(exc.status, "InternalServerError" if exc.status >= 500 else "InvalidRequest")
+        name = _HTTP_ERROR_NAMES.get(
+            exc.status, "InternalServerError" if exc.status >= 500 else "InvalidRequest"
+        )
         message = exc.reason if exc.status != 404 else f"Not found: {request.path}"
         if exc.status == 413:
             message = "Request body is too large"

@@ -124,7 +124,9 @@ class XrpcServer:
         if route.auth:
             auth = await route.auth(request, params, None if body_json is NOT_PARSED else body_json)
         input_value = (
-            validate_input(method, request.content_type if body else None, body, self.registry, parsed=body_json)
+            validate_input(
+                method, request.content_type if body else None, body, self.registry, parsed=body_json
+            )
             if method.kind == "procedure"
             else None
         )
@@ -135,7 +137,9 @@ class XrpcServer:
             output = await route.handler(call)
         except XrpcError as err:
             if err.error not in method.errors and err.error not in GENERIC_ERROR_NAMES:
-                log.error("handler for %s raised undeclared error %s: %s", method.nsid, err.error, err.message)
+                log.error(
+                    "handler for %s raised undeclared error %s: %s", method.nsid, err.error, err.message
+                )
                 raise InternalServerError("Internal Server Error") from err
             err.headers = {**call.response_headers, **err.headers}
             raise

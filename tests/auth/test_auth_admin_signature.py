@@ -7,7 +7,7 @@ from multidict import CIMultiDict
 
 from engram.auth.admin_signature import AdminVerifier, sign_admin_request
 from engram.auth.keys import PrivateKey
-from engram.xrpc.errors import AuthRequiredError, ForbiddenError
+from engram.xrpc.errors import AuthRequiredError, ForbiddenError, http_status
 
 PUBLIC = "https://engram.example.com"
 OPERATOR = "did:plc:" + "o" * 24
@@ -131,7 +131,7 @@ async def test_through_a_real_server_behind_a_proxy_url(aiohttp_client):
                 request.method, request.raw_path, request.headers, await request.read()
             )
         except (AuthRequiredError, ForbiddenError) as e:
-            return web.json_response(e.payload(), status=e.status)
+            return web.json_response(e.payload(), status=http_status(e))
         return web.json_response({"did": did})
 
     app = web.Application()

@@ -8,7 +8,7 @@ from reader_cases import ACCEPTED, REJECTED, ReaderCase, ReaderWorld
 
 from engram.auth.did_resolver import DidResolver
 from engram.auth.reader import ReaderVerifier
-from engram.xrpc.errors import AuthRequiredError
+from engram.xrpc.errors import AuthRequiredError, http_status
 
 SERVICE_DID = "did:web:engram.example.com"
 
@@ -24,7 +24,7 @@ async def world_client(aiohttp_client, did_server, http_session):
         try:
             auth = await verifier.verify(request.headers, request.query.get("space", ""))
         except AuthRequiredError as e:
-            return web.json_response(e.payload(), status=e.status)
+            return web.json_response(e.payload(), status=http_status(e))
         return web.json_response({"issuer": auth.issuer, "holder": auth.holder_key.did_key, "jti": auth.jti})
 
     app = web.Application()

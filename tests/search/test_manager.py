@@ -11,7 +11,7 @@ from search_fakes import MODEL, MemorySource, clustered, oracle
 from engram.search import persist
 from engram.search.filters import Filters
 from engram.search.manager import IndexManager
-from engram.xrpc.errors import InvalidRequestError, UnavailableError
+from engram.xrpc.errors import InvalidRequestError, UnavailableError, http_status
 
 SPACE = "at://did:plc:alice/garden.engram.space/main"
 D = 16
@@ -139,7 +139,7 @@ async def test_index_loading_when_the_load_outlasts_the_wait(pool):
     manager = IndexManager(source, pool, None, load_wait_s=0.05)
     with pytest.raises(UnavailableError) as info:
         await manager.search(SPACE, MODEL, D, vectors[0], 3)
-    assert info.value.error == "IndexLoading" and info.value.status == 503
+    assert info.value.error == "IndexLoading" and http_status(info.value) == 503
     await manager.flush()  # the load kept going without its caller
     assert manager.is_loaded(SPACE, MODEL)
     source.delay_s = 0
@@ -318,7 +318,9 @@ async def test_graph_is_exact_on_a_fresh_index(pool):
     assert found.scores[0][0] == pytest.approx(1.0, abs=1e-3)
 
 
-async def test_builds_run_on_the_maintenance_pool_and_searches_on_the_search_pool(pool, tmp_path, monkeypatch):
+async def test_builds_run_on_the_maintenance_pool_and_searches_on_the_search_pool(
+    pool, tmp_path, monkeypatch
+):
     import threading
 
     from engram.search.index import SpaceIndex

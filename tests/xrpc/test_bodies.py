@@ -3,7 +3,7 @@
 import orjson
 import pytest
 
-from engram.xrpc.errors import InvalidRequestError
+from engram.xrpc.errors import InvalidRequestError, http_status
 from engram.xrpc.lexicons import LexiconRegistry
 from engram.xrpc.validate import ValidationError, decode_bytes, validate_input, validate_output
 
@@ -147,7 +147,7 @@ def test_valid_json_input_is_returned_parsed():
 def test_bad_input_is_a_400_with_a_clear_message(body, content_type, message):
     with pytest.raises(InvalidRequestError) as info:
         put(body, content_type)
-    assert (info.value.status, info.value.error, info.value.message) == (400, "InvalidRequest", message)
+    assert (http_status(info.value), info.value.error, info.value.message) == (400, "InvalidRequest", message)
 
 
 def test_non_json_encodings_return_raw_bytes():

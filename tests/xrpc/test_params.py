@@ -3,7 +3,7 @@
 import pytest
 from multidict import MultiDict, MultiDictProxy
 
-from engram.xrpc.errors import InvalidRequestError
+from engram.xrpc.errors import InvalidRequestError, http_status
 from engram.xrpc.lexicons import LexiconRegistry
 from engram.xrpc.validate import decode_params
 
@@ -54,7 +54,7 @@ def decode(*pairs, base=True):
 def rejects(message, *pairs, base=True):
     with pytest.raises(InvalidRequestError) as info:
         decode(*pairs, base=base)
-    assert info.value.status == 400 and info.value.error == "InvalidRequest"
+    assert http_status(info.value) == 400 and info.value.error == "InvalidRequest"
     assert info.value.message == message
 
 
