@@ -198,7 +198,7 @@ async def _import(args, admin: AdminClient) -> Any:
     if not args.file.is_file():
         raise CliError(f"{args.file}: no such file")
     totals = {"created": 0, "updated": 0, "unchanged": 0, "notIndexed": 0, "skipped": []}
-    with open(args.file, "rb") as f:
+    with open(args.file, "rb") as f:  # noqa: ASYNC230 - a CLI run: nothing else waits on this loop
         lines, _, _ = open_lines(args.file, f)
         batch: list[tuple[int, Any]] = []
         for number, value in decode_lines(lines):

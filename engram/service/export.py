@@ -85,7 +85,7 @@ async def write_export(ctx: AppContext, space_uri: str, out: IO[bytes]) -> int:
     """Write the export tar of `space_uri` to `out`; returns the number of memories. File I/O runs in the
     worker pool, the store is read in batches, so a big space never blocks the loop or fills RAM."""
     space = await ctx.services.spaces.require(space_uri)
-    spool = tempfile.TemporaryFile()
+    spool = tempfile.TemporaryFile()  # noqa: SIM115 - closed by the finally below, after the tar is written
     count = 0
     try:
         async for batch in iter_export(ctx.store, space_uri):
@@ -132,7 +132,8 @@ class ExportReader:
 def open_export(fileobj: IO[bytes]) -> ExportReader:
     """Read an export tar: the manifest first, then memories line by line (streamed, not loaded whole)."""
     try:
-        tar = tarfile.open(fileobj=fileobj, mode="r|*")
+        # The tar outlives this call: the returned line iterator streams from it.
+        tar = tarfile.open(fileobj=fileobj, mode="r|*")  # noqa: SIM115
         member = tar.next()
         if (
             member is None

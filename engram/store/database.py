@@ -25,7 +25,7 @@ import sqlite3
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Self, TypeVar
 
 from engram.store.direct_reads import DirectReader, connect
 from engram.store.migrate import apply_migrations
@@ -167,7 +167,7 @@ class Store:
             await asyncio.to_thread(self._reader_pool.shutdown, True)
         self.readers.close()
 
-    async def __aenter__(self) -> Store:
+    async def __aenter__(self) -> Self:
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:

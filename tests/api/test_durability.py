@@ -58,7 +58,7 @@ def vector(i: int) -> np.ndarray:
 async def test_acknowledged_writes_survive_kill_9(aiohttp_client, settings):
     settings.data_dir.mkdir(parents=True)
     acknowledged: dict[int, str] = {}
-    with subprocess.Popen(
+    with subprocess.Popen(  # noqa: ASYNC220 - the child must be a separate process to kill -9 it
         [sys.executable, "-c", WRITER, str(settings.data_dir)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

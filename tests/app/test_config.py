@@ -56,6 +56,7 @@ def test_bad_config_stops_the_cli_with_a_clear_message(tmp_path):
         env={"ENGRAM_PORT": "not-a-port", "PATH": "/usr/bin:/bin"},
         capture_output=True,
         text=True,
+        check=False,
         timeout=60,
         cwd=tmp_path,
     )

@@ -21,7 +21,7 @@ def register(xrpc: XrpcServer, ctx: AppContext) -> None:
         space = call.auth.space
         # Build the tar in a temp file first: an error then still answers as an XRPC error, and the
         # response carries a Content-Length instead of a tar cut short mid-stream.
-        spool = tempfile.TemporaryFile()
+        spool = tempfile.TemporaryFile()  # noqa: SIM115 - closed by the finally below, after streaming
         try:
             await write_export(ctx, space.uri, spool)
             size = spool.tell()
