@@ -25,7 +25,7 @@ async def start(aiohttp_client, settings, space_name="ops"):
 
 
 async def test_rate_limit_answers_429_with_headers(aiohttp_client, settings):
-    reader = await start(aiohttp_client, settings_with(settings, search_rate=0.5, search_burst=2))
+    reader = await start(aiohttp_client, settings_with(settings, search_rate=0.001, search_burst=2))
     await seed(reader.ctx, reader.space, unit(np.random.default_rng(0), 5, MODEL.dims))
     params = vector_params(np.ones(MODEL.dims))
     statuses = [(await reader.search(**params)).status for _ in range(2)]
