@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator
+from importlib import resources
+from importlib.resources.abc import Traversable
 from pathlib import Path
 
 from aiohttp import web
@@ -28,10 +30,11 @@ from .xrpc.validate import precompile
 
 log = logging.getLogger("engram")
 
-LEXICON_DIR = Path(__file__).resolve().parent.parent / "lexicons"
+# Package data: engram/lexicons is a symlink to the top-level lexicons/ in a checkout and a copy in a wheel.
+LEXICON_DIR = resources.files("engram") / "lexicons"
 
 
-def create_app(settings: Settings, *, lexicon_dir: Path = LEXICON_DIR) -> web.Application:
+def create_app(settings: Settings, *, lexicon_dir: Path | Traversable = LEXICON_DIR) -> web.Application:
     registry = LexiconRegistry.load(lexicon_dir)
     precompile(registry)  # build every method's checks now, not on the first request
     app = web.Application(client_max_size=settings.max_body_bytes)
