@@ -40,7 +40,8 @@ VARIABLES: tuple[Variable, ...] = (
     Variable(
         "ENGRAM_SIGNING_KEY",
         None,
-        "engram's private key as a multibase private Multikey. Default: generated in the data dir.",
+        "engram's private key as a multibase private Multikey (`z...`, P-256 or secp256k1; "
+        "`engram keygen` prints one). Default: generated in the data dir.",
     ),
     Variable("ENGRAM_DEV", "0", "`1` allows plain-http did:web for localhost and relaxes nothing else."),
     Variable("ENGRAM_LOG_LEVEL", "info", "debug, info, warning or error. Logs are JSON lines on stderr."),
@@ -245,3 +246,10 @@ def override(settings: Settings, **changes: Any) -> Settings:
     from dataclasses import replace
 
     return replace(settings, **changes)
+
+
+def read_env_with(flags: Mapping[str, str], environ: Mapping[str, str] | None = None) -> Settings:
+    """Settings as if command-line `flags` (ENGRAM_* name -> value) were set in the environment, so what
+    is derived from them follows: `engram serve --port 9000` gets the URL and DID of port 9000 unless
+    ENGRAM_PUBLIC_URL / ENGRAM_SERVICE_DID name them explicitly."""
+    return read_env({**(os.environ if environ is None else environ), **flags})

@@ -32,7 +32,7 @@ def _answers(url: str) -> bool:
 
 
 def start_engram(
-    command: list[str],
+    command: list[str] | Callable[[int], list[str]],
     env_for_port: Callable[[int], dict[str, str]],
     log: Path,
     *,
@@ -41,12 +41,14 @@ def start_engram(
     timeout_s: float = 120,
     attempts: int = 5,
 ) -> tuple[subprocess.Popen, int]:
-    """Start `command` with `env_for_port(port)` until `http://127.0.0.1:<port><ready_path>` answers 200.
-    The bound is generous on purpose: it only ends a server that will never come up."""
+    """Start `command` (or `command(port)`) with `env_for_port(port)` until
+    `http://127.0.0.1:<port><ready_path>` answers 200. The bound is generous on purpose: it only ends a
+    server that will never come up."""
     for _ in range(attempts):
         port = free_port()
+        argv = command(port) if callable(command) else command
         with open(log, "wb") as out:
-            proc = subprocess.Popen(command, env=env_for_port(port), cwd=cwd, stdout=out, stderr=out)
+            proc = subprocess.Popen(argv, env=env_for_port(port), cwd=cwd, stdout=out, stderr=out)
         deadline = time.monotonic() + timeout_s
         while proc.poll() is None and time.monotonic() < deadline:
             if _answers(f"http://127.0.0.1:{port}{ready_path}"):
@@ -55,7 +57,7 @@ def start_engram(
         stop(proc)
         output = log.read_text(errors="replace")
         if not any(marker in output.lower() for marker in ADDRESS_IN_USE):
-            raise RuntimeError(f"{' '.join(command)} did not start on port {port}:\n{output}")
+            raise RuntimeError(f"{' '.join(argv)} did not start on port {port}:\n{output}")
     raise RuntimeError(f"no free port after {attempts} attempts:\n{log.read_text(errors='replace')}")
 
 

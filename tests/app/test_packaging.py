@@ -1,5 +1,5 @@
-"""A normal (non-editable) install works: build the wheel, install it into a fresh venv, run `engram serve`
-from a directory that is not the checkout, and ask it describeService over HTTP.
+"""A normal (non-editable) install works: build the wheel, install it into a fresh venv, run
+`engram serve --port N` from a directory that is not the checkout, and ask it describeService over HTTP.
 
 Offline and quick on purpose: the wheel is built with this venv's setuptools (--no-build-isolation, no
 index), and the fresh venv gets only engram's wheel; its dependencies come from this venv's site-packages
@@ -91,15 +91,12 @@ def test_the_wheel_carries_the_lexicons_and_serves_from_anywhere(tmp_path):
     base = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")}
 
     def env(port: int) -> dict[str, str]:
-        return base | {
-            "ENGRAM_PORT": str(port),
-            "ENGRAM_DATA_DIR": str(tmp_path / "data"),
-            "ENGRAM_LOG_LEVEL": "warning",
-        }
+        return base | {"ENGRAM_DATA_DIR": str(tmp_path / "data"), "ENGRAM_LOG_LEVEL": "warning"}
 
+    # The port comes as `--port`: the service's URL and DID must follow it (not stay at 8080's).
     describe = "/xrpc/garden.engram.describeService"
     proc, port = start_engram(
-        [str(env_dir / "bin" / "engram"), "serve"],
+        lambda port: [str(env_dir / "bin" / "engram"), "serve", "--port", str(port)],
         env,
         tmp_path / "serve.log",
         cwd=elsewhere,
