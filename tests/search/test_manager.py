@@ -294,10 +294,11 @@ async def test_loop_guard_catches_a_loop_blocked_by_another_thread():
     import threading
 
     held = threading.Lock()
-    held.acquire()
-    threading.Timer(0.4, held.release).start()
     with pytest.raises(AssertionError, match="blocked for"):
         async with loop_guard(max_blocked_s=0.2):
+            # Armed inside the block: entering the guard collects garbage, which may take a while.
+            held.acquire()
+            threading.Timer(0.4, held.release).start()
             await asyncio.sleep(0.02)
             with held:  # the loop thread sleeps on a lock another thread holds: not busy, not load
                 pass
