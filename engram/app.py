@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator
+from importlib import resources
+from importlib.resources.abc import Traversable
 from pathlib import Path
 
 from aiohttp import web
@@ -22,16 +24,17 @@ from .keys import context_key, xrpc_key
 from .metrics import Metrics
 from .workers import WorkerPool
 from .xrpc.lexicons import LexiconRegistry
-from .xrpc.validate import precompile
 from .xrpc.middleware import install_http_basics
 from .xrpc.server import XrpcServer
+from .xrpc.validate import precompile
 
 log = logging.getLogger("engram")
 
-LEXICON_DIR = Path(__file__).resolve().parent.parent / "lexicons"
+# Package data: engram/lexicons is a symlink to the top-level lexicons/ in a checkout and a copy in a wheel.
+LEXICON_DIR = resources.files("engram") / "lexicons"
 
 
-def create_app(settings: Settings, *, lexicon_dir: Path = LEXICON_DIR) -> web.Application:
+def create_app(settings: Settings, *, lexicon_dir: Path | Traversable = LEXICON_DIR) -> web.Application:
     registry = LexiconRegistry.load(lexicon_dir)
     precompile(registry)  # build every method's checks now, not on the first request
     app = web.Application(client_max_size=settings.max_body_bytes)
@@ -57,8 +60,13 @@ async def _lifecycle(app: web.Application) -> AsyncIterator[None]:
         ctx.ready = True
         log.info(
             "engram ready",
-            extra={"fields": {"version": __version__, "did": ctx.settings.service_did,
-                              "unbuilt": sorted(app[xrpc_key].unbuilt())}},
+            extra={
+                "fields": {
+                    "version": __version__,
+                    "did": ctx.settings.service_did,
+                    "unbuilt": sorted(app[xrpc_key].unbuilt()),
+                }
+            },
         )
         yield
         ctx.ready = False

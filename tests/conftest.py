@@ -6,6 +6,8 @@ import ipaddress
 import socket
 
 import pytest
+from hypothesis import HealthCheck
+from hypothesis import settings as hypothesis_settings
 
 from engram.config import Settings
 
@@ -55,4 +57,15 @@ def settings(tmp_path) -> Settings:
         embedder="hashing",
         plc_url="http://127.0.0.1:9",  # tests that need a PLC directory start a fake one and override this
         workers=2,
+        # A search waits for its index to load (tests of 503 IndexLoading set 0): on a busy CI machine the
+        # default 2 s can pass while a freshly seeded space loads, and that would test the machine.
+        load_wait_ms=10_000,  # the most ENGRAM_LOAD_WAIT_MS allows
     )
+
+
+# Hypothesis' per-example deadline (200 ms) and its too_slow health check are wall-clock assertions: on a
+# busy 2-core CI machine they fail for the neighbours' load, not for the code. Every test runs without them.
+hypothesis_settings.register_profile(
+    "engram", deadline=None, suppress_health_check=[HealthCheck.too_slow], print_blob=True
+)
+hypothesis_settings.load_profile("engram")

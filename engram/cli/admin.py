@@ -21,7 +21,7 @@ from ..service.imports import decode_lines
 from .errors import CliError
 from .importer import open_lines
 from .keyfiles import read_key
-from .output import print_json, print_table
+from .output import confirm_or_stop, print_json, print_table
 from .xrpc_client import XrpcClient, query_pairs
 
 IMPORT_BATCH = 500  # under importMemories' 1000 and well under the default 16 MiB body limit
@@ -44,53 +44,63 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
     s = a.add_parser("space", help="create, configure, list and delete spaces")
     ss = s.add_subparsers(dest="space_command", metavar="<subcommand>", required=True)
-    c = ss.add_parser("create")
-    c.add_argument("name")
-    c.add_argument("--authority", metavar="DID")
+    c = ss.add_parser("create", help="create a hosted space on the server and print its at:// URI")
+    c.add_argument("name", help="the space's name (record key: letters, digits, . _ : ~ -)")
+    c.add_argument(
+        "--authority",
+        metavar="DID",
+        help="the DID that owns the space and mints its readers' credentials (default: the server's DID)",
+    )
     _model_flags(c)
     c.set_defaults(admin=_space_create)
-    g = ss.add_parser("config")
-    g.add_argument("space")
+    g = ss.add_parser("config", help="set a space's model (or the next model, during a model change)")
+    g.add_argument("space", help="space name or at:// URI")
     _model_flags(g)
     g.add_argument("--next", action="store_true", help="the model flags name the next model")
-    g.add_argument("--clear-next", action="store_true")
+    g.add_argument("--clear-next", action="store_true", help="drop a pending model change")
     g.set_defaults(admin=_space_config)
-    ss.add_parser("list").set_defaults(admin=_space_list)
-    d = ss.add_parser("delete")
-    d.add_argument("space")
-    d.add_argument("--yes", action="store_true", required=True, help="required: deleting cannot be undone")
+    ss.add_parser("list", help="list the server's spaces").set_defaults(admin=_space_list)
+    d = ss.add_parser("delete", help="delete a space and all its memories")
+    d.add_argument("space", help="space name or at:// URI")
+    d.add_argument("--yes", action="store_true", help="do not ask for confirmation")
     d.set_defaults(admin=_space_delete)
 
     i = a.add_parser("import", help="import a JSONL file or export tar in batches")
-    i.add_argument("space")
-    i.add_argument("file", type=Path)
+    i.add_argument("space", help="space name or at:// URI")
+    i.add_argument("file", type=Path, help="a JSONL file (one memory a line) or an `engram export` tar")
     i.set_defaults(admin=_import)
     r = a.add_parser("reindex", help="rebuild a space's indexes")
-    r.add_argument("space")
+    r.add_argument("space", help="space name or at:// URI")
     r.set_defaults(admin=_reindex)
 
     k = a.add_parser("apikey", help="API keys of the REST shims")
     ks = k.add_subparsers(dest="apikey_command", metavar="<subcommand>", required=True)
-    kc = ks.add_parser("create")
-    kc.add_argument("space")
-    kc.add_argument("--scope", action="append", choices=("read", "write"), dest="scopes")
-    kc.add_argument("--label", default="")
+    kc = ks.add_parser("create", help="create a key (shown once; only its hash is stored)")
+    kc.add_argument("space", help="space name or at:// URI")
+    kc.add_argument(
+        "--scope",
+        action="append",
+        choices=("read", "write"),
+        dest="scopes",
+        help="read and/or write (repeatable; default: read)",
+    )
+    kc.add_argument("--label", default="", help="a note to tell keys apart")
     kc.set_defaults(admin=_apikey_create)
-    kl = ks.add_parser("list")
-    kl.add_argument("space", nargs="?")
+    kl = ks.add_parser("list", help="list keys (never their tokens)")
+    kl.add_argument("space", nargs="?", help="only the keys of this space")
     kl.set_defaults(admin=_apikey_list)
-    kr = ks.add_parser("revoke")
-    kr.add_argument("id", type=int)
+    kr = ks.add_parser("revoke", help="revoke a key by id")
+    kr.add_argument("id", type=int, help="the key's id (from `engram admin apikey list`)")
     kr.set_defaults(admin=_apikey_revoke)
     p.set_defaults(run=run)
 
 
 def _model_flags(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--model")
-    p.add_argument("--digest")
-    p.add_argument("--dims", type=int)
-    p.add_argument("--document-prefix")
-    p.add_argument("--query-prefix")
+    p.add_argument("--model", help="embedding model name (with --digest and --dims)")
+    p.add_argument("--digest", help="the model's digest (pins the exact build)")
+    p.add_argument("--dims", type=int, help="the model's vector dimensions")
+    p.add_argument("--document-prefix", help="text prepended to memories before embedding")
+    p.add_argument("--query-prefix", help="text prepended to queries before embedding")
 
 
 class AdminClient:
@@ -188,6 +198,7 @@ async def _space_list(args, admin: AdminClient) -> Any:
 
 
 async def _space_delete(args, admin: AdminClient) -> Any:
+    confirm_or_stop(f"Delete {args.space} and all its memories on {args.remote}?", args.yes)
     out = await admin.procedure("garden.engram.admin.deleteSpace", {"space": args.space})
     if not args.json:
         print(f"deleted {out['uri']}")
@@ -198,7 +209,7 @@ async def _import(args, admin: AdminClient) -> Any:
     if not args.file.is_file():
         raise CliError(f"{args.file}: no such file")
     totals = {"created": 0, "updated": 0, "unchanged": 0, "notIndexed": 0, "skipped": []}
-    with open(args.file, "rb") as f:
+    with open(args.file, "rb") as f:  # noqa: ASYNC230 - a CLI run: nothing else waits on this loop
         lines, _, _ = open_lines(args.file, f)
         batch: list[tuple[int, Any]] = []
         for number, value in decode_lines(lines):

@@ -25,14 +25,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="read and/or write (repeatable; default: read)",
     )
     c.add_argument("--label", default="", help="a note to tell keys apart")
-    c.add_argument("--json", action="store_true")
+    c.add_argument("--json", action="store_true", help="print the key and its token as JSON")
     c.set_defaults(run=run_create)
     ls = ps.add_parser("list", help="list keys (never their tokens)")
     ls.add_argument("space", nargs="?", help="only the keys of this space")
-    ls.add_argument("--json", action="store_true")
+    ls.add_argument("--json", action="store_true", help="print the keys as JSON")
     ls.set_defaults(run=run_list)
     r = ps.add_parser("revoke", help="revoke a key by id")
-    r.add_argument("id", type=int)
+    r.add_argument("id", type=int, help="the key's id (from `engram apikey list`)")
     r.set_defaults(run=run_revoke)
 
 

@@ -45,7 +45,7 @@ def run_export(args: argparse.Namespace, settings: Settings) -> int:
             return uri, await write_export(ctx, uri, sys.stdout.buffer)
         tmp = args.out.with_name(f".{args.out.name}.partial")
         try:
-            with open(tmp, "wb") as f:
+            with open(tmp, "wb") as f:  # noqa: ASYNC230 - a CLI run: nothing else waits on this loop
                 count = await write_export(ctx, uri, f)
             os.replace(tmp, args.out)  # never leave a truncated export under the requested name
         finally:

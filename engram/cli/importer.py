@@ -59,7 +59,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     async def work(ctx):
         uri = resolve_space(ctx, args.space)
         space = await ctx.services.spaces.require(uri)
-        with open(args.file, "rb") as f:
+        with open(args.file, "rb") as f:  # noqa: ASYNC230 - a CLI run: nothing else waits on this loop
             lines, total, manifest = open_lines(args.file, f)
             if manifest is not None:
                 _warn_model_change(manifest, space)

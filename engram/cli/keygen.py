@@ -30,7 +30,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="store the key in the data dir as this DID's key, so "
         "engram can mint credentials for hosted spaces that DID owns",
     )
-    k.add_argument("--json", action="store_true")
+    k.add_argument("--json", action="store_true", help="print the key and its did:key as JSON")
     k.set_defaults(run=run_keygen)
 
     c = sub.add_parser("credential", help="space credentials")

@@ -14,7 +14,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("model", help="the configured embedding model")
     ms = p.add_subparsers(dest="model_command", metavar="<subcommand>", required=True)
     i = ms.add_parser("info", help="name, digest, dims and backend of the configured embedder")
-    i.add_argument("--json", action="store_true")
+    i.add_argument("--json", action="store_true", help="print the model info as JSON")
     i.set_defaults(run=run_info)
 
 

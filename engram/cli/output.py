@@ -8,6 +8,8 @@ from typing import Any
 
 import orjson
 
+from .errors import CliError
+
 
 def print_json(value: Any) -> None:
     sys.stdout.write(orjson.dumps(value, option=orjson.OPT_INDENT_2).decode() + "\n")
@@ -27,6 +29,13 @@ def print_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
 def truncate(text: str, width: int) -> str:
     text = " ".join(text.split())
     return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def confirm_or_stop(prompt: str, yes: bool) -> None:
+    """Go on only if `yes` (the command's --yes) or the user answers y at a terminal; the local and the
+    remote (`engram admin`) destructive commands both ask through here, so they behave alike."""
+    if not yes and not confirm(prompt):
+        raise CliError("not deleted (pass --yes to skip the question)", 1)
 
 
 def confirm(prompt: str) -> bool:

@@ -10,8 +10,11 @@ from ..config import Settings
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("serve", help="run the engram service", description="Run the engram service. "
-                       "Settings come from ENGRAM_* environment variables (see README).")
+    p = sub.add_parser(
+        "serve",
+        help="run the engram service",
+        description="Run the engram service. Settings come from ENGRAM_* environment variables (see README).",
+    )
     p.add_argument("--host", help="override ENGRAM_HOST")
     p.add_argument("--port", type=int, help="override ENGRAM_PORT")
     p.set_defaults(run=run)
@@ -19,13 +22,20 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
     from ..app import create_app
-    from ..config import override
+    from ..config import read_env_with
     from ..logs import AccessLogger, configure_logging
 
-    if args.host or args.port is not None:
-        settings = override(settings, host=args.host or settings.host,
-                            port=settings.port if args.port is None else args.port)
+    flags = {"ENGRAM_HOST": args.host, "ENGRAM_PORT": None if args.port is None else str(args.port)}
+    if any(flags.values()):
+        # Re-read rather than patch the port: the public URL and DID derive from it.
+        settings = read_env_with({name: value for name, value in flags.items() if value})
     configure_logging(settings.log_level)
-    web.run_app(create_app(settings), host=settings.host, port=settings.port,
-                access_log_class=AccessLogger, print=lambda *_: None, handle_signals=True)
+    web.run_app(
+        create_app(settings),
+        host=settings.host,
+        port=settings.port,
+        access_log_class=AccessLogger,
+        print=lambda *_: None,
+        handle_signals=True,
+    )
     return 0

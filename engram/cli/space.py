@@ -9,7 +9,7 @@ from ..config import Settings
 from ..store import ModelSpec
 from .errors import CliError
 from .local import resolve_space, run_local
-from .output import confirm, print_json, print_table
+from .output import confirm_or_stop, print_json, print_table
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -46,16 +46,16 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="set the model being migrated to (config.next) and keep the active one",
     )
     g.add_argument("--clear-next", action="store_true", help="drop a pending model change")
-    g.add_argument("--json", action="store_true")
+    g.add_argument("--json", action="store_true", help="print the space as JSON")
     g.set_defaults(run=run_config)
 
     ls = ss.add_parser("list", help="list spaces")
-    ls.add_argument("--json", action="store_true")
+    ls.add_argument("--json", action="store_true", help="print the spaces as JSON")
     ls.set_defaults(run=run_list)
 
     st = ss.add_parser("status", help="memory counts and model of a space")
     st.add_argument("space", help="space name or at:// URI")
-    st.add_argument("--json", action="store_true")
+    st.add_argument("--json", action="store_true", help="print the status as JSON")
     st.set_defaults(run=run_status)
 
     d = ss.add_parser("delete", help="delete a space and all its memories")
@@ -193,8 +193,7 @@ def run_delete(args: argparse.Namespace, settings: Settings) -> int:
         return (await ctx.services.spaces.require(resolve_space(ctx, args.space))).uri
 
     uri = run_local(settings, lookup)
-    if not args.yes and not confirm(f"Delete {uri} and all its memories?"):
-        raise CliError("not deleted (pass --yes to skip the question)", 1)
+    confirm_or_stop(f"Delete {uri} and all its memories?", args.yes)
 
     async def work(ctx):
         return await ctx.services.spaces.delete(uri)

@@ -25,7 +25,7 @@ import sqlite3
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Self, TypeVar
 
 from engram.store.direct_reads import DirectReader, connect
 from engram.store.migrate import apply_migrations
@@ -152,7 +152,7 @@ class Store:
 
     # -- shutdown -----------------------------------------------------------------------------------------
 
-    async def close(self, timeout: float = 10.0) -> None:  # noqa: ASYNC109 - bounds a thread join, not I/O
+    async def close(self, timeout: float = 10.0) -> None:
         """Finish queued writes, stop the writer (sentinel + join) and close every connection."""
         with self._lock:
             if self._closed:
@@ -167,7 +167,7 @@ class Store:
             await asyncio.to_thread(self._reader_pool.shutdown, True)
         self.readers.close()
 
-    async def __aenter__(self) -> Store:
+    async def __aenter__(self) -> Self:
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:

@@ -76,6 +76,6 @@ def apply_migrations(conn: sqlite3.Connection) -> int:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
             if isinstance(exc, sqlite3.Error):
-                raise RuntimeError(f"migration {name} failed: {exc}") from exc
+                raise RuntimeError(f"migration {name} failed: {exc}") from exc  # noqa: TRY004 - not a type check
             raise
     return applied

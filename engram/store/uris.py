@@ -47,7 +47,7 @@ def memory_uri(space: str, author: str, rkey: str) -> str:
 def parse_memory_uri(uri: str) -> tuple[str, str, str]:
     """(space URI, author DID, rkey) of a memory URI; ValueError if malformed."""
     if not isinstance(uri, str):
-        raise ValueError("memory URI must be a string")
+        raise ValueError("memory URI must be a string")  # noqa: TRY004 - callers catch ValueError for any bad URI
     parts = uri.rsplit("/", 3)
     if len(parts) != 4 or parts[2] != MEMORY_COLLECTION:
         raise ValueError(f"not a memory URI: {uri!r}")

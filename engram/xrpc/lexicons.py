@@ -1,14 +1,16 @@
 """The lexicon registry: every lexicon document the service knows, indexed by NSID.
 
-Loaded once at start-up from ``lexicons/`` (path mirrors the NSID). A bad file stops start-up with a
+Loaded once at start-up from the package's ``lexicons/`` (path mirrors the NSID), through
+importlib.resources so an installed wheel finds them as well as a checkout. A bad file stops start-up with a
 ``LexiconError`` that names it: a service must never run with a lexicon it half understood.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -46,15 +48,16 @@ class LexiconRegistry:
         self.compiled_defs: dict[str, Any] = {}
 
     @classmethod
-    def load(cls, directory: Path) -> LexiconRegistry:
+    def load(cls, directory: Path | Traversable) -> LexiconRegistry:
+        """Every *.json under `directory`: a filesystem path or a package resource (importlib.resources)."""
         docs = []
-        for path in sorted(Path(directory).rglob("*.json")):
+        for parts, path in sorted(_json_files(directory, ())):
             try:
                 doc = json.loads(path.read_text(encoding="utf-8"))
             except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
                 raise LexiconError(f"{path}: not a readable JSON file: {e}") from e
             docs.append((str(path), doc))
-            expected = ".".join(path.relative_to(directory).with_suffix("").parts)
+            expected = ".".join(parts)
             if isinstance(doc, dict) and doc.get("id") != expected:
                 raise LexiconError(
                     f"{path}: id {doc.get('id')!r} does not match its path (expected {expected!r})"
@@ -144,3 +147,15 @@ def _method_def(nsid: str, main: dict[str, Any]) -> MethodDef:
         errors=frozenset(e["name"] for e in main.get("errors", [])),
         description=main.get("description"),
     )
+
+
+def _json_files(
+    node: Path | Traversable, parts: tuple[str, ...]
+) -> Iterator[tuple[tuple[str, ...], Traversable]]:
+    """(NSID parts, file) of every *.json below `node`. Written over Traversable rather than Path.rglob so
+    the same walk reads a checkout's directory and an installed package's resources."""
+    for child in node.iterdir():
+        if child.is_dir():
+            yield from _json_files(child, (*parts, child.name))
+        elif child.name.endswith(".json"):
+            yield (*parts, child.name.removesuffix(".json")), child

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from engram.config import VARIABLES, ConfigError, did_web_for, read_env
+from engram.config import VARIABLES, ConfigError, Settings, Variable, did_web_for, read_env, read_env_with
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -25,7 +25,9 @@ def test_defaults_are_the_embedded_ones():
 
 def test_service_did_follows_the_public_url():
     assert did_web_for("https://engram.example.com") == "did:web:engram.example.com"
-    assert read_env({"ENGRAM_PUBLIC_URL": "https://a.example:8443/"}).service_did == "did:web:a.example%3A8443"
+    assert (
+        read_env({"ENGRAM_PUBLIC_URL": "https://a.example:8443/"}).service_did == "did:web:a.example%3A8443"
+    )
 
 
 @pytest.mark.parametrize(
@@ -52,16 +54,34 @@ def test_bad_config_stops_the_cli_with_a_clear_message(tmp_path):
     proc = subprocess.run(
         [sys.executable, "-m", "engram", "serve"],
         env={"ENGRAM_PORT": "not-a-port", "PATH": "/usr/bin:/bin"},
-        capture_output=True, text=True, timeout=60, cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+        cwd=tmp_path,
     )
     assert proc.returncode == 2
     assert "ENGRAM_PORT" in proc.stderr and "Traceback" not in proc.stderr
 
 
-def test_readme_configuration_table_lists_every_variable():
+def _readme_row(v: Variable) -> str:
+    default = "(unset)" if v.default is None else "(empty)" if v.default == "" else f"`{v.default}`"
+    return f"| `{v.name}` | {default} | {v.help} |"
+
+
+def test_readme_configuration_table_is_the_one_config_py_describes():
+    """Names, defaults and meanings, in order: the table is VARIABLES rendered (on failure, paste the
+    expected rows printed below into README.md)."""
     readme = (ROOT / "README.md").read_text()
-    documented = set(re.findall(r"^\| `(ENGRAM_[A-Z0-9_]+)` \|", readme, flags=re.M))
-    assert documented == {v.name for v in VARIABLES}
+    documented = re.findall(r"^\| `ENGRAM_[A-Z0-9_]+` \|.*$", readme, flags=re.MULTILINE)
+    expected = [_readme_row(v) for v in VARIABLES]
+    assert documented == expected, "README.md's configuration table should read:\n" + "\n".join(expected)
+
+
+def test_the_documented_defaults_are_the_defaults():
+    """read_env falls back to VARIABLES' defaults (the README's); Settings() is what tests and the CLI's
+    overrides start from: both are the same settings."""
+    assert read_env({}) == Settings()
 
 
 def test_config_module_is_the_only_reader_of_engram_settings():
@@ -74,3 +94,19 @@ def test_config_module_is_the_only_reader_of_engram_settings():
         if re.search(r"(os\.environ|os\.getenv|environ\.get)[^\n]*ENGRAM_", path.read_text()):
             offenders.append(str(path.relative_to(ROOT)))
     assert offenders == []
+
+
+def test_command_line_flags_are_applied_before_the_url_and_did_are_derived():
+    settings = read_env_with({"ENGRAM_PORT": "9000"}, environ={})
+    assert (settings.port, settings.public_url, settings.service_did) == (
+        9000,
+        "http://localhost:9000",
+        "did:web:localhost%3A9000",
+    )
+    explicit = {"ENGRAM_PUBLIC_URL": "https://engram.example", "ENGRAM_SERVICE_DID": "did:web:engram.example"}
+    settings = read_env_with({"ENGRAM_PORT": "9000"}, environ=explicit)
+    assert (settings.port, settings.public_url, settings.service_did) == (
+        9000,
+        "https://engram.example",
+        "did:web:engram.example",
+    )

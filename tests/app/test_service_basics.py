@@ -73,7 +73,9 @@ def test_access_log_redacts_query_text_and_vectors():
 
 async def test_access_log_line_has_no_query_text(aiohttp_server, aiohttp_client, settings, caplog):
     app = create_app(settings)
-    server = await aiohttp_server(app, access_log_class=AccessLogger, access_log=logging.getLogger("engram.access"))
+    server = await aiohttp_server(
+        app, access_log_class=AccessLogger, access_log=logging.getLogger("engram.access")
+    )
     client = await aiohttp_client(server)
     with caplog.at_level(logging.INFO, logger="engram.access"):
         await client.get("/xrpc/garden.engram.describeService?q=top-secret-words&vector=QUJD")
@@ -96,14 +98,20 @@ def test_readme_lists_every_xrpc_method(client):
 
 
 async def test_prometheus_metrics_on_their_own_port(aiohttp_client, settings):
-    import socket
+    import errno
+
+    from engram_process import free_port
 
     from engram.config import override
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    client = await aiohttp_client(create_app(override(settings, metrics_port=port)))
+    for attempt in range(5):  # a port found free may be taken by another process before the app binds it
+        port = free_port()
+        try:
+            client = await aiohttp_client(create_app(override(settings, metrics_port=port)))
+            break
+        except OSError as exc:
+            if exc.errno != errno.EADDRINUSE or attempt == 4:
+                raise
     await client.get("/xrpc/garden.engram.describeService")
     await client.get("/xrpc/garden.engram.noSuchMethod")
     metrics = await client.session.get(f"http://127.0.0.1:{port}/metrics")

@@ -5,16 +5,13 @@ admin client talk to it over HTTP)."""
 from __future__ import annotations
 
 import os
-import socket
-import subprocess
 import sys
-import time
-import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
 import orjson
 import pytest
+from engram_process import start_engram, stop
 
 from engram.auth.identity import save_operator_key
 from engram.auth.keys import PrivateKey
@@ -51,49 +48,32 @@ class Server:
             "ENGRAM_DEV": "1",
             "ENGRAM_ADMIN_DIDS": OPS_DID,
             "ENGRAM_LOG_LEVEL": "warning",
+            "ENGRAM_LOAD_WAIT_MS": "10000",  # searches wait for a loading index on a busy machine
             "XDG_CONFIG_HOME": str(self.config_dir),
         }
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="session")
 def server(tmp_path_factory) -> Server:
     root = tmp_path_factory.mktemp("cli-server")
-    port = _free_port()
-    srv = Server(
-        f"http://127.0.0.1:{port}", port, root / "data", root / "config", root / "ops.key", root / "serve.log"
-    )
     ops_key = PrivateKey.generate("ES256")
+
+    def at(port: int) -> Server:
+        url = f"http://127.0.0.1:{port}"
+        return Server(url, port, root / "data", root / "config", root / "ops.key", root / "serve.log")
+
+    template = at(0)
     # The operator's key in the data dir: the server resolves the admin DID from its keyring, offline.
-    save_operator_key(srv.data_dir, OPS_DID, ops_key)
-    srv.ops_key_file.write_text(ops_key.to_multibase() + "\n")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")} | srv.env()
-    with open(srv.log, "wb") as log:
-        proc = subprocess.Popen([sys.executable, "-m", "engram", "serve"], env=env, stdout=log, stderr=log)
+    save_operator_key(template.data_dir, OPS_DID, ops_key)
+    template.ops_key_file.write_text(ops_key.to_multibase() + "\n")
+    base_env = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")}
+    proc, port = start_engram(
+        [sys.executable, "-m", "engram", "serve"], lambda port: base_env | at(port).env(), template.log
+    )
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                with urllib.request.urlopen(f"{srv.url}/xrpc/_health", timeout=1) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"engram serve did not start:\n{srv.log.read_text()}") from None
-                time.sleep(0.05)
-        yield srv
+        yield at(port)
     finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc)
 
 
 @pytest.fixture

@@ -148,7 +148,12 @@ def test_engram_admin_runs_the_operator_commands_remotely(engram, server, space_
     with tarfile.open(exported) as a, tarfile.open(copied) as b:
         assert a.extractfile("memories.jsonl").read() == b.extractfile("memories.jsonl").read()
 
+    # Like the local `engram space delete`: without --yes it asks, and no terminal means no.
+    refused = engram(*base, "space", "delete", space_name)
+    assert refused.code == 1 and "not deleted (pass --yes" in refused.err
+    assert uri in {s["uri"] for s in engram(*base, "--json", "space", "list").json()["spaces"]}
     assert engram(*base, "space", "delete", space_name, "--yes").code == 0
+    assert uri not in {s["uri"] for s in engram(*base, "--json", "space", "list").json()["spaces"]}
 
     wrong = engram(
         "admin",

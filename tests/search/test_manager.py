@@ -5,7 +5,7 @@ import json
 
 import numpy as np
 import pytest
-from loop_guard import loop_guard
+from loop_guard import loop_guard, run_queue_delay_s
 from search_fakes import MODEL, MemorySource, clustered, oracle
 
 from engram.search import persist
@@ -151,7 +151,8 @@ async def test_warm_returns_immediately_and_loads_in_background(pool):
     source, _ = seeded(n=100)
     source.delay_s = 0.3
     manager = IndexManager(source, pool, None)
-    await asyncio.wait_for(manager.warm(SPACE, MODEL, D), 0.05)
+    await manager.warm(SPACE, MODEL, D)
+    # the load sleeps 0.3 s in the source, so a warm that had waited for it would find the index loaded
     assert not manager.is_loaded(SPACE, MODEL)
     await manager.flush()
     assert manager.is_loaded(SPACE, MODEL)
@@ -205,7 +206,8 @@ async def test_deadline_zero_flags_approximate_only_on_the_hnsw_path(pool):
     exact = IndexManager(source, pool, None, rerank_deadline_ms=0)
     assert (await hnsw.search(SPACE, MODEL, D, vectors[0], 5)).approximate is True
     assert (await exact.search(SPACE, MODEL, D, vectors[0], 5)).approximate is False
-    normal = IndexManager(source, pool, None, exact_max=1_000)
+    # a deadline no loaded machine can reach: the re-rank always finishes, so the result is exact
+    normal = IndexManager(source, pool, None, exact_max=1_000, rerank_deadline_ms=600_000)
     assert (await normal.search(SPACE, MODEL, D, vectors[0], 5)).approximate is False
 
 
@@ -283,6 +285,22 @@ async def test_loop_guard_catches_work_on_the_loop():
             await asyncio.sleep(0.02)
             end = time.thread_time() + 0.15
             while time.thread_time() < end:  # a search run inline would look like this
+                pass
+            await asyncio.sleep(0.02)
+
+
+@pytest.mark.skipif(run_queue_delay_s() is None, reason="telling blocking from load needs Linux schedstat")
+async def test_loop_guard_catches_a_loop_blocked_by_another_thread():
+    import threading
+
+    held = threading.Lock()
+    with pytest.raises(AssertionError, match="blocked for"):
+        async with loop_guard(max_blocked_s=0.2):
+            # Armed inside the block: entering the guard collects garbage, which may take a while.
+            held.acquire()
+            threading.Timer(0.4, held.release).start()
+            await asyncio.sleep(0.02)
+            with held:  # the loop thread sleeps on a lock another thread holds: not busy, not load
                 pass
             await asyncio.sleep(0.02)
 

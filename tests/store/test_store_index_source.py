@@ -115,14 +115,16 @@ async def test_full_load_of_100k_rows_is_fast(store, capsys):
         conn.execute("UPDATE spaces SET generation = generation + 1 WHERE id = ?", (space_id,))
 
     await store.write(bulk_insert)
-    started = time.perf_counter()
+    # CPU time of the whole process (the load runs on a reader thread), not wall-clock time: on a busy
+    # machine the wall clock measures the neighbours, the CPU time measures the load.
+    started = time.process_time()
     delta = await StoreIndexSource(store).delta(uri, spec.key, 0, 0)
-    elapsed = time.perf_counter() - started
+    elapsed = time.process_time() - started
     assert len(delta.added) == n and np.array_equal(delta.added.vectors, vectors)
     assert delta.added.tags[0] == ("tag",) and delta.added.tags[1] == ()
     assert np.all(np.diff(delta.added.row_ids) > 0)
     with capsys.disabled():
-        print(f"\n[store] full index load: {n} x {dims} in {elapsed:.3f} s = {n / elapsed:,.0f} rows/s")
+        print(f"\n[store] full index load: {n} x {dims} in {elapsed:.3f} CPU s = {n / elapsed:,.0f} rows/s")
     assert elapsed < 5.0
 
 

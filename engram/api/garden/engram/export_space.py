@@ -21,17 +21,19 @@ def register(xrpc: XrpcServer, ctx: AppContext) -> None:
         space = call.auth.space
         # Build the tar in a temp file first: an error then still answers as an XRPC error, and the
         # response carries a Content-Length instead of a tar cut short mid-stream.
-        spool = tempfile.TemporaryFile()
+        spool = tempfile.TemporaryFile()  # noqa: SIM115 - closed by the finally below, after streaming
         try:
             await write_export(ctx, space.uri, spool)
             size = spool.tell()
             spool.seek(0)
             name = hashlib.sha256(space.uri.encode()).hexdigest()[:16]
-            response = web.StreamResponse(headers={
-                "Content-Type": "application/x-tar",
-                "Content-Length": str(size),
-                "Content-Disposition": f'attachment; filename="engram-{space.skey}-{name}.tar"',
-            })
+            response = web.StreamResponse(
+                headers={
+                    "Content-Type": "application/x-tar",
+                    "Content-Length": str(size),
+                    "Content-Disposition": f'attachment; filename="engram-{space.skey}-{name}.tar"',
+                }
+            )
             await response.prepare(call.request)
             while chunk := await ctx.pool.run(spool.read, CHUNK):
                 await response.write(chunk)
