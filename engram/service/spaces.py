@@ -77,7 +77,11 @@ class SpaceService:
         next: ModelSpec | None = None,
     ) -> Space:
         return await self.store.write(
-            store_spaces.set_config, uri, model, document_prefix=document_prefix, query_prefix=query_prefix,
+            store_spaces.set_config,
+            uri,
+            model,
+            document_prefix=document_prefix,
+            query_prefix=query_prefix,
             next=next,
         )
 
@@ -95,6 +99,10 @@ class SpaceService:
 
     async def list(self) -> list[Space]:
         return await self.store.read(store_spaces.list_spaces)
+
+    async def page(self, after: str = "", limit: int = 100) -> list[SpaceStatus]:
+        """One page of live spaces with their counts (one query), after the space URI `after`."""
+        return await self.store.read(store_queries.space_page, after, limit)
 
     async def status(self, uri: str) -> SpaceStatus:
         return await self.store.read(store_queries.space_status, uri)
