@@ -169,9 +169,13 @@ async def test_list_spaces_pages_in_uri_order_with_counts_from_one_query(admin):
     names = [f"paged-{i}" for i in range(5)]
     for name in names:
         body = orjson.dumps({"name": name})
-        assert (await client.post(CREATE, data=body, headers=_signed(settings, ops, OPS_DID, CREATE, body))).ok
+        assert (
+            await client.post(CREATE, data=body, headers=_signed(settings, ops, OPS_DID, CREATE, body))
+        ).ok
     path = "/xrpc/garden.engram.admin.importMemories"
-    batch = orjson.dumps({"space": "paged-3", "memories": [{"text": "one"}, {"text": "two"}, {"text": "three"}]})
+    batch = orjson.dumps(
+        {"space": "paged-3", "memories": [{"text": "one"}, {"text": "two"}, {"text": "three"}]}
+    )
     assert (await client.post(path, data=batch, headers=_signed(settings, ops, OPS_DID, path, batch))).ok
 
     seen, cursor, pages = [], None, 0
