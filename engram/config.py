@@ -49,6 +49,12 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("ENGRAM_ADMIN_DIDS", "", "Comma-separated DIDs allowed to call the remote admin methods."),
     Variable("ENGRAM_MAX_BODY_BYTES", "16777216", "Largest request body accepted (413 beyond)."),
     Variable("ENGRAM_WORKERS", "2", "Threads in the CPU pool for FAISS and ONNX (each uses one core)."),
+    Variable(
+        "ENGRAM_LOAD_WORKERS",
+        "4",
+        "Threads that load index files, build exact-sized indexes and save them, so cold loads of different"
+        " spaces run side by side (HNSW builds have a thread of their own).",
+    ),
     Variable("ENGRAM_EXACT_MAX", "200000", "Spaces up to this many vectors are searched exactly."),
     Variable("ENGRAM_RAM_BYTES", "8589934592", "Memory budget for loaded indexes; idle spaces are evicted."),
     Variable(
@@ -93,6 +99,7 @@ class Settings:
     admin_dids: frozenset[str] = frozenset()
     max_body_bytes: int = 16 * 1024 * 1024
     workers: int = 2
+    load_workers: int = 4
     exact_max: int = 200_000
     ram_bytes: int = 8 * 1024**3
     rerank_deadline_ms: int = 250
@@ -220,6 +227,7 @@ def read_env(environ: Mapping[str, str] | None = None) -> Settings:
         admin_dids=_dids("ENGRAM_ADMIN_DIDS", get("ENGRAM_ADMIN_DIDS") or ""),
         max_body_bytes=_int("ENGRAM_MAX_BODY_BYTES", get("ENGRAM_MAX_BODY_BYTES") or "", 1024),
         workers=_int("ENGRAM_WORKERS", get("ENGRAM_WORKERS") or "", 1, 256),
+        load_workers=_int("ENGRAM_LOAD_WORKERS", get("ENGRAM_LOAD_WORKERS") or "", 1, 64),
         exact_max=_int("ENGRAM_EXACT_MAX", get("ENGRAM_EXACT_MAX") or "", 0),
         ram_bytes=_int("ENGRAM_RAM_BYTES", get("ENGRAM_RAM_BYTES") or "", 1),
         rerank_deadline_ms=_int(

@@ -73,6 +73,8 @@ async def open_parts(
 
         maintenance = WorkerPool(1, name="engram-index-build")
         stack.callback(maintenance.close)
+        loads = WorkerPool(settings.load_workers, name="engram-index-load")
+        stack.callback(loads.close)
         ctx.index = IndexManager(
             StoreIndexSource(ctx.store),
             ctx.pool,
@@ -82,6 +84,7 @@ async def open_parts(
             load_wait_s=settings.load_wait_ms / 1000,
             rerank_deadline_ms=settings.rerank_deadline_ms,
             maintenance_pool=maintenance,
+            load_pool=loads,
         )
         stack.push_async_callback(ctx.index.close)
 

@@ -19,7 +19,7 @@ def space_view(space: Space, status: SpaceStatus | None = None) -> dict:
     if config is not None:
         view["config"] = config
     if status is not None:
-        skipped = sum(count for _, count in status.skipped)
+        skipped = status.skipped_total
         view["memories"] = status.memories
         view["indexed"] = max(status.memories - skipped, 0)
         view["skipped"] = skipped

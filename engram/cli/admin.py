@@ -185,13 +185,21 @@ async def _space_config(args, admin: AdminClient) -> Any:
 
 
 async def _space_list(args, admin: AdminClient) -> Any:
-    out = await admin.query("garden.engram.admin.listSpaces")
+    spaces: list[dict] = []
+    cursor = None
+    while True:  # the server pages (1,000 at most per call); the CLI shows them all
+        page = await admin.query("garden.engram.admin.listSpaces", {"limit": 1000, "cursor": cursor})
+        spaces.extend(page["spaces"])
+        cursor = page.get("cursor")
+        if not cursor:
+            break
+    out = {"spaces": spaces}
     if not args.json:
         print_table(
             ("NAME", "MEMORIES", "MODEL", "URI"),
             [
                 (s["name"], s.get("memories", 0), s.get("config", {}).get("model", "-"), s["uri"])
-                for s in out["spaces"]
+                for s in spaces
             ],
         )
     return out

@@ -152,8 +152,11 @@ def _print_config(space) -> None:
 
 def run_list(args: argparse.Namespace, settings: Settings) -> int:
     async def work(ctx):
-        spaces = await ctx.services.spaces.list()
-        return [(s, await ctx.services.spaces.status(s.uri)) for s in spaces]
+        listed, after = [], ""
+        while page := await ctx.services.spaces.page(after, 1000):
+            listed.extend((status.space, status) for status in page)
+            after = page[-1].space.uri
+        return listed
 
     listed = run_local(settings, work)
     if args.json:

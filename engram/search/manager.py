@@ -10,7 +10,12 @@
 - Work that must not be abandoned half-way (a search holding the read lock while FAISS runs in a worker
   thread, a delta being applied) runs in a detached task that the caller merely awaits through `shield`:
   cancelling the caller never releases a lock while a worker thread still uses the index.
-- All FAISS/numpy work runs in the shared `WorkerPool`; the event loop only coordinates.
+- All FAISS/numpy work runs in worker pools; the event loop only coordinates. Searches use the search pool;
+  disk loads, small builds and saves use a load pool of several threads (cold loads of different spaces run
+  in parallel); big HNSW builds and compactions use the maintenance pool. A warm search therefore never
+  queues behind another space's load.
+- Memory accounting is incremental: a running byte total and an LRU order (an OrderedDict moved on touch),
+  so a load, touch or eviction costs O(1) amortised however many indexes are loaded (10k+ small spaces).
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +31,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from engram.errors import EngramError, InvalidInput, Unavailable
 from engram.search import persist
 from engram.search.filters import Filters
 from engram.search.graph import Neighbors, newest_neighbors
@@ -32,7 +39,6 @@ from engram.search.index import IndexTuning, SearchResult, SpaceIndex
 from engram.search.rows import DeltaUnavailable, IndexSource
 from engram.search.rwlock import ReadWriteLock
 from engram.workers import WorkerPool
-from engram.xrpc.errors import InvalidRequestError, UnavailableError, XrpcError
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -46,8 +52,8 @@ class _Entry:
     update: asyncio.Lock = field(default_factory=asyncio.Lock)  # one delta/rebuild at a time
     save: asyncio.Lock = field(default_factory=asyncio.Lock)
     refreshing: asyncio.Task | None = None
-    last_used: float = field(default_factory=time.monotonic)
     busy: int = 0
+    nbytes: int = 0  # this index's share of IndexManager._bytes, as last accounted
     saved_generation: int = -1
     drops: int = 0  # the space's drop count when loaded; a later drop means "never save this again"
 
@@ -65,22 +71,28 @@ class IndexManager:
         rerank_deadline_ms: float = 250.0,
         tuning: IndexTuning | None = None,
         maintenance_pool: WorkerPool | None = None,
+        load_pool: WorkerPool | None = None,
+        shutdown_save_s: float = 10.0,
     ):
         self.source = source
         self.pool = pool
         # Builds, compactions and file I/O can take seconds to minutes (an HNSW build at 200k+ rows): on a
         # pool of their own they never sit in front of searches in the search pool's queue.
         self.maintenance = maintenance_pool or pool
+        # Disk loads, builds of exact-sized spaces and saves: cheap, many, and worth running side by side.
+        self.loads = load_pool or self.maintenance
+        self.shutdown_save_s = shutdown_save_s
         self.data_dir = Path(data_dir) if data_dir is not None else None  # None: never persist
         self.tuning = tuning or IndexTuning(exact_max=exact_max)
         self.ram_bytes = ram_bytes
         self.load_wait_s = load_wait_s
         self.rerank_deadline_s = rerank_deadline_ms / 1000.0
-        self._entries: dict[Key, _Entry] = {}
+        self._entries: OrderedDict[Key, _Entry] = OrderedDict()  # least recently used first
+        self._bytes = 0  # sum of entry.nbytes over _entries
+        self._slots: dict[str, set[str]] = {}  # space -> model keys loaded (prune checks without a scan)
         self._loads: dict[Key, asyncio.Task] = {}
-        self._dropped: dict[
-            str, int
-        ] = {}  # space -> drop count, so a load finishing after a drop is discarded
+        # space -> drop count, so a load finishing after a drop is discarded
+        self._dropped: dict[str, int] = {}
         self._background: set[asyncio.Task] = set()
         self.builds = 0  # full builds from the store (tests and metrics)
         self.disk_loads = 0
@@ -105,11 +117,11 @@ class IndexManager:
         thread right after the search (hydrating hits there saves a thread hop); its value is returned."""
         entry = await self._entry(space, model_key, dims)
         if entry.index.dims != dims or query.shape[0] != dims:
-            raise InvalidRequestError(
+            raise InvalidInput(
                 f"query has {query.shape[0]} dimensions; the space's index has {entry.index.dims}",
                 "ModelMismatch",
             )
-        entry.last_used = time.monotonic()
+        self._touch((space, model_key))
         await self._fresh(entry, space, model_key, generation)
         entry.busy += 1
         # The re-rank budget starts once the index is ready: a load or delta is not the re-rank's fault.
@@ -120,7 +132,7 @@ class IndexManager:
     async def graph(self, space: str, model_key: str, dims: int, limit: int, k: int) -> Neighbors:
         """Exact kNN among the space's newest `limit` live rows (getMemoryGraph), on a fresh index."""
         entry = await self._entry(space, model_key, dims)
-        entry.last_used = time.monotonic()
+        self._touch((space, model_key))
         await self._fresh(entry, space, model_key)
         entry.busy += 1
 
@@ -130,7 +142,6 @@ class IndexManager:
                     return await self.pool.run(newest_neighbors, entry.index, limit, k)
             finally:
                 entry.busy -= 1
-                entry.last_used = time.monotonic()
 
         return await asyncio.shield(self._detached(run()))
 
@@ -151,17 +162,17 @@ class IndexManager:
         elif dims is not None:
             await self._start_load(key, dims, force_build=True)
         elif self.data_dir is not None:
-            await self.maintenance.run(persist.remove, self.data_dir, space, model_key)
+            await self.loads.run(persist.remove, self.data_dir, space, model_key)
 
     async def drop(self, space: str) -> None:
         """Forget a deleted space: its loaded indexes, any load in flight, and its files."""
         self._dropped[space] = self._dropped.get(space, 0) + 1
         for key in [key for key in self._entries if key[0] == space]:
-            entry = self._entries.pop(key)
+            entry = self._remove(key)
             async with entry.save:  # let a save in flight finish so it cannot re-create files after removal
                 pass
         if self.data_dir is not None:
-            await self.maintenance.run(persist.remove, self.data_dir, space)
+            await self.loads.run(persist.remove, self.data_dir, space)
 
     async def flush(self) -> None:
         """Wait for background loads and saves (tests; shutdown)."""
@@ -169,12 +180,30 @@ class IndexManager:
             await asyncio.gather(*self._background, *self._loads.values(), return_exceptions=True)
 
     async def close(self) -> None:
+        """Save every changed index, in parallel on the load pool, within `shutdown_save_s`: a save cut off
+        by the bound leaves the previous files (or none), and that index is rebuilt from the store later."""
         await self.flush()
-        for key, entry in list(self._entries.items()):
-            await self._save(entry, key)
+        saves = [
+            asyncio.ensure_future(self._save(entry, key))
+            for key, entry in self._entries.items()
+            if entry.index.generation != entry.saved_generation
+        ]
+        if not saves:
+            return
+        done, pending = await asyncio.wait(saves, timeout=self.shutdown_save_s)
+        for task in pending:
+            task.cancel()
+        if pending:
+            log.warning("shutdown: %d index saves cut off after %.1f s", len(pending), self.shutdown_save_s)
+        for task in done:
+            if not task.cancelled() and task.exception() is not None:
+                log.warning("shutdown: index save failed: %r", task.exception())
 
     def loaded_bytes(self) -> int:
-        return sum(entry.index.nbytes() for entry in self._entries.values())
+        return self._bytes
+
+    def loaded_count(self) -> int:
+        return len(self._entries)
 
     def loaded_index(self, space: str, model_key: str) -> SpaceIndex | None:
         """The loaded index object itself (benchmarks time bare searches on exactly what the service uses)."""
@@ -195,7 +224,9 @@ class IndexManager:
         try:
             await asyncio.wait_for(asyncio.shield(load), timeout=self.load_wait_s)
         except TimeoutError:
-            raise UnavailableError("the space's index is loading; retry shortly", "IndexLoading") from None
+            raise Unavailable(
+                "the space's index is loading; retry shortly", "IndexLoading", retry_after=1
+            ) from None
         return self._entries.get(key) or load.result()
 
     def _start_load(self, key: Key, dims: int, force_build: bool = False) -> asyncio.Task:
@@ -211,20 +242,18 @@ class IndexManager:
         drops = self._dropped.get(space, 0)
         index = None
         if self.data_dir is not None and not force_build:
-            index = await self.maintenance.run(
-                persist.load, self.data_dir, space, model_key, dims, self.tuning
-            )
+            index = await self.loads.run(persist.load, self.data_dir, space, model_key, dims, self.tuning)
         fresh_build = index is None
         if fresh_build:
             index = await self._build(space, model_key, dims)
         else:
             self.disk_loads += 1
             if index.needs_rebuild(0):  # saved under another exact_max, or heavy with tombstones
-                index = await self.maintenance.run(index.compacted, None, index.generation)
+                index = await self._pool_for(len(index)).run(index.compacted, None, index.generation)
         entry = _Entry(index, saved_generation=-1 if fresh_build else index.generation, drops=drops)
         if self._dropped.get(space, 0) != drops:
             return entry  # the space was deleted while loading: do not install it
-        self._entries[key] = entry
+        self._install(key, entry)
         if fresh_build:
             self._detached(self._save(entry, key))
         self._evict(keep=key)
@@ -239,7 +268,11 @@ class IndexManager:
             index.delete(delta.deleted)
             return index
 
-        return await self.maintenance.run(build)
+        return await self._pool_for(len(delta.added)).run(build)
+
+    def _pool_for(self, rows: int) -> WorkerPool:
+        """Exact-sized work on the parallel load pool; HNSW builds (minutes at 200k+) on the maintenance pool."""
+        return self.maintenance if rows > self.tuning.exact_max else self.loads
 
     # ----- freshness -------------------------------------------------------------------------------
 
@@ -267,20 +300,23 @@ class IndexManager:
                 delta = await self.source.delta(space, model_key, index.high_water, index.generation)
             except DeltaUnavailable:  # saved before the store pruned deletions it would need: start over
                 entry.index = await self._build(space, model_key, index.dims)
+                self._resized((space, model_key), entry)
                 self._detached(self._save(entry, (space, model_key)))
                 return
             if index.needs_rebuild(len(delta.added), len(delta.deleted)):
-                entry.index = await self.maintenance.run(
+                entry.index = await self._pool_for(len(index) + len(delta.added)).run(
                     index.compacted, delta.added, delta.generation, delta.deleted
                 )
                 self._detached(self._save(entry, (space, model_key)))
             else:
                 async with entry.lock.write():
                     await self.pool.run(index.apply, delta.added, delta.deleted, delta.generation)
+            self._resized((space, model_key), entry)
 
     async def _rebuild(self, entry: _Entry, key: Key, dims: int) -> None:
         async with entry.update:
             entry.index = await self._build(key[0], key[1], dims)
+            self._resized(key, entry)
         await self._save(entry, key)
 
     # ----- searching, saving, evicting -------------------------------------------------------------
@@ -303,7 +339,6 @@ class IndexManager:
                 return await self.pool.run(job)
         finally:
             entry.busy -= 1
-            entry.last_used = time.monotonic()
 
     async def _save(self, entry: _Entry, key: Key) -> None:
         if self.data_dir is None:
@@ -312,34 +347,71 @@ class IndexManager:
             index = entry.index
             if index.generation == entry.saved_generation or self._dropped.get(key[0], 0) != entry.drops:
                 return
-            await self.maintenance.run(persist.save, index, self.data_dir, key[0], key[1])
+            await self._pool_for(len(index)).run(persist.save, index, self.data_dir, key[0], key[1])
             entry.saved_generation = index.generation
         await self._prune(key[0])
 
     async def _prune(self, space: str) -> None:
         """Let the store forget deletions every loaded index of the space has applied and saved; an older
         index file met later (another model slot, another process) gets DeltaUnavailable and rebuilds."""
-        prune = getattr(self.source, "prune_tombstones", None)
-        generations = [e.saved_generation for (s, _), e in self._entries.items() if s == space]
-        if prune is None or not generations or min(generations) <= 0:
+        generations = [self._entries[(space, m)].saved_generation for m in self._slots.get(space, ())]
+        if not generations or min(generations) <= 0:
             return
         try:
-            await prune(space, min(generations))
-        except XrpcError:
+            await self.source.prune_tombstones(space, min(generations))
+        except EngramError:
             pass  # the space was deleted meanwhile: nothing left to prune
 
+    # ----- accounting: O(1) per touch, install, resize and removal ---------------------------------
+
+    def _touch(self, key: Key) -> None:
+        if key in self._entries:
+            self._entries.move_to_end(key)
+
+    def _install(self, key: Key, entry: _Entry) -> None:
+        if key in self._entries:
+            self._remove(key)
+        entry.nbytes = entry.index.nbytes()
+        self._entries[key] = entry
+        self._bytes += entry.nbytes
+        self._slots.setdefault(key[0], set()).add(key[1])
+
+    def _resized(self, key: Key, entry: _Entry) -> None:
+        """Re-account an index whose size changed (delta applied, compacted, rebuilt)."""
+        if self._entries.get(key) is not entry:
+            return  # evicted or dropped meanwhile: no longer counted
+        size = entry.index.nbytes()
+        self._bytes += size - entry.nbytes
+        entry.nbytes = size
+        self._evict(keep=key)
+
+    def _remove(self, key: Key) -> _Entry:
+        entry = self._entries.pop(key)
+        self._bytes -= entry.nbytes
+        slots = self._slots.get(key[0])
+        if slots is not None:
+            slots.discard(key[1])
+            if not slots:
+                del self._slots[key[0]]
+        return entry
+
     def _evict(self, keep: Key) -> None:
-        total = self.loaded_bytes()
-        if total <= self.ram_bytes:
+        """Evict least recently used indexes until under budget. Busy ones are skipped (they stay at the
+        front and are met again next time), so the cost is the number evicted plus the number busy."""
+        if self._bytes <= self.ram_bytes:
             return
-        for key, entry in sorted(self._entries.items(), key=lambda item: item[1].last_used):
-            if total <= self.ram_bytes:
+        victims = []
+        excess = self._bytes - self.ram_bytes
+        for key, entry in self._entries.items():
+            if excess <= 0:
                 break
             if key == keep or entry.busy or entry.update.locked():
                 continue
-            del self._entries[key]
+            victims.append(key)
+            excess -= entry.nbytes
+        for key in victims:
+            entry = self._remove(key)
             self.evictions += 1
-            total -= entry.index.nbytes()
             if entry.index.generation != entry.saved_generation:
                 self._detached(self._save(entry, key))
 
@@ -351,9 +423,7 @@ class IndexManager:
         def done(t: asyncio.Task) -> None:
             self._background.discard(t)
             exc = None if t.cancelled() else t.exception()
-            if exc is not None and not isinstance(
-                exc, XrpcError
-            ):  # XRPC errors reach their caller as answers
+            if exc is not None and not isinstance(exc, EngramError):  # domain errors reach their callers
                 log.warning("index task failed: %r", exc)
 
         task.add_done_callback(done)

@@ -1,19 +1,28 @@
 """Save and load a `SpaceIndex` under the data dir, so a restart does not rebuild HNSW graphs.
 
-Layout: `<data_dir>/indexes/<h[:2]>/<h>/<model_key_hash>.{faiss,hnsw.faiss,cols.npz,json}` with
-h = sha256(space uri). Every file is written to a temp name, fsynced and renamed; the JSON manifest goes last
-and lists each file's sha256, so a crash mid-save or a damaged file is detected on load (-> rebuild from the
-store, which is the source of truth). FAISS's own serializer and numpy's npz (allow_pickle=False) are used;
-never pickle.
+Layout: ONE file per space and model slot, `<data_dir>/indexes/<h[:2]>/<h>.<model_key_hash>.idx` with
+h = sha256(space uri): 10,000 small spaces cost 10,000 files in at most 256 folders (the first format used
+four files and a folder per space). The file is
+
+    b"ENGRAMIX" | u32 little-endian header length | header (JSON) | body
+
+where the header holds the manifest (space, model key, dims, rows, generation, high-water mark), the body's
+sha256, the vocabularies (author DIDs, tags) and each section's (offset, length, dtype); the body is the
+FAISS serializations of the stored and coarse indexes plus the raw column arrays. A load reads the file
+once, checks the digest and slices arrays out with `np.frombuffer` - no zip or pickle parsing, so a cold
+load of a small space holds the GIL for very little time. FAISS's own serializer is used for the indexes;
+never pickle. The file is written to a temp name, fsynced and renamed: a crash mid-save leaves the old file
+(or none), and any damage is caught by the digest (-> rebuild from the store, the source of truth).
 """
 
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import logging
 import os
+import shutil
+import struct
 import uuid
 from pathlib import Path
 
@@ -23,36 +32,45 @@ import numpy as np
 from engram.search.filters import FilterColumns
 from engram.search.index import IndexTuning, SpaceIndex
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+MAGIC = b"ENGRAMIX"
+_HEADER_LEN = struct.Struct("<I")
 log = logging.getLogger(__name__)
 
 
-def space_dir(data_dir: Path | str, space: str) -> Path:
-    digest = hashlib.sha256(space.encode()).hexdigest()
-    return Path(data_dir) / "indexes" / digest[:2] / digest
+def _space_hash(space: str) -> str:
+    return hashlib.sha256(space.encode()).hexdigest()
+
+
+def shard_dir(data_dir: Path | str, space: str) -> Path:
+    return Path(data_dir) / "indexes" / _space_hash(space)[:2]
 
 
 def model_key_hash(model_key: str) -> str:
     return hashlib.sha256(model_key.encode()).hexdigest()[:32]
 
 
-def _paths(data_dir: Path | str, space: str, model_key: str) -> dict[str, Path]:
-    base = space_dir(data_dir, space) / model_key_hash(model_key)
-    return {
-        "store": base.with_suffix(".faiss"),
-        "coarse": base.with_suffix(".hnsw.faiss"),
-        "columns": base.with_suffix(".cols.npz"),
-        "manifest": base.with_suffix(".json"),
-    }
+def index_path(data_dir: Path | str, space: str, model_key: str) -> Path:
+    return shard_dir(data_dir, space) / f"{_space_hash(space)}.{model_key_hash(model_key)}.idx"
+
+
+def space_files(data_dir: Path | str, space: str) -> list[Path]:
+    """Every index file of the space (one per model slot)."""
+    directory = shard_dir(data_dir, space)
+    return sorted(directory.glob(f"{_space_hash(space)}.*.idx")) if directory.exists() else []
 
 
 def _write_atomic(path: Path, data: bytes) -> None:
     tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")  # unique: saves may overlap
-    with open(tmp, "wb") as fh:
-        fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)  # a full disk or a failed rename must not leave temp files behind
+        raise
 
 
 def _fsync_dir(path: Path) -> None:
@@ -63,41 +81,41 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def _columns_bytes(index: SpaceIndex) -> bytes:
-    cols = index.columns
-    names = sorted(cols.author_vocab, key=cols.author_vocab.__getitem__)
-    tags = list(cols.tag_postings)
-    postings = [cols.tag_postings[t] for t in tags]
-    buf = io.BytesIO()
-    np.savez(
-        buf,
-        row_ids=index.row_ids,
-        live=index.live,
-        author_codes=cols.author_codes,
-        author_names=np.array(names, dtype=str),
-        created_at=cols.created_at,
-        tag_names=np.array(tags, dtype=str),
-        tag_offsets=np.cumsum([0] + [len(p) for p in postings]).astype(np.int64),
-        tag_positions=np.concatenate(postings) if postings else np.zeros(0, dtype=np.int64),
-    )
-    return buf.getvalue()
-
-
 def row_checksum(row_ids: np.ndarray) -> str:
     return hashlib.sha256(np.ascontiguousarray(row_ids, dtype="<i8").tobytes()).hexdigest()
 
 
-def save(index: SpaceIndex, data_dir: Path | str, space: str, model_key: str) -> None:
-    paths = _paths(data_dir, space, model_key)
-    paths["manifest"].parent.mkdir(parents=True, exist_ok=True)
-    blobs = {"store": faiss.serialize_index(index.store).tobytes(), "columns": _columns_bytes(index)}
+def _sections(index: SpaceIndex) -> tuple[dict[str, np.ndarray], list[str], list[str]]:
+    cols = index.columns
+    authors = sorted(cols.author_vocab, key=cols.author_vocab.__getitem__)
+    tags = list(cols.tag_postings)
+    postings = [cols.tag_postings[t] for t in tags]
+    arrays = {
+        "store": faiss.serialize_index(index.store),
+        "row_ids": np.ascontiguousarray(index.row_ids, dtype="<i8"),
+        "live": np.ascontiguousarray(index.live, dtype=np.bool_),
+        "author_codes": np.ascontiguousarray(cols.author_codes, dtype="<i4"),
+        "created_at": np.ascontiguousarray(cols.created_at, dtype="<i8"),
+        "tag_offsets": np.cumsum([0] + [len(p) for p in postings]).astype("<i8"),
+        "tag_positions": (np.concatenate(postings) if postings else np.zeros(0)).astype("<i8"),
+    }
     if index.coarse is not None:
-        blobs["coarse"] = faiss.serialize_index(index.coarse).tobytes()
-    for name, data in blobs.items():
-        _write_atomic(paths[name], data)
-    if index.coarse is None and paths["coarse"].exists():
-        paths["coarse"].unlink()
-    manifest = {
+        arrays["coarse"] = faiss.serialize_index(index.coarse)
+    return arrays, authors, tags
+
+
+def save(index: SpaceIndex, data_dir: Path | str, space: str, model_key: str) -> None:
+    path = index_path(data_dir, space, model_key)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    arrays, authors, tags = _sections(index)
+    layout, offset, parts = {}, 0, []
+    for name, array in arrays.items():
+        raw = array.tobytes()
+        layout[name] = {"offset": offset, "length": len(raw), "dtype": array.dtype.str}
+        parts.append(raw)
+        offset += len(raw)
+    body = b"".join(parts)
+    header = {
         "format": FORMAT_VERSION,
         "space": space,
         "model_key": model_key,
@@ -105,82 +123,102 @@ def save(index: SpaceIndex, data_dir: Path | str, space: str, model_key: str) ->
         "rows": len(index),
         "high_water": index.high_water,
         "generation": index.generation,
-        "row_ids_sha256": row_checksum(index.row_ids),
-        "files": {name: hashlib.sha256(data).hexdigest() for name, data in blobs.items()},
+        "body_sha256": hashlib.sha256(body).hexdigest(),
+        "sections": layout,
+        "authors": authors,
+        "tags": tags,
     }
-    _write_atomic(paths["manifest"], json.dumps(manifest, sort_keys=True).encode())
-    _fsync_dir(paths["manifest"].parent)
+    head = json.dumps(header, sort_keys=True).encode()
+    _write_atomic(path, MAGIC + _HEADER_LEN.pack(len(head)) + head + body)
+    _fsync_dir(path.parent)
+    _remove_legacy(data_dir, space)
 
 
 def load(
     data_dir: Path | str, space: str, model_key: str, dims: int, tuning: IndexTuning | None = None
 ) -> SpaceIndex | None:
     """The persisted index, or None when absent, damaged, or made for another model/dims/format."""
-    paths = _paths(data_dir, space, model_key)
-    if not paths["manifest"].exists():
+    path = index_path(data_dir, space, model_key)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
         return None
     try:
-        return _load(paths, space, model_key, dims, tuning)
+        return _decode(data, space, model_key, dims, tuning)
     except Exception as exc:  # noqa: BLE001 - any damage means "rebuild from the store", never a crash
         log.warning("discarding persisted index for %s: %s", space, exc)
         return None
 
 
-def _load(
-    paths: dict[str, Path], space: str, model_key: str, dims: int, tuning: IndexTuning | None
+def read_header(path: Path) -> dict:
+    """An index file's header (manifest, section layout, vocabularies), without reading its body."""
+    with open(path, "rb") as fh:
+        prefix = fh.read(len(MAGIC) + _HEADER_LEN.size)
+        if prefix[: len(MAGIC)] != MAGIC:
+            raise ValueError(f"{path}: not an engram index file")
+        (head_len,) = _HEADER_LEN.unpack_from(prefix, len(MAGIC))
+        return json.loads(fh.read(head_len))
+
+
+def _decode(
+    data: bytes, space: str, model_key: str, dims: int, tuning: IndexTuning | None
 ) -> SpaceIndex | None:
-    manifest = json.loads(paths["manifest"].read_bytes())
+    if data[: len(MAGIC)] != MAGIC:
+        raise ValueError("not an engram index file")
+    (head_len,) = _HEADER_LEN.unpack_from(data, len(MAGIC))
+    start = len(MAGIC) + _HEADER_LEN.size
+    header = json.loads(data[start : start + head_len])
     expected = {"format": FORMAT_VERSION, "space": space, "model_key": model_key, "dims": dims}
-    if any(manifest.get(key) != value for key, value in expected.items()):
+    if any(header.get(key) != value for key, value in expected.items()):
         log.info("persisted index for %s is for another format/model/dims; rebuilding", space)
         return None
-    blobs = {}
-    for name, digest in manifest["files"].items():
-        data = paths[name].read_bytes()
-        if hashlib.sha256(data).hexdigest() != digest:
-            raise ValueError(f"{paths[name].name}: checksum mismatch")
-        blobs[name] = data
+    body = memoryview(data)[start + head_len :]
+    if hashlib.sha256(body).hexdigest() != header["body_sha256"]:
+        raise ValueError("checksum mismatch")
+
+    def section(name: str) -> np.ndarray:
+        spec = header["sections"][name]
+        raw = body[spec["offset"] : spec["offset"] + spec["length"]]
+        return np.frombuffer(raw, dtype=np.dtype(spec["dtype"]))
+
     index = SpaceIndex(dims, tuning)
-    index.store = faiss.deserialize_index(np.frombuffer(blobs["store"], dtype=np.uint8))
-    if "coarse" in blobs:
-        index.coarse = faiss.deserialize_index(np.frombuffer(blobs["coarse"], dtype=np.uint8))
-    with np.load(io.BytesIO(blobs["columns"]), allow_pickle=False) as npz:
-        index.row_ids = npz["row_ids"].astype(np.int64)
-        index.live = npz["live"].astype(bool)
-        cols = FilterColumns()
-        cols.author_codes = npz["author_codes"].astype(np.int32)
-        cols.author_vocab = {str(name): code for code, name in enumerate(npz["author_names"])}
-        cols.created_at = npz["created_at"].astype(np.int64)
-        offsets, positions = npz["tag_offsets"], npz["tag_positions"]
-        cols.tag_postings = {
-            str(tag): positions[offsets[i] : offsets[i + 1]].astype(np.int64)
-            for i, tag in enumerate(npz["tag_names"])
-        }
-        index.columns = cols
+    index.store = faiss.deserialize_index(section("store").copy())
+    if "coarse" in header["sections"]:
+        index.coarse = faiss.deserialize_index(section("coarse").copy())
+    index.row_ids = section("row_ids").astype(np.int64)
+    index.live = section("live").copy()
+    cols = FilterColumns()
+    cols.author_codes = section("author_codes").astype(np.int32)
+    cols.author_vocab = {name: code for code, name in enumerate(header["authors"])}
+    cols.created_at = section("created_at").astype(np.int64)
+    offsets, positions = section("tag_offsets"), section("tag_positions").astype(np.int64)
+    cols.tag_postings = {tag: positions[offsets[i] : offsets[i + 1]] for i, tag in enumerate(header["tags"])}
+    index.columns = cols
     n = len(index)
     if not (
-        index.store.ntotal == n == manifest["rows"] == len(cols) == index.live.shape[0]
+        index.store.ntotal == n == header["rows"] == len(cols) == index.live.shape[0]
         and index.store.d == dims
     ):
-        raise ValueError("row counts disagree between files")
+        raise ValueError("row counts disagree between sections")
     if index.coarse is not None and index.coarse.ntotal != n:
         raise ValueError("coarse index row count disagrees")
-    if row_checksum(index.row_ids) != manifest["row_ids_sha256"]:
-        raise ValueError("row id checksum mismatch")
-    index.generation = int(manifest["generation"])
-    index.high_water = int(manifest["high_water"])
+    index.generation = int(header["generation"])
+    index.high_water = int(header["high_water"])
     return index
 
 
 def remove(data_dir: Path | str, space: str, model_key: str | None = None) -> None:
     """Delete the persisted index of one model slot, or every one of the space (the space was deleted)."""
-    directory = space_dir(data_dir, space)
-    if not directory.exists():
-        return
     if model_key is not None:
-        for path in _paths(data_dir, space, model_key).values():
-            path.unlink(missing_ok=True)
+        index_path(data_dir, space, model_key).unlink(missing_ok=True)
         return
-    for path in directory.iterdir():
+    for path in space_files(data_dir, space):
         path.unlink(missing_ok=True)
-    directory.rmdir()
+    _remove_legacy(data_dir, space)
+
+
+def _remove_legacy(data_dir: Path | str, space: str) -> None:
+    """The first format's per-space folder (four files per model slot): superseded, never read."""
+    legacy = shard_dir(data_dir, space) / _space_hash(space)
+    if legacy.is_dir():
+        shutil.rmtree(legacy, ignore_errors=True)

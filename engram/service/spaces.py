@@ -100,6 +100,10 @@ class SpaceService:
     async def list(self) -> list[Space]:
         return await self.store.read(store_spaces.list_spaces)
 
+    async def page(self, after: str = "", limit: int = 100) -> list[SpaceStatus]:
+        """One page of live spaces with their counts (one query), after the space URI `after`."""
+        return await self.store.read(store_queries.space_page, after, limit)
+
     async def status(self, uri: str) -> SpaceStatus:
         return await self.store.read(store_queries.space_status, uri)
 

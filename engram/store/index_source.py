@@ -117,4 +117,17 @@ class StoreIndexSource:
         return await self._store.read(read_delta, space, model_key, after_row_id, since_generation)
 
     async def prune_tombstones(self, space: str, through_generation: int) -> int:
+        """Pruning runs after index saves, which follow searches: check with a read first, so a space with
+        nothing to prune (the common case) never costs a synced commit on the read path."""
+        if not await self._store.read(has_tombstones, space, through_generation):
+            return 0
         return await self._store.write(prune_tombstones, space, through_generation)
+
+
+def has_tombstones(conn: sqlite3.Connection, space: str, through_generation: int) -> bool:
+    space_id = require_space(conn, space).id
+    row = conn.execute(
+        "SELECT 1 FROM tombstones WHERE space_id = ? AND generation <= ? LIMIT 1",
+        (space_id, through_generation),
+    ).fetchone()
+    return row is not None

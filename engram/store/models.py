@@ -121,6 +121,11 @@ class SpaceStatus:
     skipped: list[tuple[str, int]]  # (author, count), sorted by author
     building_memories: int  # memories already carrying a vector for config.next
     skipped_reasons: dict[str, int] = field(default_factory=dict)
+    skipped_count: int | None = None  # set by list pages, which count skips without the per-author split
+
+    @property
+    def skipped_total(self) -> int:
+        return self.skipped_count if self.skipped_count is not None else sum(c for _, c in self.skipped)
 
 
 @dataclass(frozen=True)

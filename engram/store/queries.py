@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from engram.store import skipped
+from engram.store import spaces as store_spaces
 from engram.store.models import Memory, SpaceStatus
 from engram.store.spaces import require_space
 from engram.store.writes import filter_clauses
@@ -137,6 +138,28 @@ def space_status(conn: sqlite3.Connection, space_uri: str) -> SpaceStatus:
         building,
         skipped.counts_by_reason(conn, space.id),
     )
+
+
+# The key of a space's `next` model, as model_key() spells it ('{model}@{digest}/{dims}').
+_NEXT_KEY = "(s.next_model || '@' || s.next_model_digest || '/' || s.next_dims)"
+
+
+def space_page(conn: sqlite3.Connection, after_uri: str, limit: int) -> list[SpaceStatus]:
+    """Live spaces after `after_uri` (by URI) with their counts, in ONE query: a listing of 10,000 spaces
+    must not cost a status read per space while searches wait for reader threads."""
+    rows = conn.execute(
+        f"SELECT {store_spaces.COLUMNS},"
+        " (SELECT count(*) FROM memories m WHERE m.space_id = s.id),"
+        " (SELECT count(*) FROM skipped k WHERE k.space_id = s.id),"
+        f" (SELECT count(*) FROM memories m WHERE m.space_id = s.id AND s.next_model IS NOT NULL"
+        f"   AND (m.model_key = {_NEXT_KEY} OR m.next_model_key = {_NEXT_KEY}))"
+        " FROM spaces s WHERE s.deleted_at IS NULL AND s.uri > ? ORDER BY s.uri LIMIT ?",
+        (after_uri, limit),
+    ).fetchall()
+    return [
+        SpaceStatus(store_spaces.space_from_row(row[:-3]), row[-3], [], row[-1], skipped_count=row[-2])
+        for row in rows
+    ]
 
 
 def export_batch(conn: sqlite3.Connection, space_uri: str, after_row_id: int, limit: int) -> list[Memory]:

@@ -18,13 +18,13 @@ from engram.store.writes import MAX_DIMS, now_iso
 from engram.xrpc.errors import InvalidRequestError
 
 KINDS = ("hosted", "synced")
-_COLUMNS = (
+COLUMNS = (
     "id, uri, authority, skey, kind, created_at, deleted_at, generation, model, model_digest, dims,"
     " document_prefix, query_prefix, next_model, next_model_digest, next_dims, config_json, config_updated_at"
 )
 
 
-def _space(row: tuple) -> Space:
+def space_from_row(row: tuple) -> Space:
     # fmt: off
     (id_, uri, authority, skey, kind, created_at, deleted_at, generation, model, digest, dims,
      document_prefix, query_prefix, next_model, next_digest, next_dims, config_json, config_updated_at) = row
@@ -44,8 +44,8 @@ def _space(row: tuple) -> Space:
 
 def get_space(conn: sqlite3.Connection, uri: str) -> Space | None:
     """The space (deleted ones too: check `.deleted`), or None if never seen."""
-    row = conn.execute(f"SELECT {_COLUMNS} FROM spaces WHERE uri = ?", (uri,)).fetchone()
-    return _space(row) if row else None
+    row = conn.execute(f"SELECT {COLUMNS} FROM spaces WHERE uri = ?", (uri,)).fetchone()
+    return space_from_row(row) if row else None
 
 
 def require_space(conn: sqlite3.Connection, uri: str) -> Space:
@@ -58,7 +58,7 @@ def require_space(conn: sqlite3.Connection, uri: str) -> Space:
 
 def list_spaces(conn: sqlite3.Connection, include_deleted: bool = False) -> list[Space]:
     where = "" if include_deleted else " WHERE deleted_at IS NULL"
-    return [_space(row) for row in conn.execute(f"SELECT {_COLUMNS} FROM spaces{where} ORDER BY uri")]
+    return [space_from_row(row) for row in conn.execute(f"SELECT {COLUMNS} FROM spaces{where} ORDER BY uri")]
 
 
 def bump_generation(conn: sqlite3.Connection, space_id: int) -> int:

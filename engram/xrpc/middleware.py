@@ -39,6 +39,8 @@ _HTTP_ERROR_NAMES = {
 def error_response(
     status: int, error: str, message: str, headers: dict[str, str] | None = None
 ) -> web.Response:
+    if status == 503 and "Retry-After" not in (headers or {}):
+        headers = {**(headers or {}), "Retry-After": "1"}  # every 503 tells the client when to come back
     return web.Response(
         status=status,
         body=orjson.dumps({"error": error, "message": message}),

@@ -74,7 +74,7 @@ async def test_index_survives_restart_and_rebuilds_when_deleted(aiohttp_client, 
     await reader.client.close()  # runs the app's cleanup: the index is saved
 
     index_dir = settings.data_dir / "indexes"
-    assert any(index_dir.rglob("*.faiss"))
+    assert any(index_dir.rglob("*.idx"))
     again = await start(aiohttp_client, settings)
     assert await (await again.search(**query)).json() == first
     assert again.ctx.index.builds == 0, "a fresh persisted index should load, not rebuild"

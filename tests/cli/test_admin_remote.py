@@ -167,3 +167,34 @@ def test_engram_admin_runs_the_operator_commands_remotely(engram, server, space_
         "list",
     )
     assert wrong.code == 1 and wrong.err.startswith("engram: Forbidden: did:plc:notadmin is not an admin DID")
+
+
+async def test_list_spaces_pages_in_uri_order_with_counts_from_one_query(admin):
+    client, settings, ops, _ = admin
+    names = [f"paged-{i}" for i in range(5)]
+    for name in names:
+        body = orjson.dumps({"name": name})
+        assert (
+            await client.post(CREATE, data=body, headers=_signed(settings, ops, OPS_DID, CREATE, body))
+        ).ok
+    path = "/xrpc/garden.engram.admin.importMemories"
+    batch = orjson.dumps(
+        {"space": "paged-3", "memories": [{"text": "one"}, {"text": "two"}, {"text": "three"}]}
+    )
+    assert (await client.post(path, data=batch, headers=_signed(settings, ops, OPS_DID, path, batch))).ok
+
+    seen, cursor, pages = [], None, 0
+    while True:
+        query = "?limit=2" + (f"&cursor={cursor}" if cursor else "")
+        path = "/xrpc/garden.engram.admin.listSpaces" + query
+        r = await client.get(path, headers=_signed(settings, ops, OPS_DID, path, method="GET"))
+        assert r.status == 200, await r.text()
+        page = await r.json()
+        pages += 1
+        assert len(page["spaces"]) <= 2
+        seen.extend((s["name"], s["memories"], s["indexed"]) for s in page["spaces"])
+        cursor = page.get("cursor")
+        if cursor is None:
+            break
+    assert pages == 3
+    assert seen == [(name, 3 if name == "paged-3" else 0, 3 if name == "paged-3" else 0) for name in names]

@@ -41,6 +41,7 @@ class MemorySource:
         self.delay_s = delay_s
         self.delta_calls = 0
         self.full_deltas = 0
+        self.prunes = 0
 
     def add(
         self, space: str, vectors, authors=None, created_at=None, tags=None, model_key: str = MODEL
@@ -102,6 +103,11 @@ class MemorySource:
         if self.delay_s:
             await asyncio.sleep(self.delay_s)
         return delta
+
+    async def prune_tombstones(self, space: str, through_generation: int) -> int:
+        # Counted, not applied: the fake keeps every tombstone, so a delta never needs DeltaUnavailable.
+        self.prunes += 1
+        return 0
 
     def live_rows(self, space: str, model_key: str = MODEL) -> IndexRows:
         return rows_of(

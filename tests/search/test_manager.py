@@ -1,7 +1,6 @@
 """IndexManager over a real in-memory IndexSource, real FAISS, real files in tmp dirs."""
 
 import asyncio
-import json
 
 import numpy as np
 import pytest
@@ -73,11 +72,10 @@ async def test_persisted_index_is_reused_then_caught_up(pool, tmp_path):
     q = clustered(4, D, seed=4, centres=10)
     await check_oracle(first, source, q)
     await first.close()
-    manifest = next((tmp_path / "indexes").rglob("*.json"))
-    meta = json.loads(manifest.read_text())
-    assert (
-        meta["rows"] == 600 and meta["model_key"] == MODEL and meta["dims"] == D and "coarse" in meta["files"]
-    )
+    [path] = persist.space_files(tmp_path, SPACE)
+    meta = persist.read_header(path)
+    assert meta["rows"] == 600 and meta["model_key"] == MODEL and meta["dims"] == D
+    assert "coarse" in meta["sections"]
     source.add(SPACE, q[:2])
     source.delete(SPACE, [5, 6])
     second = IndexManager(source, pool, tmp_path, exact_max=300)
@@ -85,25 +83,23 @@ async def test_persisted_index_is_reused_then_caught_up(pool, tmp_path):
     assert second.disk_loads == 1 and second.builds == 0
 
 
-@pytest.mark.parametrize("damage", ["corrupt-store", "truncate-columns", "bad-manifest", "missing-coarse"])
+@pytest.mark.parametrize("damage", ["flip-a-byte", "truncate", "bad-header", "empty"])
 async def test_damaged_files_rebuild_from_the_store(pool, tmp_path, damage):
     source, vectors = seeded(n=300)
     first = IndexManager(source, pool, tmp_path, exact_max=200)
     await first.warm(SPACE, MODEL, D)
     await first.close()
-    directory = persist.space_dir(tmp_path, SPACE)
-    if damage == "corrupt-store":
-        store_file = next(p for p in directory.glob("*.faiss") if not p.name.endswith(".hnsw.faiss"))
-        data = bytearray(store_file.read_bytes())
+    [path] = persist.space_files(tmp_path, SPACE)
+    data = bytearray(path.read_bytes())
+    if damage == "flip-a-byte":
         data[len(data) // 2] ^= 0xFF
-        store_file.write_bytes(bytes(data))
-    elif damage == "truncate-columns":
-        cols = next(directory.glob("*.cols.npz"))
-        cols.write_bytes(cols.read_bytes()[:100])
-    elif damage == "bad-manifest":
-        next(directory.glob("*.json")).write_text("{not json")
+    elif damage == "truncate":
+        data = data[: len(data) - 100]
+    elif damage == "bad-header":
+        data[12:20] = b"{not js,"
     else:
-        next(directory.glob("*.hnsw.faiss")).unlink()
+        data = bytearray()
+    path.write_bytes(bytes(data))
     second = IndexManager(source, pool, tmp_path, exact_max=200)
     await check_oracle(second, source, vectors[:3])
     assert second.builds == 1 and second.disk_loads == 0
@@ -178,9 +174,9 @@ async def test_drop_forgets_the_space_and_its_files(pool, tmp_path):
     manager = IndexManager(source, pool, tmp_path)
     await manager.search(SPACE, MODEL, D, vectors[0], 1)
     await manager.flush()
-    assert persist.space_dir(tmp_path, SPACE).exists()
+    assert persist.space_files(tmp_path, SPACE)
     await manager.drop(SPACE)
-    assert not manager.is_loaded(SPACE, MODEL) and not persist.space_dir(tmp_path, SPACE).exists()
+    assert not manager.is_loaded(SPACE, MODEL) and not persist.space_files(tmp_path, SPACE)
 
 
 async def test_rebuild_reads_the_store_again(pool, tmp_path):
@@ -260,7 +256,7 @@ async def test_a_dropped_space_loads_afresh(pool, tmp_path):
     await manager.search(SPACE, MODEL, D, vectors[0], 1)
     await manager.drop(SPACE)
     await manager.flush()
-    assert not persist.space_dir(tmp_path, SPACE).exists()
+    assert not persist.space_files(tmp_path, SPACE)
     await check_oracle(manager, source, vectors[:2])
     assert manager.builds == 2
 

@@ -12,7 +12,11 @@ NSID = "garden.engram.admin.listSpaces"
 
 def register(xrpc: XrpcServer, ctx: AppContext) -> None:
     async def handle(call: XrpcRequest) -> dict:
-        spaces = ctx.services.spaces
-        return {"spaces": [space_view(s, await spaces.status(s.uri)) for s in await spaces.list()]}
+        limit = call.params["limit"]
+        page = await ctx.services.spaces.page(call.params.get("cursor") or "", limit)
+        out: dict = {"spaces": [space_view(status.space, status) for status in page]}
+        if len(page) == limit:
+            out["cursor"] = page[-1].space.uri
+        return out
 
     xrpc.add(NSID, handle, auth=admin_signed(ctx))

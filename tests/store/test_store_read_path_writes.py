@@ -1,0 +1,60 @@
+"""The read path never writes SQLite: first builds, saves and catch-ups of an index commit nothing unless
+there are tombstones to prune (then one prune commit follows the save that made them prunable)."""
+
+import sqlite3
+
+import numpy as np
+
+from engram.search.manager import IndexManager
+from engram.store import MemoryWrite
+from engram.store.database import database_path
+from engram.store.index_source import StoreIndexSource
+from engram.store.memories import delete_memory, put_memories
+from engram.workers import WorkerPool
+
+ALICE = "did:plc:alice"
+
+
+def data_version(path) -> int:
+    """SQLite's PRAGMA data_version changes when another connection commits (and only then)."""
+    return _watcher(path).execute("PRAGMA data_version").fetchone()[0]
+
+
+_connections: dict[str, sqlite3.Connection] = {}
+
+
+def _watcher(path) -> sqlite3.Connection:
+    key = str(path)
+    if key not in _connections:
+        _connections[key] = sqlite3.connect(key)
+    return _connections[key]
+
+
+async def test_loading_and_saving_indexes_commits_nothing(store, space, model, make_embedding, tmp_path):
+    records = await store.write(
+        put_memories, space, [MemoryWrite(ALICE, f"m{i}", embedding=make_embedding(i)) for i in range(20)]
+    )
+    pool = WorkerPool(2, name="test-read-path")
+    path = database_path(tmp_path)
+    try:
+        before = data_version(path)
+        manager = IndexManager(StoreIndexSource(store), pool, tmp_path / "idx")
+        query = np.ones(model.dims, np.float32) / np.sqrt(model.dims)
+        assert len((await manager.search(space, model.key, model.dims, query, 5)).row_ids) == 5
+        await manager.flush()  # the first build was saved (and pruning considered)
+        await manager.close()
+        assert data_version(path) == before, "a first build or its save committed to SQLite"
+
+        await store.write(delete_memory, space, ALICE, records[0].rkey)  # now there is a tombstone
+        after_delete = data_version(path)
+        manager = IndexManager(StoreIndexSource(store), pool, tmp_path / "idx")
+        found = await manager.search(space, model.key, model.dims, query, 25)
+        assert records[0].row_id not in found.row_ids.tolist()
+        await manager.close()  # saves past the deletion; the tombstone can go: one prune commit
+        assert data_version(path) != after_delete
+        assert await StoreIndexSource(store).prune_tombstones(space, 10**9) == 0  # already pruned
+    finally:
+        for connection in _connections.values():
+            connection.close()
+        _connections.clear()
+        pool.close()
