@@ -17,6 +17,7 @@ from . import __version__
 from .api import register_all
 from .api.basic import install_basic_routes
 from .config import Settings
+from .console import install_console
 from .context import AppContext
 from .keys import context_key, xrpc_key
 from .metrics import Metrics
@@ -45,6 +46,7 @@ def create_app(settings: Settings, *, lexicon_dir: Path = LEXICON_DIR) -> web.Ap
     register_all(xrpc, ctx)
     install_basic_routes(app, ctx)
     xrpc.install(app)
+    install_console(app, ctx)  # the web console under /console/ (engram/console/)
     app.cleanup_ctx.append(_lifecycle)
     return app
 
