@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from aiohttp import web
+
 from ..context import AppContext
 from ..errors import NotAllowed, NotFound
 from ..service import apikeys
@@ -74,3 +76,6 @@ async def require_space(ctx: AppContext, viewer: Viewer, uri: str | None) -> Spa
 def require_operator(viewer: Viewer) -> None:
     if not viewer.is_operator:
         raise NotAllowed("only the operator manages API keys", "OperatorOnly")
+
+
+viewer_key = web.RequestKey("console_viewer", Viewer)  # set by the guard on every signed-in request

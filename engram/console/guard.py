@@ -10,7 +10,7 @@ from urllib.parse import quote
 from aiohttp import web
 
 from ..errors import EngramError, NotAllowed
-from .access import viewer_for
+from .access import viewer_for, viewer_key
 from .render import render, see_other
 from .state import SESSION_COOKIE, console_state_key
 
@@ -66,7 +66,7 @@ async def _guarded(request: web.Request, handler) -> web.StreamResponse:
             raise NotAllowed(
                 "the form's CSRF token is missing or wrong; reload the page and try again", "BadCsrfToken"
             )
-    request["viewer"] = viewer
+    request[viewer_key] = viewer
     return await handler(request)
 
 

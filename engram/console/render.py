@@ -8,6 +8,8 @@ import aiohttp_jinja2
 import jinja2
 from aiohttp import web
 
+from .access import viewer_key
+
 
 def setup_templates(app: web.Application) -> None:
     env = aiohttp_jinja2.setup(
@@ -15,7 +17,6 @@ def setup_templates(app: web.Application) -> None:
         loader=jinja2.PackageLoader("engram.console", "templates"),
         autoescape=jinja2.select_autoescape(["html"], default_for_string=True),
         undefined=jinja2.StrictUndefined,  # a typo in a template fails its test instead of rendering blank
-        context_processors=[_request_helpers],
     )
     env.filters["day"] = day
     env.filters["similarity"] = lambda permille: f"{permille / 1000:.3f}"
@@ -29,10 +30,14 @@ def day(iso: str | None) -> str:
 def render(
     request: web.Request, template: str, context: dict[str, Any], *, status: int = 200
 ) -> web.Response:
-    return aiohttp_jinja2.render_template(template, request, context, status=status)
+    # The helpers are added here rather than by aiohttp_jinja2's context processors: those run as a
+    # middleware inside the console's guard, which renders error pages too.
+    return aiohttp_jinja2.render_template(
+        template, request, {**_request_helpers(request), **context}, status=status
+    )
 
 
-async def _request_helpers(request: web.Request) -> dict[str, Any]:
+def _request_helpers(request: web.Request) -> dict[str, Any]:
     router = request.app.router
 
     def href(name: str, **query: Any) -> str:
@@ -44,7 +49,7 @@ async def _request_helpers(request: web.Request) -> dict[str, Any]:
         return str(router["static"].url_for(filename=path))
 
     return {
-        "viewer": request.get("viewer"),
+        "viewer": request.get(viewer_key),
         "href": href,
         "asset": asset,
     }

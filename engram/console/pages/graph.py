@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from ..access import require_space
+from ..access import require_space, viewer_key
 from ..render import render
 from ..state import console_state_key
 from . import forms
@@ -23,7 +23,7 @@ def _controls(params) -> tuple[int, float]:
 
 async def graph_page(request: web.Request) -> web.StreamResponse:
     ctx = request.app[console_state_key].ctx
-    space = await require_space(ctx, request["viewer"], request.query.get("space"))
+    space = await require_space(ctx, request[viewer_key], request.query.get("space"))
     limit, min_similarity = _controls(request.query)
     return render(request, "graph.html", {
         "space": space, "limit": limit, "min_similarity": f"{min_similarity:g}", "max_nodes": MAX_NODES,
@@ -32,7 +32,7 @@ async def graph_page(request: web.Request) -> web.StreamResponse:
 
 async def graph_data(request: web.Request) -> web.StreamResponse:
     ctx = request.app[console_state_key].ctx
-    space = await require_space(ctx, request["viewer"], request.query.get("space"))
+    space = await require_space(ctx, request[viewer_key], request.query.get("space"))
     limit, min_similarity = _controls(request.query)
     graph = await ctx.services.search.graph(
         space, limit=limit, neighbors=NEIGHBOURS, min_similarity=min_similarity

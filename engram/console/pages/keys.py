@@ -8,7 +8,7 @@ from aiohttp import web
 
 from ...errors import InvalidInput
 from ...service import apikeys
-from ..access import require_operator, visible_spaces
+from ..access import require_operator, viewer_key, visible_spaces
 from ..render import render, see_other
 from ..state import console_state_key
 from . import forms
@@ -18,7 +18,7 @@ SCOPES = ("read", "write")
 
 async def _page(request: web.Request, *, created=None, token=None, status: int = 200) -> web.StreamResponse:
     ctx = request.app[console_state_key].ctx
-    viewer = request["viewer"]
+    viewer = request[viewer_key]
     require_operator(viewer)
     hosted = [s for s in await visible_spaces(ctx, viewer) if s.kind == "hosted"]
     return render(request, "keys.html", {
@@ -32,7 +32,7 @@ async def keys_page(request: web.Request) -> web.StreamResponse:
 
 
 async def create_key(request: web.Request) -> web.StreamResponse:
-    require_operator(request["viewer"])
+    require_operator(request[viewer_key])
     ctx = request.app[console_state_key].ctx
     form = await request.post()
     scopes = [s for s in form.getall("scope", []) if s in SCOPES]
@@ -44,7 +44,7 @@ async def create_key(request: web.Request) -> web.StreamResponse:
 
 
 async def revoke_key(request: web.Request) -> web.StreamResponse:
-    require_operator(request["viewer"])
+    require_operator(request[viewer_key])
     ctx = request.app[console_state_key].ctx
     form = await request.post()
     key_id = forms.integer(form, "id", 0, 1, 2**62)

@@ -7,7 +7,7 @@ from aiohttp import web
 
 from ...errors import EngramError
 from ...service.overview import nearest_neighbours
-from ..access import require_space
+from ..access import require_space, viewer_key
 from ..render import render
 from ..state import console_state_key
 from . import forms
@@ -17,7 +17,7 @@ NEIGHBOURS = 8
 
 async def memory_page(request: web.Request) -> web.StreamResponse:
     ctx = request.app[console_state_key].ctx
-    space = await require_space(ctx, request["viewer"], request.query.get("space"))
+    space = await require_space(ctx, request[viewer_key], request.query.get("space"))
     memory = await ctx.services.memories.get(space.uri, forms.text(request.query, "uri", 2000))
     neighbours, neighbours_error = [], None
     try:

@@ -7,7 +7,7 @@ from aiohttp import web
 from ...errors import EngramError
 from ...service.overview import space_overview
 from ...service.search import SearchQuery
-from ..access import require_space
+from ..access import require_space, viewer_key
 from ..render import render
 from ..state import console_state_key
 from . import forms
@@ -19,7 +19,7 @@ SEARCH_LIMITS = (10, 25, 50)
 async def space_page(request: web.Request) -> web.StreamResponse:
     ctx = request.app[console_state_key].ctx
     params = request.query
-    space = await require_space(ctx, request["viewer"], params.get("space"))
+    space = await require_space(ctx, request[viewer_key], params.get("space"))
     q = forms.text(params, "q")
     filters = {
         "author": forms.text(params, "author", 200) or None,
