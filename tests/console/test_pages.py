@@ -168,7 +168,7 @@ async def test_memory_text_is_escaped(console):
             MemoryWrite(
                 author=console.ctx.settings.service_did, text="<script>alert(1)</script>", tags=("<b>",)
             )
-        ],  # fmt: skip
+        ],
     )
     html = await (await (await console.operator()).get("/console/space", {"space": console.alpha})).text()
     assert "<script>alert(1)</script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
