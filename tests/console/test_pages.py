@@ -27,7 +27,9 @@ def results(html: str) -> list[str]:
 
 
 def listing(html: str) -> list[str]:
-    block = re.search(r'<ul class="memories listing">(.*?)</ul>\s*<nav class="pager"', html, re.DOTALL).group(1)
+    block = re.search(r'<ul class="memories listing">(.*?)</ul>\s*<nav class="pager"', html, re.DOTALL).group(
+        1
+    )
     return LINK_TEXT.findall(block)
 
 

@@ -1,10 +1,11 @@
 // The memory graph: fetch the page's graph JSON, draw it with cytoscape.js (vendor/cytoscape, MIT) using
-// its force-directed "cose" layout, colour nodes by their first tag, show the text on hover, open the
+// its force-directed "cose" layout, colour nodes by tag (the twelve commonest first tags), show the text on hover, open the
 // memory on click. Plain JS, no build step.
 (function () {
   "use strict";
-  var PALETTE = ["#2f5bd3", "#d9480f", "#2b8a3e", "#ae3ec9", "#e8590c", "#0c8599", "#c2255c", "#5c940d",
-                 "#1971c2", "#f08c00", "#6741d9", "#087f5b"];
+  // Twelve hues far enough apart to tell clusters from one another (Tableau 10 plus two).
+  var PALETTE = ["#4e79a7", "#f28e2b", "#e15759", "#59a14f", "#b07aa1", "#17becf", "#edc948", "#9c755f",
+                 "#ff9da7", "#76b7b2", "#1f3a93", "#bcbd22"];
   var UNTAGGED = "#868e96";
   var container = document.getElementById("graph");
   var tip = document.getElementById("graph-tip");
@@ -19,15 +20,28 @@
     return { map: map, order: order, counts: counts };
   }
 
-  function legend(c) {
+  function colourOf(node, c) {  // its first tag that has a colour of its own, so fewer nodes stay grey
+    for (var i = 0; i < node.tags.length; i++) {
+      if (c.map[node.tags[i]] && c.map[node.tags[i]] !== UNTAGGED) {
+        node.legendTag = node.tags[i];
+        return c.map[node.tags[i]];
+      }
+    }
+    return UNTAGGED;
+  }
+
+  function legend(c, nodes) {
+    var coloured = {};  // how many nodes each legend entry colours
+    nodes.forEach(function (n) { var k = n.legendTag || "other or untagged"; coloured[k] = (coloured[k] || 0) + 1; });
     var list = document.getElementById("graph-legend");
-    c.order.slice(0, PALETTE.length).forEach(function (tag) {
+    var shown = c.order.slice(0, PALETTE.length);
+    shown.concat(["other or untagged"]).forEach(function (tag) {
       var li = document.createElement("li");
       var dot = document.createElement("span");
       dot.className = "swatch";
-      dot.style.background = c.map[tag];
+      dot.style.background = c.map[tag] || UNTAGGED;
       li.appendChild(dot);
-      li.appendChild(document.createTextNode(tag + " (" + c.counts[tag] + ")"));
+      li.appendChild(document.createTextNode(tag + " (" + (coloured[tag] || 0) + ")"));
       list.appendChild(li);
     });
   }
@@ -47,7 +61,7 @@
   function draw(data) {
     var c = colours(data.nodes);
     var elements = data.nodes.map(function (n) {
-      return { data: { id: n.id, text: n.text, href: n.href, colour: c.map[n.tags[0]] || UNTAGGED } };
+      return { data: { id: n.id, text: n.text, href: n.href, colour: colourOf(n, c) } };
     }).concat(data.edges.map(function (e, i) {
       return { data: { id: "e" + i, source: e.source, target: e.target, similarity: e.similarity } };
     }));
@@ -55,15 +69,18 @@
       container: container,
       elements: elements,
       style: [
-        { selector: "node", style: { "background-color": "data(colour)", width: 14, height: 14,
+        { selector: "node", style: { "background-color": "data(colour)", width: 16, height: 16,
                                      "border-width": 1, "border-color": "#fff" } },
         { selector: "node:active, node.hover", style: { width: 22, height: 22, "border-color": "#1d2330" } },
         { selector: "edge", style: { width: "mapData(similarity, 400, 1000, 0.5, 4)", "line-color": "#adb5bd",
                                      opacity: 0.7 } }
       ],
-      layout: { name: "cose", animate: false, randomize: true, nodeRepulsion: function () { return 9000; },
-                idealEdgeLength: function (e) { return 140 - e.data("similarity") / 10; }, numIter: 1500 },
-      wheelSensitivity: 0.3
+      // cose (force-directed) tuned on the example space: short springs and moderate repulsion keep
+      // clusters of similar memories compact and legible, starting spread over the container's shape.
+      layout: { name: "cose", animate: false, randomize: true, padding: 10, componentSpacing: 40,
+                nodeRepulsion: function () { return 6000; }, nodeOverlap: 8, numIter: 2000,
+                idealEdgeLength: function (e) { return 70 - e.data("similarity") / 20; },
+                boundingBox: { x1: 0, y1: 0, w: container.clientWidth, h: container.clientHeight } }
     });
     cy.on("mouseover", "node", function (ev) {
       var n = ev.target, p = n.renderedPosition();
@@ -80,7 +97,7 @@
       container.style.cursor = "";
     });
     cy.on("tap", "node", function (ev) { window.location.assign(ev.target.data("href")); });
-    legend(c);
+    legend(c, data.nodes);
     keyboardList(data.nodes);
     status.textContent = data.nodes.length + " memories, " + data.edges.length + " links.";
     container.dataset.nodes = String(cy.nodes().length);
