@@ -190,3 +190,23 @@ async def test_signing_in_again_replaces_the_session(console):
     assert browser.cookies["engram_console"] != old
     browser.cookies["engram_console"] = old
     assert (await browser.get("/console/")).status == 303
+
+
+async def test_access_log_never_records_a_link_token(
+    aiohttp_server, aiohttp_client, console_settings, caplog
+):
+    import logging
+
+    from engram.app import create_app
+    from engram.logs import AccessLogger
+
+    server = await aiohttp_server(
+        create_app(console_settings),
+        access_log_class=AccessLogger,
+        access_log=logging.getLogger("engram.access"),
+    )
+    client = await aiohttp_client(server)
+    with caplog.at_level(logging.INFO, logger="engram.access"):
+        await client.get("/console/login?token=the-secret-link-token-0123456789", allow_redirects=False)
+    logged = " ".join(str(getattr(r, "fields", "")) + r.getMessage() for r in caplog.records)
+    assert "/console/login" in logged and "the-secret-link-token" not in logged
