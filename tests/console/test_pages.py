@@ -288,3 +288,22 @@ def test_csp_hash_matches_the_vendored_cytoscape_style():
     text = f".{name} {{ position: relative; }}"
     digest = base64.b64encode(hashlib.sha256(text.encode()).digest()).decode()
     assert guard.CYTOSCAPE_STYLE_HASH == f"'sha256-{digest}'"
+
+
+async def test_a_refused_text_search_shows_beside_the_form_and_the_page_still_renders(
+    aiohttp_client, console_settings, clock
+):
+    client = await aiohttp_client(
+        create_app(replace(console_settings, text_search=False)), cookie_jar=aiohttp.DummyCookieJar()
+    )
+    ctx = client.app[context_key]
+    space = (await ctx.services.spaces.create_hosted("quiet")).uri
+    await ctx.services.memories.write(
+        space, [MemoryWrite(author=ctx.settings.service_did, text="still listed")]
+    )
+    browser = Browser(client)
+    await browser.sign_in_operator(ctx, clock)
+    resp = await browser.get("/console/space", {"space": space, "q": "anything"})
+    html = await resp.text()
+    assert resp.status == 200 and 'role="alert"' in html and "does not embed queries" in html
+    assert listing(html) == ["still listed"]
