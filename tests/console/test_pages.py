@@ -258,9 +258,17 @@ async def test_key_form_errors_are_400s(console):
 
 
 async def test_placeholders_for_sync_state_and_grants_are_marked(console):
+    from engram.store import spaces as store_spaces
+
     operator = await console.operator()
     html = await (await operator.get("/console/keys")).text()
     assert 'data-placeholder="grants"' in html
+    assert 'data-placeholder="sync-state"' not in await (await operator.get("/console/")).text()
+    synced = "at://did:plc:someoneelse0000000000000/space/garden.engram.space/shared"
+    await console.ctx.store.write(store_spaces.create_space, synced, "synced")
+    assert 'data-placeholder="sync-state"' in await (await operator.get("/console/")).text()
+    page = await operator.get("/console/space", {"space": synced})
+    assert page.status == 200 and 'data-placeholder="sync-state"' in await page.text()
 
 
 async def test_console_answers_carry_security_headers_and_the_api_keeps_cors(console):
