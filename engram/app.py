@@ -19,6 +19,7 @@ from . import __version__
 from .api import register_all
 from .api.basic import install_basic_routes
 from .config import Settings
+from .console import install_console
 from .context import AppContext
 from .keys import context_key, xrpc_key
 from .metrics import Metrics
@@ -48,6 +49,7 @@ def create_app(settings: Settings, *, lexicon_dir: Path | Traversable = LEXICON_
     register_all(xrpc, ctx)
     install_basic_routes(app, ctx)
     xrpc.install(app)
+    install_console(app, ctx)  # the web console under /console/ (engram/console/)
     app.cleanup_ctx.append(_lifecycle)
     return app
 

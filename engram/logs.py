@@ -12,7 +12,7 @@ from aiohttp.abc import AbstractAccessLogger
 from aiohttp.web import BaseRequest, StreamResponse
 
 # Query parameters whose values are the caller's private data: never written to any log.
-REDACTED_PARAMS = frozenset({"q", "vector"})
+REDACTED_PARAMS = frozenset({"q", "vector", "token"})  # token: console sign-in links
 
 
 class JsonFormatter(logging.Formatter):

@@ -20,6 +20,7 @@ COMMAND_MODULES = (
     "keygen",
     "model",
     "admin",
+    "console",
 )
 
 

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from ..store import ApiKey
 from ..store import apikeys as store_apikeys
+from ..store import spaces as store_spaces
 from ..xrpc.errors import InvalidRequestError
 
 if TYPE_CHECKING:
@@ -33,3 +34,21 @@ async def revoke_api_key(ctx: AppContext, key_id: int) -> ApiKey:
         return store_apikeys.get_api_key(conn, key_id)
 
     return await ctx.store.write(revoke)
+
+
+async def find_live_api_key(ctx: AppContext, token: str) -> ApiKey | None:
+    """The live key a raw token names (the console's reader sign-in), or None."""
+    return await ctx.store.read(store_apikeys.lookup_api_key, token)
+
+
+async def get_live_api_key(ctx: AppContext, key_id: int) -> ApiKey | None:
+    """The key with this id while it is live (not revoked, its space not deleted), else None."""
+
+    def read(conn):
+        key = store_apikeys.get_api_key(conn, key_id)
+        if key is None or key.revoked_at is not None:
+            return None
+        space = store_spaces.get_space(conn, key.space_uri)
+        return key if space is not None and not space.deleted else None
+
+    return await ctx.store.read(read)

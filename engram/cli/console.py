@@ -1,0 +1,32 @@
+"""`engram console login`: print a one-time sign-in link to the web console for the operator.
+
+Run it where the server's data dir is (it writes the link's hash there; the server redeems it). The link
+works once, within 10 minutes, and signs the browser in as the operator, who sees every space."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from ..config import Settings
+from ..console.login_links import LINK_TTL_S, create_link_token
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("console", help="the web console (sign-in links)")
+    ps = p.add_subparsers(dest="console_command", metavar="<subcommand>", required=True)
+    login = ps.add_parser(
+        "login", help="print a one-time operator sign-in link (valid 10 minutes, usable once)"
+    )
+    login.set_defaults(run=run_login)
+
+
+def run_login(args: argparse.Namespace, settings: Settings) -> int:
+    token = create_link_token(settings.data_dir, time.time())
+    print(f"{settings.public_url}/console/login?token={token}")
+    print(
+        f"open this link within {LINK_TTL_S // 60} minutes; it signs in once, as the operator",
+        file=sys.stderr,
+    )
+    return 0

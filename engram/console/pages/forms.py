@@ -1,0 +1,56 @@
+"""Reading the console's query strings and form fields: bad values become a 400 page naming the field."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+from ...errors import InvalidInput
+
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+
+def text(params: Mapping[str, str], name: str, max_len: int = 1000) -> str:
+    value = str(params.get(name, "")).strip()
+    if len(value) > max_len:
+        raise InvalidInput(f"{name} is longer than {max_len} characters")
+    return value
+
+
+def integer(params: Mapping[str, str], name: str, default: int, lo: int, hi: int) -> int:
+    raw = str(params.get(name, "")).strip()
+    if not raw:
+        return default
+    try:
+        value = int(raw, 10)
+    except ValueError:
+        raise InvalidInput(f"{name} must be a whole number, got {raw!r}") from None
+    if not lo <= value <= hi:
+        raise InvalidInput(f"{name} must be between {lo} and {hi}")
+    return value
+
+
+def decimal(params: Mapping[str, str], name: str, default: float, lo: float, hi: float) -> float:
+    raw = str(params.get(name, "")).strip()
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise InvalidInput(f"{name} must be a number, got {raw!r}") from None
+    if not lo <= value <= hi:  # also refuses NaN
+        raise InvalidInput(f"{name} must be between {lo} and {hi}")
+    return value
+
+
+def tags(params: Mapping[str, str]) -> tuple[str, ...]:
+    """Comma-separated tags (the search form's one text field), without blanks or repeats."""
+    return tuple(dict.fromkeys(t.strip() for t in text(params, "tags").split(",") if t.strip()))
+
+
+def since(params: Mapping[str, str]) -> str | None:
+    """A date input's YYYY-MM-DD (start of that day, UTC) or a full ISO datetime, as the API takes it."""
+    value = text(params, "since", 64)
+    if not value:
+        return None
+    return f"{value}T00:00:00Z" if _DATE.match(value) else value

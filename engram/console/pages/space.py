@@ -1,0 +1,49 @@
+"""One space: text search with the hosted model (tags/author/since filters) and the newest-first list."""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from ...errors import EngramError
+from ...service.overview import space_overview
+from ...service.search import SearchQuery
+from ..access import require_space, viewer_key
+from ..render import render
+from ..state import console_state_key
+from . import forms
+
+PAGE_SIZE = 25
+SEARCH_LIMITS = (10, 25, 50)
+
+
+async def space_page(request: web.Request) -> web.StreamResponse:
+    ctx = request.app[console_state_key].ctx
+    params = request.query
+    space = await require_space(ctx, request[viewer_key], params.get("space"))
+    q = forms.text(params, "q")
+    filters = {
+        "author": forms.text(params, "author", 200) or None,
+        "tags": forms.tags(params),
+        "since": forms.since(params),
+    }
+    limit = forms.integer(params, "limit", SEARCH_LIMITS[0], 1, max(SEARCH_LIMITS))
+    hits, search_error = None, None
+    if q:
+        try:
+            outcome = await ctx.services.search.search(space, SearchQuery(q=q, limit=limit, **filters))
+            hits = outcome.hits
+        except EngramError as err:  # shown next to the search box; the rest of the page still renders
+            if err.kind not in ("invalid", "forbidden", "rate_limited", "unavailable"):
+                raise
+            search_error = err
+    listing, cursor = await ctx.services.memories.list(
+        space.uri, limit=PAGE_SIZE, cursor=forms.text(params, "cursor", 200) or None, **filters
+    )
+    return render(request, "space.html", {
+        "overview": await space_overview(ctx, space),
+        "q": q, "limit": limit, "limits": SEARCH_LIMITS,
+        "author": filters["author"] or "", "tags": ", ".join(filters["tags"]),
+        "since": forms.text(params, "since", 64),
+        "hits": hits, "search_error": search_error,
+        "listing": listing, "next_cursor": cursor, "paged": bool(params.get("cursor")),
+    })  # fmt: skip
