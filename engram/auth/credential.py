@@ -17,7 +17,7 @@ from engram.auth.jws import JwsError, parse_jws, sign_jws
 from engram.auth.keys import KeyFormatError, PrivateKey, PublicKey
 from engram.auth.space_uri import space_authority
 from engram.auth.ttl_cache import TtlCache
-from engram.xrpc.errors import AuthRequiredError
+from engram.errors import NotAuthenticated
 
 CREDENTIAL_TYP = "atproto-space-credential+jwt"
 CREDENTIAL_KIDS = frozenset({"#atproto", "#atproto_space"})
@@ -35,8 +35,8 @@ class Credential:
     exp: int
 
 
-def _invalid(message: str) -> AuthRequiredError:
-    return AuthRequiredError(message, "InvalidToken")
+def _invalid(message: str) -> NotAuthenticated:
+    return NotAuthenticated(message, "InvalidToken")
 
 
 def _int_claim(payload: dict, name: str) -> int:

@@ -21,7 +21,7 @@ from engram.auth.did_resolver import DidResolutionError, DocumentSource, documen
 from engram.auth.jws import JwsError, parse_jws, sign_jws
 from engram.auth.keys import PrivateKey
 from engram.auth.ttl_cache import TtlCache
-from engram.xrpc.errors import AuthRequiredError
+from engram.errors import NotAuthenticated
 
 CLOCK_SKEW = 5
 MAX_AHEAD = 3600
@@ -36,8 +36,8 @@ class ServiceAuth:
     exp: int
 
 
-def _err(name: str, message: str) -> AuthRequiredError:
-    return AuthRequiredError(message, name)
+def _err(name: str, message: str) -> NotAuthenticated:
+    return NotAuthenticated(message, name)
 
 
 class ServiceAuthVerifier:

@@ -30,7 +30,7 @@ from http_sf.innerlist import ser_innerlist
 from multidict import CIMultiDict, CIMultiDictProxy
 
 from engram.auth.keys import KeyFormatError, PrivateKey, PublicKey
-from engram.xrpc.errors import AuthRequiredError
+from engram.errors import NotAuthenticated
 
 LABEL = "atproto-space"
 ALG = "ecdsa-p256-sha256"
@@ -41,8 +41,8 @@ _ALLOWED_PARAMS = frozenset({"keyid", "alg"})
 Headers = CIMultiDictProxy[str] | CIMultiDict[str]
 
 
-def _bad(message: str) -> AuthRequiredError:
-    return AuthRequiredError(message, "BadSpaceSignature")
+def _bad(message: str) -> NotAuthenticated:
+    return NotAuthenticated(message, "BadSpaceSignature")
 
 
 def _reject_duplicate_label(key: str, context: str) -> None:

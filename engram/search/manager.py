@@ -25,6 +25,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from engram.errors import EngramError, InvalidInput, Unavailable, UnknownSpace
 from engram.search import persist
 from engram.search.filters import Filters
 from engram.search.graph import Neighbors, newest_neighbors
@@ -32,7 +33,6 @@ from engram.search.index import IndexTuning, SearchResult, SpaceIndex
 from engram.search.rows import DeltaUnavailable, IndexSource
 from engram.search.rwlock import ReadWriteLock
 from engram.workers import WorkerPool
-from engram.xrpc.errors import InvalidRequestError, UnavailableError, XrpcError
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -105,7 +105,7 @@ class IndexManager:
         thread right after the search (hydrating hits there saves a thread hop); its value is returned."""
         entry = await self._entry(space, model_key, dims)
         if entry.index.dims != dims or query.shape[0] != dims:
-            raise InvalidRequestError(
+            raise InvalidInput(
                 f"query has {query.shape[0]} dimensions; the space's index has {entry.index.dims}",
                 "ModelMismatch",
             )
@@ -195,7 +195,7 @@ class IndexManager:
         try:
             await asyncio.wait_for(asyncio.shield(load), timeout=self.load_wait_s)
         except TimeoutError:
-            raise UnavailableError("the space's index is loading; retry shortly", "IndexLoading") from None
+            raise Unavailable("the space's index is loading; retry shortly", "IndexLoading") from None
         return self._entries.get(key) or load.result()
 
     def _start_load(self, key: Key, dims: int, force_build: bool = False) -> asyncio.Task:
@@ -317,13 +317,12 @@ class IndexManager:
     async def _prune(self, space: str) -> None:
         """Let the store forget deletions every loaded index of the space has applied and saved; an older
         index file met later (another model slot, another process) gets DeltaUnavailable and rebuilds."""
-        prune = getattr(self.source, "prune_tombstones", None)
         generations = [e.saved_generation for (s, _), e in self._entries.items() if s == space]
-        if prune is None or not generations or min(generations) <= 0:
+        if not generations or min(generations) <= 0:
             return
         try:
-            await prune(space, min(generations))
-        except XrpcError:
+            await self.source.prune_tombstones(space, min(generations))
+        except UnknownSpace:
             pass  # the space was deleted meanwhile: nothing left to prune
 
     def _evict(self, keep: Key) -> None:
@@ -350,8 +349,8 @@ class IndexManager:
             self._background.discard(t)
             exc = None if t.cancelled() else t.exception()
             if exc is not None and not isinstance(
-                exc, XrpcError
-            ):  # XRPC errors reach their caller as answers
+                exc, EngramError
+            ):  # domain errors reach their caller as answers
                 log.warning("index task failed: %r", exc)
 
         task.add_done_callback(done)

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from ..errors import InvalidInput
 from ..store import ApiKey
 from ..store import apikeys as store_apikeys
-from ..xrpc.errors import InvalidRequestError
 
 if TYPE_CHECKING:
     from ..context import AppContext
@@ -29,7 +29,7 @@ async def revoke_api_key(ctx: AppContext, key_id: int) -> ApiKey:
 
     def revoke(conn):
         if not store_apikeys.revoke_api_key(conn, key_id):
-            raise InvalidRequestError(f"no live API key with id {key_id}", "KeyNotFound")
+            raise InvalidInput(f"no live API key with id {key_id}", "KeyNotFound")
         return store_apikeys.get_api_key(conn, key_id)
 
     return await ctx.store.write(revoke)

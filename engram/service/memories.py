@@ -6,10 +6,10 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from ..errors import NotFound
 from ..store import Memory, MemoryRecord, MemoryWrite
 from ..store import memories as store_memories
 from ..store import queries as store_queries
-from ..xrpc.errors import NotFoundError
 from .embedding import embed_documents, hosts_model
 
 if TYPE_CHECKING:
@@ -44,7 +44,7 @@ class MemoryService:
     async def get(self, space_uri: str, uri: str) -> Memory:
         memory = await self.ctx.store.read(store_queries.get_memory, space_uri, uri)
         if memory is None:
-            raise NotFoundError(f"no memory {uri} in this space", "MemoryNotFound")
+            raise NotFound(f"no memory {uri} in this space", "MemoryNotFound")
         return memory
 
     async def list(self, space_uri: str, **filters) -> tuple[list[Memory], str | None]:

@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..errors import InvalidInput, Unavailable
 from ..search.filters import Filters
-from ..search.limits import SearchLimiter
+from ..search.limits import Decision, SearchLimiter
 from ..search.vectors import decode_query_vector, similarity_permille
 from ..store import Memory, Space
 from ..store import queries as store_queries
 from ..store.writes import parse_datetime_ms
-from ..xrpc.errors import InvalidRequestError, UnavailableError
 from .text_query import TextQueries
 
 HARD_LIMIT_S = 10.0  # DESIGN §5: no search holds a caller longer (the AppView feed timeout is the same)
@@ -40,7 +40,7 @@ class SearchQuery:
 class SearchOutcome:
     hits: list[tuple[Memory, int]]  # (memory, similarity 0..1000), best first
     approximate: bool = False
-    headers: dict[str, str] = field(default_factory=dict)  # RateLimit-* of the space's bucket
+    quota: Decision | None = None  # the space's bucket after this search (the front door renders it)
 
 
 @dataclass
@@ -51,7 +51,7 @@ class Graph:
 
 def require_model(space: Space):
     if space.config is None:
-        raise InvalidRequestError("the space's authority has not declared an embedding model", "NoModel")
+        raise InvalidInput("the space's authority has not declared an embedding model", "NoModel")
     return space.config.active
 
 
@@ -69,18 +69,18 @@ class SearchService:
         active = require_model(space)
         if query.vector is None:
             if not query.q:
-                raise InvalidRequestError("send vector, model and modelDigest (or q, where text search is on)")
+                raise InvalidInput("send vector, model and modelDigest (or q, where text search is on)")
             return await self.text.embed(space, query.q)
         if query.model is None or query.model_digest is None:
-            raise InvalidRequestError("vector needs model and modelDigest")
+            raise InvalidInput("vector needs model and modelDigest")
         if (query.model, query.model_digest) != (active.model, active.digest):
-            raise InvalidRequestError(
+            raise InvalidInput(
                 f"the space's model is {active.model} ({active.digest}); re-read the space's config",
                 "ModelMismatch",
             )
         vector = decode_query_vector(query.vector)
         if vector.shape[0] != active.dims:
-            raise InvalidRequestError(
+            raise InvalidInput(
                 f"vector has {vector.shape[0]} dimensions; the space's model has {active.dims}", "ModelMismatch"
             )
         return vector
@@ -109,11 +109,11 @@ class SearchService:
                 # inside the manager) finishes in the background and leaves the index warm.
                 result, memories = await asyncio.wait_for(search, self.hard_limit_s)
             except TimeoutError:
-                raise UnavailableError("the search did not finish in time; retry shortly", "IndexLoading",
-                                       headers={"Retry-After": "1"}) from None
+                raise Unavailable("the search did not finish in time; retry shortly", "IndexLoading",
+                                  retry_after=1) from None
         score = dict(zip(result.row_ids.tolist(), result.scores.tolist(), strict=True))
         hits = [(m, similarity_permille(score[m.row_id])) for m in memories]
-        return SearchOutcome(hits, bool(result.approximate), decision.headers())
+        return SearchOutcome(hits, bool(result.approximate), decision)
 
     async def graph(self, space: Space, *, limit: int, neighbors: int, min_similarity: float) -> Graph:
         """The newest `limit` memories and, for each, its `neighbors` most similar others at or above

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..errors import InvalidInput
 from ..store import ModelSpec, Space, SpaceStatus
 from ..store import queries as store_queries
 from ..store import spaces as store_spaces
 from ..store.uris import is_did, is_record_key, space_uri
-from ..xrpc.errors import InvalidRequestError
 
 if TYPE_CHECKING:
     from ..context import AppContext
@@ -33,7 +33,7 @@ class SpaceService:
         if space.startswith("at://"):
             return space
         if not is_record_key(space):
-            raise InvalidRequestError(f"not a space URI or space name: {space!r}")
+            raise InvalidInput(f"not a space URI or space name: {space!r}")
         return space_uri(self.ctx.settings.service_did, space)
 
     async def create_hosted(
@@ -49,9 +49,9 @@ class SpaceService:
         the hosted embedder's model, so text search works out of the box)."""
         authority = authority or self.ctx.settings.service_did
         if not is_did(authority):
-            raise InvalidRequestError(f"authority must be a DID, got {authority!r}")
+            raise InvalidInput(f"authority must be a DID, got {authority!r}")
         if not is_record_key(name):
-            raise InvalidRequestError(
+            raise InvalidInput(
                 f"space name {name!r} is not a valid record key (letters, digits and . _ : ~ -, up to 512)"
             )
         uri = space_uri(authority, name)

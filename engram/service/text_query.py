@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..embed.text import query_text, round_through_f16
+from ..errors import InvalidInput, NotAllowed, Unavailable
 from ..search.limits import ConcurrencyCaps, TokenBuckets
 from ..store import Space
-from ..xrpc.errors import ForbiddenError, InvalidRequestError, RateLimitExceededError, UnavailableError
 from .embedding import hosts_model
 
 if TYPE_CHECKING:
@@ -38,32 +38,30 @@ class TextQueries:
 
     async def embed(self, space: Space, q: str) -> np.ndarray:
         if not self.enabled:
-            raise InvalidRequestError(
+            raise InvalidInput(
                 "this service does not embed queries: send vector, model and modelDigest"
             )
         if len(q) > MAX_QUERY_CHARS:
-            raise InvalidRequestError(f"q is {len(q)} characters; text search embeds at most {MAX_QUERY_CHARS}")
+            raise InvalidInput(f"q is {len(q)} characters; text search embeds at most {MAX_QUERY_CHARS}")
         if space.config is None:
-            raise InvalidRequestError("the space's authority has not declared an embedding model", "NoModel")
+            raise InvalidInput("the space's authority has not declared an embedding model", "NoModel")
         if not hosts_model(self.ctx.embedder, space):
             active = space.config.active
-            raise InvalidRequestError(
+            raise InvalidInput(
                 f"this service does not run the space's model {active.model} ({active.digest}); "
                 "embed the query yourself and send the vector",
                 "ModelNotHosted",
             )
         if self.allowed and space.authority not in self.allowed:
-            raise ForbiddenError(
+            raise NotAllowed(
                 f"this service does not embed queries for spaces of {space.authority}", "TextSearchNotAllowed"
             )
         decision = self.buckets.take(space.authority)
         if not decision.allowed:
-            raise RateLimitExceededError(
-                "too many text searches for this space's authority; retry later", headers=decision.headers()
-            )
+            raise decision.refusal("too many text searches for this space's authority; retry later")
         if not self.slots.try_enter(_NODE):
-            raise UnavailableError("too many queries are being embedded; retry shortly", "EmbedderBusy",
-                                   headers={"Retry-After": "1"})
+            raise Unavailable("too many queries are being embedded; retry shortly", "EmbedderBusy",
+                              retry_after=1)
         try:
             text = query_text(q, space.config.query_prefix)
             embed = self.ctx.pool.run(self.ctx.embedder.embed, [text], "query")

@@ -12,13 +12,13 @@ import secrets
 import sqlite3
 from collections.abc import Iterable
 
+from engram.errors import InvalidInput
 from engram.store.models import ApiKey
 from engram.store.spaces import require_space
 from engram.store.writes import now_iso
-from engram.xrpc.errors import InvalidRequestError
 
 SCOPES = frozenset({"read", "write"})
-TOKEN_PREFIX = "engram_"  # noqa: S105 - a public prefix, not a secret; lets secret scanners and humans recognise a leaked key
+TOKEN_PREFIX = "engram_"
 _COLUMNS = "k.id, s.uri, k.scopes, k.label, k.created_at, k.revoked_at"
 
 
@@ -37,12 +37,12 @@ def create_api_key(
     """Create a key for a hosted space; returns (key, raw token). The token is not stored anywhere."""
     space = require_space(conn, space_uri)
     if space.kind != "hosted":
-        raise InvalidRequestError("API keys can only be bound to hosted spaces")
+        raise InvalidInput("API keys can only be bound to hosted spaces")
     wanted = frozenset(scopes)
     if not wanted or not wanted <= SCOPES:
-        raise InvalidRequestError(f"scopes must be a non-empty subset of {sorted(SCOPES)}")
+        raise InvalidInput(f"scopes must be a non-empty subset of {sorted(SCOPES)}")
     if not isinstance(label, str) or len(label) > 200:
-        raise InvalidRequestError("label must be a string of at most 200 characters")
+        raise InvalidInput("label must be a string of at most 200 characters")
     token = TOKEN_PREFIX + secrets.token_urlsafe(32)
     key_id = conn.execute(
         "INSERT INTO api_keys (key_hash, space_id, scopes, label, created_at)"

@@ -11,9 +11,9 @@ import re
 import sqlite3
 from collections.abc import Sequence
 
+from engram.errors import InvalidInput
 from engram.store.spaces import require_space
 from engram.store.writes import filter_clauses
-from engram.xrpc.errors import InvalidRequestError
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 MAX_QUERY_WORDS = 64
@@ -40,7 +40,7 @@ def keyword_search(
     bm25() is negated). Filters are the same as search: author, all-of tags, createdAt >= since."""
     space = require_space(conn, space_uri)
     if not isinstance(limit, int) or not 1 <= limit <= MAX_KEYWORD_LIMIT:
-        raise InvalidRequestError(f"limit must be an integer in 1..{MAX_KEYWORD_LIMIT}")
+        raise InvalidInput(f"limit must be an integer in 1..{MAX_KEYWORD_LIMIT}")
     query = fts_query(text)
     if query is None:
         return []
