@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from ..api.admin_views import space_view
 from ..config import Settings
 from ..store import ModelSpec
+from ..views import space_view
 from .errors import CliError
 from .local import resolve_space, run_local
 from .output import confirm, print_json, print_table

@@ -27,7 +27,7 @@ from .. import __version__
 from ..errors import InvalidInput
 from ..store import Embedding, Memory, MemoryWrite
 from ..store.queries import iter_export
-from .config_json import config_view
+from ..views import config_view
 
 if TYPE_CHECKING:
     from ..context import AppContext

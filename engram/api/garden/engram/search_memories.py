@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from ....context import AppContext
 from ....service.search import SearchQuery
+from ....views import memory_view
 from ....xrpc.errors import rate_limit_headers
 from ....xrpc.server import XrpcRequest, XrpcServer
 from ...auth_modes import space_reader
-from ...views import memory_view
 
 NSID = "garden.engram.searchMemories"
 

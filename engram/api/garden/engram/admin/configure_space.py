@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from .....context import AppContext
+from .....views import space_view
 from .....xrpc.errors import InvalidRequestError
 from .....xrpc.server import XrpcRequest, XrpcServer
 from ....admin_auth import admin_signed
-from ....admin_views import space_view
 from .create_space import model_spec
 
 NSID = "garden.engram.admin.configureSpace"
