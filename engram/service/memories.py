@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from ..errors import NotFound
+from ..errors import InvalidInput, NotFound
 from ..store import Memory, MemoryRecord, MemoryWrite
 from ..store import memories as store_memories
 from ..store import queries as store_queries
@@ -15,6 +15,9 @@ from .embedding import embed_documents, hosts_model
 if TYPE_CHECKING:
     from ..context import AppContext
     from .spaces import SpaceService
+
+
+MAX_LIST_LIMIT = 1000
 
 
 class MemoryService:
@@ -47,5 +50,14 @@ class MemoryService:
             raise NotFound(f"no memory {uri} in this space", "MemoryNotFound")
         return memory
 
-    async def list(self, space_uri: str, **filters) -> tuple[list[Memory], str | None]:
-        return await self.ctx.store.read(store_queries.list_memories, space_uri, **filters)
+    async def list(
+        self, space_uri: str, *, limit: int = 25, tags: Sequence[str] = (), **filters
+    ) -> tuple[list[Memory], str | None]:
+        """A page of memories, newest first; `filters` are list_memories' cursor/author/since/attrs."""
+        if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_LIST_LIMIT:
+            raise InvalidInput(f"limit must be an integer in 1..{MAX_LIST_LIMIT}")
+        if isinstance(tags, str) or not all(isinstance(tag, str) for tag in tags):
+            raise InvalidInput("tags must be a list of strings")
+        return await self.ctx.store.read(
+            store_queries.list_memories, space_uri, limit=limit, tags=tuple(tags), **filters
+        )

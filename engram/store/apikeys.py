@@ -34,15 +34,12 @@ def _api_key(row: tuple) -> ApiKey:
 def create_api_key(
     conn: sqlite3.Connection, space_uri: str, scopes: Iterable[str], label: str = ""
 ) -> tuple[ApiKey, str]:
-    """Create a key for a hosted space; returns (key, raw token). The token is not stored anywhere."""
+    """Create a key for a hosted space; returns (key, raw token). The token is not stored anywhere.
+    The caller (the API-key service) checks `scopes` and `label`."""
     space = require_space(conn, space_uri)
     if space.kind != "hosted":
         raise InvalidInput("API keys can only be bound to hosted spaces")
     wanted = frozenset(scopes)
-    if not wanted or not wanted <= SCOPES:
-        raise InvalidInput(f"scopes must be a non-empty subset of {sorted(SCOPES)}")
-    if not isinstance(label, str) or len(label) > 200:
-        raise InvalidInput("label must be a string of at most 200 characters")
     token = TOKEN_PREFIX + secrets.token_urlsafe(32)
     key_id = conn.execute(
         "INSERT INTO api_keys (key_hash, space_id, scopes, label, created_at)"

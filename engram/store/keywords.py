@@ -37,10 +37,9 @@ def keyword_search(
     since: str | None = None,
 ) -> list[tuple[int, float]]:
     """(row id, BM25 score) of the best keyword matches, best first; higher scores are better (FTS5's
-    bm25() is negated). Filters are the same as search: author, all-of tags, createdAt >= since."""
+    bm25() is negated). Filters are the same as search: author, all-of tags, createdAt >= since. The caller
+    bounds `limit` (1..MAX_KEYWORD_LIMIT): the store does not check request parameters."""
     space = require_space(conn, space_uri)
-    if not isinstance(limit, int) or not 1 <= limit <= MAX_KEYWORD_LIMIT:
-        raise InvalidInput(f"limit must be an integer in 1..{MAX_KEYWORD_LIMIT}")
     query = fts_query(text)
     if query is None:
         return []

@@ -31,7 +31,6 @@ _VIEW_FIELDS = (
 )  # fmt: skip
 _VIEW_COLUMNS = ", ".join(_VIEW_FIELDS)
 _ATTR_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
-MAX_LIST_LIMIT = 1000
 
 
 def _memory(row: tuple, vector: bytes | None = None, next_vector: bytes | None = None) -> Memory:
@@ -94,12 +93,9 @@ def list_memories(
 ) -> tuple[list[Memory], str | None]:
     """Newest first (createdAt desc, then row id desc). Returns (memories, cursor for the next page or None).
 
-    `tags` must all be present; `since` is inclusive; `attrs` matches shim metadata fields by equality."""
+    `tags` must all be present; `since` is inclusive; `attrs` matches shim metadata fields by equality.
+    The caller (the memory service) bounds `limit` and shapes `tags`."""
     space = require_space(conn, space_uri)
-    if not isinstance(limit, int) or not 1 <= limit <= MAX_LIST_LIMIT:
-        raise InvalidInput(f"limit must be an integer in 1..{MAX_LIST_LIMIT}")
-    if isinstance(tags, str):
-        raise InvalidInput("tags must be a list of strings")
     where, params = filter_clauses(space.id, author, tags, since)
     for name, value in (attrs or {}).items():
         if not _ATTR_NAME.fullmatch(name) or not isinstance(value, str | int | float | bool):
