@@ -70,16 +70,37 @@ class SpaceService:
     async def configure(
         self,
         uri: str,
-        model: ModelSpec,
+        model: ModelSpec | None = None,
         *,
-        document_prefix: str = "",
-        query_prefix: str = "",
         next: ModelSpec | None = None,
+        clear_next: bool = False,
+        document_prefix: str | None = None,
+        query_prefix: str | None = None,
     ) -> Space:
-        return await self.store.write(
-            store_spaces.set_config, uri, model, document_prefix=document_prefix, query_prefix=query_prefix,
-            next=next,
-        )
+        """Merge a change into the space's config; whatever is not given keeps its current value.
+
+        `model` replaces the active model, `next` sets the model being migrated to, `clear_next` drops a
+        pending next model (with `model` too: switch the active model and drop the migration). The one
+        merge every front door uses (configureSpace, `engram space config`), read and written in one
+        transaction so two concurrent changes cannot lose each other's fields."""
+        if clear_next and next is not None:
+            raise InvalidInput("give next or clearNext, not both")
+
+        def merge(conn) -> Space:
+            current = store_spaces.require_space(conn, uri).config
+            active = model or (current.active if current else None)
+            if active is None:
+                raise InvalidInput("the space has no model yet: set its model first", "NoModel")
+            return store_spaces.set_config(
+                conn,
+                uri,
+                active,
+                document_prefix=_given_or(document_prefix, current.document_prefix if current else ""),
+                query_prefix=_given_or(query_prefix, current.query_prefix if current else ""),
+                next=None if clear_next else next or (current.next if current else None),
+            )
+
+        return await self.store.write(merge)
 
     async def get(self, uri: str) -> Space | None:
         return await self.store.read(store_spaces.get_space, uri)
@@ -104,3 +125,7 @@ class SpaceService:
         if self.ctx.index is not None:
             await self.ctx.index.drop(uri)
         return deleted
+
+
+def _given_or(value: str | None, current: str) -> str:
+    return current if value is None else value
