@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from engram.auth.did_resolver import DidResolutionError, DocumentSource, documents_refreshed_once
 from engram.auth.jws import JwsError, parse_jws, sign_jws
 from engram.auth.keys import KeyFormatError, PrivateKey, PublicKey
-from engram.auth.space_uri import space_authority
 from engram.auth.ttl_cache import TtlCache
 from engram.errors import NotAuthenticated
+from engram.identifiers import space_authority
 
 CREDENTIAL_TYP = "atproto-space-credential+jwt"
 CREDENTIAL_KIDS = frozenset({"#atproto", "#atproto_space"})

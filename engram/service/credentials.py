@@ -6,8 +6,8 @@ from __future__ import annotations
 from ..auth.credential import MAX_LIFETIME, mint_space_credential
 from ..auth.keyring import LocalKeyring
 from ..auth.keys import KeyFormatError, PublicKey
-from ..auth.space_uri import space_authority
 from ..errors import InvalidInput
+from ..identifiers import space_authority
 
 
 def mint_for_space(keyring: LocalKeyring, space_uri: str, holder_did_key: str, ttl: int = 600) -> str:
