@@ -1,4 +1,5 @@
-"""`admin_signed`: the auth hook of garden.engram.admin.* (DESIGN §4.3, engram.auth.admin_signature).
+"""`admin_signed`: the auth hook of garden.engram.admin.* (engram.auth.admin_signature;
+docs/protocol.md#admin-signatures).
 
 The signature covers @method, @target-uri (rebuilt by the verifier from ENGRAM_PUBLIC_URL + the request's
 path and query, never from proxy-facing headers) and Content-Digest over the exact body bytes, which the

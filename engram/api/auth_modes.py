@@ -1,8 +1,8 @@
 """Auth modes handlers declare at registration (the pipeline's auth step).
 
-`space_reader`: DESIGN §4.1 in order — `space` present (400), the space indexed and live (400
-UnknownSpace), then the credential and the atproto-space signature (401s from the verifier). Unknown spaces
-are refused before any signature work, as the reference implementation does.
+`space_reader`: docs/protocol.md#reader-auth in order — `space` present (400), the space indexed and live
+(400 UnknownSpace), then the credential and the atproto-space signature (401s from the verifier). Unknown
+spaces are refused before any signature work, as the reference implementation does.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ def space_reader(ctx: AppContext) -> AuthHook:
 
 
 def service_auth(ctx: AppContext, nsid: str) -> AuthHook:
-    """Service-auth JWT (DESIGN §4.2) with `lxm` bound to the method being called."""
+    """Service-auth JWT (docs/protocol.md#service-auth-jwts) with `lxm` bound to the method being called."""
 
     async def verify(request: web.Request, params: dict[str, Any], body: Any):
         authorization = request.headers.getall("Authorization", [])

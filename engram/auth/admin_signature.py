@@ -1,4 +1,5 @@
-"""Admin requests signed by an operator DID (DESIGN §4.3), built on ``http_message_signatures``.
+"""Admin requests signed by an operator DID, built on ``http_message_signatures``
+(docs/protocol.md#admin-signatures).
 
 Profile: label/tag ``engram-admin``; ``keyid`` = ``{did}#atproto``; covered ``@method @target-uri
 content-digest``; ``created`` and ``nonce`` required; 300 s window; nonce replay cache; DID allow-list.

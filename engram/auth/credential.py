@@ -1,4 +1,4 @@
-"""Space credentials (DESIGN §4.1 step 3; spaces.md §2.2-2.5): verification and minting.
+"""Space credentials (docs/protocol.md#space-credentials): verification and minting.
 
 Every failure is 401 ``InvalidToken``. Verified credentials are cached by sha256(JWT) until ``exp``; a cache
 hit skips only DID resolution and the signature: the time window and sub/iss checks run on every call.

@@ -1,4 +1,4 @@
-"""Reader auth for garden.engram methods: DESIGN §4.1 steps 2-5, in order.
+"""Reader auth for garden.engram methods: docs/protocol.md#reader-auth steps 2-5, in order.
 
 2. exactly one Authorization and one Atproto-Space-Audience, scheme Atproto-Space → else AuthRequired
 3. the space credential (``CredentialVerifier``; cached by JWT hash) → else InvalidToken

@@ -1,6 +1,6 @@
-"""Inbound service auth (DESIGN §4.2, spaces.md §4.2): ``Authorization: Bearer <jwt>`` from space hosts
+"""Inbound service auth (docs/protocol.md#service-auth-jwts): ``Authorization: Bearer <jwt>`` from space hosts
 and admin scripts. Hand-written rather than ``atproto_server.auth.jwt.verify_jwt_async``, which accepts a
-missing ``exp``, never checks ``lxm`` or ``jti`` and compares ``aud`` against a single value (libs.md §1.3).
+missing ``exp``, never checks ``lxm`` or ``jti`` and compares ``aud`` against a single value.
 
 Checks, in order: Bearer header (else AuthRequired) → JWS shape, typ not at+jwt/refresh+jwt/dpop+jwt, alg
 ES256|ES256K, kid absent or #atproto, iss a DID, exp/iat integers, jti present (BadJwt) → exp with 5 s skew

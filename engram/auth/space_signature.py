@@ -1,4 +1,5 @@
-"""The ``atproto-space`` RFC 9421 profile (spaces.md §4.3): verify and sign.
+"""The ``atproto-space`` RFC 9421 profile: verify and sign
+(docs/protocol.md#the-atproto-space-request-signature).
 
 Hand-written on top of ``http_sf`` instead of ``http_message_signatures``: that library requires
 ``keyid`` and (by default) ``created``, neither of which atproto-space clients send.

@@ -1,6 +1,7 @@
-"""The `vector` query parameter: base64url (no padding) of little-endian float16, decoded to a unit float32.
+"""The `vector` query parameter: base64url (no padding) of little-endian float16, decoded to a unit float32
+(docs/protocol.md#vector-encoding).
 
-`base64.urlsafe_b64decode` silently accepts `+`, `/`, padding and junk (reference/libs.md §4.7), so the
+`base64.urlsafe_b64decode` silently accepts `+`, `/`, padding and junk, so the
 alphabet, padding and length are checked by hand first; every rejection names what is wrong.
 """
 

@@ -17,7 +17,8 @@ from ..store import queries as store_queries
 from ..store.writes import parse_datetime_ms
 from .text_query import TextQueries
 
-HARD_LIMIT_S = 10.0  # DESIGN §5: no search holds a caller longer (the AppView feed timeout is the same)
+# No search holds a caller longer (docs/architecture.md#search); the AppView feed timeout is the same.
+HARD_LIMIT_S = 10.0
 
 if TYPE_CHECKING:
     from ..context import AppContext
@@ -105,8 +106,9 @@ class SearchService:
                 then=hydrate,
             )
             try:
-                # DESIGN §5's hard limit: past it the caller is told to retry; the work itself (shielded
-                # inside the manager) finishes in the background and leaves the index warm.
+                # The hard limit (docs/architecture.md#search): past it the caller is told to retry; the
+                # work itself (shielded inside the manager) finishes in the background and leaves the
+                # index warm.
                 result, memories = await asyncio.wait_for(search, self.hard_limit_s)
             except TimeoutError:
                 raise Unavailable("the search did not finish in time; retry shortly", "IndexLoading",

@@ -1,4 +1,5 @@
-"""Embedding a caller's `q` for text search, with every gate DESIGN §5 "Text input" puts in front of it.
+"""Embedding a caller's `q` for text search, with every gate in front of it
+(docs/architecture.md#search, "Text input").
 
 Order of checks: text search on at all → q short enough → the space has a model → engram runs that model
 → the authority is allowed → the authority's token bucket → a free embedding slot (no queue: excess is

@@ -1,4 +1,5 @@
-"""Shim API keys (DESIGN §4.4): random 256-bit tokens shown once, stored only as sha256 hex.
+"""Shim API keys (docs/protocol.md#shim-api-keys): random 256-bit tokens shown once, stored only as sha256
+hex.
 
 Lookup is `WHERE key_hash = sha256(token)`, with no constant-time comparison: any timing difference in
 the index lookup can only reveal something about the *hash* of a guess, and knowing which hash prefixes

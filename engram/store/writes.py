@@ -21,7 +21,7 @@ from engram.store.records import embedding_record, memory_record, record_cid
 from engram.store.tid import is_valid_tid
 from engram.store.uris import is_did
 
-# garden.engram.memory lexicon limits (reference/engram-garden.md §1.3); string lengths are UTF-8 bytes.
+# garden.engram.memory lexicon limits (docs/protocol.md#memory-records); string lengths are UTF-8 bytes.
 MAX_TEXT_BYTES = 30000
 MAX_TAGS = 16
 MAX_TAG_BYTES = 128
