@@ -15,7 +15,7 @@ from aiohttp import web
 
 from ..context import AppContext
 from ..xrpc.errors import ForbiddenError
-from ..xrpc.server import RAW_BODY, AuthHook
+from ..xrpc.server import RAW_BODY, AuthHook, reads_body_first
 
 
 @dataclass(frozen=True)
@@ -24,6 +24,7 @@ class AdminCaller:
 
 
 def admin_signed(ctx: AppContext) -> AuthHook:
+    @reads_body_first  # the signature covers the body's digest
     async def verify(request: web.Request, params: dict[str, Any], body: Any) -> AdminCaller:
         if not ctx.settings.admin_dids:
             # Say so plainly instead of a signature error the operator cannot fix from the client side.

@@ -16,7 +16,7 @@ from ..auth.reader import ReaderAuth
 from ..context import AppContext
 from ..store import Space
 from ..xrpc.errors import AuthRequiredError, InvalidRequestError
-from ..xrpc.server import AuthHook
+from ..xrpc.server import AuthHook, reads_body_first
 
 
 @dataclass(frozen=True)
@@ -26,6 +26,7 @@ class SpaceReader:
 
 
 def space_reader(ctx: AppContext) -> AuthHook:
+    @reads_body_first  # a reader's procedure (warmSpace) names its space in the body
     async def verify(request: web.Request, params: dict[str, Any], body: Any) -> SpaceReader:
         uri = params.get("space")
         if uri is None and isinstance(body, dict):
