@@ -8,8 +8,9 @@ ENGRAM_MAX_BODY_BYTES of) a body it will refuse anyway; an auth mode that must s
 admin signature covers its digest; a reader's procedure names its space in it) declares so with
 `@reads_body_first`. Rate limits are the services' business (they know the space and the authority), so
 the pipeline has no rate-limit stage. A lexicon method without a handler answers 501
-`MethodNotImplemented`, so the list of unbuilt methods is visible (and pinned by a test). An error name the method's lexicon does not declare
-(and that is not a generic transport error) is treated as a server bug: logged and answered 500.
+`MethodNotImplemented`, so the list of unbuilt methods is visible (and pinned by a test). An error name the
+method's lexicon does not declare (and that is not a generic transport error) is treated as a server bug:
+logged and answered 500.
 """
 
 from __future__ import annotations
