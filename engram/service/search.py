@@ -21,7 +21,9 @@ from .text_query import TextQueries
 HARD_LIMIT_S = 10.0
 
 if TYPE_CHECKING:
-    from ..context import AppContext
+    from ..search.manager import IndexManager
+    from ..store.database import Store
+    from ..store.direct_reads import DirectReader
     from .spaces import SpaceService
 
 
@@ -57,12 +59,22 @@ def require_model(space: Space):
 
 
 class SearchService:
-    def __init__(self, ctx: AppContext, spaces: SpaceService):
-        self.ctx = ctx
+    def __init__(
+        self,
+        store: Store,
+        direct_reads: DirectReader,
+        index: IndexManager,
+        spaces: SpaceService,
+        *,
+        limiter: SearchLimiter,
+        text: TextQueries,
+    ):
+        self.store = store
+        self.direct_reads = direct_reads
+        self.index = index
         self.spaces = spaces
-        s = ctx.settings
-        self.limiter = SearchLimiter(s.search_rate, s.search_burst, s.search_concurrency)
-        self.text = TextQueries(ctx)
+        self.limiter = limiter  # per-space search token buckets and concurrency caps
+        self.text = text
         self.hard_limit_s = HARD_LIMIT_S
 
     async def query_vector(self, space: Space, query: SearchQuery) -> np.ndarray:
@@ -94,13 +106,13 @@ class SearchService:
             tags=tuple(dict.fromkeys(query.tags)),
             since_ms=parse_datetime_ms(query.since, "since") if query.since else None,
         )
-        reader = self.ctx.direct_reads
+        reader = self.direct_reads
 
         def hydrate(result):  # runs in the FAISS worker right after the search: one thread hop, not two
             return result, reader.run(store_queries.get_memories, space.uri, result.row_ids.tolist())
 
         async with self.limiter.acquire(space.uri) as decision:
-            search = self.ctx.index.search(
+            search = self.index.search(
                 space.uri, active.key, active.dims, vector, query.limit, None if filters.is_empty() else filters,
                 generation=space.generation,  # read with the space a moment ago by the auth step
                 then=hydrate,
@@ -122,9 +134,9 @@ class SearchService:
         `min_similarity` (a pair appears once). Draws on the space's search limits like a search does."""
         active = require_model(space)
         async with self.limiter.acquire(space.uri):
-            found = await self.ctx.index.graph(space.uri, active.key, active.dims, limit, neighbors)
+            found = await self.index.graph(space.uri, active.key, active.dims, limit, neighbors)
         row_ids = [int(r) for r in found.row_ids]
-        memories = await self.ctx.store.read(store_queries.get_memories, space.uri, row_ids)
+        memories = await self.store.read(store_queries.get_memories, space.uri, row_ids)
         position = {m.row_id: i for i, m in enumerate(memories)}
         edges: dict[tuple[int, int], int] = {}
         for i, row_id in enumerate(row_ids):
@@ -138,5 +150,5 @@ class SearchService:
     async def warm(self, space: Space) -> None:
         if space.config is not None:
             active = space.config.active
-            await self.ctx.index.warm(space.uri, active.key, active.dims)
+            await self.index.warm(space.uri, active.key, active.dims)
 

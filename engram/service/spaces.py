@@ -11,21 +11,32 @@ from ..store import spaces as store_spaces
 from ..store.uris import is_did, is_record_key, space_uri
 
 if TYPE_CHECKING:
-    from ..context import AppContext
+    from ..embed.base import Embedder
+    from ..search.manager import IndexManager
+    from ..store.database import Store
+    from ..store.direct_reads import DirectReader
 
 SPACE_TYPE = "garden.engram.space"
 
 
 class SpaceService:
-    def __init__(self, ctx: AppContext):
-        self.ctx = ctx
-
-    @property
-    def store(self):
-        return self.ctx.store
+    def __init__(
+        self,
+        store: Store,
+        direct_reads: DirectReader,
+        index: IndexManager | None,
+        *,
+        service_did: str,
+        embedder: Embedder | None,
+    ):
+        self.store = store
+        self.direct_reads = direct_reads
+        self.index = index
+        self.service_did = service_did  # the authority of spaces named by a bare name
+        self.embedder = embedder  # its model is a new space's default
 
     def default_model(self) -> ModelSpec | None:
-        embedder = self.ctx.embedder
+        embedder = self.embedder
         return ModelSpec(embedder.name, embedder.digest, embedder.dims) if embedder is not None else None
 
     def resolve_uri(self, space: str) -> str:
@@ -34,7 +45,7 @@ class SpaceService:
             return space
         if not is_record_key(space):
             raise InvalidInput(f"not a space URI or space name: {space!r}")
-        return space_uri(self.ctx.settings.service_did, space)
+        return space_uri(self.service_did, space)
 
     async def create_hosted(
         self,
@@ -47,7 +58,7 @@ class SpaceService:
     ) -> Space:
         """A hosted space under `authority` (default: engram's own DID), configured with `model` (default:
         the hosted embedder's model, so text search works out of the box)."""
-        authority = authority or self.ctx.settings.service_did
+        authority = authority or self.service_did
         if not is_did(authority):
             raise InvalidInput(f"authority must be a DID, got {authority!r}")
         if not is_record_key(name):
@@ -108,7 +119,7 @@ class SpaceService:
     def lookup(self, uri: str) -> Space | None:
         """The same as `get`, as a point read on the calling thread (the per-request auth step uses it:
         a unique-key lookup is cheaper than the thread hop `get` pays)."""
-        return self.ctx.direct_reads.run(store_spaces.get_space, uri)
+        return self.direct_reads.run(store_spaces.get_space, uri)
 
     async def require(self, uri: str) -> Space:
         """The live space or 400 `UnknownSpace`."""
@@ -122,8 +133,8 @@ class SpaceService:
 
     async def delete(self, uri: str) -> bool:
         deleted = await self.store.write(store_spaces.delete_space, uri)
-        if self.ctx.index is not None:
-            await self.ctx.index.drop(uri)
+        if self.index is not None:
+            await self.index.drop(uri)
         return deleted
 
 

@@ -21,7 +21,9 @@ from ..store import Space
 from .embedding import hosts_model
 
 if TYPE_CHECKING:
-    from ..context import AppContext
+    from ..config import Settings
+    from ..embed.base import Embedder
+    from ..workers import WorkerPool
 
 MAX_QUERY_CHARS = 1000
 EMBED_TIMEOUT_S = 10.0
@@ -29,10 +31,11 @@ _NODE = "node"  # the concurrency cap is per service, not per space
 
 
 class TextQueries:
-    def __init__(self, ctx: AppContext):
-        self.ctx = ctx
-        s = ctx.settings
-        self.enabled = s.text_search and ctx.embedder is not None
+    def __init__(self, settings: Settings, embedder: Embedder | None, pool: WorkerPool):
+        self.embedder = embedder
+        self.pool = pool
+        s = settings
+        self.enabled = s.text_search and embedder is not None
         self.allowed = s.text_search_authorities
         self.buckets = TokenBuckets(s.text_search_rate, s.text_search_burst)
         self.slots = ConcurrencyCaps(s.embed_concurrency)
@@ -46,7 +49,7 @@ class TextQueries:
             raise InvalidInput(f"q is {len(q)} characters; text search embeds at most {MAX_QUERY_CHARS}")
         if space.config is None:
             raise InvalidInput("the space's authority has not declared an embedding model", "NoModel")
-        if not hosts_model(self.ctx.embedder, space):
+        if not hosts_model(self.embedder, space):
             active = space.config.active
             raise InvalidInput(
                 f"this service does not run the space's model {active.model} ({active.digest}); "
@@ -65,7 +68,7 @@ class TextQueries:
                               retry_after=1)
         try:
             text = query_text(q, space.config.query_prefix)
-            embed = self.ctx.pool.run(self.ctx.embedder.embed, [text], "query")
+            embed = self.pool.run(self.embedder.embed, [text], "query")
             vectors = await asyncio.wait_for(embed, EMBED_TIMEOUT_S)
         finally:
             self.slots.leave(_NODE)
