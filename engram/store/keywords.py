@@ -11,7 +11,6 @@ import re
 import sqlite3
 from collections.abc import Sequence
 
-from engram.errors import InvalidInput
 from engram.store.spaces import require_space
 from engram.store.writes import filter_clauses
 

@@ -4,7 +4,6 @@ from engram.store import MemoryWrite
 from engram.store.keywords import fts_query, keyword_search
 from engram.store.memories import delete_memory, prune_tombstones, put_memories
 from engram.store.spaces import create_space, delete_space
-from engram.xrpc.errors import InvalidRequestError
 
 ALICE, BOB = "did:plc:alice", "did:plc:bob"
 
