@@ -14,6 +14,7 @@ from aiohttp import web
 
 from ..auth.reader import ReaderAuth
 from ..context import AppContext
+from ..errors import UnknownSpace
 from ..store import Space
 from ..xrpc.errors import AuthRequiredError, InvalidRequestError
 from ..xrpc.server import AuthHook, reads_body_first
@@ -35,7 +36,7 @@ def space_reader(ctx: AppContext) -> AuthHook:
             raise InvalidRequestError('Missing required parameter "space"')
         space = ctx.services.spaces.lookup(uri)
         if space is None or space.deleted:
-            raise InvalidRequestError(f"this service does not index the space {uri}", "UnknownSpace")
+            raise UnknownSpace(f"this service does not index the space {uri}")
         auth = await ctx.reader_verifier.verify(request.headers, uri)
         return SpaceReader(space, auth)
 
