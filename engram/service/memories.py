@@ -37,8 +37,11 @@ class MemoryService:
         missing = [i for i, item in enumerate(items) if item.embedding is None]
         if missing and hosts_model(self.embedder, space):
             embeddings = await embed_documents(
-                self.embedder, self.pool, space,
-                [items[i].text for i in missing], [items[i].tags for i in missing],
+                self.embedder,
+                self.pool,
+                space,
+                [items[i].text for i in missing],
+                [items[i].tags for i in missing],
             )
             items = list(items)
             for i, embedding in zip(missing, embeddings, strict=True):

@@ -94,7 +94,8 @@ class SearchService:
         vector = decode_query_vector(query.vector)
         if vector.shape[0] != active.dims:
             raise InvalidInput(
-                f"vector has {vector.shape[0]} dimensions; the space's model has {active.dims}", "ModelMismatch"
+                f"vector has {vector.shape[0]} dimensions; the space's model has {active.dims}",
+                "ModelMismatch",
             )
         return vector
 
@@ -113,7 +114,12 @@ class SearchService:
 
         async with self.limiter.acquire(space.uri) as decision:
             search = self.index.search(
-                space.uri, active.key, active.dims, vector, query.limit, None if filters.is_empty() else filters,
+                space.uri,
+                active.key,
+                active.dims,
+                vector,
+                query.limit,
+                None if filters.is_empty() else filters,
                 generation=space.generation,  # read with the space a moment ago by the auth step
                 then=hydrate,
             )
@@ -123,8 +129,9 @@ class SearchService:
                 # index warm.
                 result, memories = await asyncio.wait_for(search, self.hard_limit_s)
             except TimeoutError:
-                raise Unavailable("the search did not finish in time; retry shortly", "IndexLoading",
-                                  retry_after=1) from None
+                raise Unavailable(
+                    "the search did not finish in time; retry shortly", "IndexLoading", retry_after=1
+                ) from None
         score = dict(zip(result.row_ids.tolist(), result.scores.tolist(), strict=True))
         hits = [(m, similarity_permille(score[m.row_id])) for m in memories]
         return SearchOutcome(hits, bool(result.approximate), decision)
@@ -151,4 +158,3 @@ class SearchService:
         if space.config is not None:
             active = space.config.active
             await self.index.warm(space.uri, active.key, active.dims)
-

@@ -42,9 +42,7 @@ class TextQueries:
 
     async def embed(self, space: Space, q: str) -> np.ndarray:
         if not self.enabled:
-            raise InvalidInput(
-                "this service does not embed queries: send vector, model and modelDigest"
-            )
+            raise InvalidInput("this service does not embed queries: send vector, model and modelDigest")
         if len(q) > MAX_QUERY_CHARS:
             raise InvalidInput(f"q is {len(q)} characters; text search embeds at most {MAX_QUERY_CHARS}")
         if space.config is None:
@@ -64,8 +62,9 @@ class TextQueries:
         if not decision.allowed:
             raise decision.refusal("too many text searches for this space's authority; retry later")
         if not self.slots.try_enter(_NODE):
-            raise Unavailable("too many queries are being embedded; retry shortly", "EmbedderBusy",
-                              retry_after=1)
+            raise Unavailable(
+                "too many queries are being embedded; retry shortly", "EmbedderBusy", retry_after=1
+            )
         try:
             text = query_text(q, space.config.query_prefix)
             embed = self.pool.run(self.embedder.embed, [text], "query")
