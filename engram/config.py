@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlsplit
@@ -114,7 +114,6 @@ class Settings:
     text_search_burst: int = 20
     embed_concurrency: int = 4
     metrics_port: int = 0
-    extra: Mapping[str, Any] = field(default_factory=dict)  # test-only knobs, never from the environment
 
 
 def _int(name: str, raw: str, lo: int, hi: int | None = None) -> int:

@@ -1,13 +1,33 @@
-"""AppContext: the service's parts, built once at start-up and handed to handlers (no globals)."""
+"""AppContext: the service's parts, built once at start-up and handed to handlers (no globals).
+
+`create_app` (the server) and `engram.lifecycle.open_context` (the CLI) create it with the settings, the
+lexicons and the worker pool; `engram.lifecycle.open_parts` fills in the rest, in order, before anything
+serves. The types are imported for type checkers only, so importing this module stays cheap and free of
+cycles.
+"""
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
-from .config import Settings
-from .workers import WorkerPool
-from .xrpc.lexicons import LexiconRegistry
+if TYPE_CHECKING:
+    from .auth.admin_signature import AdminVerifier
+    from .auth.did_resolver import DidResolver
+    from .auth.keyring import LocalKeyring
+    from .auth.reader import ReaderVerifier
+    from .auth.service_jwt import ServiceAuthVerifier
+    from .config import Settings
+    from .embed.base import Embedder
+    from .metrics import Metrics
+    from .search.manager import IndexManager
+    from .service import Services
+    from .store.database import Store
+    from .store.direct_reads import DirectReader
+    from .workers import WorkerPool
+    from .xrpc.lexicons import LexiconRegistry
 
 
 @dataclass
@@ -15,16 +35,21 @@ class AppContext:
     settings: Settings
     registry: LexiconRegistry
     pool: WorkerPool
-    identity: Any = None  # engram.auth.did_document.DidDocument of engram's own DID
-    keyring: Any = None  # engram.auth.keyring.LocalKeyring: DIDs whose keys engram holds
-    resolver: Any = None  # engram.auth.did_resolver.DidResolver
-    reader_verifier: Any = None  # engram.auth.reader.ReaderVerifier
-    service_verifier: Any = None  # engram.auth.service_jwt.ServiceAuthVerifier
-    admin_verifier: Any = None  # engram.auth.admin_signature.AdminVerifier
-    store: Any = None  # engram.store.database.Store
-    direct_reads: Any = None  # engram.store.direct_reads.DirectReader (point reads without a thread hop)
-    index: Any = None  # engram.search.manager.IndexManager
-    embedder: Any = None  # engram.embed.base.Embedder | None
-    services: Any = None  # engram.service.Services
-    metrics: Any = None  # engram.metrics.Metrics
+    # Filled in by open_parts before anything is served (None only while starting up).
+    keyring: LocalKeyring | None = None  # DIDs whose keys engram holds (its own, operators')
+    store: Store | None = None
+    direct_reads: DirectReader | None = None  # point reads on the calling thread, no thread hop
+    index: IndexManager | None = None
+    services: Services | None = None
+    # Only with network access (the server; not the CLI's local commands).
+    resolver: DidResolver | None = None
+    reader_verifier: ReaderVerifier | None = None
+    service_verifier: ServiceAuthVerifier | None = None
+    admin_verifier: AdminVerifier | None = None
+    # None when no embedder is configured (ENGRAM_EMBEDDER=none) or the command needs none.
+    embedder: Embedder | None = None
+    metrics: Metrics | None = None  # the server's Prometheus metrics
     ready: bool = False
+    # Wall-clock seconds for expiries (console sessions and sign-in links); tests replace it to move time
+    # without sleeping.
+    clock: Callable[[], float] = time.time

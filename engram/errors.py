@@ -8,12 +8,13 @@ its own wire shape: the XRPC runtime to ``{"error", "message"}`` with a status p
 
     EngramError                 kind        default name
      ├── InvalidInput           invalid     InvalidRequest
+     │    └── UnknownSpace      invalid     UnknownSpace        (no such live space)
      ├── NotAuthenticated       auth        AuthRequired
      ├── NotAllowed             forbidden   Forbidden
      ├── NotFound               not_found   NotFound
      ├── Conflict               conflict    Conflict
      ├── TooLarge               too_large   PayloadTooLarge
-     ├── RateLimited            rate_limited RateLimitExceeded   (retry_after, and RateLimit-* hints)
+     ├── RateLimited            rate_limited RateLimitExceeded   (retry_after, limit, remaining, reset)
      ├── Unavailable            unavailable ServiceUnavailable  (retry_after)
      ├── NotImplementedYet      not_implemented MethodNotImplemented
      └── InternalFailure        internal    InternalServerError (message is never shown to clients)
@@ -40,11 +41,11 @@ class EngramError(Exception):
         super().__init__(message)
         self.name = name or self.default_name
         self.message = message
+        # Seconds until a retry may succeed (RateLimited, Unavailable); each front door renders it its own
+        # way (XRPC: a Retry-After header, `engram/xrpc/errors.py` wire_headers).
         self.retry_after = retry_after
-        # Protocol-level hints a front door may pass on (RateLimit-* fields); never required to render.
+        # Extra wire headers a front door may pass on as they are; domain code sets numbers, not headers.
         self.headers = dict(headers or {})
-        if retry_after is not None and "Retry-After" not in self.headers:
-            self.headers["Retry-After"] = str(max(1, int(-(-retry_after // 1))))
 
     @property
     def error(self) -> str:
@@ -61,6 +62,13 @@ class EngramError(Exception):
 class InvalidInput(EngramError):
     kind = "invalid"
     default_name = "InvalidRequest"
+
+
+class UnknownSpace(InvalidInput):
+    """No live space by that URI (never created, or deleted). A type of its own so callers can tell "the
+    space is gone" from "this item is bad" without comparing names."""
+
+    default_name = "UnknownSpace"
 
 
 class NotAuthenticated(EngramError):
@@ -89,8 +97,28 @@ class TooLarge(EngramError):
 
 
 class RateLimited(EngramError):
+    """A token bucket said no. `limit` (the burst), `remaining` (whole tokens left) and `reset` (whole
+    seconds until the bucket is full) describe the bucket, when there is one, for the front door to render
+    (XRPC: the RateLimit-* header fields)."""
+
     kind = "rate_limited"
     default_name = "RateLimitExceeded"
+
+    def __init__(
+        self,
+        message: str,
+        name: str | None = None,
+        *,
+        retry_after: float | None = None,
+        limit: int | None = None,
+        remaining: int | None = None,
+        reset: int | None = None,
+        headers: Mapping[str, str] | None = None,
+    ):
+        super().__init__(message, name, retry_after=retry_after, headers=headers)
+        self.limit = limit
+        self.remaining = remaining
+        self.reset = reset
 
 
 class Unavailable(EngramError):

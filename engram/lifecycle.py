@@ -54,7 +54,6 @@ async def open_parts(
         key = await ctx.pool.run(load_or_create_service_key, settings.data_dir, settings.signing_key)
         operator_keys = await ctx.pool.run(load_operator_keys, settings.data_dir)
         keyring = build_keyring(settings.service_did, key, operator_keys, settings.public_url)
-        ctx.identity = keyring.document(settings.service_did)
         ctx.keyring = keyring
 
         ctx.store = await Store.open(database_path(settings.data_dir))

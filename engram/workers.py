@@ -1,7 +1,7 @@
 """The bounded worker pool for CPU work (FAISS, ONNX, large numpy ops).
 
 Every worker thread pins itself to one OpenMP / BLAS thread: on small shared machines a single query with
-two OpenMP threads is several times slower than with one (reference/libs.md §4.4), and
+two OpenMP threads is several times slower than with one (docs/architecture.md#concurrency), and
 ``faiss.omp_set_num_threads`` only affects the calling thread, so it must run in each worker.
 """
 

@@ -31,7 +31,7 @@ from engram.store import Embedding, MemoryWrite
 
 def latent(n: int, d: int, seed: int) -> np.ndarray:
     """Deterministic unit vectors with 48-d latent structure plus noise: harder for ANN than clusters and
-    closer to real sentence embeddings (reference/performance.md §2.7)."""
+    closer to real sentence embeddings."""
     rng = np.random.default_rng(seed)
     basis = np.random.default_rng(54321).standard_normal((48, d)).astype(np.float32)
     out = np.empty((n, d), dtype=np.float32)

@@ -1,4 +1,5 @@
-"""`admin_signed`: the auth hook of garden.engram.admin.* (DESIGN §4.3, engram.auth.admin_signature).
+"""`admin_signed`: the auth hook of garden.engram.admin.* (engram.auth.admin_signature;
+docs/protocol.md#admin-signatures).
 
 The signature covers @method, @target-uri (rebuilt by the verifier from ENGRAM_PUBLIC_URL + the request's
 path and query, never from proxy-facing headers) and Content-Digest over the exact body bytes, which the
@@ -14,7 +15,7 @@ from aiohttp import web
 
 from ..context import AppContext
 from ..xrpc.errors import ForbiddenError
-from ..xrpc.server import RAW_BODY, AuthHook
+from ..xrpc.server import RAW_BODY, AuthHook, reads_body_first
 
 
 @dataclass(frozen=True)
@@ -23,6 +24,7 @@ class AdminCaller:
 
 
 def admin_signed(ctx: AppContext) -> AuthHook:
+    @reads_body_first  # the signature covers the body's digest
     async def verify(request: web.Request, params: dict[str, Any], body: Any) -> AdminCaller:
         if not ctx.settings.admin_dids:
             # Say so plainly instead of a signature error the operator cannot fix from the client side.

@@ -1,8 +1,8 @@
 """Auth modes handlers declare at registration (the pipeline's auth step).
 
-`space_reader`: DESIGN §4.1 in order — `space` present (400), the space indexed and live (400
-UnknownSpace), then the credential and the atproto-space signature (401s from the verifier). Unknown spaces
-are refused before any signature work, as the reference implementation does.
+`space_reader`: docs/protocol.md#reader-auth in order — `space` present (400), the space indexed and live
+(400 UnknownSpace), then the credential and the atproto-space signature (401s from the verifier). Unknown
+spaces are refused before any signature work, as the reference implementation does.
 """
 
 from __future__ import annotations
@@ -14,9 +14,10 @@ from aiohttp import web
 
 from ..auth.reader import ReaderAuth
 from ..context import AppContext
+from ..errors import UnknownSpace
 from ..store import Space
 from ..xrpc.errors import AuthRequiredError, InvalidRequestError
-from ..xrpc.server import AuthHook
+from ..xrpc.server import AuthHook, reads_body_first
 
 
 @dataclass(frozen=True)
@@ -26,6 +27,7 @@ class SpaceReader:
 
 
 def space_reader(ctx: AppContext) -> AuthHook:
+    @reads_body_first  # a reader's procedure (warmSpace) names its space in the body
     async def verify(request: web.Request, params: dict[str, Any], body: Any) -> SpaceReader:
         uri = params.get("space")
         if uri is None and isinstance(body, dict):
@@ -34,7 +36,7 @@ def space_reader(ctx: AppContext) -> AuthHook:
             raise InvalidRequestError('Missing required parameter "space"')
         space = ctx.services.spaces.lookup(uri)
         if space is None or space.deleted:
-            raise InvalidRequestError(f"this service does not index the space {uri}", "UnknownSpace")
+            raise UnknownSpace(f"this service does not index the space {uri}")
         auth = await ctx.reader_verifier.verify(request.headers, uri)
         return SpaceReader(space, auth)
 
@@ -42,7 +44,7 @@ def space_reader(ctx: AppContext) -> AuthHook:
 
 
 def service_auth(ctx: AppContext, nsid: str) -> AuthHook:
-    """Service-auth JWT (DESIGN §4.2) with `lxm` bound to the method being called."""
+    """Service-auth JWT (docs/protocol.md#service-auth-jwts) with `lxm` bound to the method being called."""
 
     async def verify(request: web.Request, params: dict[str, Any], body: Any):
         authorization = request.headers.getall("Authorization", [])

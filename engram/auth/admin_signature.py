@@ -1,4 +1,5 @@
-"""Admin requests signed by an operator DID (DESIGN §4.3), built on ``http_message_signatures``.
+"""Admin requests signed by an operator DID, built on ``http_message_signatures``
+(docs/protocol.md#admin-signatures).
 
 Profile: label/tag ``engram-admin``; ``keyid`` = ``{did}#atproto``; covered ``@method @target-uri
 content-digest``; ``created`` and ``nonce`` required; 300 s window; nonce replay cache; DID allow-list.
@@ -38,7 +39,7 @@ from yarl import URL
 from engram.auth.did_resolver import DidResolutionError, DocumentSource, documents_refreshed_once
 from engram.auth.keys import PrivateKey, PublicKey
 from engram.auth.ttl_cache import TtlCache
-from engram.xrpc.errors import AuthRequiredError, ForbiddenError
+from engram.errors import NotAllowed, NotAuthenticated
 
 TAG = "engram-admin"
 COMPONENTS = ("@method", "@target-uri", "content-digest")
@@ -117,8 +118,8 @@ class _MessageView:
     headers: Any
 
 
-def _bad(message: str) -> AuthRequiredError:
-    return AuthRequiredError(message, "BadAdminSignature")
+def _bad(message: str) -> NotAuthenticated:
+    return NotAuthenticated(message, "BadAdminSignature")
 
 
 def _admin_keyid(headers: Any) -> str:
@@ -161,7 +162,7 @@ class AdminVerifier:
         if fragment != "atproto" or not did.startswith("did:"):
             raise _bad("admin signature keyid must be {did}#atproto")
         if did not in self._allowed:
-            raise ForbiddenError(f"{did} is not an admin DID", "Forbidden")
+            raise NotAllowed(f"{did} is not an admin DID", "Forbidden")
         try:
             # yarl-normalised on both sides (the signer does the same), so a client that sends %3A where
             # another sends ":" in a query still matches; yarl never decodes reserved chars such as %2F.

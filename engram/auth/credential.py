@@ -1,4 +1,4 @@
-"""Space credentials (DESIGN §4.1 step 3; spaces.md §2.2-2.5): verification and minting.
+"""Space credentials (docs/protocol.md#space-credentials): verification and minting.
 
 Every failure is 401 ``InvalidToken``. Verified credentials are cached by sha256(JWT) until ``exp``; a cache
 hit skips only DID resolution and the signature: the time window and sub/iss checks run on every call.
@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from engram.auth.did_resolver import DidResolutionError, DocumentSource, documents_refreshed_once
 from engram.auth.jws import JwsError, parse_jws, sign_jws
 from engram.auth.keys import KeyFormatError, PrivateKey, PublicKey
-from engram.auth.space_uri import space_authority
 from engram.auth.ttl_cache import TtlCache
-from engram.xrpc.errors import AuthRequiredError
+from engram.errors import NotAuthenticated
+from engram.identifiers import space_authority
 
 CREDENTIAL_TYP = "atproto-space-credential+jwt"
 CREDENTIAL_KIDS = frozenset({"#atproto", "#atproto_space"})
@@ -35,8 +35,8 @@ class Credential:
     exp: int
 
 
-def _invalid(message: str) -> AuthRequiredError:
-    return AuthRequiredError(message, "InvalidToken")
+def _invalid(message: str) -> NotAuthenticated:
+    return NotAuthenticated(message, "InvalidToken")
 
 
 def _int_claim(payload: dict, name: str) -> int:

@@ -1,4 +1,4 @@
-"""Reader auth for garden.engram methods: DESIGN §4.1 steps 2-5, in order.
+"""Reader auth for garden.engram methods: docs/protocol.md#reader-auth steps 2-5, in order.
 
 2. exactly one Authorization and one Atproto-Space-Audience, scheme Atproto-Space → else AuthRequired
 3. the space credential (``CredentialVerifier``; cached by JWT hash) → else InvalidToken
@@ -17,7 +17,7 @@ from engram.auth.credential import CredentialVerifier
 from engram.auth.did_resolver import DocumentSource
 from engram.auth.keys import PublicKey
 from engram.auth.space_signature import Headers, verify_space_signature
-from engram.xrpc.errors import AuthRequiredError
+from engram.errors import NotAuthenticated
 
 SCHEME = "atproto-space"
 
@@ -40,15 +40,15 @@ class ReaderVerifier:
         authorizations = headers.getall("Authorization", [])
         audiences = headers.getall("Atproto-Space-Audience", [])
         if len(authorizations) != 1 or len(audiences) != 1:
-            raise AuthRequiredError(
+            raise NotAuthenticated(
                 "exactly one Authorization and one Atproto-Space-Audience header are required", "AuthRequired"
             )
         scheme, _, token = authorizations[0].strip().partition(" ")
         token = token.strip()
         if scheme.lower() != SCHEME or not token:
-            raise AuthRequiredError("Authorization scheme must be Atproto-Space", "AuthRequired")
+            raise NotAuthenticated("Authorization scheme must be Atproto-Space", "AuthRequired")
         cred = await self.credentials.verify(token, space)
         if audiences[0].strip() != self.service_did:
-            raise AuthRequiredError(f"Atproto-Space-Audience must be {self.service_did}", "BadSpaceSignature")
+            raise NotAuthenticated(f"Atproto-Space-Audience must be {self.service_did}", "BadSpaceSignature")
         verify_space_signature(headers, cred.holder_key)
         return ReaderAuth(cred.space, cred.issuer, cred.holder_key, cred.jti, cred.exp)

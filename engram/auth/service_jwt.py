@@ -1,6 +1,6 @@
-"""Inbound service auth (DESIGN §4.2, spaces.md §4.2): ``Authorization: Bearer <jwt>`` from space hosts
+"""Inbound service auth (docs/protocol.md#service-auth-jwts): ``Authorization: Bearer <jwt>`` from space hosts
 and admin scripts. Hand-written rather than ``atproto_server.auth.jwt.verify_jwt_async``, which accepts a
-missing ``exp``, never checks ``lxm`` or ``jti`` and compares ``aud`` against a single value (libs.md §1.3).
+missing ``exp``, never checks ``lxm`` or ``jti`` and compares ``aud`` against a single value.
 
 Checks, in order: Bearer header (else AuthRequired) → JWS shape, typ not at+jwt/refresh+jwt/dpop+jwt, alg
 ES256|ES256K, kid absent or #atproto, iss a DID, exp/iat integers, jti present (BadJwt) → exp with 5 s skew
@@ -21,7 +21,7 @@ from engram.auth.did_resolver import DidResolutionError, DocumentSource, documen
 from engram.auth.jws import JwsError, parse_jws, sign_jws
 from engram.auth.keys import PrivateKey
 from engram.auth.ttl_cache import TtlCache
-from engram.xrpc.errors import AuthRequiredError
+from engram.errors import NotAuthenticated
 
 CLOCK_SKEW = 5
 MAX_AHEAD = 3600
@@ -36,8 +36,8 @@ class ServiceAuth:
     exp: int
 
 
-def _err(name: str, message: str) -> AuthRequiredError:
-    return AuthRequiredError(message, name)
+def _err(name: str, message: str) -> NotAuthenticated:
+    return NotAuthenticated(message, name)
 
 
 class ServiceAuthVerifier:

@@ -1,4 +1,5 @@
-"""The ``atproto-space`` RFC 9421 profile (spaces.md §4.3): verify and sign.
+"""The ``atproto-space`` RFC 9421 profile: verify and sign
+(docs/protocol.md#the-atproto-space-request-signature).
 
 Hand-written on top of ``http_sf`` instead of ``http_message_signatures``: that library requires
 ``keyid`` and (by default) ``created``, neither of which atproto-space clients send.
@@ -30,7 +31,7 @@ from http_sf.innerlist import ser_innerlist
 from multidict import CIMultiDict, CIMultiDictProxy
 
 from engram.auth.keys import KeyFormatError, PrivateKey, PublicKey
-from engram.xrpc.errors import AuthRequiredError
+from engram.errors import NotAuthenticated
 
 LABEL = "atproto-space"
 ALG = "ecdsa-p256-sha256"
@@ -41,8 +42,8 @@ _ALLOWED_PARAMS = frozenset({"keyid", "alg"})
 Headers = CIMultiDictProxy[str] | CIMultiDict[str]
 
 
-def _bad(message: str) -> AuthRequiredError:
-    return AuthRequiredError(message, "BadSpaceSignature")
+def _bad(message: str) -> NotAuthenticated:
+    return NotAuthenticated(message, "BadSpaceSignature")
 
 
 def _reject_duplicate_label(key: str, context: str) -> None:

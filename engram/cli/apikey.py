@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..api.admin_views import api_key_view
 from ..config import Settings
 from ..service import apikeys
+from ..views import api_key_view
 from .local import resolve_space, run_local
 from .output import print_json, print_table
 

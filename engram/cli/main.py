@@ -7,7 +7,7 @@ import sys
 
 from .. import __version__
 from ..config import ConfigError, read_env
-from ..xrpc.errors import XrpcError
+from ..errors import EngramError
 from .errors import CliError
 
 COMMAND_MODULES = (
@@ -54,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     except CliError as err:
         print(f"engram: {err}", file=sys.stderr)
         return err.status
-    except XrpcError as err:
+    except EngramError as err:
         # The service layer's errors (and a server's, re-raised by the clients) in the lexicon's terms.
         print(f"engram: {err.error}: {err.message}", file=sys.stderr)
         return 1

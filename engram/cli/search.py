@@ -20,8 +20,8 @@ from yarl import URL
 from ..auth.jws import JwsError, parse_jws
 from ..auth.keys import PrivateKey
 from ..auth.space_signature import sign_space_request
-from ..auth.space_uri import space_authority
 from ..config import Settings
+from ..identifiers import space_authority
 from ..service.credentials import mint_for_space
 from ..store.uris import is_record_key, space_uri
 from .errors import CliError

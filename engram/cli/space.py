@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from ..api.admin_views import space_view
 from ..config import Settings
 from ..store import ModelSpec
+from ..views import space_view
 from .errors import CliError
 from .local import resolve_space, run_local
 from .output import confirm_or_stop, print_json, print_table
@@ -104,29 +104,18 @@ def run_create(args: argparse.Namespace, settings: Settings) -> int:
 
 def run_config(args: argparse.Namespace, settings: Settings) -> int:
     model = _model_from_flags(args)
-    if model is None and not args.clear_next:
-        raise CliError("give --model, --digest and --dims (or --clear-next)", 2)
+    if model is None and not args.clear_next and args.document_prefix is None and args.query_prefix is None:
+        raise CliError("give --model, --digest and --dims (or --clear-next, or a prefix)", 2)
 
     async def work(ctx):
-        uri = resolve_space(ctx, args.space)
-        space = await ctx.services.spaces.require(uri)
-        current = space.config
-        doc = (
-            args.document_prefix
-            if args.document_prefix is not None
-            else (current.document_prefix if current else "")
-        )
-        query = (
-            args.query_prefix if args.query_prefix is not None else (current.query_prefix if current else "")
-        )
-        if args.next or args.clear_next:
-            if current is None:
-                raise CliError("the space has no model yet: set one without --next first")
-            active, nxt = current.active, (None if args.clear_next else model)
-        else:
-            active, nxt = model, current.next if current else None
+        # The same merge as the remote `engram admin space config` (SpaceService.configure).
         return await ctx.services.spaces.configure(
-            uri, active, document_prefix=doc, query_prefix=query, next=nxt
+            resolve_space(ctx, args.space),
+            None if args.next else model,
+            next=model if args.next else None,
+            clear_next=args.clear_next,
+            document_prefix=args.document_prefix,
+            query_prefix=args.query_prefix,
         )
 
     space = run_local(settings, work)

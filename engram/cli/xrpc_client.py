@@ -12,7 +12,7 @@ from typing import Any
 import aiohttp
 import orjson
 
-from ..xrpc.errors import XrpcError
+from ..errors import EngramError
 from .errors import CliError
 
 TIMEOUT = aiohttp.ClientTimeout(total=120, connect=10)
@@ -24,7 +24,7 @@ MAX_RETRY_WAIT_S = 5.0
 Params = Mapping[str, str | int | Sequence[str] | None]
 
 
-class RemoteError(XrpcError):
+class RemoteError(EngramError):
     def __init__(self, status: int, error: str, message: str):
         super().__init__(message, error)
         self.status = status

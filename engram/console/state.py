@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -27,9 +26,9 @@ class ConsoleState:
 
     @classmethod
     def for_context(cls, ctx: AppContext) -> ConsoleState:
-        # Tests pass a controllable clock (Settings.extra is the test-only knob) to expire sessions and
-        # links without sleeping; the service uses wall-clock time, as the CLI's links do.
-        return cls(ctx, ctx.settings.extra.get("console_clock") or time.time)
+        # Read through the context on every call: tests move ctx.clock to expire sessions and links
+        # without sleeping; the service uses wall-clock time, as the CLI's links do.
+        return cls(ctx, lambda: ctx.clock())
 
     @property
     def secure_cookies(self) -> bool:

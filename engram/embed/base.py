@@ -5,7 +5,7 @@ it in the shared `engram.workers.WorkerPool`, never on the event loop, and sever
 same instance at once, so implementations must be thread-safe.
 
 `digest` identifies what determines the vectors (weights, tokenizer, pooling, prefixes, dims), not how the
-model happens to be packaged (reference/embedders.md "What the model digest should cover"). Engine
+model happens to be packaged (docs/embedders.md#the-model-digest). Engine
 versions are diagnostics in `info()`, never part of the digest.
 """
 

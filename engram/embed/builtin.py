@@ -18,7 +18,7 @@ DIMS = 384
 MAX_TOKENS = 256  # sentence-transformers' max_seq_length for this model (the tokenizer file says 128)
 WEIGHTS_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
-# What embedders.md computed for exactly these files and parameters; tests check we reproduce it.
+# The digest of exactly these files and parameters (docs/embedders.md#the-model-digest); tests recompute it.
 DIGEST = "sha256:9eec559dca26ec142a7e75391ac1ed18fef2c031ff55d5a433e65f540a8d3533"
 DATA_DIR = Path(__file__).resolve().parent / "data" / NAME
 

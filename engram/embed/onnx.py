@@ -122,7 +122,7 @@ class OnnxEmbedder:
 
         so = ort.SessionOptions()
         # One intra-op thread: on a busy 2-core box a single query is ~2x faster than with two
-        # (reference/embedders.md); concurrency comes from several WorkerPool threads sharing this
+        # (docs/embedders.md#backends); concurrency comes from several WorkerPool threads sharing this
         # session, whose run() is thread-safe.
         so.intra_op_num_threads = threads
         so.inter_op_num_threads = 1
@@ -184,7 +184,7 @@ class OnnxEmbedder:
             out[batch] = self._forward(ids[batch, :width], mask[batch, :width])
         # Rows are unit length whatever the manifest says: the Embedder contract (and cosine = dot
         # product in the index) needs it. `normalize` stays in the manifest because it is part of the
-        # model's identity in embedders.md.
+        # model's identity (docs/embedders.md#the-model-digest).
         return l2_normalize(out)
 
     def manifest(self) -> dict[str, Any]:

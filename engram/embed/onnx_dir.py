@@ -44,7 +44,7 @@ def read_manifest(directory: Path) -> dict[str, Any]:
         raise EmbedderLoadError(f"{path} is not valid JSON: {e}") from e
     if not isinstance(raw, dict):
         raise EmbedderLoadError(f"{path} must hold a JSON object")
-    if "dim" in raw and "dims" not in raw:  # embedders.md spells it "dim"; accept both spellings
+    if "dim" in raw and "dims" not in raw:  # the digest manifest spells it "dim"; accept both
         raw["dims"] = raw.pop("dim")
     # Unknown keys are refused rather than ignored: a typo like "poling" would otherwise silently
     # change the vectors' meaning (mean instead of cls) without changing anything visible.

@@ -4,7 +4,7 @@ Layout (positions 0..n-1 are the internal ids, in row-id order, so FAISS needs n
 - `store`: FAISS `IndexScalarQuantizer(QT_fp16, inner product)` holding every unit vector as float16. It is
   the exact scan, the exact scan of a filtered subset (bitmap selector: distances only for allowed rows),
   and the source of vectors for re-ranking (`reconstruct_batch` decodes f16 -> f32 in C++; numpy fp16
-  matmul is ~30x slower, performance.md §2.2).
+  matmul is ~30x slower).
 - `coarse`: only above `exact_max` rows, an HNSW graph over 8-bit scalar-quantised codes (a quarter of
   fp32's bytes). Its candidates are re-ranked exactly against `store` under the deadline.
 - `live`: tombstone mask (HNSW cannot delete; FAISS selectors skip dead positions).
@@ -40,7 +40,7 @@ class IndexTuning:
     min_pool: int = 100
     # A filter allowing at most max(selective_min, min(fraction * n, selective_max)) rows scans them exactly
     # (bitmap selector). Measured at 100k x 384: exact over 10 % of rows 1.9 ms vs filtered HNSW 2.5 ms on
-    # hard data, and the HNSW walk loses recall as the allowed set shrinks (libs.md §4.3). The selector scan
+    # hard data, and the HNSW walk loses recall as the allowed set shrinks. The selector scan
     # still visits all n ids, so at 1M an exact 10 % scan costs 23 ms: cap the exact side by count.
     selective_min: int = 2_000
     selective_fraction: float = 0.10

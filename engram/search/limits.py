@@ -1,8 +1,9 @@
 """Per-key token buckets and concurrency caps (per-space search limits; reused per authority for text search).
 
-Hand-written because it is ~60 lines and must answer the IETF RateLimit-* header fields
+Hand-written because it is ~60 lines and must give the numbers of the IETF RateLimit-* header fields
 (draft-ietf-httpapi-ratelimit-headers): limit = burst, remaining = whole tokens left, reset = whole seconds
-until the bucket is full again, plus Retry-After = whole seconds until one token is available.
+until the bucket is full again, plus retry_after = whole seconds until one token is available. The front
+door renders them (XRPC: `engram/xrpc/errors.py`); this module builds no headers.
 Keys idle long enough to have refilled completely are forgotten, so memory stays bounded by active keys.
 """
 
@@ -14,7 +15,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
-from engram.xrpc.errors import RateLimitExceededError
+from engram.errors import RateLimited
 
 
 @dataclass(frozen=True)
@@ -25,15 +26,15 @@ class Decision:
     reset_s: int
     retry_after_s: int
 
-    def headers(self) -> dict[str, str]:
-        out = {
-            "RateLimit-Limit": str(self.limit),
-            "RateLimit-Remaining": str(self.remaining),
-            "RateLimit-Reset": str(self.reset_s),
-        }
-        if not self.allowed:
-            out["Retry-After"] = str(self.retry_after_s)
-        return out
+    def refusal(self, message: str, *, retry_after_s: int | None = None) -> RateLimited:
+        """The domain error for a refused take, carrying this bucket's numbers."""
+        return RateLimited(
+            message,
+            retry_after=self.retry_after_s if retry_after_s is None else retry_after_s,
+            limit=self.limit,
+            remaining=self.remaining,
+            reset=self.reset_s,
+        )
 
 
 @dataclass
@@ -115,7 +116,7 @@ class ConcurrencyCaps:
 
 
 class SearchLimiter:
-    """Token bucket plus concurrency cap per key; raises 429 RateLimitExceeded with RateLimit-* headers."""
+    """Token bucket plus concurrency cap per key; raises RateLimited carrying the bucket's numbers."""
 
     def __init__(
         self,
@@ -132,10 +133,9 @@ class SearchLimiter:
     async def acquire(self, key: str) -> AsyncIterator[Decision]:
         decision = self.buckets.take(key)
         if not decision.allowed:
-            raise RateLimitExceededError("rate limit exceeded; retry later", headers=decision.headers())
+            raise decision.refusal("rate limit exceeded; retry later")
         if not self.caps.try_enter(key):
-            headers = decision.headers() | {"Retry-After": "1"}
-            raise RateLimitExceededError("too many concurrent searches; retry shortly", headers=headers)
+            raise decision.refusal("too many concurrent searches; retry shortly", retry_after_s=1)
         try:
             yield decision
         finally:

@@ -31,7 +31,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from engram.errors import EngramError, InvalidInput, Unavailable
+from engram.errors import EngramError, InvalidInput, Unavailable, UnknownSpace
 from engram.search import persist
 from engram.search.filters import Filters
 from engram.search.graph import Neighbors, newest_neighbors
@@ -359,7 +359,7 @@ class IndexManager:
             return
         try:
             await self.source.prune_tombstones(space, min(generations))
-        except EngramError:
+        except UnknownSpace:
             pass  # the space was deleted meanwhile: nothing left to prune
 
     # ----- accounting: O(1) per touch, install, resize and removal ---------------------------------

@@ -1,6 +1,7 @@
-"""The `vector` query parameter: base64url (no padding) of little-endian float16, decoded to a unit float32.
+"""The `vector` query parameter: base64url (no padding) of little-endian float16, decoded to a unit float32
+(docs/protocol.md#vector-encoding).
 
-`base64.urlsafe_b64decode` silently accepts `+`, `/`, padding and junk (reference/libs.md §4.7), so the
+`base64.urlsafe_b64decode` silently accepts `+`, `/`, padding and junk, so the
 alphabet, padding and length are checked by hand first; every rejection names what is wrong.
 """
 
@@ -12,7 +13,7 @@ import re
 
 import numpy as np
 
-from engram.xrpc.errors import InvalidRequestError
+from engram.errors import InvalidInput
 
 MAX_DIMS = 16_000  # the reference implementation's bound (1..16000 entries)
 _NOT_B64URL = re.compile(r"[^A-Za-z0-9_-]")
@@ -21,30 +22,30 @@ _NOT_B64URL = re.compile(r"[^A-Za-z0-9_-]")
 def decode_query_vector(text: str, *, max_dims: int = MAX_DIMS) -> np.ndarray:
     """Decode and validate a query vector; returns a float32 unit vector of shape (dims,)."""
     if not text:
-        raise InvalidRequestError("vector is empty")
+        raise InvalidInput("vector is empty")
     # Bound the work before decoding anything: 3 bytes per 4 characters, 2 bytes per value.
     if len(text) > (max_dims * 2 * 4 + 2) // 3 + 1:
-        raise InvalidRequestError(f"vector has more than {max_dims} dimensions")
+        raise InvalidInput(f"vector has more than {max_dims} dimensions")
     bad = _NOT_B64URL.search(text)
     if bad is not None:
         if bad.group() == "=":
-            raise InvalidRequestError(
+            raise InvalidInput(
                 f"vector: padding '=' at position {bad.start()} is not allowed (base64url without padding)"
             )
-        raise InvalidRequestError(f"vector: invalid base64url character at position {bad.start()}")
+        raise InvalidInput(f"vector: invalid base64url character at position {bad.start()}")
     if len(text) % 4 == 1:
-        raise InvalidRequestError(f"vector: {len(text)} characters is not a valid base64url length")
+        raise InvalidInput(f"vector: {len(text)} characters is not a valid base64url length")
     raw = bytes_from_base64url(text)
     if len(raw) % 2:
-        raise InvalidRequestError(f"vector: {len(raw)} bytes is not a whole number of float16 values")
+        raise InvalidInput(f"vector: {len(raw)} bytes is not a whole number of float16 values")
     values = f16_bytes_to_array(raw).astype(np.float32)
     if values.shape[0] > max_dims:
-        raise InvalidRequestError(f"vector has more than {max_dims} dimensions")
+        raise InvalidInput(f"vector has more than {max_dims} dimensions")
     if not np.isfinite(values).all():
-        raise InvalidRequestError("vector contains NaN or infinity")
+        raise InvalidInput("vector contains NaN or infinity")
     norm = float(np.linalg.norm(values))
     if norm == 0.0:
-        raise InvalidRequestError("vector has zero norm (all values are zero)")
+        raise InvalidInput("vector has zero norm (all values are zero)")
     return values / np.float32(norm)
 
 
@@ -53,10 +54,10 @@ def bytes_from_base64url(text: str) -> bytes:
     try:
         raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
     except (binascii.Error, ValueError) as exc:
-        raise InvalidRequestError(f"vector: not valid base64url ({exc})") from None
+        raise InvalidInput(f"vector: not valid base64url ({exc})") from None
     # Non-zero leftover bits mean two different strings decode to the same bytes; refuse the non-canonical one.
     if encode_base64url(raw) != text:
-        raise InvalidRequestError("vector: non-canonical base64url (unused trailing bits are not zero)")
+        raise InvalidInput("vector: non-canonical base64url (unused trailing bits are not zero)")
     return raw
 
 

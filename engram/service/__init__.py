@@ -1,7 +1,8 @@
 """Domain operations shared by the XRPC handlers, the CLI, the remote admin methods and the shims.
 
 Nothing here knows about aiohttp requests: callers pass plain values and get plain values back; failures
-are `XrpcError`s carrying the lexicon's error names, which every caller can render in its own shape.
+are domain errors (`engram/errors.py`) carrying the lexicon's error names, which every caller renders in its
+own shape.
 """
 
 from __future__ import annotations
@@ -9,9 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..search.limits import SearchLimiter
 from .memories import MemoryService
 from .search import SearchService
 from .spaces import SpaceService
+from .text_query import TextQueries
 
 if TYPE_CHECKING:
     from ..context import AppContext
@@ -25,5 +28,18 @@ class Services:
 
     @classmethod
     def build(cls, ctx: AppContext) -> Services:
-        spaces = SpaceService(ctx)
-        return cls(spaces=spaces, memories=MemoryService(ctx, spaces), search=SearchService(ctx, spaces))
+        """The services over the context's parts, each given exactly the collaborators it uses."""
+        s = ctx.settings
+        spaces = SpaceService(
+            ctx.store, ctx.direct_reads, ctx.index, service_did=s.service_did, embedder=ctx.embedder
+        )
+        memories = MemoryService(ctx.store, spaces, embedder=ctx.embedder, pool=ctx.pool)
+        search = SearchService(
+            ctx.store,
+            ctx.direct_reads,
+            ctx.index,
+            spaces,
+            limiter=SearchLimiter(s.search_rate, s.search_burst, s.search_concurrency),
+            text=TextQueries(s, ctx.embedder, ctx.pool),
+        )
+        return cls(spaces=spaces, memories=memories, search=search)

@@ -5,20 +5,27 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from ..errors import InvalidInput
 from ..store import ApiKey
 from ..store import apikeys as store_apikeys
 from ..store import spaces as store_spaces
-from ..xrpc.errors import InvalidRequestError
 
 if TYPE_CHECKING:
     from ..context import AppContext
+
+MAX_LABEL_CHARS = 200
 
 
 async def create_api_key(
     ctx: AppContext, space_uri: str, scopes: Iterable[str], label: str = ""
 ) -> tuple[ApiKey, str]:
     """(key, raw token): the token is returned here once and only its sha256 is stored."""
-    return await ctx.store.write(store_apikeys.create_api_key, space_uri, list(scopes), label)
+    scopes = [scopes] if isinstance(scopes, str) else list(scopes)
+    if not scopes or not set(scopes) <= store_apikeys.SCOPES:
+        raise InvalidInput(f"scopes must be a non-empty subset of {sorted(store_apikeys.SCOPES)}")
+    if not isinstance(label, str) or len(label) > MAX_LABEL_CHARS:
+        raise InvalidInput(f"label must be a string of at most {MAX_LABEL_CHARS} characters")
+    return await ctx.store.write(store_apikeys.create_api_key, space_uri, scopes, label)
 
 
 async def list_api_keys(ctx: AppContext, space_uri: str | None = None) -> list[ApiKey]:
@@ -30,7 +37,7 @@ async def revoke_api_key(ctx: AppContext, key_id: int) -> ApiKey:
 
     def revoke(conn):
         if not store_apikeys.revoke_api_key(conn, key_id):
-            raise InvalidRequestError(f"no live API key with id {key_id}", "KeyNotFound")
+            raise InvalidInput(f"no live API key with id {key_id}", "KeyNotFound")
         return store_apikeys.get_api_key(conn, key_id)
 
     return await ctx.store.write(revoke)

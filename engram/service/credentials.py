@@ -6,29 +6,29 @@ from __future__ import annotations
 from ..auth.credential import MAX_LIFETIME, mint_space_credential
 from ..auth.keyring import LocalKeyring
 from ..auth.keys import KeyFormatError, PublicKey
-from ..auth.space_uri import space_authority
-from ..xrpc.errors import InvalidRequestError
+from ..errors import InvalidInput
+from ..identifiers import space_authority
 
 
 def mint_for_space(keyring: LocalKeyring, space_uri: str, holder_did_key: str, ttl: int = 600) -> str:
     """A credential for `space_uri` bound to the holder's P-256 did:key, signed with the authority's key."""
     authority = space_authority(space_uri)
     if authority is None:
-        raise InvalidRequestError(f"not a space URI: {space_uri!r}")
+        raise InvalidInput(f"not a space URI: {space_uri!r}")
     key = keyring.private_key(authority)
     if key is None:
-        raise InvalidRequestError(
+        raise InvalidInput(
             f"engram does not hold the key of {authority}, the space's authority: ask the authority for a "
             "credential (or put its key in <data dir>/keys/ with `engram keygen --operator`)",
             "AuthorityKeyUnknown",
         )
     try:
         if PublicKey.from_did_key(holder_did_key).alg != "ES256":
-            raise InvalidRequestError("the holder key must be a P-256 did:key (did:key:zDn...)")
+            raise InvalidInput("the holder key must be a P-256 did:key (did:key:zDn...)")
     except KeyFormatError as exc:
-        raise InvalidRequestError(f"the holder is not a did:key: {exc}") from None
+        raise InvalidInput(f"the holder is not a did:key: {exc}") from None
     if not 0 < ttl <= MAX_LIFETIME:
-        raise InvalidRequestError(f"ttl must be between 1 and {MAX_LIFETIME} seconds")
+        raise InvalidInput(f"ttl must be between 1 and {MAX_LIFETIME} seconds")
     return mint_space_credential(
         key, issuer=authority, space=space_uri, holder_did_key=holder_did_key, ttl=ttl
     )

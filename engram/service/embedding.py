@@ -14,7 +14,7 @@ DOCUMENT_BATCH = 64  # texts per worker call: big enough to amortise ONNX overhe
 
 
 def hosts_model(embedder, space: Space) -> bool:
-    """engram runs the space's model: same name, digest and dims (DESIGN §5 "Text input")."""
+    """engram runs the space's model: same name, digest and dims (docs/architecture.md#search)."""
     if embedder is None or space.config is None:
         return False
     active = space.config.active

@@ -6,8 +6,8 @@ A tar with two members, in this order:
   memories.jsonl   one memory per line: author, rkey, text, tags, source?, createdAt, attrs?, cid, and the
                    vectors as garden.engram embeddings ({model, modelDigest, dims, encoding: "f16le",
                    vector: {"$bytes": base64}}), so a space moves between services with its vectors intact.
-JSON lines rather than engram-garden's binary segments: the store is the truth and indexes are rebuilt on
-import, so the export only has to carry records, and JSON lines stay readable and diffable.
+JSON lines rather than the reference implementation's binary segments: the store is the truth and indexes
+are rebuilt on import, so the export only has to carry records, and JSON lines stay readable and diffable.
 """
 
 from __future__ import annotations
@@ -24,10 +24,10 @@ from typing import IO, TYPE_CHECKING, Any
 import orjson
 
 from .. import __version__
+from ..errors import InvalidInput
 from ..store import Embedding, Memory, MemoryWrite
 from ..store.queries import iter_export
-from ..xrpc.errors import InvalidRequestError
-from .config_json import config_view
+from ..views import config_view
 
 if TYPE_CHECKING:
     from ..context import AppContext
@@ -141,18 +141,16 @@ def open_export(fileobj: IO[bytes]) -> ExportReader:
             or not member.isfile()
             or member.size > MAX_MANIFEST_BYTES
         ):
-            raise InvalidRequestError(f"not an engram export: the first member must be {MANIFEST}")
+            raise InvalidInput(f"not an engram export: the first member must be {MANIFEST}")
         manifest = orjson.loads(tar.extractfile(member).read())
         if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
-            raise InvalidRequestError(
-                f"unsupported export format {manifest.get('format')!r}, expected {FORMAT}"
-            )
+            raise InvalidInput(f"unsupported export format {manifest.get('format')!r}, expected {FORMAT}")
         member = tar.next()
         if member is None or member.name != MEMORIES or not member.isfile():
-            raise InvalidRequestError(f"not an engram export: the second member must be {MEMORIES}")
+            raise InvalidInput(f"not an engram export: the second member must be {MEMORIES}")
         stream = tar.extractfile(member)
     except (tarfile.TarError, orjson.JSONDecodeError) as exc:
-        raise InvalidRequestError(f"not a readable engram export: {exc}") from None
+        raise InvalidInput(f"not a readable engram export: {exc}") from None
 
     def lines() -> Iterator[tuple[int, bytes]]:
         for number, line in enumerate(stream, start=1):
@@ -165,44 +163,44 @@ def open_export(fileobj: IO[bytes]) -> ExportReader:
 def decode_embedding(value: Any, what: str = "embedding") -> Embedding:
     """A garden.engram embedding from JSON: vector as {"$bytes": base64} or a base64(url) string."""
     if not isinstance(value, dict):
-        raise InvalidRequestError(f"{what} must be an object")
+        raise InvalidInput(f"{what} must be an object")
     try:
         model, digest, dims = value["model"], value["modelDigest"], value["dims"]
         raw = value["vector"]
     except KeyError as missing:
-        raise InvalidRequestError(f"{what} is missing {missing.args[0]}") from None
+        raise InvalidInput(f"{what} is missing {missing.args[0]}") from None
     if value.get("encoding", "f16le") != "f16le":
-        raise InvalidRequestError(f"{what}.encoding must be f16le")
+        raise InvalidInput(f"{what}.encoding must be f16le")
     if isinstance(raw, dict):
         raw = raw.get("$bytes")
     if not isinstance(raw, str) or not isinstance(model, str) or not isinstance(digest, str):
-        raise InvalidRequestError(f"{what} needs string model, modelDigest and a base64 vector")
+        raise InvalidInput(f"{what} needs string model, modelDigest and a base64 vector")
     if not isinstance(dims, int) or isinstance(dims, bool):
-        raise InvalidRequestError(f"{what}.dims must be an integer")
+        raise InvalidInput(f"{what}.dims must be an integer")
     padded = raw + "=" * (-len(raw) % 4)
     try:
         data = base64.b64decode(padded.replace("-", "+").replace("_", "/"), validate=True)
     except ValueError:
-        raise InvalidRequestError(f"{what}.vector is not valid base64") from None
+        raise InvalidInput(f"{what}.vector is not valid base64") from None
     return Embedding(model, digest, dims, data)
 
 
 def memory_write_from_json(obj: Any, *, default_author: str) -> MemoryWrite:
-    """One memory (an export line or a JSONL import line) as a store write; raises InvalidRequestError."""
+    """One memory (an export line or a JSONL import line) as a store write; raises InvalidInput."""
     if not isinstance(obj, dict):
-        raise InvalidRequestError("each line must be a JSON object")
+        raise InvalidInput("each line must be a JSON object")
     text = obj.get("text")
     if not isinstance(text, str) or not text.strip():
-        raise InvalidRequestError("text is required and must be a non-empty string")
+        raise InvalidInput("text is required and must be a non-empty string")
     tags = obj.get("tags") or []
     if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
-        raise InvalidRequestError("tags must be a list of strings")
+        raise InvalidInput("tags must be a list of strings")
     for name in ("source", "createdAt", "rkey", "author", "key"):
         if obj.get(name) is not None and not isinstance(obj[name], str):
-            raise InvalidRequestError(f"{name} must be a string")
+            raise InvalidInput(f"{name} must be a string")
     attrs = obj.get("attrs")
     if attrs is not None and not isinstance(attrs, dict):
-        raise InvalidRequestError("attrs must be an object")
+        raise InvalidInput("attrs must be an object")
     embedding = decode_embedding(obj["embedding"]) if obj.get("embedding") is not None else None
     next_embedding = (
         decode_embedding(obj["nextEmbedding"], "nextEmbedding")

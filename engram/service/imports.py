@@ -19,10 +19,10 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from ..errors import InvalidInput, UnknownSpace
 from ..store import MemoryWrite
 from ..store import queries as store_queries
 from ..store.uris import memory_uri
-from ..xrpc.errors import InvalidRequestError
 from .export import memory_write_from_json
 
 if TYPE_CHECKING:
@@ -65,21 +65,21 @@ def stable_key(obj: dict[str, Any], author: str) -> str:
 
 
 def parse_line(obj: Any, default_author: str) -> MemoryWrite:
-    """One JSON value as a keyed MemoryWrite; raises InvalidRequestError with a human reason."""
+    """One JSON value as a keyed MemoryWrite; raises InvalidInput with a human reason."""
     write = memory_write_from_json(obj, default_author=default_author)
     return replace(write, idempotency_key=stable_key(obj, write.author))
 
 
 def decode_lines(lines: Iterable[tuple[int, bytes]]) -> Iterator[tuple[int, Any]]:
-    """(line number, bytes) → (line number, JSON value); an undecodable line yields an InvalidRequestError."""
+    """(line number, bytes) → (line number, JSON value); an undecodable line yields an InvalidInput."""
     for number, raw in lines:
         if len(raw) > MAX_LINE_BYTES:
-            yield number, InvalidRequestError(f"line is longer than {MAX_LINE_BYTES} bytes")
+            yield number, InvalidInput(f"line is longer than {MAX_LINE_BYTES} bytes")
             continue
         try:
             yield number, orjson.loads(raw)
         except orjson.JSONDecodeError as exc:
-            yield number, InvalidRequestError(f"not valid JSON ({exc})")
+            yield number, InvalidInput(f"not valid JSON ({exc})")
 
 
 async def import_values(
@@ -96,12 +96,12 @@ async def import_values(
     report = ImportReport()
     batch: list[tuple[int, MemoryWrite]] = []
     for number, value in values:
-        if isinstance(value, InvalidRequestError):
+        if isinstance(value, InvalidInput):
             report.skipped.append((number, value.message))
         else:
             try:
                 batch.append((number, parse_line(value, space.authority)))
-            except InvalidRequestError as exc:
+            except InvalidInput as exc:
                 report.skipped.append((number, exc.message))
         if len(batch) >= batch_size:
             report.add(await _write_batch(ctx, space_uri, batch))
@@ -137,10 +137,10 @@ async def _write_batch(ctx: AppContext, space_uri: str, batch: list[tuple[int, M
     try:
         writes = await ctx.store.read(_keep_created_at, space_uri, [write for _, write in batch])
         records = await ctx.services.memories.write(space_uri, writes)
-    except InvalidRequestError as exc:
-        if len(batch) == 1 or exc.error == "UnknownSpace":
-            if exc.error == "UnknownSpace":
-                raise
+    except UnknownSpace:
+        raise  # the space went away mid-import: no line of it can succeed
+    except InvalidInput as exc:
+        if len(batch) == 1:
             report.skipped.append((batch[0][0], _strip_index(exc.message)))
             return report
         # One bad item fails the whole transaction: retry one by one so only that line is skipped.

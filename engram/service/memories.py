@@ -6,21 +6,28 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from ..errors import InvalidInput, NotFound
 from ..store import Memory, MemoryRecord, MemoryWrite
 from ..store import memories as store_memories
 from ..store import queries as store_queries
-from ..xrpc.errors import NotFoundError
 from .embedding import embed_documents, hosts_model
 
 if TYPE_CHECKING:
-    from ..context import AppContext
+    from ..embed.base import Embedder
+    from ..store.database import Store
+    from ..workers import WorkerPool
     from .spaces import SpaceService
 
 
+MAX_LIST_LIMIT = 1000
+
+
 class MemoryService:
-    def __init__(self, ctx: AppContext, spaces: SpaceService):
-        self.ctx = ctx
+    def __init__(self, store: Store, spaces: SpaceService, *, embedder: Embedder | None, pool: WorkerPool):
+        self.store = store
         self.spaces = spaces
+        self.embedder = embedder  # embeds memories that arrive without a vector, if it runs the space's model
+        self.pool = pool
 
     async def write(self, space_uri: str, items: Sequence[MemoryWrite]) -> list[MemoryRecord]:
         """Upsert memories; those without an embedding are embedded first when engram hosts the space's
@@ -28,10 +35,10 @@ class MemoryService:
         Returns once the batch is committed: an acknowledged write is never lost."""
         space = await self.spaces.require(space_uri)
         missing = [i for i, item in enumerate(items) if item.embedding is None]
-        if missing and hosts_model(self.ctx.embedder, space):
+        if missing and hosts_model(self.embedder, space):
             embeddings = await embed_documents(
-                self.ctx.embedder,
-                self.ctx.pool,
+                self.embedder,
+                self.pool,
                 space,
                 [items[i].text for i in missing],
                 [items[i].tags for i in missing],
@@ -39,16 +46,25 @@ class MemoryService:
             items = list(items)
             for i, embedding in zip(missing, embeddings, strict=True):
                 items[i] = replace(items[i], embedding=embedding)
-        return await self.ctx.store.write(store_memories.put_memories, space_uri, items)
+        return await self.store.write(store_memories.put_memories, space_uri, items)
 
     async def delete(self, space_uri: str, author: str, rkey: str) -> bool:
-        return await self.ctx.store.write(store_memories.delete_memory, space_uri, author, rkey)
+        return await self.store.write(store_memories.delete_memory, space_uri, author, rkey)
 
     async def get(self, space_uri: str, uri: str) -> Memory:
-        memory = await self.ctx.store.read(store_queries.get_memory, space_uri, uri)
+        memory = await self.store.read(store_queries.get_memory, space_uri, uri)
         if memory is None:
-            raise NotFoundError(f"no memory {uri} in this space", "MemoryNotFound")
+            raise NotFound(f"no memory {uri} in this space", "MemoryNotFound")
         return memory
 
-    async def list(self, space_uri: str, **filters) -> tuple[list[Memory], str | None]:
-        return await self.ctx.store.read(store_queries.list_memories, space_uri, **filters)
+    async def list(
+        self, space_uri: str, *, limit: int = 25, tags: Sequence[str] = (), **filters
+    ) -> tuple[list[Memory], str | None]:
+        """A page of memories, newest first; `filters` are list_memories' cursor/author/since/attrs."""
+        if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_LIST_LIMIT:
+            raise InvalidInput(f"limit must be an integer in 1..{MAX_LIST_LIMIT}")
+        if isinstance(tags, str) or not all(isinstance(tag, str) for tag in tags):
+            raise InvalidInput("tags must be a list of strings")
+        return await self.store.read(
+            store_queries.list_memories, space_uri, limit=limit, tags=tuple(tags), **filters
+        )

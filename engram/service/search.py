@@ -3,24 +3,27 @@
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..errors import InvalidInput, Unavailable
 from ..search.filters import Filters
-from ..search.limits import SearchLimiter
+from ..search.limits import Decision, SearchLimiter
 from ..search.vectors import decode_query_vector, similarity_permille
 from ..store import Memory, Space
 from ..store import queries as store_queries
 from ..store.writes import parse_datetime_ms
-from ..xrpc.errors import InvalidRequestError, UnavailableError
 from .text_query import TextQueries
 
-HARD_LIMIT_S = 10.0  # DESIGN §5: no search holds a caller longer (the AppView feed timeout is the same)
+# No search holds a caller longer (docs/architecture.md#search); the AppView feed timeout is the same.
+HARD_LIMIT_S = 10.0
 
 if TYPE_CHECKING:
-    from ..context import AppContext
+    from ..search.manager import IndexManager
+    from ..store.database import Store
+    from ..store.direct_reads import DirectReader
     from .spaces import SpaceService
 
 
@@ -40,7 +43,7 @@ class SearchQuery:
 class SearchOutcome:
     hits: list[tuple[Memory, int]]  # (memory, similarity 0..1000), best first
     approximate: bool = False
-    headers: dict[str, str] = field(default_factory=dict)  # RateLimit-* of the space's bucket
+    quota: Decision | None = None  # the space's bucket after this search (the front door renders it)
 
 
 @dataclass
@@ -51,17 +54,27 @@ class Graph:
 
 def require_model(space: Space):
     if space.config is None:
-        raise InvalidRequestError("the space's authority has not declared an embedding model", "NoModel")
+        raise InvalidInput("the space's authority has not declared an embedding model", "NoModel")
     return space.config.active
 
 
 class SearchService:
-    def __init__(self, ctx: AppContext, spaces: SpaceService):
-        self.ctx = ctx
+    def __init__(
+        self,
+        store: Store,
+        direct_reads: DirectReader,
+        index: IndexManager,
+        spaces: SpaceService,
+        *,
+        limiter: SearchLimiter,
+        text: TextQueries,
+    ):
+        self.store = store
+        self.direct_reads = direct_reads
+        self.index = index
         self.spaces = spaces
-        s = ctx.settings
-        self.limiter = SearchLimiter(s.search_rate, s.search_burst, s.search_concurrency)
-        self.text = TextQueries(ctx)
+        self.limiter = limiter  # per-space search token buckets and concurrency caps
+        self.text = text
         self.hard_limit_s = HARD_LIMIT_S
 
     async def query_vector(self, space: Space, query: SearchQuery) -> np.ndarray:
@@ -69,20 +82,18 @@ class SearchService:
         active = require_model(space)
         if query.vector is None:
             if not query.q:
-                raise InvalidRequestError(
-                    "send vector, model and modelDigest (or q, where text search is on)"
-                )
+                raise InvalidInput("send vector, model and modelDigest (or q, where text search is on)")
             return await self.text.embed(space, query.q)
         if query.model is None or query.model_digest is None:
-            raise InvalidRequestError("vector needs model and modelDigest")
+            raise InvalidInput("vector needs model and modelDigest")
         if (query.model, query.model_digest) != (active.model, active.digest):
-            raise InvalidRequestError(
+            raise InvalidInput(
                 f"the space's model is {active.model} ({active.digest}); re-read the space's config",
                 "ModelMismatch",
             )
         vector = decode_query_vector(query.vector)
         if vector.shape[0] != active.dims:
-            raise InvalidRequestError(
+            raise InvalidInput(
                 f"vector has {vector.shape[0]} dimensions; the space's model has {active.dims}",
                 "ModelMismatch",
             )
@@ -96,13 +107,13 @@ class SearchService:
             tags=tuple(dict.fromkeys(query.tags)),
             since_ms=parse_datetime_ms(query.since, "since") if query.since else None,
         )
-        reader = self.ctx.direct_reads
+        reader = self.direct_reads
 
         def hydrate(result):  # runs in the FAISS worker right after the search: one thread hop, not two
             return result, reader.run(store_queries.get_memories, space.uri, result.row_ids.tolist())
 
         async with self.limiter.acquire(space.uri) as decision:
-            search = self.ctx.index.search(
+            search = self.index.search(
                 space.uri,
                 active.key,
                 active.dims,
@@ -113,27 +124,26 @@ class SearchService:
                 then=hydrate,
             )
             try:
-                # DESIGN §5's hard limit: past it the caller is told to retry; the work itself (shielded
-                # inside the manager) finishes in the background and leaves the index warm.
+                # The hard limit (docs/architecture.md#search): past it the caller is told to retry; the
+                # work itself (shielded inside the manager) finishes in the background and leaves the
+                # index warm.
                 result, memories = await asyncio.wait_for(search, self.hard_limit_s)
             except TimeoutError:
-                raise UnavailableError(
-                    "the search did not finish in time; retry shortly",
-                    "IndexLoading",
-                    headers={"Retry-After": "1"},
+                raise Unavailable(
+                    "the search did not finish in time; retry shortly", "IndexLoading", retry_after=1
                 ) from None
         score = dict(zip(result.row_ids.tolist(), result.scores.tolist(), strict=True))
         hits = [(m, similarity_permille(score[m.row_id])) for m in memories]
-        return SearchOutcome(hits, bool(result.approximate), decision.headers())
+        return SearchOutcome(hits, bool(result.approximate), decision)
 
     async def graph(self, space: Space, *, limit: int, neighbors: int, min_similarity: float) -> Graph:
         """The newest `limit` memories and, for each, its `neighbors` most similar others at or above
         `min_similarity` (a pair appears once). Draws on the space's search limits like a search does."""
         active = require_model(space)
         async with self.limiter.acquire(space.uri):
-            found = await self.ctx.index.graph(space.uri, active.key, active.dims, limit, neighbors)
+            found = await self.index.graph(space.uri, active.key, active.dims, limit, neighbors)
         row_ids = [int(r) for r in found.row_ids]
-        memories = await self.ctx.store.read(store_queries.get_memories, space.uri, row_ids)
+        memories = await self.store.read(store_queries.get_memories, space.uri, row_ids)
         position = {m.row_id: i for i, m in enumerate(memories)}
         edges: dict[tuple[int, int], int] = {}
         for i, row_id in enumerate(row_ids):
@@ -147,4 +157,4 @@ class SearchService:
     async def warm(self, space: Space) -> None:
         if space.config is not None:
             active = space.config.active
-            await self.ctx.index.warm(space.uri, active.key, active.dims)
+            await self.index.warm(space.uri, active.key, active.dims)

@@ -4,28 +4,39 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..errors import InvalidInput
 from ..store import ModelSpec, Space, SpaceStatus
 from ..store import queries as store_queries
 from ..store import spaces as store_spaces
 from ..store.uris import is_did, is_record_key, space_uri
-from ..xrpc.errors import InvalidRequestError
 
 if TYPE_CHECKING:
-    from ..context import AppContext
+    from ..embed.base import Embedder
+    from ..search.manager import IndexManager
+    from ..store.database import Store
+    from ..store.direct_reads import DirectReader
 
 SPACE_TYPE = "garden.engram.space"
 
 
 class SpaceService:
-    def __init__(self, ctx: AppContext):
-        self.ctx = ctx
-
-    @property
-    def store(self):
-        return self.ctx.store
+    def __init__(
+        self,
+        store: Store,
+        direct_reads: DirectReader,
+        index: IndexManager | None,
+        *,
+        service_did: str,
+        embedder: Embedder | None,
+    ):
+        self.store = store
+        self.direct_reads = direct_reads
+        self.index = index
+        self.service_did = service_did  # the authority of spaces named by a bare name
+        self.embedder = embedder  # its model is a new space's default
 
     def default_model(self) -> ModelSpec | None:
-        embedder = self.ctx.embedder
+        embedder = self.embedder
         return ModelSpec(embedder.name, embedder.digest, embedder.dims) if embedder is not None else None
 
     def resolve_uri(self, space: str) -> str:
@@ -33,8 +44,8 @@ class SpaceService:
         if space.startswith("at://"):
             return space
         if not is_record_key(space):
-            raise InvalidRequestError(f"not a space URI or space name: {space!r}")
-        return space_uri(self.ctx.settings.service_did, space)
+            raise InvalidInput(f"not a space URI or space name: {space!r}")
+        return space_uri(self.service_did, space)
 
     async def create_hosted(
         self,
@@ -47,11 +58,11 @@ class SpaceService:
     ) -> Space:
         """A hosted space under `authority` (default: engram's own DID), configured with `model` (default:
         the hosted embedder's model, so text search works out of the box)."""
-        authority = authority or self.ctx.settings.service_did
+        authority = authority or self.service_did
         if not is_did(authority):
-            raise InvalidRequestError(f"authority must be a DID, got {authority!r}")
+            raise InvalidInput(f"authority must be a DID, got {authority!r}")
         if not is_record_key(name):
-            raise InvalidRequestError(
+            raise InvalidInput(
                 f"space name {name!r} is not a valid record key (letters, digits and . _ : ~ -, up to 512)"
             )
         uri = space_uri(authority, name)
@@ -70,20 +81,37 @@ class SpaceService:
     async def configure(
         self,
         uri: str,
-        model: ModelSpec,
+        model: ModelSpec | None = None,
         *,
-        document_prefix: str = "",
-        query_prefix: str = "",
         next: ModelSpec | None = None,
+        clear_next: bool = False,
+        document_prefix: str | None = None,
+        query_prefix: str | None = None,
     ) -> Space:
-        return await self.store.write(
-            store_spaces.set_config,
-            uri,
-            model,
-            document_prefix=document_prefix,
-            query_prefix=query_prefix,
-            next=next,
-        )
+        """Merge a change into the space's config; whatever is not given keeps its current value.
+
+        `model` replaces the active model, `next` sets the model being migrated to, `clear_next` drops a
+        pending next model (with `model` too: switch the active model and drop the migration). The one
+        merge every front door uses (configureSpace, `engram space config`), read and written in one
+        transaction so two concurrent changes cannot lose each other's fields."""
+        if clear_next and next is not None:
+            raise InvalidInput("give next or clearNext, not both")
+
+        def merge(conn) -> Space:
+            current = store_spaces.require_space(conn, uri).config
+            active = model or (current.active if current else None)
+            if active is None:
+                raise InvalidInput("the space has no model yet: set its model first", "NoModel")
+            return store_spaces.set_config(
+                conn,
+                uri,
+                active,
+                document_prefix=_given_or(document_prefix, current.document_prefix if current else ""),
+                query_prefix=_given_or(query_prefix, current.query_prefix if current else ""),
+                next=None if clear_next else next or (current.next if current else None),
+            )
+
+        return await self.store.write(merge)
 
     async def get(self, uri: str) -> Space | None:
         return await self.store.read(store_spaces.get_space, uri)
@@ -91,7 +119,7 @@ class SpaceService:
     def lookup(self, uri: str) -> Space | None:
         """The same as `get`, as a point read on the calling thread (the per-request auth step uses it:
         a unique-key lookup is cheaper than the thread hop `get` pays)."""
-        return self.ctx.direct_reads.run(store_spaces.get_space, uri)
+        return self.direct_reads.run(store_spaces.get_space, uri)
 
     async def require(self, uri: str) -> Space:
         """The live space or 400 `UnknownSpace`."""
@@ -109,6 +137,10 @@ class SpaceService:
 
     async def delete(self, uri: str) -> bool:
         deleted = await self.store.write(store_spaces.delete_space, uri)
-        if self.ctx.index is not None:
-            await self.ctx.index.drop(uri)
+        if self.index is not None:
+            await self.index.drop(uri)
         return deleted
+
+
+def _given_or(value: str | None, current: str) -> str:
+    return current if value is None else value

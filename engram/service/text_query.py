@@ -1,4 +1,5 @@
-"""Embedding a caller's `q` for text search, with every gate DESIGN §5 "Text input" puts in front of it.
+"""Embedding a caller's `q` for text search, with every gate in front of it
+(docs/architecture.md#search, "Text input").
 
 Order of checks: text search on at all → q short enough → the space has a model → engram runs that model
 → the authority is allowed → the authority's token bucket → a free embedding slot (no queue: excess is
@@ -14,13 +15,15 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..embed.text import query_text, round_through_f16
+from ..errors import InvalidInput, NotAllowed, Unavailable
 from ..search.limits import ConcurrencyCaps, TokenBuckets
 from ..store import Space
-from ..xrpc.errors import ForbiddenError, InvalidRequestError, RateLimitExceededError, UnavailableError
 from .embedding import hosts_model
 
 if TYPE_CHECKING:
-    from ..context import AppContext
+    from ..config import Settings
+    from ..embed.base import Embedder
+    from ..workers import WorkerPool
 
 MAX_QUERY_CHARS = 1000
 EMBED_TIMEOUT_S = 10.0
@@ -28,50 +31,43 @@ _NODE = "node"  # the concurrency cap is per service, not per space
 
 
 class TextQueries:
-    def __init__(self, ctx: AppContext):
-        self.ctx = ctx
-        s = ctx.settings
-        self.enabled = s.text_search and ctx.embedder is not None
+    def __init__(self, settings: Settings, embedder: Embedder | None, pool: WorkerPool):
+        self.embedder = embedder
+        self.pool = pool
+        s = settings
+        self.enabled = s.text_search and embedder is not None
         self.allowed = s.text_search_authorities
         self.buckets = TokenBuckets(s.text_search_rate, s.text_search_burst)
         self.slots = ConcurrencyCaps(s.embed_concurrency)
 
     async def embed(self, space: Space, q: str) -> np.ndarray:
         if not self.enabled:
-            raise InvalidRequestError(
-                "this service does not embed queries: send vector, model and modelDigest"
-            )
+            raise InvalidInput("this service does not embed queries: send vector, model and modelDigest")
         if len(q) > MAX_QUERY_CHARS:
-            raise InvalidRequestError(
-                f"q is {len(q)} characters; text search embeds at most {MAX_QUERY_CHARS}"
-            )
+            raise InvalidInput(f"q is {len(q)} characters; text search embeds at most {MAX_QUERY_CHARS}")
         if space.config is None:
-            raise InvalidRequestError("the space's authority has not declared an embedding model", "NoModel")
-        if not hosts_model(self.ctx.embedder, space):
+            raise InvalidInput("the space's authority has not declared an embedding model", "NoModel")
+        if not hosts_model(self.embedder, space):
             active = space.config.active
-            raise InvalidRequestError(
+            raise InvalidInput(
                 f"this service does not run the space's model {active.model} ({active.digest}); "
                 "embed the query yourself and send the vector",
                 "ModelNotHosted",
             )
         if self.allowed and space.authority not in self.allowed:
-            raise ForbiddenError(
+            raise NotAllowed(
                 f"this service does not embed queries for spaces of {space.authority}", "TextSearchNotAllowed"
             )
         decision = self.buckets.take(space.authority)
         if not decision.allowed:
-            raise RateLimitExceededError(
-                "too many text searches for this space's authority; retry later", headers=decision.headers()
-            )
+            raise decision.refusal("too many text searches for this space's authority; retry later")
         if not self.slots.try_enter(_NODE):
-            raise UnavailableError(
-                "too many queries are being embedded; retry shortly",
-                "EmbedderBusy",
-                headers={"Retry-After": "1"},
+            raise Unavailable(
+                "too many queries are being embedded; retry shortly", "EmbedderBusy", retry_after=1
             )
         try:
             text = query_text(q, space.config.query_prefix)
-            embed = self.ctx.pool.run(self.ctx.embedder.embed, [text], "query")
+            embed = self.pool.run(self.embedder.embed, [text], "query")
             vectors = await asyncio.wait_for(embed, EMBED_TIMEOUT_S)
         finally:
             self.slots.leave(_NODE)

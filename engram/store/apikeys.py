@@ -1,4 +1,5 @@
-"""Shim API keys (DESIGN §4.4): random 256-bit tokens shown once, stored only as sha256 hex.
+"""Shim API keys (docs/protocol.md#shim-api-keys): random 256-bit tokens shown once, stored only as sha256
+hex.
 
 Lookup is `WHERE key_hash = sha256(token)`, with no constant-time comparison: any timing difference in
 the index lookup can only reveal something about the *hash* of a guess, and knowing which hash prefixes
@@ -12,10 +13,10 @@ import secrets
 import sqlite3
 from collections.abc import Iterable
 
+from engram.errors import InvalidInput
 from engram.store.models import ApiKey
 from engram.store.spaces import require_space
 from engram.store.writes import now_iso
-from engram.xrpc.errors import InvalidRequestError
 
 SCOPES = frozenset({"read", "write"})
 TOKEN_PREFIX = "engram_"
@@ -34,15 +35,12 @@ def _api_key(row: tuple) -> ApiKey:
 def create_api_key(
     conn: sqlite3.Connection, space_uri: str, scopes: Iterable[str], label: str = ""
 ) -> tuple[ApiKey, str]:
-    """Create a key for a hosted space; returns (key, raw token). The token is not stored anywhere."""
+    """Create a key for a hosted space; returns (key, raw token). The token is not stored anywhere.
+    The caller (the API-key service) checks `scopes` and `label`."""
     space = require_space(conn, space_uri)
     if space.kind != "hosted":
-        raise InvalidRequestError("API keys can only be bound to hosted spaces")
+        raise InvalidInput("API keys can only be bound to hosted spaces")
     wanted = frozenset(scopes)
-    if not wanted or not wanted <= SCOPES:
-        raise InvalidRequestError(f"scopes must be a non-empty subset of {sorted(SCOPES)}")
-    if not isinstance(label, str) or len(label) > 200:
-        raise InvalidRequestError("label must be a string of at most 200 characters")
     token = TOKEN_PREFIX + secrets.token_urlsafe(32)
     key_id = conn.execute(
         "INSERT INTO api_keys (key_hash, space_id, scopes, label, created_at)"

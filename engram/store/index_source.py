@@ -102,7 +102,7 @@ def read_generation(conn: sqlite3.Connection, space: str) -> int:
 
 
 class StoreIndexSource:
-    """Both methods raise `InvalidRequestError("UnknownSpace")` for an unknown or deleted space.
+    """Every method raises `UnknownSpace` for an unknown or deleted space.
 
     `delta(...).deleted` may name rows the caller never had (added and removed after its generation);
     removing an absent id must be a no-op for the index."""

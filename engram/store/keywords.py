@@ -13,7 +13,6 @@ from collections.abc import Sequence
 
 from engram.store.spaces import require_space
 from engram.store.writes import filter_clauses
-from engram.xrpc.errors import InvalidRequestError
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 MAX_QUERY_WORDS = 64
@@ -37,10 +36,9 @@ def keyword_search(
     since: str | None = None,
 ) -> list[tuple[int, float]]:
     """(row id, BM25 score) of the best keyword matches, best first; higher scores are better (FTS5's
-    bm25() is negated). Filters are the same as search: author, all-of tags, createdAt >= since."""
+    bm25() is negated). Filters are the same as search: author, all-of tags, createdAt >= since. The caller
+    bounds `limit` (1..MAX_KEYWORD_LIMIT): the store does not check request parameters."""
     space = require_space(conn, space_uri)
-    if not isinstance(limit, int) or not 1 <= limit <= MAX_KEYWORD_LIMIT:
-        raise InvalidRequestError(f"limit must be an integer in 1..{MAX_KEYWORD_LIMIT}")
     query = fts_query(text)
     if query is None:
         return []

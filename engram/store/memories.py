@@ -13,13 +13,13 @@ from collections.abc import Sequence
 
 import orjson
 
+from engram.errors import InvalidInput
 from engram.store import skipped
 from engram.store.models import MemoryRecord, MemoryWrite, Space
 from engram.store.spaces import bump_generation, require_space
 from engram.store.tid import new_tid
 from engram.store.uris import memory_uri
 from engram.store.writes import PreparedMemory, now_iso, prepare_write
-from engram.xrpc.errors import InvalidRequestError
 
 
 def _prepare_all(items: Sequence[MemoryWrite]) -> list[PreparedMemory]:
@@ -27,8 +27,8 @@ def _prepare_all(items: Sequence[MemoryWrite]) -> list[PreparedMemory]:
     for index, item in enumerate(items):
         try:
             prepared.append(prepare_write(item))
-        except InvalidRequestError as exc:
-            raise InvalidRequestError(f"memories[{index}]: {exc.message}", exc.error) from None
+        except InvalidInput as exc:
+            raise InvalidInput(f"memories[{index}]: {exc.message}", exc.error) from None
     return prepared
 
 
@@ -41,7 +41,7 @@ def _resolve_rkey(conn: sqlite3.Connection, space: Space, memory: PreparedMemory
         ).fetchone()
         if row is not None:
             if row[0] != memory.author or (memory.rkey is not None and memory.rkey != row[1]):
-                raise InvalidRequestError(
+                raise InvalidInput(
                     f"idempotency key {memory.idempotency_key!r} already names another memory",
                     "IdempotencyConflict",
                 )

@@ -1,7 +1,7 @@
 """Memory reads: get, list (newest first, keyset cursor), status, export batches, import-key lookups.
 
 Plain functions over a reader connection (`await store.read(list_memories, space_uri, ...)`). Every one
-checks the space is live first and raises `InvalidRequestError("UnknownSpace")` otherwise.
+checks the space is live first and raises `UnknownSpace` otherwise.
 """
 
 from __future__ import annotations
@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from engram.errors import InvalidInput
 from engram.store import skipped
 from engram.store import spaces as store_spaces
 from engram.store.models import Memory, SpaceStatus
 from engram.store.spaces import require_space
 from engram.store.writes import filter_clauses
-from engram.xrpc.errors import InvalidRequestError
 
 if TYPE_CHECKING:
     from engram.store.database import Store
@@ -32,7 +32,6 @@ _VIEW_FIELDS = (
 )  # fmt: skip
 _VIEW_COLUMNS = ", ".join(_VIEW_FIELDS)
 _ATTR_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
-MAX_LIST_LIMIT = 1000
 
 
 def _memory(row: tuple, vector: bytes | None = None, next_vector: bytes | None = None) -> Memory:
@@ -79,7 +78,7 @@ def decode_cursor(cursor: str) -> tuple[int, int]:
         created_ms, row_id = raw.split(":")
         return int(created_ms), int(row_id)
     except (ValueError, UnicodeDecodeError, binascii.Error, TypeError):
-        raise InvalidRequestError("bad cursor") from None
+        raise InvalidInput("bad cursor") from None
 
 
 def list_memories(
@@ -95,16 +94,13 @@ def list_memories(
 ) -> tuple[list[Memory], str | None]:
     """Newest first (createdAt desc, then row id desc). Returns (memories, cursor for the next page or None).
 
-    `tags` must all be present; `since` is inclusive; `attrs` matches shim metadata fields by equality."""
+    `tags` must all be present; `since` is inclusive; `attrs` matches shim metadata fields by equality.
+    The caller (the memory service) bounds `limit` and shapes `tags`."""
     space = require_space(conn, space_uri)
-    if not isinstance(limit, int) or not 1 <= limit <= MAX_LIST_LIMIT:
-        raise InvalidRequestError(f"limit must be an integer in 1..{MAX_LIST_LIMIT}")
-    if isinstance(tags, str):
-        raise InvalidRequestError("tags must be a list of strings")
     where, params = filter_clauses(space.id, author, tags, since)
     for name, value in (attrs or {}).items():
         if not _ATTR_NAME.fullmatch(name) or not isinstance(value, str | int | float | bool):
-            raise InvalidRequestError(f"bad attrs filter {name!r}")
+            raise InvalidInput(f"bad attrs filter {name!r}")
         where.append(f"json_extract(attrs, '$.{name}') = ?")
         params.append(value)
     if cursor is not None:

@@ -11,11 +11,11 @@ from typing import Any
 
 import orjson
 
+from engram.errors import InvalidInput, UnknownSpace
 from engram.store import skipped
 from engram.store.models import ModelSpec, Space, SpaceConfig
 from engram.store.uris import parse_space_uri
 from engram.store.writes import MAX_DIMS, now_iso
-from engram.xrpc.errors import InvalidRequestError
 
 KINDS = ("hosted", "synced")
 COLUMNS = (
@@ -49,10 +49,10 @@ def get_space(conn: sqlite3.Connection, uri: str) -> Space | None:
 
 
 def require_space(conn: sqlite3.Connection, uri: str) -> Space:
-    """The live space, or `InvalidRequestError(..., "UnknownSpace")` (unknown or deleted)."""
+    """The live space, or `UnknownSpace` (unknown or deleted)."""
     space = get_space(conn, uri)
     if space is None or space.deleted:
-        raise InvalidRequestError(f"unknown space: {uri}", "UnknownSpace")
+        raise UnknownSpace(f"unknown space: {uri}")
     return space
 
 
@@ -68,16 +68,16 @@ def bump_generation(conn: sqlite3.Connection, space_id: int) -> int:
 
 
 def create_space(conn: sqlite3.Connection, uri: str, kind: str) -> Space:
-    """Create (or revive a deleted) space; `InvalidRequestError("SpaceExists")` if it is live."""
+    """Create (or revive a deleted) space; `InvalidInput("SpaceExists")` if it is live."""
     try:
         authority, skey = parse_space_uri(uri)
     except ValueError as exc:
-        raise InvalidRequestError(str(exc)) from None
+        raise InvalidInput(str(exc)) from None
     if kind not in KINDS:
-        raise InvalidRequestError(f"space kind must be one of {KINDS}, got {kind!r}")
+        raise InvalidInput(f"space kind must be one of {KINDS}, got {kind!r}")
     existing = get_space(conn, uri)
     if existing is not None and not existing.deleted:
-        raise InvalidRequestError(f"space already exists: {uri}", "SpaceExists")
+        raise InvalidInput(f"space already exists: {uri}", "SpaceExists")
     if existing is None:
         conn.execute(
             "INSERT INTO spaces (uri, authority, skey, kind, created_at) VALUES (?, ?, ?, ?, ?)",
@@ -96,11 +96,11 @@ def create_space(conn: sqlite3.Connection, uri: str, kind: str) -> Space:
 
 def _check_model(spec: ModelSpec, what: str) -> None:
     if not (isinstance(spec.model, str) and 0 < len(spec.model) <= 256):
-        raise InvalidRequestError(f"{what}.model must be a non-empty string of at most 256 characters")
+        raise InvalidInput(f"{what}.model must be a non-empty string of at most 256 characters")
     if not (isinstance(spec.digest, str) and 0 < len(spec.digest) <= 256):
-        raise InvalidRequestError(f"{what}.modelDigest must be a non-empty string of at most 256 characters")
+        raise InvalidInput(f"{what}.modelDigest must be a non-empty string of at most 256 characters")
     if not (isinstance(spec.dims, int) and 1 <= spec.dims <= MAX_DIMS):
-        raise InvalidRequestError(f"{what}.dims must be an integer in 1..{MAX_DIMS}")
+        raise InvalidInput(f"{what}.dims must be an integer in 1..{MAX_DIMS}")
 
 
 def set_config(
@@ -123,7 +123,7 @@ def set_config(
         _check_model(next, "config.next")
     for name, prefix in (("documentPrefix", document_prefix), ("queryPrefix", query_prefix)):
         if not isinstance(prefix, str) or len(prefix) > 200:
-            raise InvalidRequestError(f"{name} must be a string of at most 200 characters")
+            raise InvalidInput(f"{name} must be a string of at most 200 characters")
     old = space.config
     unchanged = old is not None and (old.active, old.next, old.document_prefix, old.query_prefix) == (
         active,

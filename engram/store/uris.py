@@ -1,24 +1,12 @@
-"""Space and memory AT-URIs in their canonical forms (DESIGN §2)."""
+"""engram's space and memory AT-URIs in their canonical forms (docs/protocol.md, "Space URIs"); the syntax
+itself (DID, record key, the space URI parser) is `engram/identifiers.py`."""
 
 from __future__ import annotations
 
-import re
+from engram.identifiers import SPACE_TYPE, is_did, is_record_key
+from engram.identifiers import parse_space_uri as parse_any_space_uri
 
-SPACE_TYPE = "garden.engram.space"
 MEMORY_COLLECTION = "garden.engram.memory"
-
-# atproto DID and record-key syntax (atproto.com/specs/did, /specs/record-key).
-_DID_RE = re.compile(r"did:[a-z]+:[a-zA-Z0-9._:%-]*[a-zA-Z0-9._-]")
-_RKEY_RE = re.compile(r"[a-zA-Z0-9._:~-]{1,512}")
-_SPACE_RE = re.compile(r"at://(?P<authority>[^/]+)/space/(?P<type>[^/]+)/(?P<skey>[^/?#]+)")
-
-
-def is_did(value: object) -> bool:
-    return isinstance(value, str) and len(value) <= 2048 and _DID_RE.fullmatch(value) is not None
-
-
-def is_record_key(value: object) -> bool:
-    return isinstance(value, str) and value not in (".", "..") and _RKEY_RE.fullmatch(value) is not None
 
 
 def space_uri(authority: str, skey: str) -> str:
@@ -30,14 +18,11 @@ def space_uri(authority: str, skey: str) -> str:
 
 
 def parse_space_uri(uri: str) -> tuple[str, str]:
-    """(authority DID, skey) of a canonical space URI; ValueError for anything else."""
-    match = _SPACE_RE.fullmatch(uri) if isinstance(uri, str) else None
-    if match is None or match["type"] != SPACE_TYPE:
-        raise ValueError(f"not a canonical {SPACE_TYPE} space URI: {uri!r}")
-    authority, skey = match["authority"], match["skey"]
-    if space_uri(authority, skey) != uri:  # also validates both parts
-        raise ValueError(f"not a canonical space URI: {uri!r}")
-    return authority, skey
+    """(authority DID, skey) of a canonical engram space URI; ValueError for anything else."""
+    ref = parse_any_space_uri(uri)
+    if ref.space_type != SPACE_TYPE:
+        raise ValueError(f"not a {SPACE_TYPE} space URI: {uri!r}")
+    return ref.authority, ref.skey
 
 
 def memory_uri(space: str, author: str, rkey: str) -> str:

@@ -1,7 +1,7 @@
 """Validate a `MemoryWrite` and turn it into what gets stored: f16 bytes, the record, its CID.
 
 Pure (no database), so it is the one place the lexicon's limits for memory records are enforced for every
-way in (import, shims, sync). Bad input raises `InvalidRequestError` with a message naming the field.
+way in (import, shims, sync). Bad input raises `InvalidInput` with a message naming the field.
 """
 
 from __future__ import annotations
@@ -15,13 +15,13 @@ import libipld
 import numpy as np
 import orjson
 
+from engram.errors import InvalidInput
 from engram.store.models import Embedding, MemoryWrite
 from engram.store.records import embedding_record, memory_record, record_cid
 from engram.store.tid import is_valid_tid
 from engram.store.uris import is_did
-from engram.xrpc.errors import InvalidRequestError
 
-# garden.engram.memory lexicon limits (reference/engram-garden.md §1.3); string lengths are UTF-8 bytes.
+# garden.engram.memory lexicon limits (docs/protocol.md#memory-records); string lengths are UTF-8 bytes.
 MAX_TEXT_BYTES = 30000
 MAX_TAGS = 16
 MAX_TAG_BYTES = 128
@@ -60,29 +60,27 @@ def parse_datetime_ms(value: str, what: str = "createdAt") -> int:
     except ValueError:
         parsed = None
     if parsed is None or parsed.tzinfo is None or "T" not in value.upper():
-        raise InvalidRequestError(f"{what} must be an ISO 8601 datetime with a timezone, got {value!r}")
+        raise InvalidInput(f"{what} must be an ISO 8601 datetime with a timezone, got {value!r}")
     return (parsed - _EPOCH) // timedelta(milliseconds=1)  # integer math: float timestamps round
 
 
 def f16_bytes(vector: np.ndarray | bytes, dims: int, what: str = "embedding") -> bytes:
     if not isinstance(dims, int) or not 1 <= dims <= MAX_DIMS:
-        raise InvalidRequestError(f"{what}.dims must be an integer in 1..{MAX_DIMS}")
+        raise InvalidInput(f"{what}.dims must be an integer in 1..{MAX_DIMS}")
     if isinstance(vector, bytes | bytearray | memoryview):
         raw = bytes(vector)
         if len(raw) != dims * 2:
-            raise InvalidRequestError(
-                f"{what}.vector is {len(raw)} bytes, expected {dims * 2} for {dims} dims"
-            )
+            raise InvalidInput(f"{what}.vector is {len(raw)} bytes, expected {dims * 2} for {dims} dims")
         values = np.frombuffer(raw, dtype="<f2")
     else:
         array = np.asarray(vector)
         if array.ndim != 1 or array.shape[0] != dims or not np.issubdtype(array.dtype, np.floating):
-            raise InvalidRequestError(f"{what}.vector must be a 1-d float array of {dims} values")
+            raise InvalidInput(f"{what}.vector must be a 1-d float array of {dims} values")
         with np.errstate(over="ignore", invalid="ignore"):  # overflow to inf is reported just below
             values = array.astype("<f2")
         raw = values.tobytes()
     if not np.isfinite(values).all():
-        raise InvalidRequestError(f"{what}.vector contains NaN or infinity (or overflows float16)")
+        raise InvalidInput(f"{what}.vector contains NaN or infinity (or overflows float16)")
     return raw
 
 
@@ -94,42 +92,38 @@ def _embedding(embedding: Embedding | None, what: str) -> tuple[bytes | None, di
     if embedding is None:
         return None, None
     if not isinstance(embedding.model, str) or not isinstance(embedding.model_digest, str):
-        raise InvalidRequestError(f"{what}.model and {what}.modelDigest must be strings")
+        raise InvalidInput(f"{what}.model and {what}.modelDigest must be strings")
     raw = f16_bytes(embedding.vector, embedding.dims, what)
     return raw, embedding_record(embedding.model, embedding.model_digest, embedding.dims, raw)
 
 
 def prepare_write(item: MemoryWrite) -> PreparedMemory:
     if not is_did(item.author):
-        raise InvalidRequestError(f"author must be a DID, got {item.author!r}")
+        raise InvalidInput(f"author must be a DID, got {item.author!r}")
     if item.rkey is not None and not is_valid_tid(item.rkey):
-        raise InvalidRequestError(f"rkey must be a TID, got {item.rkey!r}")
+        raise InvalidInput(f"rkey must be a TID, got {item.rkey!r}")
     if not isinstance(item.text, str) or _utf8_len(item.text) > MAX_TEXT_BYTES:
-        raise InvalidRequestError(f"text must be a string of at most {MAX_TEXT_BYTES} UTF-8 bytes")
+        raise InvalidInput(f"text must be a string of at most {MAX_TEXT_BYTES} UTF-8 bytes")
     tags = tuple(item.tags or ())
     if len(tags) > MAX_TAGS or not all(
         isinstance(t, str) and 0 < _utf8_len(t) <= MAX_TAG_BYTES for t in tags
     ):
-        raise InvalidRequestError(
-            f"tags: at most {MAX_TAGS} non-empty strings of at most {MAX_TAG_BYTES} bytes"
-        )
+        raise InvalidInput(f"tags: at most {MAX_TAGS} non-empty strings of at most {MAX_TAG_BYTES} bytes")
     if item.source is not None and (
         not isinstance(item.source, str) or _utf8_len(item.source) > MAX_SOURCE_BYTES
     ):
-        raise InvalidRequestError(f"source must be a string of at most {MAX_SOURCE_BYTES} UTF-8 bytes")
+        raise InvalidInput(f"source must be a string of at most {MAX_SOURCE_BYTES} UTF-8 bytes")
     created_at = now_iso() if item.created_at is None else item.created_at
     created_ms = parse_datetime_ms(created_at)
     if item.attrs is not None and not isinstance(item.attrs, dict):
-        raise InvalidRequestError("attrs must be an object")
+        raise InvalidInput("attrs must be an object")
     try:
         attrs_json = orjson.dumps(item.attrs).decode() if item.attrs else None
     except TypeError as exc:
-        raise InvalidRequestError(f"attrs must be JSON-serialisable: {exc}") from None
+        raise InvalidInput(f"attrs must be JSON-serialisable: {exc}") from None
     key = item.idempotency_key
     if key is not None and (not isinstance(key, str) or not 0 < len(key) <= MAX_IDEMPOTENCY_KEY):
-        raise InvalidRequestError(
-            f"idempotency key must be a non-empty string of at most {MAX_IDEMPOTENCY_KEY}"
-        )
+        raise InvalidInput(f"idempotency key must be a non-empty string of at most {MAX_IDEMPOTENCY_KEY}")
     vector, embedding = _embedding(item.embedding, "embedding")
     next_vector, next_embedding = _embedding(item.next_embedding, "nextEmbedding")
     if item.cid is not None:
@@ -138,7 +132,7 @@ def prepare_write(item: MemoryWrite) -> PreparedMemory:
                 raise TypeError
             libipld.decode_cid(item.cid)
         except (ValueError, TypeError):
-            raise InvalidRequestError(f"cid is not a CID: {item.cid!r}") from None
+            raise InvalidInput(f"cid is not a CID: {item.cid!r}") from None
         cid = item.cid
     else:
         record = memory_record(

@@ -6,6 +6,8 @@ from its `kind` (`STATUS_BY_KIND`). 500s always carry a generic message on the w
 
 from __future__ import annotations
 
+import math
+
 from engram.errors import (
     EngramError,
     InternalFailure,
@@ -37,6 +39,26 @@ STATUS_BY_KIND = {
 
 def http_status(err: EngramError) -> int:
     return STATUS_BY_KIND.get(err.kind, 500)
+
+
+def rate_limit_headers(limit: int, remaining: int, reset: int) -> dict[str, str]:
+    """The IETF RateLimit-* header fields (draft-ietf-httpapi-ratelimit-headers) of one bucket."""
+    return {
+        "RateLimit-Limit": str(limit),
+        "RateLimit-Remaining": str(remaining),
+        "RateLimit-Reset": str(reset),
+    }
+
+
+def wire_headers(err: EngramError) -> dict[str, str]:
+    """The headers an XRPC error answer carries: Retry-After (whole seconds, rounded up) and, for a rate
+    limit with a bucket, its RateLimit-* fields; the error's extra headers pass through unchanged."""
+    out = dict(err.headers)
+    if isinstance(err, RateLimited) and err.limit is not None:
+        out.update(rate_limit_headers(err.limit, err.remaining or 0, err.reset or 0))
+    if err.retry_after is not None:
+        out["Retry-After"] = str(max(1, math.ceil(err.retry_after)))
+    return out
 
 
 # The XRPC names for the domain classes (kept so handler code reads in XRPC terms).

@@ -1,4 +1,5 @@
-"""Lexicon string formats (did, handle, nsid, at-uri, cid, datetime, ...) and the canonical space URI.
+"""Lexicon string formats (did, handle, nsid, at-uri, cid, datetime, ...); the DID, NSID and record-key
+patterns and the canonical space URI parser are `engram/identifiers.py`.
 
 Why hand-written: the atproto SDK's validators live in ``atproto_client.models.string_formats``, and
 importing that module imports the whole generated client (measured: 1.1 s, 63 MB RSS). They are also
@@ -18,23 +19,26 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Callable
-from typing import NamedTuple
 
 import libipld
 
+from engram.identifiers import (
+    DID_PATTERN,
+    DID_RE,
+    MAX_DID_LENGTH,
+    MAX_NSID_LENGTH,
+    NSID_PATTERN,
+    NSID_RE,
+    RECORD_KEY_CHARS,
+    RECORD_KEY_RE,
+)
+
 FormatCheck = Callable[[str], "str | None"]
 
-_DID_RE = re.compile(r"did:[a-z]+:[a-zA-Z0-9._:%-]*[a-zA-Z0-9._-]")
 _HANDLE_RE = re.compile(
     r"([a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?\.)+[a-zA-Z]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?"
 )
-# https://atproto.com/specs/nsid: reversed domain authority, then a name that starts with a letter.
-_NSID_RE = re.compile(
-    r"[a-zA-Z]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(\.[a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)+\.[a-zA-Z][a-zA-Z0-9]{0,62}"
-)
-MAX_NSID_LENGTH = 317
 _TID_RE = re.compile(r"[234567abcdefghij][234567abcdefghijklmnopqrstuvwxyz]{12}")
-_RKEY_RE = re.compile(r"[A-Za-z0-9._:~-]{1,512}")
 # The atproto datetime profile of RFC 3339: uppercase T and Z, seconds required, a timezone required,
 # offsets as +HH:MM (never -00:00), any number of fraction digits. Field ranges are in the regex so
 # only days 29-31 (and year 0) need the calendar: this runs on every datetime of every response.
@@ -80,20 +84,19 @@ _IRREGULAR_LANGS = frozenset(
 )
 # Fast path for the URIs engram emits most (DID authority, classic or space record forms): when the
 # whole URI is short enough that no part can break a length limit, one regex decides validity.
-_DID_P = r"did:[a-z]+:[a-zA-Z0-9._:%-]*[a-zA-Z0-9._-]"
-_NSID_P = _NSID_RE.pattern
-_RKEY_P = r"(?!\.\.?(?:/|$))[A-Za-z0-9._:~-]+"
+_DID_P = DID_PATTERN
+_NSID_P = NSID_PATTERN
+_RKEY_P = rf"(?!\.\.?(?:/|$)){RECORD_KEY_CHARS}+"
 _FAST_AT_URI_RE = re.compile(
     rf"at://{_DID_P}(?:/space/{_NSID_P}/{_RKEY_P}(?:/{_DID_P}(?:/{_NSID_P}(?:/{_RKEY_P})?)?)?"
     rf"|/{_NSID_P}(?:/{_RKEY_P})?)?"
 )
-MAX_DID_LENGTH = 2048
 MAX_HANDLE_LENGTH = 253
 MAX_URI_LENGTH = 8192
 
 
 def check_did(s: str) -> str | None:
-    if len(s) > MAX_DID_LENGTH or not _DID_RE.fullmatch(s):
+    if len(s) > MAX_DID_LENGTH or not DID_RE.fullmatch(s):
         return "must be a DID (did:method:identifier)"
     return None
 
@@ -111,7 +114,7 @@ def check_at_identifier(s: str) -> str | None:
 
 
 def check_nsid(s: str) -> str | None:
-    if len(s) > MAX_NSID_LENGTH or not _NSID_RE.fullmatch(s):
+    if len(s) > MAX_NSID_LENGTH or not NSID_RE.fullmatch(s):
         return "must be an NSID (such as com.example.fooBar)"
     return None
 
@@ -121,7 +124,7 @@ def check_tid(s: str) -> str | None:
 
 
 def check_record_key(s: str) -> str | None:
-    if s in (".", "..") or not _RKEY_RE.fullmatch(s):
+    if s in (".", "..") or not RECORD_KEY_RE.fullmatch(s):
         return "must be a record key (1-512 of A-Z a-z 0-9 . _ : ~ -, not . or ..)"
     return None
 
@@ -226,35 +229,3 @@ FORMATS: dict[str, FormatCheck] = {
     "language": check_language,
     "at-uri": check_at_uri,
 }
-
-
-class SpaceRef(NamedTuple):
-    authority: str
-    space_type: str
-    skey: str
-
-    def __str__(self) -> str:
-        return f"at://{self.authority}/space/{self.space_type}/{self.skey}"
-
-
-def parse_space_uri(s: str) -> SpaceRef:
-    """Parse the canonical space URI ``at://{did}/space/{nsid}/{record-key}``; ValueError says why not.
-
-    Canonical means re-serialising reproduces the input: no query, fragment, trailing slash or extra
-    segments, so the string can be compared byte-for-byte with a credential's ``sub``.
-    """
-    if not s.startswith("at://"):
-        raise ValueError("space URI must start with at://")
-    if "?" in s or "#" in s:
-        raise ValueError("space URI must not have a query or fragment")
-    parts = s[5:].split("/")
-    if len(parts) != 4 or parts[1] != "space":
-        raise ValueError("space URI must be at://{authority DID}/space/{space type}/{space key}")
-    authority, _, space_type, skey = parts
-    if check_did(authority) is not None:
-        raise ValueError("space URI's authority must be a DID")
-    if check_nsid(space_type) is not None:
-        raise ValueError("space URI's space type must be an NSID")
-    if check_record_key(skey) is not None:
-        raise ValueError("space URI's space key must be a record key")
-    return SpaceRef(authority, space_type, skey)

@@ -11,10 +11,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from engram.identifiers import RECORD_KEY_RE
 from engram.xrpc.formats import FORMATS, check_nsid
 
 _COMMON = {"type", "description"}
-_RECORD_KEY_TYPE_RE = re.compile(r"tid|nsid|any|literal:[A-Za-z0-9._:~-]{1,512}")
+_RECORD_KEY_TYPE_RE = re.compile(rf"tid|nsid|any|literal:{RECORD_KEY_RE.pattern}")
 # Allowed keys per field type (besides type/description); values are checked below by key name.
 _FIELD_KEYS: dict[str, set[str]] = {
     "null": set(),

@@ -12,7 +12,7 @@ import logging
 import orjson
 from aiohttp import web
 
-from .errors import XrpcError, http_status
+from .errors import XrpcError, http_status, wire_headers
 
 log = logging.getLogger("engram.http")
 
@@ -54,7 +54,7 @@ async def error_middleware(request: web.Request, handler) -> web.StreamResponse:
     try:
         return await handler(request)
     except XrpcError as err:
-        return error_response(http_status(err), err.error, err.message, err.headers)
+        return error_response(http_status(err), err.error, err.message, wire_headers(err))
     except web.HTTPException as exc:
         if exc.status < 400:
             raise

@@ -1,11 +1,16 @@
 """Routes every lexicon method to `/xrpc/{nsid}` and runs one fixed pipeline for each call:
 
-    params → auth → input → rate limit → handler → output validation
+    params → auth → body → input → handler → output validation
 
-as bluesky's xrpc-server does. Handlers are registered with `XrpcServer.add(nsid, handler, auth=...,
-rate_limit=...)`; a lexicon method without a handler answers 501 `MethodNotImplemented`, so the list of
-unbuilt methods is visible (and pinned by a test). An error name the method's lexicon does not declare
-(and that is not a generic transport error) is treated as a server bug: logged and answered 500.
+Handlers are registered with `XrpcServer.add(nsid, handler, auth=...)`. A procedure's body is read after
+its auth hook has accepted the caller, so an unauthenticated client cannot make engram read (up to
+ENGRAM_MAX_BODY_BYTES of) a body it will refuse anyway; an auth mode that must see the body first (the
+admin signature covers its digest; a reader's procedure names its space in it) declares so with
+`@reads_body_first`. Rate limits are the services' business (they know the space and the authority), so
+the pipeline has no rate-limit stage. A lexicon method without a handler answers 501
+`MethodNotImplemented`, so the list of unbuilt methods is visible (and pinned by a test). An error name the
+method's lexicon does not declare (and that is not a generic transport error) is treated as a server bug:
+logged and answered 500.
 """
 
 from __future__ import annotations
@@ -54,13 +59,23 @@ class RawOutput:
 
 
 Handler = Callable[[XrpcRequest], Awaitable[Any]]
-# An auth hook sees the request, the decoded params and the body parsed as JSON (or None), so it can find
-# the space a procedure names in its body before the body is validated.
+# An auth hook sees the request, the decoded params and, if it `reads_body_first`, the body parsed as JSON
+# (else None), so it can find the space a procedure names in its body before the body is validated.
 AuthHook = Callable[[web.Request, dict[str, Any], Any], Awaitable[Any]]
-RateLimitHook = Callable[[XrpcRequest], Awaitable[None]]
 # The raw request body as read by the pipeline (streamed, so `request.read()` would return b"" afterwards):
 # auth hooks that sign over the exact bytes (admin signatures' Content-Digest) read it from here.
 RAW_BODY = web.RequestKey("xrpc_raw_body", bytes)
+
+
+def reads_body_first(hook: AuthHook) -> AuthHook:
+    """Declare that an auth hook needs the request body (raw under RAW_BODY, parsed as its third
+    argument): the pipeline then reads the body before the hook runs. Other hooks run first and get None."""
+    hook.reads_body = True  # type: ignore[attr-defined]
+    return hook
+
+
+def _reads_body(hook: AuthHook | None) -> bool:
+    return bool(getattr(hook, "reads_body", False))
 
 
 @dataclass
@@ -68,7 +83,6 @@ class Route:
     method: MethodDef
     handler: Handler
     auth: AuthHook | None
-    rate_limit: RateLimitHook | None
 
 
 class XrpcServer:
@@ -83,14 +97,13 @@ class XrpcServer:
         handler: Handler,
         *,
         auth: AuthHook | None = None,
-        rate_limit: RateLimitHook | None = None,
     ) -> None:
         method = self.registry.methods().get(nsid)
         if method is None:
             raise KeyError(f"no query or procedure lexicon for {nsid}")
         if nsid in self.routes:
             raise KeyError(f"{nsid} registered twice")
-        self.routes[nsid] = Route(method, handler, auth, rate_limit)
+        self.routes[nsid] = Route(method, handler, auth)
 
     def unbuilt(self) -> set[str]:
         return {nsid for nsid, m in self.registry.methods().items() if m.kind != "subscription"} - set(
@@ -117,11 +130,15 @@ class XrpcServer:
     async def _run(self, route: Route, request: web.Request) -> web.StreamResponse:
         method = route.method
         params = decode_params(method, request.query, self.registry)
-        body = await self._read_body(request) if method.kind == "procedure" else b""
+        procedure = method.kind == "procedure"
+        body_first = procedure and _reads_body(route.auth)
+        auth = None
+        if route.auth and not body_first:
+            auth = await route.auth(request, params, None)
+        body = await self._read_body(request) if procedure else b""
         request[RAW_BODY] = body
         body_json = _peek_json(body, request.content_type)
-        auth = None
-        if route.auth:
+        if route.auth and body_first:
             auth = await route.auth(request, params, None if body_json is NOT_PARSED else body_json)
         input_value = (
             validate_input(
@@ -131,8 +148,6 @@ class XrpcServer:
             else None
         )
         call = XrpcRequest(method.nsid, params, input_value, auth, request)
-        if route.rate_limit:
-            await route.rate_limit(call)
         try:
             output = await route.handler(call)
         except XrpcError as err:

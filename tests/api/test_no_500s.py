@@ -1,4 +1,4 @@
-"""Malformed input of any shape gets a 4xx envelope, never a 500 (DESIGN §10)."""
+"""Malformed input of any shape gets a 4xx envelope, never a 500 (docs/architecture.md#the-error-contract)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""DESIGN §4.1 through the real service: the auth issue's whole reader table against searchMemories, with
-authorities resolved from a fake PLC directory on loopback (no resolver mocks)."""
+"""Reader auth (docs/protocol.md#reader-auth) through the real service: the auth issue's whole reader
+table against searchMemories, with authorities resolved from a fake PLC directory on loopback (no resolver
+mocks)."""
 
 from __future__ import annotations
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 from aiohttp import web
 
-from engram.xrpc.errors import InvalidRequestError, RateLimitExceededError
+from engram.xrpc.errors import AuthRequiredError, InvalidRequestError, RateLimitExceededError
 from engram.xrpc.lexicons import LexiconRegistry
 from engram.xrpc.middleware import install_http_basics
-from engram.xrpc.server import XrpcServer
+from engram.xrpc.server import XrpcServer, reads_body_first
 
 LEXICONS = [
     {
@@ -73,6 +73,8 @@ LEXICONS = [
         "defs": {"main": {"type": "query"}},
     },
 ]
+# The same procedure behind an auth hook that does not read the body.
+LEXICONS.append({**LEXICONS[-2], "id": "io.example.putAfterAuth"})
 
 
 def build_app(behaviour: dict) -> web.Application:
@@ -89,21 +91,30 @@ def build_app(behaviour: dict) -> web.Application:
             raise InvalidRequestError("nobody declared this", "NotInLexicon")
         if mode == "boom":
             raise RuntimeError("secret internal detail")
+        if mode == "limited":
+            raise RateLimitExceededError("slow down", retry_after=0.2, limit=5, remaining=0, reset=7)
         return {"name": mode, "n": call.params["n"], "tags": call.params.get("tags", [])}
 
     async def put(call):
         behaviour["auth_saw"] = call.auth
         return {"length": len(call.input["text"])}
 
+    @reads_body_first
     async def auth(request, params, body):
         return {"body_space": (body or {}).get("text")}
 
-    async def limit(call):
-        if call.params.get("name") == "limited":
-            raise RateLimitExceededError("slow down", headers={"Retry-After": "1"})
+    async def header_auth(request, params, body):
+        behaviour["header_auth_saw_body"] = body
+        if request.headers.get("Authorization") != "Bearer ok":
+            raise AuthRequiredError("no", "AuthRequired")
+        return "ok"
 
-    xrpc.add("io.example.echo", echo, rate_limit=limit)
+    async def put_after_auth(call):
+        return {"length": len(call.input["text"])}
+
+    xrpc.add("io.example.echo", echo)
     xrpc.add("io.example.put", put, auth=auth)
+    xrpc.add("io.example.putAfterAuth", put_after_auth, auth=header_auth)
     app = web.Application(client_max_size=1024)
     install_http_basics(app)
     xrpc.install(app)
@@ -201,11 +212,27 @@ async def test_unexpected_exception_is_generic_500_without_details(client):
     assert "secret" not in text and "Traceback" not in text
 
 
-async def test_rate_limit_hook_error_carries_headers(client):
+async def test_rate_limited_numbers_are_rendered_as_headers(client):
     r = await client.get("/xrpc/io.example.echo?name=limited")
     assert r.status == 429
-    assert r.headers["Retry-After"] == "1"
     assert (await r.json())["error"] == "RateLimitExceeded"
+    assert r.headers["Retry-After"] == "1"  # whole seconds, rounded up
+    limits = {k: r.headers[k] for k in ("RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset")}
+    assert limits == {"RateLimit-Limit": "5", "RateLimit-Remaining": "0", "RateLimit-Reset": "7"}
+
+
+async def test_procedure_body_is_read_only_after_auth_accepts(client):
+    # A refused caller gets its 401 before the body is read: not 413 for a body over the limit...
+    big = {"text": "x" * 5000}
+    r = await client.post("/xrpc/io.example.putAfterAuth", json=big)
+    assert r.status == 401 and (await r.json())["error"] == "AuthRequired"
+    assert client.behaviour["header_auth_saw_body"] is None
+    # ...while an accepted one does reach the body (and its limit).
+    r = await client.post("/xrpc/io.example.putAfterAuth", json=big, headers={"Authorization": "Bearer ok"})
+    assert r.status == 413
+    ok = {"Authorization": "Bearer ok"}
+    r = await client.post("/xrpc/io.example.putAfterAuth", json={"text": "hi"}, headers=ok)
+    assert r.status == 200 and await r.json() == {"length": 2}
 
 
 async def test_unknown_path_is_json_404(client):

@@ -1,4 +1,5 @@
-"""Reader-auth cases (DESIGN §4.1 steps 2-5) as data + builders, reusable against any server.
+"""Reader-auth cases (docs/protocol.md#reader-auth, steps 2-5) as data + builders, reusable against any
+server.
 
 A ``ReaderWorld`` holds the keys and DIDs; ``world.documents()`` are the DID documents the server's
 resolver must serve (e.g. via ``FakeDidServer.register_raw(did, doc.to_json())``); ``world.space`` and

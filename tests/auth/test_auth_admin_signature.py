@@ -1,4 +1,4 @@
-"""Admin DID-signed requests (DESIGN §4.3)."""
+"""Admin DID-signed requests (docs/protocol.md#admin-signatures)."""
 
 import pytest
 from aiohttp import web

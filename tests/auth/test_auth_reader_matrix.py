@@ -1,5 +1,6 @@
-"""DESIGN §4.1 steps 2-5 through a real aiohttp server on a real port, resolving authorities through the
-fake PLC directory. The cases live in reader_cases.py so the same table can run against the real app."""
+"""Reader auth (docs/protocol.md#reader-auth) steps 2-5 through a real aiohttp server on a real port,
+resolving authorities through the fake PLC directory. The cases live in reader_cases.py so the same table
+can run against the real app."""
 
 import pytest
 from aiohttp import web

@@ -1,4 +1,4 @@
-"""Inbound service-auth JWTs (DESIGN §4.2)."""
+"""Inbound service-auth JWTs (docs/protocol.md#service-auth-jwts)."""
 
 import pytest
 from fakes.static_resolver import StaticResolver

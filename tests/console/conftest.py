@@ -3,13 +3,12 @@ embedded with the hashing model, API keys for them, and a clock the tests move b
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import aiohttp
 import pytest
-from console_support import Browser, Clock
+from console_support import Browser, Clock, console_app
 
-from engram.app import create_app
 from engram.keys import context_key
 from engram.service import apikeys
 from engram.store import MemoryWrite
@@ -52,8 +51,8 @@ def clock() -> Clock:
 
 
 @pytest.fixture
-def console_settings(settings, clock):
-    return replace(settings, extra={"console_clock": clock})
+def console_settings(settings):
+    return settings
 
 
 async def _seed(ctx, uri: str, texts: list[str], tags_for) -> list[str]:
@@ -74,7 +73,7 @@ async def _seed(ctx, uri: str, texts: list[str], tags_for) -> list[str]:
 
 @pytest.fixture
 async def console(aiohttp_client, console_settings, clock) -> Console:
-    client = await aiohttp_client(create_app(console_settings), cookie_jar=aiohttp.DummyCookieJar())
+    client = await aiohttp_client(console_app(console_settings, clock), cookie_jar=aiohttp.DummyCookieJar())
     ctx = client.app[context_key]
     alpha = (await ctx.services.spaces.create_hosted("alpha")).uri
     beta = (await ctx.services.spaces.create_hosted("beta")).uri

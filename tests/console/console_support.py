@@ -16,7 +16,7 @@ CSRF_INPUT = re.compile(r'name="csrf" value="([^"]+)"')
 
 
 class Clock:
-    """A settable wall clock (Settings.extra["console_clock"])."""
+    """A settable wall clock (installed as the app context's clock)."""
 
     def __init__(self, now: float = 1_800_000_000.0):
         self.now = now
@@ -90,3 +90,13 @@ class Browser:
         return await self.post(
             "/console/login/key", {"api_key": api_key, "csrf": self.cookies["engram_console_login"]}
         )
+
+
+def console_app(settings, clock):
+    """The real app, with the test's clock as its wall clock (sessions and links expire on it)."""
+    from engram.app import create_app
+    from engram.keys import context_key
+
+    app = create_app(settings)
+    app[context_key].clock = clock
+    return app

@@ -9,9 +9,8 @@ from dataclasses import replace
 from pathlib import Path
 
 import aiohttp
-from console_support import Browser
+from console_support import Browser, console_app
 
-from engram.app import create_app
 from engram.console import guard
 from engram.keys import context_key
 from engram.service import apikeys
@@ -63,7 +62,7 @@ async def test_spaces_page_counts_skipped_memories(console):
 
 async def test_index_kind_is_hnsw_above_exact_max(aiohttp_client, console_settings, clock):
     client = await aiohttp_client(
-        create_app(replace(console_settings, exact_max=3)), cookie_jar=aiohttp.DummyCookieJar()
+        console_app(replace(console_settings, exact_max=3), clock), cookie_jar=aiohttp.DummyCookieJar()
     )
     ctx = client.app[context_key]
     space = (await ctx.services.spaces.create_hosted("big")).uri
@@ -302,7 +301,7 @@ async def test_a_refused_text_search_shows_beside_the_form_and_the_page_still_re
     aiohttp_client, console_settings, clock
 ):
     client = await aiohttp_client(
-        create_app(replace(console_settings, text_search=False)), cookie_jar=aiohttp.DummyCookieJar()
+        console_app(replace(console_settings, text_search=False), clock), cookie_jar=aiohttp.DummyCookieJar()
     )
     ctx = client.app[context_key]
     space = (await ctx.services.spaces.create_hosted("quiet")).uri

@@ -19,7 +19,7 @@ def test_identity_and_digest_match_embedders_md(builtin):
     assert builtin.name == "all-MiniLM-L6-v2"
     assert builtin.dims == 384 and builtin.max_tokens == 256
     assert builtin.query_prefix == "" and builtin.document_prefix == ""
-    # The value quoted in reference/embedders.md for exactly this model, tokenizer and pipeline.
+    # The digest of exactly this model, tokenizer and pipeline (docs/embedders.md#the-model-digest).
     assert DIGEST == "sha256:9eec559dca26ec142a7e75391ac1ed18fef2c031ff55d5a433e65f540a8d3533"
     assert builtin.digest == DIGEST
     m = builtin.manifest()
@@ -64,7 +64,7 @@ def test_paraphrases_rank_above_unrelated_pairs(builtin, reference):
     v = builtin.embed(s, "document")
     pairs = reference["paraphrase_pairs"]
     para = [float(v[a] @ v[b]) for a, b in pairs]
-    # Unrelated: one pair's first sentence with the next pair's second (as in embedders.md).
+    # Unrelated: one pair's first sentence with the next pair's second.
     unrelated = [float(v[pairs[i][0]] @ v[pairs[(i + 1) % len(pairs)][1]]) for i in range(len(pairs))]
     assert min(para) > max(unrelated) + 0.2, (para, unrelated)
     # Top-1 retrieval: each first sentence finds its own paraphrase among all second sentences.

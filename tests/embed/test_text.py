@@ -1,4 +1,4 @@
-"""The embedText rule (reference/engram-garden.md §6) and the f16 round trip."""
+"""The embedText rule (docs/embedders.md#what-text-is-embedded) and the f16 round trip."""
 
 import numpy as np
 import pytest

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from engram.search.filters import Filters
-from engram.search.rows import IndexDelta, IndexRows
+from engram.search.rows import DeltaUnavailable, IndexDelta, IndexRows
 
 MODEL = "minilm@test"
 
@@ -32,6 +32,7 @@ class _Space:
     generation: int = 0
     rows: dict[int, _Row] = field(default_factory=dict)
     deleted: list[tuple[int, int]] = field(default_factory=list)  # (generation, row id)
+    pruned_through: int = 0
 
 
 class MemorySource:
@@ -41,7 +42,7 @@ class MemorySource:
         self.delay_s = delay_s
         self.delta_calls = 0
         self.full_deltas = 0
-        self.prunes = 0
+        self.prunes: list[tuple[str, int]] = []
 
     def add(
         self, space: str, vectors, authors=None, created_at=None, tags=None, model_key: str = MODEL
@@ -90,6 +91,8 @@ class MemorySource:
         # Snapshot on the loop (cheap copies, like a read transaction), then do the O(n) work on a thread,
         # as the real store does on its reader threads: the fake must not be what blocks the event loop.
         generation, snapshot, log = state.generation, list(state.rows.values()), list(state.deleted)
+        if 0 < since_generation < state.pruned_through:  # as the store does: only a delta needs them
+            raise DeltaUnavailable(f"deletions up to generation {state.pruned_through} were pruned")
 
         def collect() -> IndexDelta:
             rows = sorted(
@@ -105,9 +108,12 @@ class MemorySource:
         return delta
 
     async def prune_tombstones(self, space: str, through_generation: int) -> int:
-        # Counted, not applied: the fake keeps every tombstone, so a delta never needs DeltaUnavailable.
-        self.prunes += 1
-        return 0
+        state = self.spaces.setdefault(space, _Space())
+        self.prunes.append((space, through_generation))
+        kept = [(gen, rid) for gen, rid in state.deleted if gen > through_generation]
+        dropped, state.deleted = len(state.deleted) - len(kept), kept
+        state.pruned_through = max(state.pruned_through, through_generation)
+        return dropped
 
     def live_rows(self, space: str, model_key: str = MODEL) -> IndexRows:
         return rows_of(

@@ -1,7 +1,8 @@
 import pytest
 
+from engram.errors import RateLimited
 from engram.search.limits import ConcurrencyCaps, SearchLimiter, TokenBuckets
-from engram.xrpc.errors import RateLimitExceededError, http_status
+from engram.xrpc.errors import http_status, wire_headers
 
 
 class Clock:
@@ -12,19 +13,21 @@ class Clock:
         return self.now
 
 
-async def test_bucket_allows_burst_then_429_with_headers():
+async def test_bucket_allows_burst_then_refuses_with_its_numbers():
     clock = Clock()
     limiter = SearchLimiter(rate_per_s=0.5, burst=3, max_concurrent=8, clock=clock)
     for remaining in (2, 1, 0):
         async with limiter.acquire("space") as decision:
             assert decision.remaining == remaining
-            assert decision.headers()["RateLimit-Limit"] == "3"
-    with pytest.raises(RateLimitExceededError) as info:
+            assert decision.limit == 3
+    with pytest.raises(RateLimited) as info:
         async with limiter.acquire("space"):
             pass
     err = info.value
     assert http_status(err) == 429 and err.error == "RateLimitExceeded"
-    assert err.headers == {
+    assert (err.limit, err.remaining, err.reset, err.retry_after) == (3, 0, 6, 2)
+    assert err.headers == {}  # the domain error carries numbers; the XRPC runtime renders them
+    assert wire_headers(err) == {
         "RateLimit-Limit": "3",
         "RateLimit-Remaining": "0",
         "RateLimit-Reset": "6",
@@ -51,10 +54,10 @@ def test_reset_and_retry_after_are_whole_seconds_rounded_up():
 async def test_concurrency_cap_turns_away_excess_and_releases():
     limiter = SearchLimiter(rate_per_s=0, burst=1, max_concurrent=2)
     async with limiter.acquire("s"), limiter.acquire("s"):
-        with pytest.raises(RateLimitExceededError) as info:
+        with pytest.raises(RateLimited) as info:
             async with limiter.acquire("s"):
                 pass
-        assert info.value.headers["Retry-After"] == "1"
+        assert info.value.retry_after == 1 and wire_headers(info.value)["Retry-After"] == "1"
         async with limiter.acquire("t"):
             pass
     async with limiter.acquire("s"):

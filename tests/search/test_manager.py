@@ -7,10 +7,19 @@ import pytest
 from loop_guard import loop_guard, run_queue_delay_s
 from search_fakes import MODEL, MemorySource, clustered, oracle
 
+from engram.errors import InvalidInput, UnknownSpace
 from engram.search import persist
 from engram.search.filters import Filters
-from engram.search.manager import IndexManager
+from engram.search.manager import IndexManager as _IndexManager
 from engram.xrpc.errors import InvalidRequestError, UnavailableError, http_status
+
+
+def IndexManager(*args, **kwargs) -> _IndexManager:
+    """The manager with a generous load wait: on a busy CI machine a build may outlast the 0.5 s default,
+    and a test that wants IndexLoading says so with its own `load_wait_s`."""
+    kwargs.setdefault("load_wait_s", 120.0)
+    return _IndexManager(*args, **kwargs)
+
 
 SPACE = "at://did:plc:alice/garden.engram.space/main"
 D = 16
@@ -123,7 +132,7 @@ async def test_files_for_another_model_or_dims_are_not_reused(pool, tmp_path):
 async def test_concurrent_searches_share_one_load(pool):
     source, vectors = seeded(n=300)
     source.delay_s = 0.2
-    manager = IndexManager(source, pool, None, load_wait_s=5)
+    manager = IndexManager(source, pool, None, load_wait_s=60)
     results = await asyncio.gather(*(manager.search(SPACE, MODEL, D, vectors[i], 3) for i in range(25)))
     assert source.full_deltas == 1 and manager.builds == 1
     assert all(r.row_ids[0] == i + 1 for i, r in enumerate(results))
@@ -363,3 +372,39 @@ async def test_builds_run_on_the_maintenance_pool_and_searches_on_the_search_poo
         maintenance.close()
     assert seen["build"] and all(name.startswith("test-maintenance") for name in seen["build"])
     assert seen["search"] and all(name.startswith("test-search") for name in seen["search"])
+
+
+async def test_a_saved_index_lets_the_store_prune_its_tombstones(pool, tmp_path):
+    source, _ = seeded(n=300)
+    manager = IndexManager(source, pool, tmp_path)
+    q = clustered(2, D, seed=5, centres=10)
+    await check_oracle(manager, source, q)
+    source.delete(SPACE, [1, 2, 3])
+    await check_oracle(manager, source, q)  # the deletions arrive as a delta
+    await manager.close()
+    generation = source.spaces[SPACE].generation
+    assert source.prunes[-1] == (SPACE, generation) and source.spaces[SPACE].deleted == []
+
+
+class _PruneFails(MemorySource):
+    def __init__(self, error: Exception):
+        super().__init__()
+        self.error = error
+
+    async def prune_tombstones(self, space, through_generation):
+        raise self.error
+
+
+@pytest.mark.parametrize("gone", [True, False], ids=["space-deleted", "other-error"])
+async def test_only_a_deleted_space_excuses_a_failed_prune(pool, tmp_path, gone):
+    error = UnknownSpace("unknown space") if gone else InvalidInput("database says no")
+    source, _ = seeded(n=100, source=_PruneFails(error))
+    manager = IndexManager(source, pool, tmp_path)
+    await manager.search(SPACE, MODEL, D, clustered(1, D, seed=6)[0], 5)
+    await manager.flush()  # the build was saved, so there is something the store could prune
+    if gone:
+        await manager._prune(SPACE)  # nothing left to prune: not an error
+    else:
+        with pytest.raises(InvalidInput, match="database says no"):  # not "the space is gone"
+            await manager._prune(SPACE)
+    await manager.close()

@@ -1,4 +1,5 @@
-"""No acknowledged write is lost when the process is killed with SIGKILL mid-stream (DESIGN §10)."""
+"""No acknowledged write is lost when the process is killed with SIGKILL mid-stream (the durability
+contract in README.md)."""
 
 import asyncio
 import os

@@ -2,7 +2,8 @@
 
 import pytest
 
-from engram.xrpc.formats import FORMATS, SpaceRef, parse_space_uri
+from engram.identifiers import SpaceRef, parse_space_uri
+from engram.xrpc.formats import FORMATS
 
 LONG_RKEY = "o" * 512
 

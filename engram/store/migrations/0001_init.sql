@@ -67,7 +67,8 @@ CREATE TABLE memory_tags (
 ) WITHOUT ROWID;
 CREATE INDEX memory_tags_by_row ON memory_tags (row_id);
 
--- Keyword search (BM25) over text, tags and source for hybrid search and the shims (DESIGN §7).
+-- Keyword search (BM25) over text, tags and source for hybrid search and the shims
+-- (docs/architecture.md#data-model).
 -- External-content FTS5: the words are indexed, the text itself stays only in `memories`. Rows are never
 -- UPDATEd (an update is delete + insert), so an insert and a delete trigger keep it exact. The delete
 -- trigger must pass the same values the insert indexed, which is why both read the row's own columns.
@@ -113,7 +114,7 @@ CREATE TABLE api_keys (
     revoked_at TEXT
 );
 
--- Per-repo sync positions of a synced space (reference/engram-garden.md §3.2 `repos`).
+-- Per-repo sync positions of a synced space (how far each member repository has been pulled).
 CREATE TABLE sync_state (
     space_id INTEGER NOT NULL REFERENCES spaces(id) ON DELETE CASCADE,
     repo TEXT NOT NULL,                  -- member DID

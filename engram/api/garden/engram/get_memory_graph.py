@@ -5,10 +5,10 @@ from __future__ import annotations
 import math
 
 from ....context import AppContext
+from ....views import memory_view
 from ....xrpc.errors import InvalidRequestError
 from ....xrpc.server import XrpcRequest, XrpcServer
 from ...auth_modes import space_reader
-from ...views import memory_view
 
 NSID = "garden.engram.getMemoryGraph"
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from ....context import AppContext
+from ....views import memory_view
 from ....xrpc.server import XrpcRequest, XrpcServer
 from ...auth_modes import space_reader
-from ...views import memory_view
 
 NSID = "garden.engram.listMemories"
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from ....context import AppContext
 from ....service.search import SearchQuery
+from ....views import memory_view
+from ....xrpc.errors import rate_limit_headers
 from ....xrpc.server import XrpcRequest, XrpcServer
 from ...auth_modes import space_reader
-from ...views import memory_view
 
 NSID = "garden.engram.searchMemories"
 
@@ -25,7 +26,9 @@ def register(xrpc: XrpcServer, ctx: AppContext) -> None:
             since=p.get("since"),
         )
         outcome = await ctx.services.search.search(call.auth.space, query)
-        call.response_headers.update(outcome.headers)
+        if outcome.quota is not None:
+            q = outcome.quota
+            call.response_headers.update(rate_limit_headers(q.limit, q.remaining, q.reset_s))
         out: dict = {"memories": [memory_view(m, sim) for m, sim in outcome.hits]}
         if outcome.approximate:
             out["approximate"] = True

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from .....context import AppContext
-from .....xrpc.errors import InvalidRequestError
+from .....views import space_view
 from .....xrpc.server import XrpcRequest, XrpcServer
 from ....admin_auth import admin_signed
-from ....admin_views import space_view
 from .create_space import model_spec
 
 NSID = "garden.engram.admin.configureSpace"
@@ -16,22 +15,13 @@ def register(xrpc: XrpcServer, ctx: AppContext) -> None:
     async def handle(call: XrpcRequest) -> dict:
         body = call.input
         spaces = ctx.services.spaces
-        uri = spaces.resolve_uri(body["space"])
-        current = (await spaces.require(uri)).config
-        active = model_spec(body.get("model")) or (current.active if current else None)
-        if active is None:
-            raise InvalidRequestError("the space has no model yet: send model", "NoModel")
-        nxt = (
-            None
-            if body.get("clearNext")
-            else model_spec(body.get("next")) or (current.next if current else None)
-        )
         space = await spaces.configure(
-            uri,
-            active,
-            document_prefix=body.get("documentPrefix", current.document_prefix if current else ""),
-            query_prefix=body.get("queryPrefix", current.query_prefix if current else ""),
-            next=nxt,
+            spaces.resolve_uri(body["space"]),
+            model_spec(body.get("model")),
+            next=model_spec(body.get("next")),
+            clear_next=bool(body.get("clearNext")),
+            document_prefix=body.get("documentPrefix"),
+            query_prefix=body.get("queryPrefix"),
         )
         return {"space": space_view(space)}
 

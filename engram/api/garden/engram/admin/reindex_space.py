@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from .....context import AppContext
 from .....service.reindex import reindex_space
+from .....views import space_view
 from .....xrpc.server import XrpcRequest, XrpcServer
 from ....admin_auth import admin_signed
-from ....admin_views import space_view
 
 NSID = "garden.engram.admin.reindexSpace"
 

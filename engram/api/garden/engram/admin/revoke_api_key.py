@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from .....context import AppContext
 from .....service import apikeys
+from .....views import api_key_view
 from .....xrpc.server import XrpcRequest, XrpcServer
 from ....admin_auth import admin_signed
-from ....admin_views import api_key_view
 
 NSID = "garden.engram.admin.revokeApiKey"
 

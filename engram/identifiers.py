@@ -1,0 +1,83 @@
+"""atproto identifier syntax engram relies on, in one place: the DID, NSID and record-key patterns and
+the canonical space URI (docs/protocol.md, "Space URIs").
+
+Every layer uses these: the store (space and memory URIs), auth (a credential's `sub` against the space),
+the XRPC format checks (`engram/xrpc/formats.py`) and the CLI. Hand-written rather than the atproto SDK's
+validators for the reasons given in `engram/xrpc/formats.py` (import cost, and `did:web` authorities with
+a `%3A` port that the SDK's at-uri check refuses).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+# https://atproto.com/specs/did and /specs/record-key (the length limits are checked separately).
+DID_PATTERN = r"did:[a-z]+:[a-zA-Z0-9._:%-]*[a-zA-Z0-9._-]"
+RECORD_KEY_CHARS = r"[A-Za-z0-9._:~-]"
+# https://atproto.com/specs/nsid: reversed domain authority, then a name that starts with a letter.
+NSID_PATTERN = (
+    r"[a-zA-Z]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(\.[a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)+"
+    r"\.[a-zA-Z][a-zA-Z0-9]{0,62}"
+)
+MAX_DID_LENGTH = 2048
+MAX_RECORD_KEY_LENGTH = 512
+MAX_NSID_LENGTH = 317
+
+DID_RE = re.compile(DID_PATTERN)
+RECORD_KEY_RE = re.compile(f"{RECORD_KEY_CHARS}{{1,{MAX_RECORD_KEY_LENGTH}}}")
+NSID_RE = re.compile(NSID_PATTERN)
+
+SPACE_TYPE = "garden.engram.space"  # the space type of every engram space
+
+
+def is_did(value: object) -> bool:
+    return isinstance(value, str) and len(value) <= MAX_DID_LENGTH and DID_RE.fullmatch(value) is not None
+
+
+def is_record_key(value: object) -> bool:
+    return isinstance(value, str) and value not in (".", "..") and RECORD_KEY_RE.fullmatch(value) is not None
+
+
+def is_nsid(value: object) -> bool:
+    return isinstance(value, str) and len(value) <= MAX_NSID_LENGTH and NSID_RE.fullmatch(value) is not None
+
+
+class SpaceRef(NamedTuple):
+    authority: str
+    space_type: str
+    skey: str
+
+    def __str__(self) -> str:
+        return f"at://{self.authority}/space/{self.space_type}/{self.skey}"
+
+
+def parse_space_uri(s: object) -> SpaceRef:
+    """Parse the canonical space URI ``at://{did}/space/{nsid}/{record-key}``; ValueError says why not.
+
+    Canonical means re-serialising reproduces the input: no query, fragment, trailing slash or extra
+    segments, so the string can be compared byte-for-byte with a credential's ``sub``.
+    """
+    if not isinstance(s, str) or not s.startswith("at://"):
+        raise ValueError("space URI must start with at://")
+    if "?" in s or "#" in s:
+        raise ValueError("space URI must not have a query or fragment")
+    parts = s[5:].split("/")
+    if len(parts) != 4 or parts[1] != "space":
+        raise ValueError("space URI must be at://{authority DID}/space/{space type}/{space key}")
+    authority, _, space_type, skey = parts
+    if not is_did(authority):
+        raise ValueError("space URI's authority must be a DID")
+    if not is_nsid(space_type):
+        raise ValueError("space URI's space type must be an NSID")
+    if not is_record_key(skey):
+        raise ValueError("space URI's space key must be a record key")
+    return SpaceRef(authority, space_type, skey)
+
+
+def space_authority(space: object) -> str | None:
+    """The authority DID of a canonical space URI, or None if ``space`` is not one."""
+    try:
+        return parse_space_uri(space).authority
+    except ValueError:
+        return None
