@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import argparse
 
-from aiohttp import web
-
 from ..config import Settings
 
 
@@ -21,11 +19,12 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     from ..app import create_app
     from ..config import override
     from ..logs import AccessLogger, configure_logging
+    from ..serving.runner import run_server
 
     if args.host or args.port is not None:
         settings = override(settings, host=args.host or settings.host,
                             port=settings.port if args.port is None else args.port)
     configure_logging(settings.log_level)
-    web.run_app(create_app(settings), host=settings.host, port=settings.port,
-                access_log_class=AccessLogger, print=lambda *_: None, handle_signals=True)
+    # engram's runner, not web.run_app: it adds the header deadline and connection cap (engram/serving)
+    run_server(create_app(settings), settings, access_log_class=AccessLogger)
     return 0
