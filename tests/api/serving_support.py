@@ -11,10 +11,6 @@ from engram.serving.runner import EngramAppRunner
 
 
 class EngramTestServer(TestServer):
-    pass
-
-
-class _X(TestServer):
     """aiohttp's TestServer, but with engram's runner (header deadline, connection cap, JSON parser errors)."""
 
     async def _make_runner(self, **kwargs):
