@@ -48,11 +48,16 @@ def _paths(data_dir: Path | str, space: str, model_key: str) -> dict[str, Path]:
 
 def _write_atomic(path: Path, data: bytes) -> None:
     tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")  # unique: saves may overlap
-    with open(tmp, "wb") as fh:
-        fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        # A full disk (or a failed rename) must not leave a partial temp file behind at every retry.
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def _fsync_dir(path: Path) -> None:
