@@ -54,7 +54,7 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("ENGRAM_EMBEDDER", "builtin", "builtin, onnx:<dir>, sentence-transformers:<dir>, hashing[:dims] or none."),
     Variable("ENGRAM_TEXT_SEARCH", "1", "`0` turns off embedding of `q` (callers must send vectors)."),
     Variable("ENGRAM_TEXT_SEARCH_AUTHORITIES", "", "Comma-separated authority DIDs allowed text search (empty = all)."),
-    Variable("ENGRAM_TEXT_SEARCH_RATE", "2", "Text searches per second per space authority."),
+    Variable("ENGRAM_TEXT_SEARCH_RATE", "2", "Text searches per second per space authority (per space for spaces hosted under engram's own DID)."),
     Variable("ENGRAM_TEXT_SEARCH_BURST", "20", "Text search burst per space authority."),
     Variable("ENGRAM_EMBED_CONCURRENCY", "4", "Query embeddings in flight; beyond it 503 EmbedderBusy."),
     Variable("ENGRAM_METRICS_PORT", "0", "Port for Prometheus `/metrics` on the same host (0 = off)."),
