@@ -54,14 +54,20 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("ENGRAM_EMBEDDER", "builtin", "builtin, onnx:<dir>, sentence-transformers:<dir>, hashing[:dims] or none."),
     Variable("ENGRAM_TEXT_SEARCH", "1", "`0` turns off embedding of `q` (callers must send vectors)."),
     Variable("ENGRAM_TEXT_SEARCH_AUTHORITIES", "", "Comma-separated authority DIDs allowed text search (empty = all)."),
-    Variable("ENGRAM_TEXT_SEARCH_RATE", "2",
-             "Text searches per second per space authority (per space for spaces hosted under engram's own DID)."),
+    Variable(
+        "ENGRAM_TEXT_SEARCH_RATE",
+        "2",
+        "Text searches per second per space authority (per space for spaces hosted under engram's own DID).",
+    ),
     Variable("ENGRAM_TEXT_SEARCH_BURST", "20", "Text search burst per space authority."),
     Variable("ENGRAM_EMBED_CONCURRENCY", "4", "Query embeddings in flight; beyond it 503 EmbedderBusy."),
     Variable("ENGRAM_METRICS_PORT", "0", "Port for Prometheus `/metrics` on the same host (0 = off)."),
     # HTTP server limits against slow or hostile clients (engram/serving).
-    Variable("ENGRAM_HEADER_TIMEOUT_MS", "10000",
-             "A client must send a request's line and headers within this long, or the connection is closed."),
+    Variable(
+        "ENGRAM_HEADER_TIMEOUT_MS",
+        "10000",
+        "A client must send a request's line and headers within this long, or the connection is closed.",
+    ),
     Variable("ENGRAM_BODY_TIMEOUT_MS", "60000",
              "A request body must arrive within this long after its headers (408 RequestTimeout beyond)."),
     Variable("ENGRAM_KEEPALIVE_TIMEOUT_MS", "75000", "An idle keep-alive connection is closed after this long."),
@@ -231,7 +237,9 @@ def read_env(environ: Mapping[str, str] | None = None) -> Settings:
         text_search_burst=_int("ENGRAM_TEXT_SEARCH_BURST", get("ENGRAM_TEXT_SEARCH_BURST") or "", 1),
         embed_concurrency=_int("ENGRAM_EMBED_CONCURRENCY", get("ENGRAM_EMBED_CONCURRENCY") or "", 1),
         metrics_port=_int("ENGRAM_METRICS_PORT", get("ENGRAM_METRICS_PORT") or "", 0, 65535),
-        header_timeout_ms=_int("ENGRAM_HEADER_TIMEOUT_MS", get("ENGRAM_HEADER_TIMEOUT_MS") or "", 100, 3_600_000),
+        header_timeout_ms=_int(
+            "ENGRAM_HEADER_TIMEOUT_MS", get("ENGRAM_HEADER_TIMEOUT_MS") or "", 100, 3_600_000
+        ),
         body_timeout_ms=_int("ENGRAM_BODY_TIMEOUT_MS", get("ENGRAM_BODY_TIMEOUT_MS") or "", 100, 3_600_000),
         keepalive_timeout_ms=_int(
             "ENGRAM_KEEPALIVE_TIMEOUT_MS", get("ENGRAM_KEEPALIVE_TIMEOUT_MS") or "", 100, 3_600_000

@@ -71,7 +71,8 @@ class TextQueries:
             decision = self.buckets.take(self.bucket_key(space))
             if not decision.allowed:
                 raise RateLimitExceededError(
-                    "too many text searches for this space's authority; retry later", headers=decision.headers()
+                    "too many text searches for this space's authority; retry later",
+                    headers=decision.headers(),
                 )
             text = query_text(q, space.config.query_prefix)
             embed = self.ctx.pool.run(self.ctx.embedder.embed, [text], "query")

@@ -163,7 +163,10 @@ async def test_idle_keep_alive_connections_are_closed(serve):
 
 async def test_a_body_that_does_not_arrive_gets_408(serve):
     server = await serve(body_timeout_ms=300)
-    request = f'POST {CREATE_SPACE} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{{"name"'
+    request = (
+        f"POST {CREATE_SPACE} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        'Content-Length: 100\r\n\r\n{"name"'
+    )
     status, headers, body = split_response(await raw_exchange(server.port, request.encode(), timeout=BOUND_S))
     assert status == 408 and headers["content-type"].startswith("application/json")
     assert orjson.loads(body)["error"] == "RequestTimeout"
