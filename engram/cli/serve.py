@@ -8,8 +8,11 @@ from ..config import Settings
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("serve", help="run the engram service", description="Run the engram service. "
-                       "Settings come from ENGRAM_* environment variables (see README).")
+    p = sub.add_parser(
+        "serve",
+        help="run the engram service",
+        description="Run the engram service. Settings come from ENGRAM_* environment variables (see README).",
+    )
     p.add_argument("--host", help="override ENGRAM_HOST")
     p.add_argument("--port", type=int, help="override ENGRAM_PORT")
     p.set_defaults(run=run)
@@ -22,8 +25,9 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     from ..serving.runner import run_server
 
     if args.host or args.port is not None:
-        settings = override(settings, host=args.host or settings.host,
-                            port=settings.port if args.port is None else args.port)
+        settings = override(
+            settings, host=args.host or settings.host, port=settings.port if args.port is None else args.port
+        )
     configure_logging(settings.log_level)
     # engram's runner, not web.run_app: it adds the header deadline and connection cap (engram/serving)
     run_server(create_app(settings), settings, access_log_class=AccessLogger)

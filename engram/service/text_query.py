@@ -49,7 +49,9 @@ class TextQueries:
                 "this service does not embed queries: send vector, model and modelDigest"
             )
         if len(q) > MAX_QUERY_CHARS:
-            raise InvalidRequestError(f"q is {len(q)} characters; text search embeds at most {MAX_QUERY_CHARS}")
+            raise InvalidRequestError(
+                f"q is {len(q)} characters; text search embeds at most {MAX_QUERY_CHARS}"
+            )
         if space.config is None:
             raise InvalidRequestError("the space's authority has not declared an embedding model", "NoModel")
         if not hosts_model(self.ctx.embedder, space):
@@ -65,8 +67,11 @@ class TextQueries:
             )
         # The slot before the token: a query turned away as EmbedderBusy must not spend its budget.
         if not self.slots.try_enter(_NODE):
-            raise UnavailableError("too many queries are being embedded; retry shortly", "EmbedderBusy",
-                                   headers={"Retry-After": "1"})
+            raise UnavailableError(
+                "too many queries are being embedded; retry shortly",
+                "EmbedderBusy",
+                headers={"Retry-After": "1"},
+            )
         try:
             decision = self.buckets.take(self.bucket_key(space))
             if not decision.allowed:
@@ -79,8 +84,11 @@ class TextQueries:
             try:
                 vectors = await asyncio.wait_for(embed, EMBED_TIMEOUT_S)
             except TimeoutError:
-                raise UnavailableError("embedding the query took too long; retry shortly", "EmbedderBusy",
-                                       headers={"Retry-After": "1"}) from None
+                raise UnavailableError(
+                    "embedding the query took too long; retry shortly",
+                    "EmbedderBusy",
+                    headers={"Retry-After": "1"},
+                ) from None
         finally:
             self.slots.leave(_NODE)
         # Round through float16 and re-normalise exactly as a caller's vector is decoded, so a text search

@@ -19,6 +19,5 @@ def register(xrpc: XrpcServer, ctx: AppContext) -> None:
         if call.auth.iss != space.authority:  # checked by the auth step already; kept as the invariant
             raise ForbiddenError("only the space's authority may notify its deletion")
         await ctx.services.spaces.delete(uri)
-        return None
 
     xrpc.add(NSID, handle, auth=space_authority(ctx, NSID))
