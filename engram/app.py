@@ -23,6 +23,8 @@ from .console import install_console
 from .context import AppContext
 from .keys import context_key, xrpc_key
 from .metrics import Metrics
+from .serving import runner as serving
+from .serving.body_deadline import body_deadline_middleware
 from .workers import WorkerPool
 from .xrpc.lexicons import LexiconRegistry
 from .xrpc.middleware import install_http_basics
@@ -38,11 +40,14 @@ LEXICON_DIR = resources.files("engram") / "lexicons"
 def create_app(settings: Settings, *, lexicon_dir: Path | Traversable = LEXICON_DIR) -> web.Application:
     registry = LexiconRegistry.load(lexicon_dir)
     precompile(registry)  # build every method's checks now, not on the first request
-    app = web.Application(client_max_size=settings.max_body_bytes)
+    app = web.Application(
+        client_max_size=settings.max_body_bytes, handler_args=serving.handler_args(settings, registry)
+    )
     ctx = AppContext(settings=settings, registry=registry, pool=WorkerPool(settings.workers))
     ctx.metrics = Metrics(set(registry.methods()))
     app.middlewares.append(ctx.metrics.middleware())  # outermost: sees the final status of every answer
     install_http_basics(app)
+    app.middlewares.append(body_deadline_middleware(settings.body_timeout_ms / 1000))  # inside the errors
     xrpc = XrpcServer(registry, max_body_bytes=settings.max_body_bytes)
     app[context_key] = ctx
     app[xrpc_key] = xrpc

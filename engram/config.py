@@ -77,10 +77,33 @@ VARIABLES: tuple[Variable, ...] = (
         "",
         "Comma-separated authority DIDs allowed text search (empty = all).",
     ),
-    Variable("ENGRAM_TEXT_SEARCH_RATE", "2", "Text searches per second per space authority."),
+    Variable(
+        "ENGRAM_TEXT_SEARCH_RATE",
+        "2",
+        "Text searches per second per space authority (per space for spaces hosted under engram's own DID).",
+    ),
     Variable("ENGRAM_TEXT_SEARCH_BURST", "20", "Text search burst per space authority."),
     Variable("ENGRAM_EMBED_CONCURRENCY", "4", "Query embeddings in flight; beyond it 503 EmbedderBusy."),
     Variable("ENGRAM_METRICS_PORT", "0", "Port for Prometheus `/metrics` on the same host (0 = off)."),
+    # HTTP server limits against slow or hostile clients (engram/serving).
+    Variable(
+        "ENGRAM_HEADER_TIMEOUT_MS",
+        "10000",
+        "A client must send a request's line and headers within this long, or the connection is closed.",
+    ),
+    Variable(
+        "ENGRAM_BODY_TIMEOUT_MS",
+        "60000",
+        "A request body must arrive within this long after its headers (408 RequestTimeout beyond).",
+    ),
+    Variable(
+        "ENGRAM_KEEPALIVE_TIMEOUT_MS", "75000", "An idle keep-alive connection is closed after this long."
+    ),
+    Variable(
+        "ENGRAM_MAX_CONNECTIONS",
+        "512",
+        "Open client connections; beyond it new ones get 503 and are closed. Keep below `ulimit -n`.",
+    ),
 )
 _KNOWN = {v.name for v in VARIABLES}
 
@@ -114,6 +137,11 @@ class Settings:
     text_search_burst: int = 20
     embed_concurrency: int = 4
     metrics_port: int = 0
+    # HTTP server limits (engram/serving)
+    header_timeout_ms: int = 10_000
+    body_timeout_ms: int = 60_000
+    keepalive_timeout_ms: int = 75_000
+    max_connections: int = 512
 
 
 def _int(name: str, raw: str, lo: int, hi: int | None = None) -> int:
@@ -245,6 +273,14 @@ def read_env(environ: Mapping[str, str] | None = None) -> Settings:
         text_search_burst=_int("ENGRAM_TEXT_SEARCH_BURST", get("ENGRAM_TEXT_SEARCH_BURST") or "", 1),
         embed_concurrency=_int("ENGRAM_EMBED_CONCURRENCY", get("ENGRAM_EMBED_CONCURRENCY") or "", 1),
         metrics_port=_int("ENGRAM_METRICS_PORT", get("ENGRAM_METRICS_PORT") or "", 0, 65535),
+        header_timeout_ms=_int(
+            "ENGRAM_HEADER_TIMEOUT_MS", get("ENGRAM_HEADER_TIMEOUT_MS") or "", 100, 3_600_000
+        ),
+        body_timeout_ms=_int("ENGRAM_BODY_TIMEOUT_MS", get("ENGRAM_BODY_TIMEOUT_MS") or "", 100, 3_600_000),
+        keepalive_timeout_ms=_int(
+            "ENGRAM_KEEPALIVE_TIMEOUT_MS", get("ENGRAM_KEEPALIVE_TIMEOUT_MS") or "", 100, 3_600_000
+        ),
+        max_connections=_int("ENGRAM_MAX_CONNECTIONS", get("ENGRAM_MAX_CONNECTIONS") or "", 1, 1_000_000),
     )
 
 

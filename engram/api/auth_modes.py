@@ -53,3 +53,24 @@ def service_auth(ctx: AppContext, nsid: str) -> AuthHook:
         return await ctx.service_verifier.verify(authorization[0], nsid)
 
     return verify
+
+
+def space_authority(ctx: AppContext, nsid: str) -> AuthHook:
+    """Service-auth JWT that only the authority of the space named in the body may sign. The space is
+    looked up and the token's issuer compared with its authority before any DID is resolved: an
+    unauthenticated caller can make engram fetch nothing (com.atproto.space.notifySpaceDeleted)."""
+
+    @reads_body_first  # the space whose authority may sign is named in the body
+    async def verify(request: web.Request, params: dict[str, Any], body: Any):
+        authorization = request.headers.getall("Authorization", [])
+        if len(authorization) != 1:
+            raise AuthRequiredError("exactly one Authorization: Bearer <service JWT> header is required")
+        uri = body.get("space") if isinstance(body, dict) else None
+        if not isinstance(uri, str) or not uri:
+            raise InvalidRequestError('Missing required property "space"')
+        space = ctx.services.spaces.lookup(uri)
+        if space is None or space.deleted:
+            raise InvalidRequestError(f"this service does not index the space {uri}", "UnknownSpace")
+        return await ctx.service_verifier.verify(authorization[0], nsid, issuer=space.authority)
+
+    return verify

@@ -21,7 +21,7 @@ from engram.auth.did_resolver import DidResolutionError, DocumentSource, documen
 from engram.auth.jws import JwsError, parse_jws, sign_jws
 from engram.auth.keys import PrivateKey
 from engram.auth.ttl_cache import TtlCache
-from engram.errors import NotAuthenticated
+from engram.errors import NotAllowed, NotAuthenticated
 
 CLOCK_SKEW = 5
 MAX_AHEAD = 3600
@@ -57,7 +57,10 @@ class ServiceAuthVerifier:
         self._now = now
         self._seen: TtlCache[bool] = TtlCache(replay_cache_size, now)
 
-    async def verify(self, authorization: str | None, lxm: str) -> ServiceAuth:
+    async def verify(self, authorization: str | None, lxm: str, *, issuer: str | None = None) -> ServiceAuth:
+        """`issuer`, when given, is the only DID allowed to sign: a token claiming another is refused
+        (NotAllowed) before anything is resolved, so a caller cannot make engram fetch a DID document of
+        its choosing (a did:web points the fetch at any host)."""
         scheme, _, token = (authorization or "").strip().partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
             raise _err("AuthRequired", "service auth requires Authorization: Bearer <jwt>")
@@ -93,6 +96,8 @@ class ServiceAuthVerifier:
         if p.get("lxm") != lxm:
             raise _err("BadJwtLexiconMethod", f"JWT lxm must be {lxm}")
         issuer_did = iss.split("#", 1)[0]  # a #service suffix on iss is deprecated but legal
+        if issuer is not None and issuer_did != issuer:
+            raise NotAllowed(f"this call must be signed by {issuer}, not {issuer_did}")
         await self._verify_signature(issuer_did, alg, jws.signing_input, jws.signature)
         if not self._seen.add_if_absent((issuer_did, jti), True, exp + CLOCK_SKEW):
             raise _err("JwtReplayed", "JWT jti already used")

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import argparse
 
-from aiohttp import web
-
 from ..config import Settings
 
 
@@ -24,18 +22,13 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     from ..app import create_app
     from ..config import read_env_with
     from ..logs import AccessLogger, configure_logging
+    from ..serving.runner import run_server
 
     flags = {"ENGRAM_HOST": args.host, "ENGRAM_PORT": None if args.port is None else str(args.port)}
     if any(flags.values()):
         # Re-read rather than patch the port: the public URL and DID derive from it.
         settings = read_env_with({name: value for name, value in flags.items() if value})
     configure_logging(settings.log_level)
-    web.run_app(
-        create_app(settings),
-        host=settings.host,
-        port=settings.port,
-        access_log_class=AccessLogger,
-        print=lambda *_: None,
-        handle_signals=True,
-    )
+    # engram's runner, not web.run_app: it adds the header deadline and connection cap (engram/serving)
+    run_server(create_app(settings), settings, access_log_class=AccessLogger)
     return 0

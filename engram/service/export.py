@@ -26,6 +26,7 @@ import orjson
 from .. import __version__
 from ..errors import InvalidInput
 from ..store import Embedding, Memory, MemoryWrite
+from ..store.attrs import check_attrs
 from ..store.queries import iter_export
 from ..views import config_view
 
@@ -199,8 +200,7 @@ def memory_write_from_json(obj: Any, *, default_author: str) -> MemoryWrite:
         if obj.get(name) is not None and not isinstance(obj[name], str):
             raise InvalidInput(f"{name} must be a string")
     attrs = obj.get("attrs")
-    if attrs is not None and not isinstance(attrs, dict):
-        raise InvalidInput("attrs must be an object")
+    check_attrs(attrs)  # before anything serialises the line (its idempotency key hashes it)
     embedding = decode_embedding(obj["embedding"]) if obj.get("embedding") is not None else None
     next_embedding = (
         decode_embedding(obj["nextEmbedding"], "nextEmbedding")

@@ -2,8 +2,10 @@
 (docs/architecture.md#search, "Text input").
 
 Order of checks: text search on at all → q short enough → the space has a model → engram runs that model
-→ the authority is allowed → the authority's token bucket → a free embedding slot (no queue: excess is
-turned away with 503 EmbedderBusy so a burst can never pile up ONNX work behind the search path).
+→ the authority is allowed → a free embedding slot (no queue: excess is turned away with 503 EmbedderBusy
+so a burst can never pile up ONNX work behind the search path) → the token bucket of the space's
+authority (of the space itself for spaces hosted under engram's own DID). The slot is checked first so
+that a query turned away busy spends no token.
 The caller has already verified the reader's credential, so none of this runs for an anonymous request.
 """
 
@@ -39,6 +41,12 @@ class TextQueries:
         self.allowed = s.text_search_authorities
         self.buckets = TokenBuckets(s.text_search_rate, s.text_search_burst)
         self.slots = ConcurrencyCaps(s.embed_concurrency)
+        self.service_did = s.service_did
+
+    def bucket_key(self, space: Space) -> str:
+        """Whose text budget a query spends: the space's authority, except for spaces engram hosts under
+        its own DID, which all share that authority but belong to different owners: each has its own."""
+        return space.uri if space.authority == self.service_did else space.authority
 
     async def embed(self, space: Space, q: str) -> np.ndarray:
         if not self.enabled:
@@ -58,17 +66,23 @@ class TextQueries:
             raise NotAllowed(
                 f"this service does not embed queries for spaces of {space.authority}", "TextSearchNotAllowed"
             )
-        decision = self.buckets.take(space.authority)
-        if not decision.allowed:
-            raise decision.refusal("too many text searches for this space's authority; retry later")
+        # The slot before the token: a query turned away as EmbedderBusy must not spend its budget.
         if not self.slots.try_enter(_NODE):
             raise Unavailable(
                 "too many queries are being embedded; retry shortly", "EmbedderBusy", retry_after=1
             )
         try:
+            decision = self.buckets.take(self.bucket_key(space))
+            if not decision.allowed:
+                raise decision.refusal("too many text searches for this space's authority; retry later")
             text = query_text(q, space.config.query_prefix)
             embed = self.pool.run(self.embedder.embed, [text], "query")
-            vectors = await asyncio.wait_for(embed, EMBED_TIMEOUT_S)
+            try:
+                vectors = await asyncio.wait_for(embed, EMBED_TIMEOUT_S)
+            except TimeoutError:
+                raise Unavailable(
+                    "embedding the query took too long; retry shortly", "EmbedderBusy", retry_after=1
+                ) from None
         finally:
             self.slots.leave(_NODE)
         # Round through float16 and re-normalise exactly as a caller's vector is decoded, so a text search

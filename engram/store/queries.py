@@ -72,13 +72,21 @@ def encode_cursor(created_ms: int, row_id: int) -> str:
     return base64.urlsafe_b64encode(f"{created_ms}:{row_id}".encode()).decode().rstrip("=")
 
 
+# What encode_cursor writes: both numbers fit SQLite's 64-bit integers (a bigger one overflowed in the
+# query, a 500), digits only (int() would also take "+1", " 1" and "1_0").
+_CURSOR = re.compile(r"(-?[0-9]{1,19}):([0-9]{1,19})")
+_INT64_MAX = 2**63 - 1
+
+
 def decode_cursor(cursor: str) -> tuple[int, int]:
     try:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode("ascii")
-        created_ms, row_id = raw.split(":")
-        return int(created_ms), int(row_id)
     except (ValueError, UnicodeDecodeError, binascii.Error, TypeError):
         raise InvalidInput("bad cursor") from None
+    match = _CURSOR.fullmatch(raw)
+    if match is None or max(abs(int(match[1])), int(match[2])) > _INT64_MAX:
+        raise InvalidInput("bad cursor")
+    return int(match[1]), int(match[2])
 
 
 def list_memories(

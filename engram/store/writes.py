@@ -16,6 +16,7 @@ import numpy as np
 import orjson
 
 from engram.errors import InvalidInput
+from engram.store.attrs import check_attrs
 from engram.store.models import Embedding, MemoryWrite
 from engram.store.records import embedding_record, memory_record, record_cid
 from engram.store.tid import is_valid_tid
@@ -115,8 +116,7 @@ def prepare_write(item: MemoryWrite) -> PreparedMemory:
         raise InvalidInput(f"source must be a string of at most {MAX_SOURCE_BYTES} UTF-8 bytes")
     created_at = now_iso() if item.created_at is None else item.created_at
     created_ms = parse_datetime_ms(created_at)
-    if item.attrs is not None and not isinstance(item.attrs, dict):
-        raise InvalidInput("attrs must be an object")
+    check_attrs(item.attrs)
     try:
         attrs_json = orjson.dumps(item.attrs).decode() if item.attrs else None
     except TypeError as exc:

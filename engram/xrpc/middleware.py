@@ -65,6 +65,14 @@ async def error_middleware(request: web.Request, handler) -> web.StreamResponse:
         if exc.status == 413:
             message = "Request body is too large"
         return error_response(exc.status, name, message)
+    except ConnectionResetError:
+        if request.transport is not None and not request.transport.is_closing():
+            log.exception("unhandled error on %s %s", request.method, request.path)
+            return error_response(500, "InternalServerError", "Internal Server Error")
+        # The client hung up (mid-body or mid-response): its doing, not a server fault. Nobody is left to
+        # read an answer; 499 (nginx's "client closed request") is what the access log and metrics record.
+        log.info("client went away during %s %s", request.method, request.path)
+        return error_response(499, "ClientClosedRequest", "the client closed the connection")
     except Exception:
         log.exception("unhandled error on %s %s", request.method, request.path)
         return error_response(500, "InternalServerError", "Internal Server Error")

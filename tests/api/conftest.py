@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from api_support import MODEL, Reader
+from serving_support import EngramTestServer
 
 from engram.app import create_app
 from engram.auth.keys import PrivateKey
@@ -17,7 +18,7 @@ def app_settings(settings):
 
 @pytest.fixture
 async def engram(aiohttp_client, app_settings):
-    client = await aiohttp_client(create_app(app_settings))
+    client = await aiohttp_client(EngramTestServer(create_app(app_settings)))  # served as `engram serve` does
     ctx = client.app[context_key]
     space = await ctx.services.spaces.create_hosted("api-tests", model=MODEL)
     return Reader(client, ctx, space.uri, PrivateKey.generate("ES256"))

@@ -89,8 +89,14 @@ async def test_neither_vector_nor_q(aiohttp_client, settings):
 
 
 async def test_per_authority_limit_is_shared_by_its_spaces_and_spares_vector_search(aiohttp_client, settings):
-    reader = await start(aiohttp_client, settings_with(settings, text_search_rate=0.01, text_search_burst=2))
-    second = await reader.ctx.services.spaces.create_hosted("second")
+    from engram.auth.identity import save_operator_key
+
+    owner = "did:plc:ownerownerownerownerowner"
+    save_operator_key(settings.data_dir, owner, PrivateKey.generate("ES256K"))
+    reader = await start(
+        aiohttp_client, settings_with(settings, text_search_rate=0.01, text_search_burst=2), authority=owner
+    )
+    second = await reader.ctx.services.spaces.create_hosted("second", authority=owner)
     assert (await reader.search(q="one")).status == 200
     assert (await reader.search(space=second.uri, q="two")).status == 200
     r = await reader.search(space=second.uri, q="three")
@@ -160,3 +166,28 @@ async def test_paraphrased_question_finds_its_memory(aiohttp_client, builtin_set
     for question, expected in questions.items():
         body = await (await reader.search(q=question, limit="1")).json()
         assert body["memories"][0]["text"] == expected, question
+
+
+async def test_spaces_hosted_under_engrams_own_did_have_a_bucket_each(aiohttp_client, settings):
+    """They all share engram's DID as authority, but belong to different owners: one space's readers must
+    not use up another's text budget."""
+    reader = await start(aiohttp_client, settings_with(settings, text_search_rate=0.01, text_search_burst=2))
+    other = await reader.ctx.services.spaces.create_hosted("other")
+    assert [(await reader.search(q=f"q{i}")).status for i in range(3)] == [200, 200, 429]
+    assert (await reader.search(space=other.uri, q="mine")).status == 200
+
+
+async def test_a_query_turned_away_busy_spends_no_text_token(aiohttp_client, settings):
+    reader = await start(
+        aiohttp_client,
+        settings_with(settings, embed_concurrency=1, text_search_rate=0.01, text_search_burst=2),
+    )
+    slots = reader.ctx.services.search.text.slots
+    assert slots.try_enter("node")  # an embedding in flight
+    try:
+        for _ in range(5):
+            r = await reader.search(q="postgres")
+            assert r.status == 503 and (await r.json())["error"] == "EmbedderBusy"
+    finally:
+        slots.leave("node")
+    assert [(await reader.search(q=f"q{i}")).status for i in range(3)] == [200, 200, 429]

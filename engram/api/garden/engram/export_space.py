@@ -9,6 +9,7 @@ from aiohttp import web
 
 from ....context import AppContext
 from ....service.export import write_export
+from ....service.export_gate import ExportGate
 from ....xrpc.server import RawOutput, XrpcRequest, XrpcServer
 from ...auth_modes import space_reader
 
@@ -17,8 +18,14 @@ CHUNK = 1 << 20
 
 
 def register(xrpc: XrpcServer, ctx: AppContext) -> None:
+    gate = ExportGate()
+
     async def handle(call: XrpcRequest) -> RawOutput:
         space = call.auth.space
+        async with gate.admit(space.uri, ctx.services.search.limiter):
+            return await _export(call, space)
+
+    async def _export(call: XrpcRequest, space) -> RawOutput:
         # Build the tar in a temp file first: an error then still answers as an XRPC error, and the
         # response carries a Content-Length instead of a tar cut short mid-stream.
         spool = tempfile.TemporaryFile()  # noqa: SIM115 - closed by the finally below, after streaming

@@ -5,7 +5,7 @@ from __future__ import annotations
 from .....context import AppContext
 from .....xrpc.errors import ForbiddenError, InvalidRequestError
 from .....xrpc.server import XrpcRequest, XrpcServer
-from ....auth_modes import service_auth
+from ....auth_modes import space_authority
 
 NSID = "com.atproto.space.notifySpaceDeleted"
 
@@ -16,8 +16,8 @@ def register(xrpc: XrpcServer, ctx: AppContext) -> None:
         space = await ctx.services.spaces.get(uri)
         if space is None or space.deleted:
             raise InvalidRequestError(f"this service does not index the space {uri}", "UnknownSpace")
-        if call.auth.iss != space.authority:
+        if call.auth.iss != space.authority:  # checked by the auth step already; kept as the invariant
             raise ForbiddenError("only the space's authority may notify its deletion")
         await ctx.services.spaces.delete(uri)
 
-    xrpc.add(NSID, handle, auth=service_auth(ctx, NSID))
+    xrpc.add(NSID, handle, auth=space_authority(ctx, NSID))
