@@ -58,6 +58,12 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("ENGRAM_TEXT_SEARCH_BURST", "20", "Text search burst per space authority."),
     Variable("ENGRAM_EMBED_CONCURRENCY", "4", "Query embeddings in flight; beyond it 503 EmbedderBusy."),
     Variable("ENGRAM_METRICS_PORT", "0", "Port for Prometheus `/metrics` on the same host (0 = off)."),
+    # engram as space host of its hosted spaces (docs/space-host.md)
+    Variable(
+        "ENGRAM_CREDENTIAL_TTL",
+        "600",
+        "Lifetime in seconds of the space credentials `getSpaceCredential` issues (1-3600).",
+    ),
 )
 _KNOWN = {v.name for v in VARIABLES}
 
@@ -90,6 +96,7 @@ class Settings:
     text_search_burst: int = 20
     embed_concurrency: int = 4
     metrics_port: int = 0
+    credential_ttl: int = 600  # space host (docs/space-host.md)
     extra: Mapping[str, Any] = field(default_factory=dict)  # test-only knobs, never from the environment
 
 
@@ -217,6 +224,7 @@ def read_env(environ: Mapping[str, str] | None = None) -> Settings:
         text_search_burst=_int("ENGRAM_TEXT_SEARCH_BURST", get("ENGRAM_TEXT_SEARCH_BURST") or "", 1),
         embed_concurrency=_int("ENGRAM_EMBED_CONCURRENCY", get("ENGRAM_EMBED_CONCURRENCY") or "", 1),
         metrics_port=_int("ENGRAM_METRICS_PORT", get("ENGRAM_METRICS_PORT") or "", 0, 65535),
+        credential_ttl=_int("ENGRAM_CREDENTIAL_TTL", get("ENGRAM_CREDENTIAL_TTL") or "", 1, 3600),
     )
 
 

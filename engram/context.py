@@ -27,4 +27,5 @@ class AppContext:
     embedder: Any = None  # engram.embed.base.Embedder | None
     services: Any = None  # engram.service.Services
     metrics: Any = None  # engram.metrics.Metrics
+    space_host: Any = None  # engram.auth.space_host.SpaceHostAuth (getSpaceCredential's verifiers)
     ready: bool = False

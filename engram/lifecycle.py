@@ -17,6 +17,7 @@ from .auth.did_resolver import DidResolver
 from .auth.identity import build_keyring, load_operator_keys, load_or_create_service_key
 from .auth.reader import ReaderVerifier
 from .auth.service_jwt import ServiceAuthVerifier
+from .auth.space_host import SpaceHostAuth
 from .config import Settings
 from .context import AppContext
 from .metrics import serve_metrics
@@ -66,6 +67,7 @@ async def open_parts(
             ctx.reader_verifier = ReaderVerifier(settings.service_did, ctx.resolver)
             ctx.service_verifier = ServiceAuthVerifier(settings.service_did, ctx.resolver)
             ctx.admin_verifier = AdminVerifier(settings.public_url, settings.admin_dids, ctx.resolver)
+            ctx.space_host = SpaceHostAuth.build(ctx.resolver, session, dev=settings.dev)
 
         ctx.embedder = await _load_embedder(ctx) if embedder else None
 

@@ -21,6 +21,7 @@ HANDLER_MODULES = (
     "garden.engram.search_memories",
     "garden.engram.warm_space",
     "com.atproto.space.notify_space_deleted",
+    "com.atproto.space.get_space_credential",
     # garden.engram.admin.*: operator procedures, DID-signed (admin_auth.admin_signed)
     "garden.engram.admin.configure_space",
     "garden.engram.admin.create_api_key",
@@ -31,6 +32,10 @@ HANDLER_MODULES = (
     "garden.engram.admin.list_spaces",
     "garden.engram.admin.reindex_space",
     "garden.engram.admin.revoke_api_key",
+    # hosted spaces as AT Protocol spaces: members (docs/space-host.md)
+    "garden.engram.admin.grant_member",
+    "garden.engram.admin.list_members",
+    "garden.engram.admin.revoke_member",
 )
 
 

@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
-from ..store import ApiKey, Space, SpaceStatus
 from ..service.config_json import config_view
+from ..store import ApiKey, Space, SpaceStatus
 
 
 def space_view(space: Space, status: SpaceStatus | None = None) -> dict:
@@ -39,3 +39,8 @@ def api_key_view(key: ApiKey) -> dict:
     if key.revoked_at is not None:
         view["revokedAt"] = key.revoked_at
     return view
+
+
+def member_view(member) -> dict:
+    """garden.engram.admin.defs#memberView of an `engram.store.members.Member`."""
+    return {"did": member.did, "read": member.read, "write": member.write, "grantedAt": member.granted_at}

@@ -34,6 +34,8 @@ class ServiceAuth:
     aud: str
     jti: str
     exp: int
+    sub: str | None = None  # delegation tokens name the space here (engram/auth/delegation.py)
+    typ: str | None = None
 
 
 def _err(name: str, message: str) -> AuthRequiredError:
@@ -57,7 +59,15 @@ class ServiceAuthVerifier:
         self._now = now
         self._seen: TtlCache[bool] = TtlCache(replay_cache_size, now)
 
-    async def verify(self, authorization: str | None, lxm: str) -> ServiceAuth:
+    async def verify(
+        self,
+        authorization: str | None,
+        lxm: str | None,
+        *,
+        audiences: frozenset[str] | None = None,
+    ) -> ServiceAuth:
+        """``lxm=None`` requires the token to carry no ``lxm`` (delegation tokens); ``audiences`` replaces
+        the verifier's own set for this call (a space host answers for each authority it hosts)."""
         scheme, _, token = (authorization or "").strip().partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
             raise _err("AuthRequired", "service auth requires Authorization: Bearer <jwt>")
@@ -88,21 +98,26 @@ class ServiceAuthVerifier:
             raise _err("JwtExpired", "JWT expired")
         if (iat is not None and iat > now + CLOCK_SKEW) or exp > now + MAX_AHEAD + CLOCK_SKEW:
             raise _err("BadJwt", "JWT iat/exp too far in the future")
-        if not isinstance(aud, str) or aud not in self._audiences:
+        if not isinstance(aud, str) or aud not in (self._audiences if audiences is None else audiences):
             raise _err("BadJwtAudience", "JWT aud is not this service")
         if p.get("lxm") != lxm:
-            raise _err("BadJwtLexiconMethod", f"JWT lxm must be {lxm}")
+            raise _err("BadJwtLexiconMethod", f"JWT lxm must be {lxm}" if lxm else "JWT must not carry lxm")
         issuer_did = iss.split("#", 1)[0]  # a #service suffix on iss is deprecated but legal
         await self._verify_signature(issuer_did, alg, jws.signing_input, jws.signature)
         if not self._seen.add_if_absent((issuer_did, jti), True, exp + CLOCK_SKEW):
             raise _err("JwtReplayed", "JWT jti already used")
-        return ServiceAuth(issuer_did, aud, jti, exp)
+        sub = p.get("sub")
+        return ServiceAuth(issuer_did, aud, jti, exp, sub if isinstance(sub, str) else None, typ)
 
     async def _verify_signature(self, did: str, alg: str, signing_input: bytes, signature: bytes) -> None:
         try:
             async for doc in documents_refreshed_once(self._resolver, did):
                 key = doc.key("#atproto")
-                if key is not None and key.alg == alg and key.verify(signing_input, signature, strict_low_s=False):
+                if (
+                    key is not None
+                    and key.alg == alg
+                    and key.verify(signing_input, signature, strict_low_s=False)
+                ):
                     return
         except DidResolutionError as e:
             raise _err("BadJwtSignature", f"could not resolve JWT issuer: {e}") from None
