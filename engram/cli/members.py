@@ -18,7 +18,7 @@ from .output import print_json, print_table
 
 def _grant_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("space", help="space name or at:// URI")
-    p.add_argument("did", help="the member's DID")
+    p.add_argument("member", metavar="did", help="the member's DID")
     access = p.add_mutually_exclusive_group()
     access.add_argument("--read", action="store_true", help="read access (the default)")
     access.add_argument("--write", action="store_true", help="read and write access")
@@ -31,11 +31,11 @@ def add_local_parsers(ss: argparse._SubParsersAction) -> None:
     g.set_defaults(run=run_grant)
     r = ss.add_parser("revoke", help="remove a member; its next credential exchange is refused")
     r.add_argument("space", help="space name or at:// URI")
-    r.add_argument("did", help="the member's DID")
+    r.add_argument("member", metavar="did", help="the member's DID")
     r.set_defaults(run=run_revoke)
     m = ss.add_parser("members", help="list the members of a hosted space")
     m.add_argument("space", help="space name or at:// URI")
-    m.add_argument("did", nargs="?", help="show only this DID")
+    m.add_argument("member", metavar="did", nargs="?", help="show only this DID")
     m.add_argument("--json", action="store_true")
     m.set_defaults(run=run_members)
 
@@ -46,7 +46,7 @@ def add_remote_parsers(ss: argparse._SubParsersAction) -> None:
     g.set_defaults(admin=_remote_grant)
     r = ss.add_parser("revoke")
     r.add_argument("space")
-    r.add_argument("did")
+    r.add_argument("member", metavar="did")  # `member`: `engram admin --did` is the operator
     r.set_defaults(admin=_remote_revoke)
     m = ss.add_parser("members")
     m.add_argument("space")
@@ -63,7 +63,7 @@ def _print_members(views: list[dict]) -> None:
 
 def run_grant(args: argparse.Namespace, settings: Settings) -> int:
     async def work(ctx):
-        return await members.grant(ctx, resolve_space(ctx, args.space), args.did, write=args.write)
+        return await members.grant(ctx, resolve_space(ctx, args.space), args.member, write=args.write)
 
     member = run_local(settings, work)
     if args.json:
@@ -76,10 +76,10 @@ def run_grant(args: argparse.Namespace, settings: Settings) -> int:
 def run_revoke(args: argparse.Namespace, settings: Settings) -> int:
     async def work(ctx):
         uri = resolve_space(ctx, args.space)
-        return uri, await members.revoke(ctx, uri, args.did)
+        return uri, await members.revoke(ctx, uri, args.member)
 
     uri, revoked = run_local(settings, work)
-    print(f"revoked {args.did} on {uri}" if revoked else f"{args.did} was not a member of {uri}")
+    print(f"revoked {args.member} on {uri}" if revoked else f"{args.member} was not a member of {uri}")
     return 0
 
 
@@ -87,7 +87,7 @@ def run_members(args: argparse.Namespace, settings: Settings) -> int:
     async def work(ctx):
         return await members.list_members(ctx, resolve_space(ctx, args.space))
 
-    views = [member_view(m) for m in run_local(settings, work) if args.did in (None, m.did)]
+    views = [member_view(m) for m in run_local(settings, work) if args.member in (None, m.did)]
     if args.json:
         print_json(views)
     else:
@@ -97,7 +97,7 @@ def run_members(args: argparse.Namespace, settings: Settings) -> int:
 
 async def _remote_grant(args, admin) -> Any:
     out = await admin.procedure(
-        "garden.engram.admin.grantMember", {"space": args.space, "did": args.did, "write": args.write}
+        "garden.engram.admin.grantMember", {"space": args.space, "did": args.member, "write": args.write}
     )
     if not args.json:
         member = out["member"]
@@ -106,9 +106,9 @@ async def _remote_grant(args, admin) -> Any:
 
 
 async def _remote_revoke(args, admin) -> Any:
-    out = await admin.procedure("garden.engram.admin.revokeMember", {"space": args.space, "did": args.did})
+    out = await admin.procedure("garden.engram.admin.revokeMember", {"space": args.space, "did": args.member})
     if not args.json:
-        print(f"revoked {args.did}" if out["revoked"] else f"{args.did} was not a member")
+        print(f"revoked {args.member}" if out["revoked"] else f"{args.member} was not a member")
     return out
 
 
