@@ -7,6 +7,7 @@ service functions over the same store; the CLI simply skips the network-facing p
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 from collections.abc import AsyncIterator
 
@@ -23,6 +24,7 @@ from .context import AppContext
 from .metrics import serve_metrics
 from .search.manager import IndexManager
 from .service import Services
+from .store import repo as store_repo
 from .store.database import Store, database_path
 from .store.index_source import StoreIndexSource
 from .workers import WorkerPool
@@ -59,6 +61,9 @@ async def open_parts(
         ctx.store = await Store.open(database_path(settings.data_dir))
         stack.push_async_callback(ctx.store.close)
         ctx.direct_reads = ctx.store.readers  # point reads on the calling thread's own connection
+        # Hosted spaces' repos: every write transaction signs a commit for the records it changed
+        # (engram/store/repo.py), whichever writer made it: CLI, admin procedures, shims.
+        ctx.store.before_commit = functools.partial(store_repo.commit_pending, signer=keyring.private_key)
 
         if network:
             session = aiohttp.ClientSession(headers={"User-Agent": "engram (+https://github.com/engram)"})
