@@ -22,6 +22,13 @@ HANDLER_MODULES = (
     "garden.engram.warm_space",
     "com.atproto.space.notify_space_deleted",
     "com.atproto.space.get_space_credential",
+    # the authority's repo of hosted spaces, and the space-host writer list (docs/space-host.md)
+    "com.atproto.space.get_record",
+    "com.atproto.space.list_records",
+    "com.atproto.space.get_latest_commit",
+    "com.atproto.space.list_repo_ops",
+    "com.atproto.space.get_repo",
+    "com.atproto.space.list_repos",
     # garden.engram.admin.*: operator procedures, DID-signed (admin_auth.admin_signed)
     "garden.engram.admin.configure_space",
     "garden.engram.admin.create_api_key",
