@@ -5,6 +5,7 @@ sequence of hosted writes and deletes the served commits verify, listRepoOps fol
 from __future__ import annotations
 
 import asyncio
+import itertools
 import secrets
 
 import numpy as np
@@ -105,7 +106,7 @@ async def _run(host_settings, steps) -> None:
         verify_commit(commit, CommitContext(space, authority, commit.rev), public, set_hash=state.digest())
         latest = await repo.json("com.atproto.space.getLatestCommit", repo=authority)
         assert SignedCommit.from_json(latest["commit"]) == commit
-        assert ops and ops[-1].rev == commit.rev and all(a.rev <= b.rev for a, b in zip(ops, ops[1:]))
+        assert ops and ops[-1].rev == commit.rev and all(a.rev <= b.rev for a, b in itertools.pairwise(ops))
 
         # Incrementally, from the mid-way head a syncer would have stored.
         if checkpoint is not None:
