@@ -28,4 +28,5 @@ class AppContext:
     services: Any = None  # engram.service.Services
     metrics: Any = None  # engram.metrics.Metrics
     space_host: Any = None  # engram.auth.space_host.SpaceHostAuth (getSpaceCredential's verifiers)
+    notifier: Any = None  # engram.service.write_notifier.WriteNotifier (notifyWrite to registered syncers)
     ready: bool = False

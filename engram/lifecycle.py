@@ -26,6 +26,7 @@ from .search.manager import IndexManager
 from .service import Services
 from .store import repo as store_repo
 from .store.database import Store, database_path
+from .service.write_notifier import WriteNotifier
 from .store.index_source import StoreIndexSource
 from .workers import WorkerPool
 from .xrpc.lexicons import LexiconRegistry
@@ -73,6 +74,11 @@ async def open_parts(
             ctx.service_verifier = ServiceAuthVerifier(settings.service_did, ctx.resolver)
             ctx.admin_verifier = AdminVerifier(settings.public_url, settings.admin_dids, ctx.resolver)
             ctx.space_host = SpaceHostAuth.build(ctx.resolver, session, dev=settings.dev)
+            # notifyWrite to the syncers registered for hosted spaces, after each commit (engram/store/repo.py)
+            backoff = settings.extra.get("notify_backoff")  # tests shorten the retry waits
+            ctx.notifier = WriteNotifier(ctx, session, **({"backoff": backoff} if backoff is not None else {}))
+            ctx.store.after_commit = ctx.notifier.committed
+            stack.push_async_callback(ctx.notifier.close)
 
         ctx.embedder = await _load_embedder(ctx) if embedder else None
 

@@ -29,6 +29,8 @@ HANDLER_MODULES = (
     "com.atproto.space.list_repo_ops",
     "com.atproto.space.get_repo",
     "com.atproto.space.list_repos",
+    "com.atproto.space.register_notify",
+    "com.atproto.space.unregister_notify",
     # garden.engram.admin.*: operator procedures, DID-signed (admin_auth.admin_signed)
     "garden.engram.admin.configure_space",
     "garden.engram.admin.create_api_key",

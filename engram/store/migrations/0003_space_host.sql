@@ -48,3 +48,13 @@ CREATE TABLE repo_heads (
     signed_commit BLOB NOT NULL,         -- DAG-CBOR of the signed commit
     updated_at TEXT NOT NULL
 );
+
+-- Syncers registered for write notifications of a hosted space (com.atproto.space.registerNotify).
+-- Registrations lapse (expires_at) unless renewed; re-registering replaces.
+CREATE TABLE notify_registrations (
+    space_id INTEGER NOT NULL REFERENCES spaces(id) ON DELETE CASCADE,
+    service TEXT NOT NULL,               -- the service id as registered: DID#fragment (the JWT audience)
+    endpoint TEXT NOT NULL,              -- that service entry's URL when it was registered
+    expires_at REAL NOT NULL,            -- unix seconds
+    PRIMARY KEY (space_id, service)
+) WITHOUT ROWID;
