@@ -98,11 +98,11 @@ async def _write(host, text: str) -> None:
     )  # fmt: skip
 
 
-async def _until(condition, what: str, timeout: float = 15.0) -> None:
+async def _until(condition, what, timeout: float = 15.0) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
         if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
+            raise AssertionError(f"timed out waiting for {what() if callable(what) else what}")
         await asyncio.sleep(0.01)
 
 
@@ -149,7 +149,12 @@ async def test_delivery_is_retried_after_a_server_error(host, syncers):
     syncer = await syncers(statuses=[503, 502])
     assert (await _register(host, f"{syncer.did}#atproto_space_syncer")).status == 200
     await _write(host, "eventually")
-    await _until(lambda: host.ctx.notifier.delivered == 1, "the retried notification")
+    notifier = host.ctx.notifier
+    await _until(
+        lambda: notifier.delivered == 1,
+        lambda: f"the retried notification ({notifier.delivered} delivered, {notifier.failed} failed, "
+        f"{len(syncer.posts)} posts)",
+    )
     assert len(syncer.posts) == 3 and syncer.delivered[0] == syncer.delivered[2]
 
 
