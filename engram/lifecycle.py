@@ -25,6 +25,7 @@ from .metrics import serve_metrics
 from .search.manager import IndexManager
 from .service import Services
 from .store import repo as store_repo
+from .store import repo_backfill
 from .store.database import Store, database_path
 from .service.write_notifier import WriteNotifier
 from .store.index_source import StoreIndexSource
@@ -65,6 +66,7 @@ async def open_parts(
         # Hosted spaces' repos: every write transaction signs a commit for the records it changed
         # (engram/store/repo.py), whichever writer made it: CLI, admin procedures, shims.
         ctx.store.before_commit = functools.partial(store_repo.commit_pending, signer=keyring.private_key)
+        await _backfill_repos(ctx.store)
 
         if network:
             session = aiohttp.ClientSession(headers={"User-Agent": "engram (+https://github.com/engram)"})
@@ -102,6 +104,14 @@ async def open_parts(
                 serve_metrics(ctx.metrics, settings.host, settings.metrics_port, ctx.index)
             )
         yield ctx
+
+
+async def _backfill_repos(store: Store) -> None:
+    """Hosted spaces from before engram kept repos get theirs once, one transaction per space."""
+    for space_id in await store.read(repo_backfill.spaces_without_repo):
+        written, missing = await store.write(repo_backfill.backfill_space, space_id)
+        log.info("hosted space repo built", extra={"fields": {"space_id": space_id, "records": written,
+                                                               "left_out": missing}})
 
 
 async def _load_embedder(ctx: AppContext):

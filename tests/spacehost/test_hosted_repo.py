@@ -141,3 +141,46 @@ async def _run(host_settings, steps) -> None:
 )
 def test_random_hosted_writes_leave_a_verifiable_repo(host_settings, steps):
     asyncio.run(_run(host_settings, steps))
+
+
+async def test_a_hosted_space_from_before_repos_gets_its_repo_at_start(host_settings):
+    """Memories stored before migration 0003 (simulated by dropping the repo tables' rows) are rebuilt into
+    the repo at the next start, each record hashing to the memory's stored CID."""
+    from engram.store.models import ModelSpec
+
+    odd_model = ModelSpec("org@model", "sha256:at@sign", MODEL.dims)  # '@' inside the model key's parts
+    client = TestClient(TestServer(create_app(host_settings)))
+    await client.start_server()
+    ctx = client.app[context_key]
+    authority = ctx.settings.service_did
+    space = (await ctx.services.spaces.create_hosted("old-space", model=odd_model)).uri
+    vector = np.linspace(-1, 1, MODEL.dims).astype(np.float16)
+    writes = [
+        MemoryWrite(author=authority, text="plain, no vector", tags=("a", "b"), source="notes.md"),
+        MemoryWrite(author=authority, text="with a vector",
+                    embedding=Embedding(odd_model.model, odd_model.digest, odd_model.dims, vector),
+                    next_embedding=Embedding("next@m", "d", 4, np.ones(4, dtype=np.float16))),
+    ]  # fmt: skip
+    records = await ctx.services.memories.write(space, writes)
+
+    def forget_repo(conn):
+        for table in ("repo_records", "repo_ops", "repo_heads"):
+            conn.execute(f"DELETE FROM {table}")
+
+    await ctx.store.write(forget_repo)
+    await client.close()
+
+    client = TestClient(TestServer(create_app(host_settings)))
+    await client.start_server()
+    try:
+        ctx = client.app[context_key]
+        repo = RepoClient(client, space, authority, ctx.keyring.private_key(authority))
+        state, commit, _ = await repo.fold_ops(LtHash())
+        public = (await ctx.resolver.resolve(authority)).key("#atproto")
+        verify_commit(commit, CommitContext(space, authority, commit.rev), public, set_hash=state.digest())
+        car = await repo.get("com.atproto.space.getRepo", repo=authority)
+        index = verify_repo_car(await car.read(), space, authority, public).index
+        assert {f"{MEMORY}/{r.rkey}": r.cid for r in records}.items() <= index.items()
+        assert "garden.engram.config/self" in index
+    finally:
+        await client.close()
