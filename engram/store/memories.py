@@ -13,7 +13,6 @@ from collections.abc import Sequence
 
 import orjson
 
-from engram.errors import Conflict
 from engram.store import repo, skipped
 from engram.store.models import MemoryRecord, MemoryWrite, Space
 from engram.store.spaces import bump_generation, require_space
@@ -54,7 +53,9 @@ def _claim_rkey(conn: sqlite3.Connection, space: Space, rkey: str) -> None:
     """A hosted space's memories are records of one repo (the authority's, docs/space-host.md), keyed by
     rkey alone: a new memory may not take an rkey another author's memory holds."""
     if repo.record_cid(conn, space.id, repo.MEMORY_COLLECTION, rkey) is not None:
-        raise Conflict(f"rkey {rkey} is already used by another author's memory in this space", "RkeyTaken")
+        raise InvalidRequestError(
+            f"rkey {rkey} is already used by another author's memory in this space", "RkeyTaken"
+        )
 
 
 def _remove_row(conn: sqlite3.Connection, space_id: int, row_id: int, generation: int) -> None:

@@ -9,6 +9,7 @@ import itertools
 import secrets
 
 import numpy as np
+import pytest
 from aiohttp.test_utils import TestClient, TestServer
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -184,3 +185,21 @@ async def test_a_hosted_space_from_before_repos_gets_its_repo_at_start(host_sett
         assert "garden.engram.config/self" in index
     finally:
         await client.close()
+
+
+async def test_an_rkey_held_by_another_author_is_refused_and_an_import_skips_it(host):
+    from engram.errors import InvalidInput
+    from engram.service.imports import import_values
+
+    ctx, rkey = host.ctx, new_tid()
+    await ctx.services.memories.write(
+        host.space, [MemoryWrite(author="did:plc:alice", text="mine", rkey=rkey)]
+    )
+    with pytest.raises(InvalidInput) as info:
+        await ctx.services.memories.write(
+            host.space, [MemoryWrite(author="did:plc:bob", text="also", rkey=rkey)]
+        )
+    assert info.value.name == "RkeyTaken"
+    report = await import_values(ctx, host.space, [(1, {"author": "did:plc:bob", "rkey": rkey, "text": "x"}),
+                                                   (2, {"author": "did:plc:bob", "text": "fine"})])  # fmt: skip
+    assert report.created == 1 and report.skipped[0][0] == 1 and "already used" in report.skipped[0][1]
