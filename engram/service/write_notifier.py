@@ -68,6 +68,11 @@ class WriteNotifier:
         self.failed = 0
         self._closed = False
 
+    @property
+    def pending(self) -> int:
+        """Deliveries scheduled and not finished (a commit's are scheduled before its write returns)."""
+        return len(self._tasks)
+
     def committed(self, commits: list[Committed]) -> None:
         """Called on the store's writer thread after COMMIT."""
         if not self._closed:  # writes still draining at shutdown are not announced (syncers poll)

@@ -119,8 +119,10 @@ class Store:
                     self._rollback(conn)
                     future.set_exception(exc)
                 else:
-                    future.set_result(result)
+                    # after_commit first: its loop callbacks are then queued ahead of the caller's wake-up,
+                    # so work it schedules (write notifications) exists once the write is acknowledged.
                     self._run_after_commit(hooked)
+                    future.set_result(result)
         finally:
             conn.close()
             self._fail_pending()

@@ -85,6 +85,9 @@ def _space_host_headers(host) -> dict[str, str]:
 
 
 async def _register(host, service: str, nsid: str = "com.atproto.space.registerNotify"):
+    # Commits made before (creating the space) must not reach a syncer registered now: let their
+    # deliveries finish first (they are scheduled by the time the write that made them returned).
+    await _until(lambda: host.ctx.notifier.pending == 0, "earlier deliveries")
     return await host.client.post(
         f"/xrpc/{nsid}", json={"space": host.space, "service": service}, headers=_space_host_headers(host)
     )
@@ -152,8 +155,10 @@ async def test_delivery_is_retried_after_a_server_error(host, syncers):
     notifier = host.ctx.notifier
     await _until(
         lambda: notifier.delivered == 1,
-        lambda: f"the retried notification ({notifier.delivered} delivered, {notifier.failed} failed, "
-        f"{len(syncer.posts)} posts)",
+        lambda: (
+            f"the retried notification ({notifier.delivered} delivered, {notifier.failed} failed, "
+            f"{len(syncer.posts)} posts)"
+        ),
     )
     assert len(syncer.posts) == 3 and syncer.delivered[0] == syncer.delivered[2]
 
