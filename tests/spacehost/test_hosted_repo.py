@@ -203,3 +203,21 @@ async def test_an_rkey_held_by_another_author_is_refused_and_an_import_skips_it(
     report = await import_values(ctx, host.space, [(1, {"author": "did:plc:bob", "rkey": rkey, "text": "x"}),
                                                    (2, {"author": "did:plc:bob", "text": "fine"})])  # fmt: skip
     assert report.created == 1 and report.skipped[0][0] == 1 and "already used" in report.skipped[0][1]
+
+
+async def test_imports_land_in_the_repo_through_the_store_seam(host):
+    """The import path shared by `engram import` and garden.engram.admin.importMemories writes records too."""
+    from engram.service.imports import import_values
+    from engram.service.space_repo import list_records
+
+    ctx = host.ctx
+    lines = [(i, {"text": f"imported {i}", "tags": ["batch"]}) for i in range(1, 6)]
+    report = await import_values(ctx, host.space, lines, batch_size=2)
+    assert report.created == 5
+    space = await ctx.services.spaces.require(host.space)
+    listed = await ctx.store.read(
+        list_records, space, space.authority, MEMORY, limit=100, cursor=None, exclude_values=False
+    )
+    memories = (await ctx.services.memories.list(host.space, limit=100))[0]
+    assert {r["cid"] for r in listed["records"]} == {m.cid for m in memories}
+    assert sorted(r["value"]["text"] for r in listed["records"]) == [f"imported {i}" for i in range(1, 6)]
