@@ -66,7 +66,7 @@ async def open_parts(
         # Hosted spaces' repos: every write transaction signs a commit for the records it changed
         # (engram/store/repo.py), whichever writer made it: CLI, admin procedures, shims.
         ctx.store.before_commit = functools.partial(store_repo.commit_pending, signer=keyring.private_key)
-        await _backfill_repos(ctx.store)
+        await _backfill_repos(ctx.store, keyring)
 
         if network:
             session = aiohttp.ClientSession(headers={"User-Agent": "engram (+https://github.com/engram)"})
@@ -106,9 +106,10 @@ async def open_parts(
         yield ctx
 
 
-async def _backfill_repos(store: Store) -> None:
-    """Hosted spaces from before engram kept repos get theirs once, one transaction per space."""
-    for space_id in await store.read(repo_backfill.spaces_without_repo):
+async def _backfill_repos(store: Store, keyring) -> None:
+    """Hosted spaces without a repo (from before engram kept repos, or whose authority key was added since)
+    get theirs once, one transaction per space."""
+    for space_id in await store.read(repo_backfill.spaces_without_repo, keyring.dids()):
         written, missing = await store.write(repo_backfill.backfill_space, space_id)
         log.info("hosted space repo built", extra={"fields": {"space_id": space_id, "records": written,
                                                                "left_out": missing}})

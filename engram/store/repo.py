@@ -91,7 +91,7 @@ def delete_record(conn: sqlite3.Connection, space_id: int, collection: str, rkey
 def drop_repo(conn: sqlite3.Connection, space_id: int) -> None:
     """Forget a deleted space's repo entirely (its syncers learn of the deletion by other means)."""
     for table in ("repo_records", "repo_ops", "repo_heads"):
-        conn.execute(f"DELETE FROM {table} WHERE space_id = ?", (space_id,))  # noqa: S608 - fixed names
+        conn.execute(f"DELETE FROM {table} WHERE space_id = ?", (space_id,))
 
 
 def get_head(conn: sqlite3.Connection, space_id: int) -> RepoHead | None:
@@ -114,7 +114,8 @@ def _next_rev(previous: str | None) -> str:
 
 def commit_pending(conn: sqlite3.Connection, signer: Callable[[str], PrivateKey | None]) -> list[Committed]:
     """Sign one commit per hosted space with unsigned ops; `signer(authority)` is the authority's key, or
-    None (the ops then wait, unsigned, until engram holds that key)."""
+    None: engram cannot sign for that authority, so it keeps no repo for the space (nothing could verify
+    it) and the records stay out; if the key is added later, the start-up backfill builds the repo."""
     committed = []
     pending = conn.execute(
         "SELECT DISTINCT o.space_id, s.uri, s.authority FROM repo_ops o JOIN spaces s ON s.id = o.space_id"
@@ -123,6 +124,7 @@ def commit_pending(conn: sqlite3.Connection, signer: Callable[[str], PrivateKey 
     for space_id, uri, authority in pending:
         key = signer(authority)
         if key is None:
+            drop_repo(conn, space_id)
             continue
         head = get_head(conn, space_id)
         state = LtHash(head.state) if head else LtHash()

@@ -1,4 +1,5 @@
-"""Building the authority's repo of a hosted space created before engram kept repos (migration 0003).
+"""Building the authority's repo of a hosted space that has none: created before engram kept repos
+(migration 0003), or under an authority whose key engram did not hold until now.
 
 Each stored memory's record is rebuilt from its row and must hash to the row's CID: the CID is the proof
 that the rebuilt record is the one that was written. The row keeps the model key ``{model}@{digest}/{dims}``
@@ -66,11 +67,14 @@ def backfill_space(conn: sqlite3.Connection, space_id: int) -> tuple[int, int]:
     return written, missing
 
 
-def spaces_without_repo(conn: sqlite3.Connection) -> list[int]:
+def spaces_without_repo(conn: sqlite3.Connection, authorities: list[str]) -> list[int]:
+    """Live hosted spaces of these authorities (those engram can sign for) that have no repo yet."""
     return [
         row[0]
         for row in conn.execute(
             "SELECT id FROM spaces s WHERE kind = 'hosted' AND deleted_at IS NULL"
-            " AND NOT EXISTS (SELECT 1 FROM repo_ops o WHERE o.space_id = s.id)"
+            " AND authority IN (SELECT value FROM json_each(?))"
+            " AND NOT EXISTS (SELECT 1 FROM repo_ops o WHERE o.space_id = s.id)",
+            (orjson.dumps(authorities).decode(),),
         )
     ]

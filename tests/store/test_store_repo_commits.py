@@ -74,13 +74,25 @@ async def test_a_failing_commit_step_rolls_the_write_back(hosted):
     assert space.generation == before.generation and len(await store.read(_ops, space.id)) == 1
 
 
-async def test_without_the_authority_key_ops_wait_unsigned(store, model):
+async def test_without_the_authority_key_no_repo_is_kept_until_the_backfill(store, model):
+    from engram.store import repo_backfill
+
     store.before_commit = functools.partial(store_repo.commit_pending, signer=lambda did: None)
     await store.write(create_space, SPACE, "hosted")
     await store.write(set_config, SPACE, model)
+    await store.write(put_memories, SPACE, [MemoryWrite(AUTHORITY, "kept in the store only")])
     space = await store.read(get_space, SPACE)
-    assert [rev for rev, *_ in await store.read(_ops, space.id)] == [None]
+    assert await store.read(_ops, space.id) == []
     assert await store.read(store_repo.get_head, space.id) is None
+    assert await store.read(repo_backfill.spaces_without_repo, ["did:plc:someone-else"]) == []
+
+    # The operator adds the authority's key: the start-up backfill builds the repo from the stored rows.
+    key = PrivateKey.generate("ES256")
+    store.before_commit = functools.partial(store_repo.commit_pending, signer={AUTHORITY: key}.get)
+    assert await store.read(repo_backfill.spaces_without_repo, [AUTHORITY]) == [space.id]
+    assert await store.write(repo_backfill.backfill_space, space.id) == (2, 0)
+    head = await store.read(store_repo.get_head, space.id)
+    assert head is not None and head.repo == AUTHORITY
 
 
 async def test_synced_spaces_keep_no_repo(store, model):

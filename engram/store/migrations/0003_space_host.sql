@@ -25,8 +25,7 @@ CREATE TABLE repo_records (
 );
 
 -- One row per record change. rev is NULL until the transaction's commit step signs a commit covering it
--- (engram/store/repo.py commit_pending), which runs before COMMIT, so NULLs never outlive a transaction
--- unless the authority's key is not held.
+-- (engram/store/repo.py commit_pending), which runs before COMMIT, so NULLs never outlive a transaction.
 CREATE TABLE repo_ops (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
     space_id INTEGER NOT NULL REFERENCES spaces(id) ON DELETE CASCADE,
