@@ -24,10 +24,10 @@ from .context import AppContext
 from .metrics import serve_metrics
 from .search.manager import IndexManager
 from .service import Services
+from .service.write_notifier import WriteNotifier
 from .store import repo as store_repo
 from .store import repo_backfill
 from .store.database import Store, database_path
-from .service.write_notifier import WriteNotifier
 from .store.index_source import StoreIndexSource
 from .workers import WorkerPool
 from .xrpc.lexicons import LexiconRegistry
