@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING
 
 from ..store import ModelSpec, Space, SpaceStatus
+from ..store import notify_registrations as store_registrations
 from ..store import queries as store_queries
 from ..store import spaces as store_spaces
 from ..store.uris import is_did, is_record_key, space_uri
@@ -100,7 +102,16 @@ class SpaceService:
         return await self.store.read(store_queries.space_status, uri)
 
     async def delete(self, uri: str) -> bool:
+        notifier = getattr(self.ctx, "notifier", None)
+        space = await self.get(uri) if notifier is not None else None
+        registrations = (
+            await self.store.read(store_registrations.live_registrations, uri, time.time())
+            if space is not None and space.kind == "hosted"
+            else []
+        )
         deleted = await self.store.write(store_spaces.delete_space, uri)
         if self.ctx.index is not None:
             await self.ctx.index.drop(uri)
+        if deleted and registrations:  # its syncers drop their copy (docs/space-host.md)
+            notifier.space_deleted(uri, space.authority, registrations)
         return deleted

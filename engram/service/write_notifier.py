@@ -1,4 +1,5 @@
-"""Pushing notifyWrite to the syncers registered for a hosted space, after each commit (docs/space-host.md).
+"""Pushing notifyWrite to the syncers registered for a hosted space, after each commit, and
+notifySpaceDeleted when the space is deleted (docs/space-host.md).
 
 The store's writer thread hands every signed commit to `WriteNotifier.committed` once the transaction has
 committed; delivery then happens on the event loop, in the background: a service-auth JWT from the space's
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("engram.notify")
 NOTIFY_NSID = "com.atproto.space.notifyWrite"
+DELETED_NSID = "com.atproto.space.notifySpaceDeleted"
 _RETRYABLE = frozenset({408, 429})
 
 
@@ -86,9 +88,18 @@ class WriteNotifier:
                     extra={"fields": {"space": commit.space_uri}},
                 )
                 continue
-            task = self._loop.create_task(self._notify(commit))
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
+            self._schedule_task(self._notify(commit))
+
+    def space_deleted(
+        self, space_uri: str, authority: str, registrations: list[store_registrations.Registration]
+    ) -> None:
+        """Tell the syncers that were registered for a just-deleted space (called on the loop)."""
+        self._schedule_task(self._notify_deleted(space_uri, authority, registrations))
+
+    def _schedule_task(self, coroutine) -> None:
+        task = self._loop.create_task(coroutine)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     async def _notify(self, commit: Committed) -> None:
         lock = self._space_locks.setdefault(commit.space_uri, asyncio.Lock())
@@ -97,17 +108,31 @@ class WriteNotifier:
                 store_registrations.live_registrations, commit.space_uri, time.time()
             )
             for registration in registrations:
-                await self._deliver(registration, commit)
+                await self._deliver(
+                    registration, commit.space_uri, commit.repo, NOTIFY_NSID, notify_body(commit)
+                )
 
-    async def _deliver(self, registration: store_registrations.Registration, commit: Committed) -> None:
-        key = self._ctx.keyring.private_key(commit.repo)
+    async def _notify_deleted(self, space_uri: str, authority: str, registrations) -> None:
+        async with self._space_locks.setdefault(space_uri, asyncio.Lock()):  # after the space's last writes
+            for registration in registrations:
+                await self._deliver(registration, space_uri, authority, DELETED_NSID, {"space": space_uri})
+        self._space_locks.pop(space_uri, None)
+
+    async def _deliver(
+        self,
+        registration: store_registrations.Registration,
+        space_uri: str,
+        authority: str,
+        nsid: str,
+        body: dict,
+    ) -> None:
+        key = self._ctx.keyring.private_key(authority)
         if key is None:
             return
-        url = f"{registration.endpoint.rstrip('/')}/xrpc/{NOTIFY_NSID}"
-        body = notify_body(commit)
+        url = f"{registration.endpoint.rstrip('/')}/xrpc/{nsid}"
         status: object = None
         for attempt in range(len(self._backoff) + 1):
-            token = mint_service_jwt(key, iss=commit.repo, aud=registration.service, lxm=NOTIFY_NSID)
+            token = mint_service_jwt(key, iss=authority, aud=registration.service, lxm=nsid)
             try:
                 async with self._session.post(
                     url, json=body, headers={"Authorization": f"Bearer {token}"}, timeout=self._timeout,
@@ -127,7 +152,7 @@ class WriteNotifier:
         log.warning(
             "write notification not delivered",
             extra={
-                "fields": {"space": commit.space_uri, "service": registration.service, "last": str(status)}
+                "fields": {"space": space_uri, "service": registration.service, "last": str(status)}
             },
         )
 

@@ -35,6 +35,7 @@ class FakeSyncer:
         self.did = random_plc_did()
         self.statuses = list(statuses)
         self.posts: list[tuple[str, dict]] = []
+        self.deletions: list[tuple[str, dict]] = []
         self.plc = plc
 
     async def start(self) -> FakeSyncer:
@@ -43,8 +44,13 @@ class FakeSyncer:
             status = self.statuses.pop(0) if self.statuses else 200
             return web.json_response({}, status=status)
 
+        async def deleted(request: web.Request) -> web.Response:
+            self.deletions.append((request.headers.get("Authorization", ""), await request.json()))
+            return web.json_response({})
+
         app = web.Application()
         app.router.add_post(f"/xrpc/{NOTIFY}", notify)
+        app.router.add_post("/xrpc/com.atproto.space.notifySpaceDeleted", deleted)
         self.runner = web.AppRunner(app, access_log=None)
         await self.runner.setup()
         await web.TCPSite(self.runner, "127.0.0.1", 0).start()
@@ -207,3 +213,18 @@ async def test_registering_needs_a_credential_addressed_to_the_authority(host, s
         headers=wrong,
     )
     assert (r.status, (await r.json())["error"]) == (401, "BadSpaceSignature")
+
+
+async def test_deleting_the_space_tells_its_syncers(host, syncers):
+    syncer = await syncers()
+    assert (await _register(host, syncer.did)).status == 200
+    await host.ctx.services.spaces.delete(host.space)
+    await _until(lambda: len(syncer.deletions) == 1, "notifySpaceDeleted")
+    authorization, body = syncer.deletions[0]
+    assert body == {"space": host.space}
+    verifier = ServiceAuthVerifier(
+        syncer.did, host.ctx.resolver, audiences=(f"{syncer.did}#atproto_space_syncer",)
+    )
+    assert (await verifier.verify(authorization, "com.atproto.space.notifySpaceDeleted")).iss == (
+        host.ctx.settings.service_did
+    )
