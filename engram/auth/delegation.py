@@ -30,10 +30,9 @@ EXCHANGE_NSID = "com.atproto.space.getSpaceCredential"
 
 class DelegationVerifier:
     def __init__(self, resolver: DocumentSource, *, now: Callable[[], float] = time.time):
-        # its own replay cache: a delegation jti is consumed here, whatever other service JWTs engram sees
-        self._jwt = ServiceAuthVerifier(
-            "did:invalid:unused", resolver, now=now, audiences=("did:invalid:unused",)
-        )
+        # Its own verifier, so its own replay cache: a delegation jti is consumed here, whatever other service
+        # JWTs engram sees. No audience of its own: each call passes the space authority's (see `verify`).
+        self._jwt = ServiceAuthVerifier("", resolver, now=now, audiences=("",))
 
     async def verify(self, authorization: str, space: str, authority: str) -> ServiceAuth:
         """The verified token (``iss`` is the member) for a request about ``space`` of ``authority``."""

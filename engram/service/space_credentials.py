@@ -18,7 +18,6 @@ The credential lives ``ENGRAM_CREDENTIAL_TTL`` seconds (600 by default, at most 
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -46,8 +45,6 @@ async def exchange(
     space_uri: str,
     headers: CIMultiDictProxy[str] | CIMultiDict[str],
     client_attestation: str | None = None,
-    *,
-    now: Callable[[], float] | None = None,
 ) -> IssuedCredential:
     space = ctx.services.spaces.lookup(space_uri)
     signing_key = ctx.keyring.private_key(space.authority) if space is not None else None
@@ -68,13 +65,11 @@ async def exchange(
         grant = await ctx.store.read(store_members.get_member, space_uri, member)
         if grant is None or not grant.read:
             raise NotAllowed(f"{member} is not a member of {space_uri}", "UserNotAuthorized")
-    extra = {"now": now} if now is not None else {}
     credential = mint_space_credential(
         signing_key,
         issuer=space.authority,
         space=space_uri,
         holder_did_key=holder.did_key,
         ttl=ctx.settings.credential_ttl,
-        **extra,
     )
     return IssuedCredential(credential, member, holder.did_key, client_id)
