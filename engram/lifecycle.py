@@ -36,7 +36,9 @@ log = logging.getLogger("engram")
 
 
 @contextlib.asynccontextmanager
-async def open_context(settings: Settings, *, network: bool = False, embedder: bool = True) -> AsyncIterator[AppContext]:
+async def open_context(
+    settings: Settings, *, network: bool = False, embedder: bool = True
+) -> AsyncIterator[AppContext]:
     """A full AppContext outside the HTTP service (the CLI's local commands): same parts, same services."""
     from .app import LEXICON_DIR
 
@@ -78,7 +80,9 @@ async def open_parts(
             ctx.space_host = SpaceHostAuth.build(ctx.resolver, session, dev=settings.dev)
             # notifyWrite to the syncers registered for hosted spaces, after each commit (engram/store/repo.py)
             backoff = settings.extra.get("notify_backoff")  # tests shorten the retry waits
-            ctx.notifier = WriteNotifier(ctx, session, **({"backoff": backoff} if backoff is not None else {}))
+            ctx.notifier = WriteNotifier(
+                ctx, session, **({"backoff": backoff} if backoff is not None else {})
+            )
             ctx.store.after_commit = ctx.notifier.committed
             stack.push_async_callback(ctx.notifier.close)
 
@@ -111,8 +115,10 @@ async def _backfill_repos(store: Store, keyring) -> None:
     get theirs once, one transaction per space."""
     for space_id in await store.read(repo_backfill.spaces_without_repo, keyring.dids()):
         written, missing = await store.write(repo_backfill.backfill_space, space_id)
-        log.info("hosted space repo built", extra={"fields": {"space_id": space_id, "records": written,
-                                                               "left_out": missing}})
+        log.info(
+            "hosted space repo built",
+            extra={"fields": {"space_id": space_id, "records": written, "left_out": missing}},
+        )
 
 
 async def _load_embedder(ctx: AppContext):

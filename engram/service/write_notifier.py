@@ -151,9 +151,7 @@ class WriteNotifier:
         self.failed += 1
         log.warning(
             "write notification not delivered",
-            extra={
-                "fields": {"space": space_uri, "service": registration.service, "last": str(status)}
-            },
+            extra={"fields": {"space": space_uri, "service": registration.service, "last": str(status)}},
         )
 
     async def close(self) -> None:

@@ -131,7 +131,9 @@ class Store:
         if self.after_commit is not None and hooked:
             try:
                 self.after_commit(hooked)
-            except Exception:  # the write is committed and acknowledged; a hook failure must not stop the writer
+            except (
+                Exception
+            ):  # the write is committed and acknowledged; a hook failure must not stop the writer
                 log.exception("after-commit hook failed")
 
     @staticmethod
@@ -168,7 +170,7 @@ class Store:
 
     # -- shutdown -----------------------------------------------------------------------------------------
 
-    async def close(self, timeout: float = 10.0) -> None:  # noqa: ASYNC109 - bounds a thread join, not I/O
+    async def close(self, timeout: float = 10.0) -> None:
         """Finish queued writes, stop the writer (sentinel + join) and close every connection."""
         with self._lock:
             if self._closed:

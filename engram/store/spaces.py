@@ -179,9 +179,16 @@ def delete_space(conn: sqlite3.Connection, uri: str) -> bool:
     if space is None or space.deleted:
         return False
     now = now_iso()
-    for table in ("memories", "tombstones", "skipped", "sync_state", "import_keys", "space_members",
-                  "notify_registrations"):
-        conn.execute(f"DELETE FROM {table} WHERE space_id = ?", (space.id,))  # noqa: S608 - fixed names
+    for table in (
+        "memories",
+        "tombstones",
+        "skipped",
+        "sync_state",
+        "import_keys",
+        "space_members",
+        "notify_registrations",
+    ):
+        conn.execute(f"DELETE FROM {table} WHERE space_id = ?", (space.id,))
     conn.execute(
         "UPDATE api_keys SET revoked_at = ? WHERE space_id = ? AND revoked_at IS NULL", (now, space.id)
     )

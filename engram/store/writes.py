@@ -47,7 +47,9 @@ class PreparedMemory:
     next_vector: bytes | None
     next_model_key: str | None
     idempotency_key: str | None
-    record_block: bytes  # the garden.engram.memory record as DAG-CBOR (hosted spaces serve it from their repo)
+    record_block: (
+        bytes  # the garden.engram.memory record as DAG-CBOR (hosted spaces serve it from their repo)
+    )
 
 
 def now_iso() -> str:
