@@ -104,6 +104,12 @@ VARIABLES: tuple[Variable, ...] = (
         "512",
         "Open client connections; beyond it new ones get 503 and are closed. Keep below `ulimit -n`.",
     ),
+    # engram as space host of its hosted spaces (docs/space-host.md)
+    Variable(
+        "ENGRAM_CREDENTIAL_TTL",
+        "600",
+        "Lifetime in seconds of the space credentials `getSpaceCredential` issues (1-3600).",
+    ),
 )
 _KNOWN = {v.name for v in VARIABLES}
 
@@ -142,6 +148,7 @@ class Settings:
     body_timeout_ms: int = 60_000
     keepalive_timeout_ms: int = 75_000
     max_connections: int = 512
+    credential_ttl: int = 600  # space host (docs/space-host.md)
 
 
 def _int(name: str, raw: str, lo: int, hi: int | None = None) -> int:
@@ -281,6 +288,7 @@ def read_env(environ: Mapping[str, str] | None = None) -> Settings:
             "ENGRAM_KEEPALIVE_TIMEOUT_MS", get("ENGRAM_KEEPALIVE_TIMEOUT_MS") or "", 100, 3_600_000
         ),
         max_connections=_int("ENGRAM_MAX_CONNECTIONS", get("ENGRAM_MAX_CONNECTIONS") or "", 1, 1_000_000),
+        credential_ttl=_int("ENGRAM_CREDENTIAL_TTL", get("ENGRAM_CREDENTIAL_TTL") or "", 1, 3600),
     )
 
 

@@ -19,11 +19,13 @@ if TYPE_CHECKING:
     from .auth.keyring import LocalKeyring
     from .auth.reader import ReaderVerifier
     from .auth.service_jwt import ServiceAuthVerifier
+    from .auth.space_host import SpaceHostAuth
     from .config import Settings
     from .embed.base import Embedder
     from .metrics import Metrics
     from .search.manager import IndexManager
     from .service import Services
+    from .service.write_notifier import WriteNotifier
     from .store.database import Store
     from .store.direct_reads import DirectReader
     from .workers import WorkerPool
@@ -49,6 +51,8 @@ class AppContext:
     # None when no embedder is configured (ENGRAM_EMBEDDER=none) or the command needs none.
     embedder: Embedder | None = None
     metrics: Metrics | None = None  # the server's Prometheus metrics
+    space_host: SpaceHostAuth | None = None  # getSpaceCredential's verifiers (server only)
+    notifier: WriteNotifier | None = None  # notifyWrite to registered syncers (server only)
     ready: bool = False
     # Wall-clock seconds for expiries (console sessions and sign-in links); tests replace it to move time
     # without sleeping.

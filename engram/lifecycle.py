@@ -7,6 +7,7 @@ service functions over the same store; the CLI simply skips the network-facing p
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 from collections.abc import AsyncIterator
 
@@ -17,11 +18,15 @@ from .auth.did_resolver import DidResolver
 from .auth.identity import build_keyring, load_operator_keys, load_or_create_service_key
 from .auth.reader import ReaderVerifier
 from .auth.service_jwt import ServiceAuthVerifier
+from .auth.space_host import SpaceHostAuth
 from .config import Settings
 from .context import AppContext
 from .metrics import serve_metrics
 from .search.manager import IndexManager
 from .service import Services
+from .service.write_notifier import WriteNotifier
+from .store import repo as store_repo
+from .store import repo_backfill
 from .store.database import Store, database_path
 from .store.index_source import StoreIndexSource
 from .workers import WorkerPool
@@ -59,6 +64,10 @@ async def open_parts(
         ctx.store = await Store.open(database_path(settings.data_dir))
         stack.push_async_callback(ctx.store.close)
         ctx.direct_reads = ctx.store.readers  # point reads on the calling thread's own connection
+        # Hosted spaces' repos: every write transaction signs a commit for the records it changed
+        # (engram/store/repo.py), whichever writer made it: CLI, admin procedures, shims.
+        ctx.store.before_commit = functools.partial(store_repo.commit_pending, signer=keyring.private_key)
+        await _backfill_repos(ctx.store, keyring)
 
         if network:
             session = aiohttp.ClientSession(headers={"User-Agent": "engram (+https://github.com/engram)"})
@@ -67,6 +76,11 @@ async def open_parts(
             ctx.reader_verifier = ReaderVerifier(settings.service_did, ctx.resolver)
             ctx.service_verifier = ServiceAuthVerifier(settings.service_did, ctx.resolver)
             ctx.admin_verifier = AdminVerifier(settings.public_url, settings.admin_dids, ctx.resolver)
+            ctx.space_host = SpaceHostAuth.build(ctx.resolver, session, dev=settings.dev)
+            # notifyWrite to the syncers registered for hosted spaces, after each commit (engram/store/repo.py)
+            ctx.notifier = WriteNotifier(ctx, session)
+            ctx.store.after_commit = ctx.notifier.committed
+            stack.push_async_callback(ctx.notifier.close)
 
         ctx.embedder = await _load_embedder(ctx) if embedder else None
 
@@ -93,6 +107,17 @@ async def open_parts(
                 serve_metrics(ctx.metrics, settings.host, settings.metrics_port, ctx.index)
             )
         yield ctx
+
+
+async def _backfill_repos(store: Store, keyring) -> None:
+    """Hosted spaces without a repo (from before engram kept repos, or whose authority key was added since)
+    get theirs once, one transaction per space."""
+    for space_id in await store.read(repo_backfill.spaces_without_repo, keyring.dids()):
+        written, missing = await store.write(repo_backfill.backfill_space, space_id)
+        log.info(
+            "hosted space repo built",
+            extra={"fields": {"space_id": space_id, "records": written, "left_out": missing}},
+        )
 
 
 async def _load_embedder(ctx: AppContext):

@@ -78,3 +78,8 @@ def api_key_view(key: ApiKey) -> dict:
     if key.revoked_at is not None:
         view["revokedAt"] = key.revoked_at
     return view
+
+
+def member_view(member) -> dict:
+    """garden.engram.admin.defs#memberView of an `engram.store.members.Member`."""
+    return {"did": member.did, "read": member.read, "write": member.write, "grantedAt": member.granted_at}

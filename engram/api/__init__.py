@@ -21,6 +21,16 @@ HANDLER_MODULES = (
     "garden.engram.search_memories",
     "garden.engram.warm_space",
     "com.atproto.space.notify_space_deleted",
+    "com.atproto.space.get_space_credential",
+    # the authority's repo of hosted spaces, and the space-host writer list (docs/space-host.md)
+    "com.atproto.space.get_record",
+    "com.atproto.space.list_records",
+    "com.atproto.space.get_latest_commit",
+    "com.atproto.space.list_repo_ops",
+    "com.atproto.space.get_repo",
+    "com.atproto.space.list_repos",
+    "com.atproto.space.register_notify",
+    "com.atproto.space.unregister_notify",
     # garden.engram.admin.*: operator procedures, DID-signed (admin_auth.admin_signed)
     "garden.engram.admin.configure_space",
     "garden.engram.admin.create_api_key",
@@ -31,6 +41,10 @@ HANDLER_MODULES = (
     "garden.engram.admin.list_spaces",
     "garden.engram.admin.reindex_space",
     "garden.engram.admin.revoke_api_key",
+    # hosted spaces as AT Protocol spaces: members (docs/space-host.md)
+    "garden.engram.admin.grant_member",
+    "garden.engram.admin.list_members",
+    "garden.engram.admin.revoke_member",
 )
 
 

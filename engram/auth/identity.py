@@ -109,6 +109,10 @@ def build_keyring(
         services = {
             "#atproto_space_syncer": Service("AtprotoSpaceSyncer", service_endpoint),
             "#engram": Service("EngramService", service_endpoint),
+            # engram is the space host of the spaces it hosts under its own DID (credential exchange,
+            # membership), and their repo host: clients read records from the authority's #atproto_pds.
+            "#atproto_space_host": Service("AtprotoSpaceHost", service_endpoint),
+            "#atproto_pds": Service("AtprotoPersonalDataServer", service_endpoint),
         }
     keyring.add(service_did, service_key, services)
     for did, key in operator_keys.items():

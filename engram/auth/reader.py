@@ -36,7 +36,10 @@ class ReaderVerifier:
         self.service_did = service_did
         self.credentials = CredentialVerifier(resolver, now=now)
 
-    async def verify(self, headers: Headers, space: str) -> ReaderAuth:
+    async def verify(self, headers: Headers, space: str, audience: str | None = None) -> ReaderAuth:
+        """``audience``: the DID the signature must be addressed to (default engram's own; repo reads of a
+        hosted space are addressed to the repo owner, docs/space-host.md)."""
+        audience = audience or self.service_did
         authorizations = headers.getall("Authorization", [])
         audiences = headers.getall("Atproto-Space-Audience", [])
         if len(authorizations) != 1 or len(audiences) != 1:
@@ -48,7 +51,7 @@ class ReaderVerifier:
         if scheme.lower() != SCHEME or not token:
             raise NotAuthenticated("Authorization scheme must be Atproto-Space", "AuthRequired")
         cred = await self.credentials.verify(token, space)
-        if audiences[0].strip() != self.service_did:
-            raise NotAuthenticated(f"Atproto-Space-Audience must be {self.service_did}", "BadSpaceSignature")
+        if audiences[0].strip() != audience:
+            raise NotAuthenticated(f"Atproto-Space-Audience must be {audience}", "BadSpaceSignature")
         verify_space_signature(headers, cred.holder_key)
         return ReaderAuth(cred.space, cred.issuer, cred.holder_key, cred.jti, cred.exp)

@@ -34,6 +34,8 @@ class ServiceAuth:
     aud: str
     jti: str
     exp: int
+    sub: str | None = None  # delegation tokens name the space here (engram/auth/delegation.py)
+    typ: str | None = None
 
 
 def _err(name: str, message: str) -> NotAuthenticated:
@@ -57,8 +59,17 @@ class ServiceAuthVerifier:
         self._now = now
         self._seen: TtlCache[bool] = TtlCache(replay_cache_size, now)
 
-    async def verify(self, authorization: str | None, lxm: str, *, issuer: str | None = None) -> ServiceAuth:
-        """`issuer`, when given, is the only DID allowed to sign: a token claiming another is refused
+    async def verify(
+        self,
+        authorization: str | None,
+        lxm: str | None,
+        *,
+        issuer: str | None = None,
+        audiences: frozenset[str] | None = None,
+    ) -> ServiceAuth:
+        """``lxm=None`` requires the token to carry no ``lxm`` (delegation tokens); ``audiences`` replaces
+        the verifier's own set for this call (a space host answers for each authority it hosts).
+        ``issuer``, when given, is the only DID allowed to sign: a token claiming another is refused
         (NotAllowed) before anything is resolved, so a caller cannot make engram fetch a DID document of
         its choosing (a did:web points the fetch at any host)."""
         scheme, _, token = (authorization or "").strip().partition(" ")
@@ -91,17 +102,18 @@ class ServiceAuthVerifier:
             raise _err("JwtExpired", "JWT expired")
         if (iat is not None and iat > now + CLOCK_SKEW) or exp > now + MAX_AHEAD + CLOCK_SKEW:
             raise _err("BadJwt", "JWT iat/exp too far in the future")
-        if not isinstance(aud, str) or aud not in self._audiences:
+        if not isinstance(aud, str) or aud not in (self._audiences if audiences is None else audiences):
             raise _err("BadJwtAudience", "JWT aud is not this service")
         if p.get("lxm") != lxm:
-            raise _err("BadJwtLexiconMethod", f"JWT lxm must be {lxm}")
+            raise _err("BadJwtLexiconMethod", f"JWT lxm must be {lxm}" if lxm else "JWT must not carry lxm")
         issuer_did = iss.split("#", 1)[0]  # a #service suffix on iss is deprecated but legal
         if issuer is not None and issuer_did != issuer:
             raise NotAllowed(f"this call must be signed by {issuer}, not {issuer_did}")
         await self._verify_signature(issuer_did, alg, jws.signing_input, jws.signature)
         if not self._seen.add_if_absent((issuer_did, jti), True, exp + CLOCK_SKEW):
             raise _err("JwtReplayed", "JWT jti already used")
-        return ServiceAuth(issuer_did, aud, jti, exp)
+        sub = p.get("sub")
+        return ServiceAuth(issuer_did, aud, jti, exp, sub if isinstance(sub, str) else None, typ)
 
     async def _verify_signature(self, did: str, alg: str, signing_input: bytes, signature: bytes) -> None:
         try:

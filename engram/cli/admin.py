@@ -21,6 +21,7 @@ from ..service.imports import decode_lines
 from .errors import CliError
 from .importer import open_lines
 from .keyfiles import read_key
+from .members import add_remote_parsers as add_remote_member_parsers
 from .output import confirm_or_stop, print_json, print_table
 from .xrpc_client import XrpcClient, query_pairs
 
@@ -64,6 +65,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     d.add_argument("space", help="space name or at:// URI")
     d.add_argument("--yes", action="store_true", help="do not ask for confirmation")
     d.set_defaults(admin=_space_delete)
+    add_remote_member_parsers(ss)  # grant | revoke | members (engram/cli/members.py)
 
     i = a.add_parser("import", help="import a JSONL file or export tar in batches")
     i.add_argument("space", help="space name or at:// URI")

@@ -9,6 +9,7 @@ from ..store import ModelSpec
 from ..views import space_view
 from .errors import CliError
 from .local import resolve_space, run_local
+from .members import add_local_parsers as add_member_parsers
 from .output import confirm_or_stop, print_json, print_table
 
 
@@ -62,6 +63,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     d.add_argument("space", help="space name or at:// URI")
     d.add_argument("--yes", action="store_true", help="do not ask for confirmation")
     d.set_defaults(run=run_delete)
+
+    add_member_parsers(ss)  # grant | revoke | members (engram/cli/members.py)
 
 
 def _model_flags(p: argparse.ArgumentParser) -> None:

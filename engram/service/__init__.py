@@ -31,7 +31,12 @@ class Services:
         """The services over the context's parts, each given exactly the collaborators it uses."""
         s = ctx.settings
         spaces = SpaceService(
-            ctx.store, ctx.direct_reads, ctx.index, service_did=s.service_did, embedder=ctx.embedder
+            ctx.store,
+            ctx.direct_reads,
+            ctx.index,
+            service_did=s.service_did,
+            embedder=ctx.embedder,
+            notifier=ctx.notifier,
         )
         memories = MemoryService(ctx.store, spaces, embedder=ctx.embedder, pool=ctx.pool)
         search = SearchService(

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING
 
 from ..errors import InvalidInput
 from ..store import ModelSpec, Space, SpaceStatus
+from ..store import notify_registrations as store_registrations
 from ..store import queries as store_queries
 from ..store import spaces as store_spaces
 from ..store.uris import is_did, is_record_key, space_uri
@@ -15,6 +17,7 @@ if TYPE_CHECKING:
     from ..search.manager import IndexManager
     from ..store.database import Store
     from ..store.direct_reads import DirectReader
+    from .write_notifier import WriteNotifier
 
 SPACE_TYPE = "garden.engram.space"
 
@@ -28,12 +31,14 @@ class SpaceService:
         *,
         service_did: str,
         embedder: Embedder | None,
+        notifier: WriteNotifier | None = None,
     ):
         self.store = store
         self.direct_reads = direct_reads
         self.index = index
         self.service_did = service_did  # the authority of spaces named by a bare name
         self.embedder = embedder  # its model is a new space's default
+        self.notifier = notifier  # tells registered syncers of a hosted space's deletion (server only)
 
     def default_model(self) -> ModelSpec | None:
         embedder = self.embedder
@@ -136,9 +141,18 @@ class SpaceService:
         return await self.store.read(store_queries.space_status, uri)
 
     async def delete(self, uri: str) -> bool:
+        notifier = self.notifier
+        space = await self.get(uri) if notifier is not None else None
+        registrations = (
+            await self.store.read(store_registrations.live_registrations, uri, time.time())
+            if space is not None and space.kind == "hosted"
+            else []
+        )
         deleted = await self.store.write(store_spaces.delete_space, uri)
         if self.index is not None:
             await self.index.drop(uri)
+        if deleted and registrations:  # its syncers drop their copy (docs/space-host.md)
+            notifier.space_deleted(uri, space.authority, registrations)
         return deleted
 
 

@@ -53,6 +53,11 @@ class Store:
         self.readers = DirectReader(self.path, busy_timeout_ms=busy_timeout_ms)
         self._lock = threading.Lock()
         self._closed = False
+        # Transaction hooks (engram/store/repo.py): `before_commit(conn)` runs on the writer thread after
+        # every write function, inside its transaction (a failure rolls the write back); its result goes to
+        # `after_commit(result)` once COMMIT has returned. Set once at start-up, before any write.
+        self.before_commit: Callable[[sqlite3.Connection], Any] | None = None
+        self.after_commit: Callable[[Any], None] | None = None
 
     @classmethod
     async def open(cls, path: str | Path, **kwargs: Any) -> Store:
@@ -108,15 +113,28 @@ class Store:
                 try:
                     conn.execute("BEGIN IMMEDIATE")
                     result = fn(conn, *args, **kwargs)
+                    hooked = self.before_commit(conn) if self.before_commit is not None else None
                     conn.execute("COMMIT")
                 except BaseException as exc:  # noqa: BLE001 - every failure goes back to the caller
                     self._rollback(conn)
                     future.set_exception(exc)
                 else:
+                    # after_commit first: its loop callbacks are then queued ahead of the caller's wake-up,
+                    # so work it schedules (write notifications) exists once the write is acknowledged.
+                    self._run_after_commit(hooked)
                     future.set_result(result)
         finally:
             conn.close()
             self._fail_pending()
+
+    def _run_after_commit(self, hooked: Any) -> None:
+        if self.after_commit is not None and hooked:
+            try:
+                self.after_commit(hooked)
+            except (
+                Exception
+            ):  # the write is committed and acknowledged; a hook failure must not stop the writer
+                log.exception("after-commit hook failed")
 
     @staticmethod
     def _rollback(conn: sqlite3.Connection) -> None:

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import orjson
 
 from engram.errors import InvalidInput
-from engram.store import skipped
+from engram.store import repo, skipped
 from engram.store.models import MemoryRecord, MemoryWrite, Space
 from engram.store.spaces import bump_generation, require_space
 from engram.store.tid import new_tid
@@ -47,6 +47,15 @@ def _resolve_rkey(conn: sqlite3.Connection, space: Space, memory: PreparedMemory
                 )
             return row[1]
     return memory.rkey or new_tid()
+
+
+def _claim_rkey(conn: sqlite3.Connection, space: Space, rkey: str) -> None:
+    """A hosted space's memories are records of one repo (the authority's, docs/space-host.md), keyed by
+    rkey alone: a new memory may not take an rkey another author's memory holds."""
+    if repo.record_cid(conn, space.id, repo.MEMORY_COLLECTION, rkey) is not None:
+        raise InvalidInput(
+            f"rkey {rkey} is already used by another author's memory in this space", "RkeyTaken"
+        )
 
 
 def _remove_row(conn: sqlite3.Connection, space_id: int, row_id: int, generation: int) -> None:
@@ -94,6 +103,8 @@ def put_memories(
             " WHERE space_id = ? AND author = ? AND rkey = ?",
             (space.id, memory.author, rkey),
         ).fetchone()
+        if space.kind == "hosted" and existing is None:
+            _claim_rkey(conn, space, rkey)
         if existing is not None and (existing[1], existing[2]) == (memory.cid, memory.attrs_json):
             row_id, status = existing[0], "unchanged"
             reason = skipped.skip_reason(active_key, existing[3], existing[4])
@@ -101,6 +112,8 @@ def put_memories(
             if existing is not None:
                 _remove_row(conn, space.id, existing[0], generation)
             row_id = _insert_row(conn, space.id, memory, rkey, uri, indexed_at)
+            if space.kind == "hosted":
+                repo.put_record(conn, space.id, repo.MEMORY_COLLECTION, rkey, memory.record_block)
             status = "created" if existing is None else "updated"
             reason = skipped.skip_reason(active_key, memory.model_key, memory.next_model_key)
             skipped.mark(conn, space.id, memory.author, rkey, reason)
@@ -133,6 +146,8 @@ def delete_memories(conn: sqlite3.Connection, space_uri: str, keys: Sequence[tup
             continue
         _remove_row(conn, space.id, row[0], generation)
         skipped.mark(conn, space.id, author, rkey, None)
+        if space.kind == "hosted":
+            repo.delete_record(conn, space.id, repo.MEMORY_COLLECTION, rkey)
         deleted += 1
     if deleted:
         bump_generation(conn, space.id)

@@ -13,6 +13,8 @@ from typing import Any
 
 import libipld
 
+from engram.atrepo.blocks import encode_block
+
 MEMORY_TYPE = "garden.engram.memory"
 F16LE = "f16le"
 _CID_V1_DAG_CBOR_SHA256 = bytes([0x01, 0x71, 0x12, 0x20])  # version 1, dag-cbor, sha2-256, 32-byte digest
@@ -45,7 +47,9 @@ def memory_record(
 
 
 def encode_record(record: dict[str, Any]) -> bytes:
-    return libipld.encode_dag_cbor(record)
+    # Through engram.atrepo: libipld alone writes any bytes value that happens to parse as a CID (a vector,
+    # about 1 in 2,400) as a link, which changes the record's CID.
+    return encode_block(record)
 
 
 def cid_of_bytes(data: bytes) -> str:

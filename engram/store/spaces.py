@@ -11,8 +11,9 @@ from typing import Any
 
 import orjson
 
+from engram.atrepo.blocks import encode_block
 from engram.errors import InvalidInput, UnknownSpace
-from engram.store import skipped
+from engram.store import repo, skipped
 from engram.store.models import ModelSpec, Space, SpaceConfig
 from engram.store.uris import parse_space_uri
 from engram.store.writes import MAX_DIMS, now_iso
@@ -165,6 +166,8 @@ def set_config(
         ),
     )
     skipped.recompute(conn, space.id, active.key)
+    if space.kind == "hosted":  # the authority's config record, in its repo (docs/space-host.md)
+        repo.put_record(conn, space.id, repo.CONFIG_COLLECTION, "self", encode_block(record))
     return require_space(conn, uri)
 
 
@@ -176,11 +179,20 @@ def delete_space(conn: sqlite3.Connection, uri: str) -> bool:
     if space is None or space.deleted:
         return False
     now = now_iso()
-    for table in ("memories", "tombstones", "skipped", "sync_state", "import_keys"):
+    for table in (
+        "memories",
+        "tombstones",
+        "skipped",
+        "sync_state",
+        "import_keys",
+        "space_members",
+        "notify_registrations",
+    ):
         conn.execute(f"DELETE FROM {table} WHERE space_id = ?", (space.id,))
     conn.execute(
         "UPDATE api_keys SET revoked_at = ? WHERE space_id = ? AND revoked_at IS NULL", (now, space.id)
     )
+    repo.drop_repo(conn, space.id)
     conn.execute(
         "UPDATE spaces SET deleted_at = ?, generation = generation + 1 WHERE id = ?", (now, space.id)
     )

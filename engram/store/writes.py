@@ -18,7 +18,7 @@ import orjson
 from engram.errors import InvalidInput
 from engram.store.attrs import check_attrs
 from engram.store.models import Embedding, MemoryWrite
-from engram.store.records import embedding_record, memory_record, record_cid
+from engram.store.records import cid_of_bytes, embedding_record, encode_record, memory_record
 from engram.store.tid import is_valid_tid
 from engram.store.uris import is_did
 
@@ -48,6 +48,9 @@ class PreparedMemory:
     next_vector: bytes | None
     next_model_key: str | None
     idempotency_key: str | None
+    record_block: (
+        bytes  # the garden.engram.memory record as DAG-CBOR (hosted spaces serve it from their repo)
+    )
 
 
 def now_iso() -> str:
@@ -126,6 +129,16 @@ def prepare_write(item: MemoryWrite) -> PreparedMemory:
         raise InvalidInput(f"idempotency key must be a non-empty string of at most {MAX_IDEMPOTENCY_KEY}")
     vector, embedding = _embedding(item.embedding, "embedding")
     next_vector, next_embedding = _embedding(item.next_embedding, "nextEmbedding")
+    record_block = encode_record(
+        memory_record(
+            text=item.text,
+            created_at=created_at,
+            tags=tags,
+            source=item.source,
+            embedding=embedding,
+            next_embedding=next_embedding,
+        )
+    )
     if item.cid is not None:
         try:
             if not isinstance(item.cid, str):
@@ -135,15 +148,7 @@ def prepare_write(item: MemoryWrite) -> PreparedMemory:
             raise InvalidInput(f"cid is not a CID: {item.cid!r}") from None
         cid = item.cid
     else:
-        record = memory_record(
-            text=item.text,
-            created_at=created_at,
-            tags=tags,
-            source=item.source,
-            embedding=embedding,
-            next_embedding=next_embedding,
-        )
-        cid = record_cid(record)
+        cid = cid_of_bytes(record_block)
     return PreparedMemory(
         author=item.author,
         rkey=item.rkey,
@@ -159,6 +164,7 @@ def prepare_write(item: MemoryWrite) -> PreparedMemory:
         next_vector=next_vector,
         next_model_key=item.next_embedding.key if item.next_embedding else None,
         idempotency_key=key,
+        record_block=record_block,
     )
 
 

@@ -55,17 +55,29 @@ def test_searchmemories_is_the_users_lexicon_byte_for_byte():
 
 def test_the_registry_serves_every_method():
     assert sorted(REGISTRY.methods()) == [
+        "com.atproto.space.getLatestCommit",
+        "com.atproto.space.getRecord",
+        "com.atproto.space.getRepo",
+        "com.atproto.space.getSpaceCredential",
+        "com.atproto.space.listRecords",
+        "com.atproto.space.listRepoOps",
+        "com.atproto.space.listRepos",
         "com.atproto.space.notifySpaceDeleted",
         "com.atproto.space.notifyWrite",
+        "com.atproto.space.registerNotify",
+        "com.atproto.space.unregisterNotify",
         "garden.engram.admin.configureSpace",
         "garden.engram.admin.createApiKey",
         "garden.engram.admin.createSpace",
         "garden.engram.admin.deleteSpace",
+        "garden.engram.admin.grantMember",
         "garden.engram.admin.importMemories",
         "garden.engram.admin.listApiKeys",
+        "garden.engram.admin.listMembers",
         "garden.engram.admin.listSpaces",
         "garden.engram.admin.reindexSpace",
         "garden.engram.admin.revokeApiKey",
+        "garden.engram.admin.revokeMember",
         "garden.engram.describeService",
         "garden.engram.exportSpace",
         "garden.engram.getMemory",
@@ -101,6 +113,10 @@ def test_methods_say_how_they_authenticate(nsid):
     description = REGISTRY.method(nsid).description
     if nsid == "garden.engram.describeService":
         assert "no authentication" in description
+    elif nsid == "com.atproto.space.getSpaceCredential":  # engram as space host (docs/space-host.md)
+        assert "Bearer <delegation token>" in description and "keyid" in description
+    elif nsid.startswith("com.atproto.space.") and not nsid.startswith("com.atproto.space.notify"):
+        assert "space credential presented with an atproto-space HTTP message signature" in description
     elif nsid.startswith("com.atproto.space."):
         assert "service-auth JWT" in description
     elif nsid.startswith("garden.engram.admin."):

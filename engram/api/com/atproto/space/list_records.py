@@ -1,0 +1,21 @@
+"""com.atproto.space.listRecords: one collection of a hosted space's repo, in rkey order."""
+
+from __future__ import annotations
+
+from .....context import AppContext
+from .....service import space_repo
+from .....xrpc.server import XrpcRequest, XrpcServer
+from ....space_repo_auth import hosted_repo_reader
+
+NSID = "com.atproto.space.listRecords"
+
+
+def register(xrpc: XrpcServer, ctx: AppContext) -> None:
+    async def handle(call: XrpcRequest) -> dict:
+        p = call.params
+        return await ctx.store.read(
+            space_repo.list_records, call.auth.space, p["repo"], p["collection"],
+            limit=p.get("limit", 50), cursor=p.get("cursor"), exclude_values=p.get("excludeValues", False),
+        )  # fmt: skip
+
+    xrpc.add(NSID, handle, auth=hosted_repo_reader(ctx))

@@ -1,0 +1,59 @@
+"""registerNotify / unregisterNotify for hosted spaces (docs/space-host.md): a syncer names a service entry
+of its DID document (``did:web:syncer.example#atproto_space_syncer``; a bare DID means that fragment) and
+engram, as the space host, pushes notifyWrite there after each commit until the registration lapses.
+
+The endpoint must be https (plain http to localhost in dev mode): notifications carry the authority's
+service-auth JWTs and must not be aimed at internal services."""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
+
+from ..auth.did_resolver import DidResolutionError
+from ..errors import InvalidInput
+from ..store import notify_registrations as store_registrations
+from ..store.models import Space
+
+if TYPE_CHECKING:
+    from ..context import AppContext
+
+REGISTRATION_TTL = 24 * 3600  # the reference host's lifetime; syncers renew at half of it
+DEFAULT_FRAGMENT = "#atproto_space_syncer"
+
+
+def service_id(service: str) -> tuple[str, str]:
+    """(DID, #fragment) of a registered service name."""
+    did, _, fragment = service.partition("#")
+    if not did.startswith("did:"):
+        raise InvalidInput(f"service must be a DID with an optional #fragment, got {service!r}")
+    return did, f"#{fragment}" if fragment else DEFAULT_FRAGMENT
+
+
+def _check_endpoint(endpoint: str, dev: bool) -> None:
+    parts = urlsplit(endpoint)
+    local_dev = dev and parts.scheme == "http" and parts.hostname in ("localhost", "127.0.0.1")
+    if parts.scheme != "https" and not local_dev:
+        raise InvalidInput(f"the service endpoint {endpoint} is not https", "ServiceNotResolvable")
+
+
+async def register(ctx: AppContext, space: Space, service: str) -> float:
+    """Register (or renew) ``service`` for ``space``; returns when the registration lapses (unix time)."""
+    did, fragment = service_id(service)
+    try:
+        doc = await ctx.resolver.resolve(did)
+    except DidResolutionError as exc:
+        raise InvalidInput(f"cannot resolve {did}: {exc}", "ServiceNotResolvable") from None
+    entry = doc.service(fragment)
+    if entry is None:
+        raise InvalidInput(f"{did} publishes no {fragment} service", "ServiceNotResolvable")
+    _check_endpoint(entry.endpoint, ctx.settings.dev)
+    expires_at = time.time() + REGISTRATION_TTL
+    await ctx.store.write(store_registrations.register, space.id, did + fragment, entry.endpoint, expires_at)
+    return expires_at
+
+
+async def unregister(ctx: AppContext, space: Space, service: str) -> None:
+    did, fragment = service_id(service)
+    await ctx.store.write(store_registrations.unregister, space.id, did + fragment)

@@ -1,0 +1,146 @@
+"""Reading the authority's repo of a hosted space (docs/space-host.md): records, the oplog, the signed
+head, the CAR export and the space's writer list. The writes happen in the store (engram/store/repo.py)."""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+from ..atrepo.blocks import b64encode, decode_block, to_json
+from ..atrepo.car import RepoRecord, write_repo_car
+from ..errors import InvalidInput
+from ..store import repo as store_repo
+from ..store.models import Space
+
+MAX_CURSOR = 2**63 - 1
+
+
+def record_uri(space: Space, repo: str, collection: str, rkey: str) -> str:
+    return f"{space.uri}/{repo}/{collection}/{rkey}"
+
+
+def _value(block: bytes) -> Any:
+    return to_json(decode_block(bytes(block)))
+
+
+def _head_or_missing(conn: sqlite3.Connection, space: Space, repo: str) -> store_repo.RepoHead:
+    head = store_repo.get_head(conn, space.id)
+    if head is None or head.repo != repo:
+        raise InvalidInput(f"no repo of {repo} in {space.uri}", "RepoNotFound")
+    return head
+
+
+def get_record(conn: sqlite3.Connection, space: Space, repo: str, collection: str, rkey: str) -> dict:
+    _head_or_missing(conn, space, repo)
+    row = conn.execute(
+        "SELECT cid, block FROM repo_records WHERE space_id = ? AND collection = ? AND rkey = ?",
+        (space.id, collection, rkey),
+    ).fetchone()
+    if row is None:
+        raise InvalidInput(f"no record {collection}/{rkey} in {repo}'s repo", "RecordNotFound")
+    return {"uri": record_uri(space, repo, collection, rkey), "cid": row[0], "value": _value(row[1])}
+
+
+def list_records(
+    conn: sqlite3.Connection,
+    space: Space,
+    repo: str,
+    collection: str,
+    *,
+    limit: int,
+    cursor: str | None,
+    exclude_values: bool,
+) -> dict:
+    _head_or_missing(conn, space, repo)
+    rows = conn.execute(
+        "SELECT rkey, cid, block FROM repo_records WHERE space_id = ? AND collection = ? AND rkey > ?"
+        " ORDER BY rkey LIMIT ?",
+        (space.id, collection, cursor or "", limit),
+    ).fetchall()
+    records = []
+    for rkey, cid, block in rows:
+        view = {"uri": record_uri(space, repo, collection, rkey), "cid": cid}
+        if not exclude_values:
+            view["value"] = _value(block)
+        records.append(view)
+    out: dict = {"records": records}
+    if len(rows) == limit:
+        out["cursor"] = rows[-1][0]
+    return out
+
+
+def latest_commit(conn: sqlite3.Connection, space: Space, repo: str) -> dict:
+    return {"commit": _head_or_missing(conn, space, repo).commit.to_json()}
+
+
+def _seq_cursor(cursor: str | None) -> int:
+    if cursor is None:
+        return 0
+    if not cursor.isdigit() or int(cursor) > MAX_CURSOR:
+        raise InvalidInput("bad cursor", "InvalidRequest")
+    return int(cursor)
+
+
+def list_repo_ops(
+    conn: sqlite3.Connection,
+    space: Space,
+    repo: str,
+    *,
+    since: str | None,
+    limit: int,
+    cursor: str | None,
+    exclude_values: bool,
+) -> dict:
+    """Signed ops after ``cursor`` (wins) or after rev ``since``, oldest first. The page that reaches the
+    head carries the head commit, so a syncer folding these ops can check its LtHash against it."""
+    head = _head_or_missing(conn, space, repo)
+    after_seq = _seq_cursor(cursor)
+    rev_floor = since if cursor is None and since is not None else ""
+    rows = conn.execute(
+        "SELECT o.seq, o.rev, o.collection, o.rkey, o.cid, o.prev, r.block FROM repo_ops o"
+        " LEFT JOIN repo_records r ON r.space_id = o.space_id AND r.collection = o.collection"
+        " AND r.rkey = o.rkey AND r.cid = o.cid"
+        " WHERE o.space_id = ? AND o.rev IS NOT NULL AND o.seq > ? AND o.rev > ? ORDER BY o.seq LIMIT ?",
+        (space.id, after_seq, rev_floor, limit + 1),
+    ).fetchall()
+    page = rows[:limit]
+    ops = []
+    for _seq, rev, collection, rkey, cid, prev, block in page:
+        op: dict = {"rev": rev, "collection": collection, "rkey": rkey}
+        # No cid: a delete; no prev: a create. Absent rather than null, which the lexicon's string fields
+        # (and so this runtime's output check) do not allow; readers treat both the same.
+        if cid is not None:
+            op["cid"] = cid
+        if prev is not None:
+            op["prev"] = prev
+        if block is not None and not exclude_values:  # the latest state of its path
+            op["value"] = _value(block)
+        ops.append(op)
+    out: dict = {"ops": ops}
+    if len(rows) > limit:
+        out["cursor"] = str(page[-1][0])
+    else:
+        out["commit"] = head.commit.to_json()
+        if page:
+            out["cursor"] = str(page[-1][0])
+    return out
+
+
+def repo_car(conn: sqlite3.Connection, space: Space, repo: str, *, exclude_values: bool) -> bytes:
+    head = _head_or_missing(conn, space, repo)
+    rows = conn.execute(
+        "SELECT collection, rkey, cid, block FROM repo_records WHERE space_id = ?", (space.id,)
+    ).fetchall()
+    records = [RepoRecord(c, r, cid, bytes(block)) for c, r, cid, block in rows]
+    return write_repo_car(head.commit, records, exclude_values=exclude_values)
+
+
+def list_repos(conn: sqlite3.Connection, space: Space, *, cursor: str | None, limit: int) -> dict:
+    """The space's writers: one repo here, the authority's. Its rev doubles as the spaceRev (this host
+    sequences a single repo), so a page after the current rev is empty and ends the walk."""
+    head = store_repo.get_head(conn, space.id)
+    if head is None or (cursor is not None and head.rev <= cursor) or limit < 1:
+        return {"repos": []}
+    entry = {"did": head.repo, "repoRev": head.rev, "hash": {"$bytes": b64encode(head.commit.hash)},
+             "spaceRev": head.rev}  # fmt: skip
+    return {"repos": [entry], "cursor": head.rev}
