@@ -16,6 +16,7 @@ from aiohttp import web
 from . import __version__
 from .api import register_all
 from .api.basic import install_basic_routes
+from .compat import install_shims
 from .config import Settings
 from .context import AppContext
 from .keys import context_key, xrpc_key
@@ -44,6 +45,8 @@ def create_app(settings: Settings, *, lexicon_dir: Path = LEXICON_DIR) -> web.Ap
     app[xrpc_key] = xrpc
     register_all(xrpc, ctx)
     install_basic_routes(app, ctx)
+    # REST compatibility shims (engram/compat/): their routes, and their own error shapes on their paths.
+    install_shims(app, ctx)
     xrpc.install(app)
     app.cleanup_ctx.append(_lifecycle)
     return app
