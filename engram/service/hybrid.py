@@ -3,15 +3,16 @@
 A search names its scopes (a whole space, or only some of its rows such as a shim's documents), the user's
 text, a weight (1 = semantic only, 0 = keyword only, between = hybrid) and the same pre-filters as
 searchMemories (author, all-of tags, since). Per scope it collects up to CANDIDATES vector candidates
-(the space's index, or an exact scan of the scoped rows) and CANDIDATES keyword candidates (FTS5 BM25),
-concurrently; every candidate then gets both scores (BM25 restricted to the vector candidates, cosine of
-the stored vectors of the keyword-only ones), and `fusion.fuse` ranks the union across all scopes.
+(the space's index, or an exact scan of the scoped rows), then CANDIDATES keyword candidates (BM25 over
+the space's in-memory keyword index, engram/search/keyword_index.py) in a pass that also scores the
+vector candidates; the keyword-only candidates get the cosine of their stored vectors. Every candidate
+thus has both scores, and `fusion.fuse` ranks the union across all scopes.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -21,10 +22,10 @@ from ..errors import Unavailable
 from ..search.filters import Filters
 from ..store import Memory, Space
 from ..store import documents as store_documents
-from ..store import keywords as store_keywords
 from ..store import queries as store_queries
 from ..store.writes import parse_datetime_ms
 from .fusion import fuse
+from .keyword_indexes import KeywordIndexes
 from .search import SearchQuery, require_model
 
 if TYPE_CHECKING:
@@ -62,6 +63,7 @@ class HybridSearch:
     def __init__(self, ctx: AppContext, search: SearchService):
         self.ctx = ctx
         self.search = search
+        self.keywords = KeywordIndexes(ctx)
 
     async def run(self, scopes: Sequence[Scope], query: TextSearch) -> list[RankedHit]:
         scopes = [s for s in scopes if s.row_ids is None or s.row_ids]
@@ -113,21 +115,17 @@ class HybridSearch:
         space, want_vector, want_keyword = scope.space, query.weight > 0, query.weight < 1
         async with self.search.limiter.acquire(space.uri):
             vector = vectors[self._vector_key(space)] if want_vector else None
-            jobs = [
-                self._vector_candidates(scope, query, vector) if want_vector else _nothing(),
-                self._keyword_candidates(scope, query) if want_keyword else _nothing(),
-            ]
-            sims, kws = await asyncio.gather(*jobs)
+            sims = await self._vector_candidates(scope, query, vector) if want_vector else {}
+            kws = {}
+            if want_keyword:
+                # One BM25 pass finds the keyword candidates and scores the vector candidates too.
+                kws, vector_kws = await self._keyword_candidates(scope, query, also=sims.keys())
+                kws.update(vector_kws)
             if want_vector and want_keyword:
-                # Every candidate gets both scores: BM25 of the vector-only ones, cosine of the keyword-only.
-                missing_kw = [r for r in sims if r not in kws]
-                missing_sim = [r for r in kws if r not in sims]
-                more_kws, more_sims = await asyncio.gather(
-                    self._keyword_candidates(scope, query, within=missing_kw),
-                    self._exact_similarities(space, missing_sim, query, vector),
+                # ...and the keyword-only candidates get their cosine from the stored vectors.
+                sims.update(
+                    await self._exact_similarities(space, [r for r in kws if r not in sims], query, vector)
                 )
-                kws.update(more_kws)
-                sims.update(more_sims)
         return sims, kws
 
     async def _vector_candidates(
@@ -136,11 +134,7 @@ class HybridSearch:
         if scope.row_ids is not None:
             return await self._exact_similarities(scope.space, scope.row_ids, query, vector)
         active = require_model(scope.space)
-        filters = Filters(
-            author=query.author,
-            tags=tuple(dict.fromkeys(query.tags)),
-            since_ms=parse_datetime_ms(query.since, "since") if query.since else None,
-        )
+        filters = _filters(query)
         result = await self.ctx.index.search(
             scope.space.uri, active.key, active.dims, vector, max(CANDIDATES, query.limit),
             None if filters.is_empty() else filters, generation=scope.space.generation,
@@ -164,19 +158,12 @@ class HybridSearch:
         return {int(ids[i]): float(scores[i]) for i in best}
 
     async def _keyword_candidates(
-        self, scope: Scope, query: TextSearch, within: Sequence[int] | None = None
-    ) -> dict[int, float]:
-        if within is not None and not within:
-            return {}
-        limit = len(within) if within is not None else max(CANDIDATES, query.limit)
-        if within is None and scope.row_ids is not None:
-            within = scope.row_ids
-        hits = await self.ctx.store.read(
-            store_keywords.keyword_search, scope.space.uri, query.text,
-            limit=min(limit, store_keywords.MAX_KEYWORD_LIMIT), author=query.author, tags=query.tags,
-            since=query.since, within=within,
-        )  # fmt: skip
-        return dict(hits)
+        self, scope: Scope, query: TextSearch, also: Iterable[int] = ()
+    ) -> tuple[dict[int, float], dict[int, float]]:
+        limit = max(CANDIDATES, query.limit)
+        return await self.keywords.search(
+            scope.space, query.text, limit, _filters(query), scope.row_ids, also
+        )
 
     async def _hydrate(self, ranked: list[tuple[int, float]], owner: dict[int, str]) -> dict[int, Memory]:
         by_space: dict[str, list[int]] = {}
@@ -192,8 +179,12 @@ class HybridSearch:
         return await self.ctx.store.read(read)
 
 
-async def _nothing() -> dict[int, float]:
-    return {}
+def _filters(query: TextSearch) -> Filters:
+    return Filters(
+        author=query.author,
+        tags=tuple(dict.fromkeys(query.tags)),
+        since_ms=parse_datetime_ms(query.since, "since") if query.since else None,
+    )
 
 
 def _cosines(matrix: np.ndarray, vector: np.ndarray) -> np.ndarray:
