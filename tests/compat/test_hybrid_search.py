@@ -94,3 +94,32 @@ async def test_any_user_text_is_a_valid_keyword_query(corpus, text):
     engram, space, _ = corpus
     hits = await engram.ctx.services.hybrid.run([Scope(space)], TextSearch(text, limit=5, weight=0.0))
     assert all(0 <= h.score <= 1 for h in hits)
+
+
+async def test_keyword_index_follows_updates_deletes_and_new_rows(corpus):
+    from engram.store import MemoryWrite
+
+    engram, space, records = corpus
+    run = engram.ctx.services.hybrid.run
+
+    async def keyword(text):
+        current = await engram.ctx.services.spaces.require(space.uri)
+        return {h.memory.text for h in await run([Scope(current)], TextSearch(text, limit=10, weight=0.0))}
+
+    assert await keyword("ramen") == {"Lunch on Thursday is at the ramen place."}
+    first = records[2]
+    await engram.ctx.services.memories.write(
+        space.uri,
+        [
+            MemoryWrite(
+                author=first.author,
+                rkey=first.rkey,
+                text="Lunch on Thursday is at the taco place.",
+                created_at="2026-03-01T00:00:00Z",
+            )
+        ],
+    )  # an update: the old row goes, a new one comes
+    assert await keyword("ramen") == set()
+    assert await keyword("taco") == {"Lunch on Thursday is at the taco place."}
+    await engram.ctx.services.memories.delete(space.uri, first.author, first.rkey)
+    assert await keyword("taco") == set()
