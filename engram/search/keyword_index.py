@@ -37,6 +37,8 @@ _WORD = re.compile(r"[^\W_]+")
 def words(text: str | None) -> list[str]:
     if not text:
         return []
+    if text.isascii():  # the common case skips the per-character normalisation (index builds are bound by it)
+        return _WORD.findall(text.lower())
     folded = "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
     return _WORD.findall(folded.casefold())
 
@@ -52,7 +54,7 @@ class KeywordIndex:
         self.lengths = np.zeros(0, dtype=np.float32)
         self.columns = FilterColumns()
         self._postings: dict[str, tuple[array, array]] = {}  # term -> (positions 'q', weighted tf 'f')
-        self._frozen: dict[str, tuple[np.ndarray, np.ndarray, int]] = {}
+        self._frozen: dict[str, tuple[np.ndarray, np.ndarray, int, float]] = {}
         self.generation = -1
         self.dead = 0
         self._average: float | None = None  # mean live length, cached until rows come or go
@@ -70,8 +72,10 @@ class KeywordIndex:
             return
         start, lengths = len(self), np.zeros(len(rows), dtype=np.float32)
         for offset, (_, _, _, tags, text, source) in enumerate(rows):
-            tf: Counter[str] = Counter()
-            for weight, field in zip(FIELD_WEIGHTS, (text, " ".join(tags), source), strict=True):
+            found = words(text)
+            tf: Counter[str] = Counter(found)
+            lengths[offset] = len(found)
+            for weight, field in zip(FIELD_WEIGHTS[1:], (" ".join(tags), source), strict=True):
                 found = words(field)
                 lengths[offset] += weight * len(found)
                 for word in found:
@@ -108,32 +112,30 @@ class KeywordIndex:
             self._frozen.clear()  # document frequencies changed
             self._average = None
 
-    def _term(self, term: str) -> tuple[np.ndarray, np.ndarray, int]:
-        """The term's postings as arrays and its live document frequency (cached until it changes)."""
+    def _term(self, term: str, average: float) -> tuple[np.ndarray, np.ndarray, int]:
+        """The term's postings, each one's BM25 term weight tf (k1 + 1) / (tf + k1 (1 - b + b len / avg))
+        and the term's live document frequency; cached until the term or the average length changes."""
         frozen = self._frozen.get(term)
-        if frozen is None:
+        if frozen is None or frozen[3] != average:
             positions, tf = self._postings[term]
             # Copies, not views: an array('q') that exports a buffer could no longer grow.
             at = np.array(positions, dtype=np.int64)
-            frozen = self._frozen[term] = (at, np.array(tf, np.float32), int(np.count_nonzero(self.live[at])))
-        return frozen
+            tf_values = np.array(tf, np.float32)
+            norm = K1 * (1.0 - B + B * self.lengths[at] / np.float32(average))
+            weights = tf_values * np.float32(K1 + 1.0) / (tf_values + norm)
+            frozen = self._frozen[term] = (at, weights, int(np.count_nonzero(self.live[at])), average)
+        return frozen[0], frozen[1], frozen[2]
 
     def search(
-        self,
-        text: str,
-        k: int,
-        filters: Filters | None = None,
-        within: Iterable[int] | None = None,
-        also: Iterable[int] = (),
-    ) -> tuple[np.ndarray, np.ndarray, dict[int, float]]:
-        """(row ids, BM25 scores) of the best `k` live rows that match a word of `text` and pass `filters`
-        (and, if given, are among `within`), best first, ties to the lower row id; plus the scores of the
-        rows in `also` that match (hybrid search scores its vector candidates in the same pass)."""
-        empty = np.zeros(0, np.int64), np.zeros(0, np.float32), {}
+        self, text: str, k: int, filters: Filters | None = None, within: Iterable[int] | None = None
+    ) -> KeywordResult:
+        """The best `k` live rows that match a word of `text` and pass `filters` (and, if given, are among
+        `within`), best first, ties to the lower row id; `KeywordResult.of` scores any other rows later
+        (hybrid search scores its vector candidates without a second pass)."""
         live_count = len(self) - self.dead
         terms = [t for t in query_terms(text) if t in self._postings]
         if not terms or live_count <= 0:
-            return empty
+            return KeywordResult(np.zeros(0, np.int64), np.zeros(0, np.float32), self.row_ids, None)
         allowed = (
             self.live if filters is None or filters.is_empty() else self.columns.allowed(filters, self.live)
         )
@@ -144,21 +146,39 @@ class KeywordIndex:
         if self._average is None:
             self._average = float(self.lengths[self.live].mean()) if live_count else 1.0
         scores = np.zeros(len(self), dtype=np.float32)
-        extra = self.positions(also)
         for term in terms:
-            positions, tf, df = self._term(term)
+            positions, weights, df = self._term(term, self._average or 1.0)
             if df == 0:
                 continue
-            idf = np.log1p((live_count - df + 0.5) / (df + 0.5))
-            norm = K1 * (1.0 - B + B * self.lengths[positions] / (self._average or 1.0))
-            scores[positions] += idf * tf * (K1 + 1.0) / (tf + norm)
-        also_scores = {
-            int(self.row_ids[p]): float(scores[p]) for p in extra if scores[p] > 0 and self.live[p]
-        }
+            scores[positions] += np.float32(np.log1p((live_count - df + 0.5) / (df + 0.5))) * weights
         scores[~allowed] = 0.0
         candidates = np.flatnonzero(scores)  # every live, allowed row that matched a word
         if candidates.shape[0] > k:
             candidates = candidates[np.argpartition(-scores[candidates], k - 1)[:k]]
         order = np.lexsort((self.row_ids[candidates], -scores[candidates]))
         best = candidates[order]
-        return self.row_ids[best], scores[best], also_scores
+        return KeywordResult(self.row_ids[best], scores[best], self.row_ids, scores)
+
+
+class KeywordResult:
+    """The best matches of one query, and every row's score for that query (`of`)."""
+
+    def __init__(self, row_ids: np.ndarray, scores: np.ndarray, all_row_ids: np.ndarray, all_scores):
+        self.row_ids, self.scores = row_ids, scores
+        self._all_row_ids, self._all_scores = all_row_ids, all_scores
+
+    def best(self) -> dict[int, float]:
+        return dict(zip(self.row_ids.tolist(), self.scores.astype(np.float64).tolist(), strict=True))
+
+    def of(self, row_ids: Iterable[int]) -> dict[int, float]:
+        """Scores of those rows that matched (and passed the filters); others are left out."""
+        if self._all_scores is None:
+            return {}
+        wanted = np.fromiter(row_ids, dtype=np.int64)
+        if not wanted.shape[0] or not self._all_row_ids.shape[0]:
+            return {}
+        at = np.minimum(np.searchsorted(self._all_row_ids, wanted), self._all_row_ids.shape[0] - 1)
+        hit = (self._all_row_ids[at] == wanted) & (self._all_scores[at] > 0)
+        return dict(
+            zip(wanted[hit].tolist(), self._all_scores[at[hit]].astype(np.float64).tolist(), strict=True)
+        )

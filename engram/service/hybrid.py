@@ -3,16 +3,16 @@
 A search names its scopes (a whole space, or only some of its rows such as a shim's documents), the user's
 text, a weight (1 = semantic only, 0 = keyword only, between = hybrid) and the same pre-filters as
 searchMemories (author, all-of tags, since). Per scope it collects up to CANDIDATES vector candidates
-(the space's index, or an exact scan of the scoped rows), then CANDIDATES keyword candidates (BM25 over
-the space's in-memory keyword index, engram/search/keyword_index.py) in a pass that also scores the
-vector candidates; the keyword-only candidates get the cosine of their stored vectors. Every candidate
+(the space's index, or an exact scan of the scoped rows) and, concurrently, CANDIDATES keyword candidates
+(BM25 over the space's in-memory keyword index, engram/search/keyword_index.py), whose result also scores
+the vector candidates; the keyword-only candidates get the cosine of their stored vectors. Every candidate
 thus has both scores, and `fusion.fuse` ranks the union across all scopes.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -20,6 +20,7 @@ import numpy as np
 
 from ..errors import Unavailable
 from ..search.filters import Filters
+from ..search.keyword_index import KeywordResult
 from ..store import Memory, Space
 from ..store import documents as store_documents
 from ..store import queries as store_queries
@@ -113,16 +114,18 @@ class HybridSearch:
         self, scope: Scope, query: TextSearch, vectors: dict[str, np.ndarray]
     ) -> tuple[dict[int, float], dict[int, float]]:
         space, want_vector, want_keyword = scope.space, query.weight > 0, query.weight < 1
+        vector = vectors[self._vector_key(space)] if want_vector else None
         async with self.search.limiter.acquire(space.uri):
-            vector = vectors[self._vector_key(space)] if want_vector else None
-            sims = await self._vector_candidates(scope, query, vector) if want_vector else {}
-            kws = {}
-            if want_keyword:
-                # One BM25 pass finds the keyword candidates and scores the vector candidates too.
-                kws, vector_kws = await self._keyword_candidates(scope, query, also=sims.keys())
-                kws.update(vector_kws)
+            # The two sides run concurrently; the keyword result keeps every row's BM25, so the vector
+            # candidates get theirs without a second pass, and the keyword-only candidates get the cosine
+            # of their stored vectors.
+            sims, keyword = await asyncio.gather(
+                self._vector_candidates(scope, query, vector) if want_vector else _no_similarities(),
+                self._keyword_candidates(scope, query) if want_keyword else _no_keywords(),
+            )
+            kws = keyword.best() if keyword is not None else {}
             if want_vector and want_keyword:
-                # ...and the keyword-only candidates get their cosine from the stored vectors.
+                kws.update(keyword.of(sims.keys()))
                 sims.update(
                     await self._exact_similarities(space, [r for r in kws if r not in sims], query, vector)
                 )
@@ -144,26 +147,25 @@ class HybridSearch:
     async def _exact_similarities(
         self, space: Space, row_ids: Sequence[int], query: TextSearch, vector: np.ndarray
     ) -> dict[int, float]:
-        """Cosine of the query with the stored vectors of those rows (that pass the filters)."""
+        """Cosine of the query with the stored vectors of those rows (that pass the filters), computed in
+        the reader thread that reads them (a 100 x d product: no second thread hop for it)."""
         if not row_ids:
             return {}
-        ids, matrix = await self.ctx.store.read(
-            store_documents.row_vectors, space.uri, list(row_ids), require_model(space).key,
-            author=query.author, tags=query.tags, since=query.since,
-        )  # fmt: skip
-        if ids.shape[0] == 0:
-            return {}
-        scores = await self.ctx.pool.run(_cosines, matrix, vector)
+
+        def read(conn):
+            ids, matrix = store_documents.row_vectors(
+                conn, space.uri, list(row_ids), require_model(space).key,
+                author=query.author, tags=query.tags, since=query.since,
+            )  # fmt: skip
+            return ids, (_cosines(matrix, vector) if ids.shape[0] else np.zeros(0, np.float32))
+
+        ids, scores = await self.ctx.store.read(read)
         best = np.argsort(-scores, kind="stable")[: max(CANDIDATES, query.limit)]
         return {int(ids[i]): float(scores[i]) for i in best}
 
-    async def _keyword_candidates(
-        self, scope: Scope, query: TextSearch, also: Iterable[int] = ()
-    ) -> tuple[dict[int, float], dict[int, float]]:
+    async def _keyword_candidates(self, scope: Scope, query: TextSearch) -> KeywordResult:
         limit = max(CANDIDATES, query.limit)
-        return await self.keywords.search(
-            scope.space, query.text, limit, _filters(query), scope.row_ids, also
-        )
+        return await self.keywords.search(scope.space, query.text, limit, _filters(query), scope.row_ids)
 
     async def _hydrate(self, ranked: list[tuple[int, float]], owner: dict[int, str]) -> dict[int, Memory]:
         by_space: dict[str, list[int]] = {}
@@ -185,6 +187,14 @@ def _filters(query: TextSearch) -> Filters:
         tags=tuple(dict.fromkeys(query.tags)),
         since_ms=parse_datetime_ms(query.since, "since") if query.since else None,
     )
+
+
+async def _no_similarities() -> dict[int, float]:
+    return {}
+
+
+async def _no_keywords() -> None:
+    return None
 
 
 def _cosines(matrix: np.ndarray, vector: np.ndarray) -> np.ndarray:

@@ -14,10 +14,8 @@ import asyncio
 from collections import OrderedDict
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from ..search.filters import Filters
-from ..search.keyword_index import KeywordIndex
+from ..search.keyword_index import KeywordIndex, KeywordResult
 from ..search.rows import DeltaUnavailable
 from ..store.keyword_rows import read_keyword_delta
 
@@ -36,6 +34,7 @@ class KeywordIndexes:
         self.ctx = ctx
         self._indexes: OrderedDict[str, KeywordIndex] = OrderedDict()
         self._locks: dict[str, asyncio.Lock] = {}
+        self._running: set[asyncio.Task] = set()
 
     async def search(
         self,
@@ -44,18 +43,20 @@ class KeywordIndexes:
         k: int,
         filters: Filters | None = None,
         within: Iterable[int] | None = None,
-        also: Iterable[int] = (),
-    ) -> tuple[dict[int, float], dict[int, float]]:
-        """(row id -> BM25 score of the best `k` matches, scores of the matching rows of `also`); see
-        KeywordIndex.search."""
-        lock = self._locks.setdefault(_key(space), asyncio.Lock())
-        async with lock:
+    ) -> KeywordResult:
+        """The best `k` matches of `text` in the space, caught up with the store first (KeywordIndex.search)."""
+        # Detached and shielded: a caller that gives up (the search's hard limit) must not release the lock
+        # while a worker thread still changes the index, and a long first build should finish for the next
+        # caller instead of starting over.
+        task = asyncio.ensure_future(self._locked_search(space, text, k, filters, within))
+        self._running.add(task)
+        task.add_done_callback(self._running.discard)
+        return await asyncio.shield(task)
+
+    async def _locked_search(self, space, text, k, filters, within) -> KeywordResult:
+        async with self._locks.setdefault(_key(space), asyncio.Lock()):
             index = await self._fresh(space)
-            row_ids, scores, also_scores = await self.ctx.pool.run(
-                index.search, text, k, filters, within, also
-            )
-        best = dict(zip(row_ids.tolist(), np.asarray(scores, dtype=np.float64).tolist(), strict=True))
-        return best, also_scores
+            return await self.ctx.pool.run(index.search, text, k, filters, within)
 
     async def _fresh(self, space: Space) -> KeywordIndex:
         index = self._indexes.get(_key(space))

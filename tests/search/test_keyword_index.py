@@ -25,8 +25,8 @@ def doc(text, tags=(), source=None, author="did:plc:a", ms=0):
 
 
 def ranked(index, text, k=10, **kw):
-    row_ids, scores, _ = index.search(text, k, **kw)
-    return row_ids.tolist(), scores.tolist()
+    result = index.search(text, k, **kw)
+    return result.row_ids.tolist(), result.scores.tolist()
 
 
 def test_rarer_words_and_more_words_rank_higher():
@@ -68,8 +68,11 @@ def test_filters_within_and_also():
     assert ranked(index, "red", filters=Filters(since_ms=25))[0] == [3]
     assert ranked(index, "red", filters=Filters(tags=("zoo",)))[0] == [1]
     assert ranked(index, "fox", within=[2, 3])[0] == [2]
-    _, _, also = index.search("fox", 1, also=[1, 2, 3])
-    assert set(also) == {1, 2}  # row 3 has no "fox"; the top-1 limit does not apply to `also`
+    result = index.search("fox", 1)
+    assert list(result.best()) == [2] and set(result.of([1, 2, 3, 42])) == {
+        1,
+        2,
+    }  # `of` ignores the top-1 cut
 
 
 def test_ties_go_to_the_lower_row_id_and_k_cuts():
