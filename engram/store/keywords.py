@@ -11,8 +11,6 @@ import re
 import sqlite3
 from collections.abc import Sequence
 
-import orjson
-
 from engram.store.spaces import require_space
 from engram.store.writes import filter_clauses
 from engram.xrpc.errors import InvalidRequestError
@@ -37,11 +35,9 @@ def keyword_search(
     author: str | None = None,
     tags: Sequence[str] = (),
     since: str | None = None,
-    within: Sequence[int] | None = None,
 ) -> list[tuple[int, float]]:
     """(row id, BM25 score) of the best keyword matches, best first; higher scores are better (FTS5's
-    bm25() is negated). Filters are the same as search: author, all-of tags, createdAt >= since;
-    `within` restricts the match to those row ids (hybrid search scores its vector candidates with it)."""
+    bm25() is negated). Filters are the same as search: author, all-of tags, createdAt >= since."""
     space = require_space(conn, space_uri)
     if not isinstance(limit, int) or not 1 <= limit <= MAX_KEYWORD_LIMIT:
         raise InvalidRequestError(f"limit must be an integer in 1..{MAX_KEYWORD_LIMIT}")
@@ -50,10 +46,6 @@ def keyword_search(
         return []
     where, params = filter_clauses(space.id, author, tags, since, table="m.")
     where, params = ["memories_fts MATCH ?", *where], [query, *params]
-    if within is not None:
-        # One JSON parameter instead of one per id: no SQLITE_MAX_VARIABLE_NUMBER limit on big candidate sets.
-        where.append("m.row_id IN (SELECT value FROM json_each(?))")
-        params.append(orjson.dumps([int(r) for r in within]).decode())
     rows = conn.execute(
         "SELECT m.row_id, -bm25(memories_fts, 1.0, 0.5, 0.25) AS score FROM memories_fts JOIN memories m"
         f" ON m.row_id = memories_fts.rowid WHERE {' AND '.join(where)}"
