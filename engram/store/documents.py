@@ -45,10 +45,16 @@ def row_vectors(
     """(row ids, float32 vectors) of those rows of the space that carry a `model_key` vector and pass the
     search filters; rows without one are left out (they are not searchable by vector either)."""
     space = require_space(conn, space_uri)
-    where, params = filter_clauses(space.id, author, tags, since)
-    where += ["model_key = ?", "vector IS NOT NULL", "row_id IN (SELECT value FROM json_each(?))"]
-    params += [model_key, orjson.dumps([int(r) for r in row_ids]).decode()]
-    rows = conn.execute(f"SELECT row_id, vector FROM memories WHERE {' AND '.join(where)}", params).fetchall()
+    where, params = filter_clauses(space.id, author, tags, since, table="m.")
+    where += ["m.model_key = ?", "m.vector IS NOT NULL"]
+    params += [model_key]
+    # CROSS JOIN makes the id list the outer loop: one primary-key lookup per id, where a plain
+    # `row_id IN (...)` let the planner walk the whole space through memories_by_space (20 ms at 100k).
+    rows = conn.execute(
+        "SELECT m.row_id, m.vector FROM json_each(?) AS j CROSS JOIN memories AS m ON m.row_id = j.value"
+        f" WHERE {' AND '.join(where)}",
+        [orjson.dumps([int(r) for r in row_ids]).decode(), *params],
+    ).fetchall()
     if not rows:
         return np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32)
     ids = np.fromiter((r for r, _ in rows), dtype=np.int64, count=len(rows))
