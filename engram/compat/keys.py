@@ -1,7 +1,7 @@
 """API-key authentication for the shims: `Authorization: Bearer <engram key>` -> `KeyGrant`.
 
 The key is looked up in the store on every request (a point read by a unique index, ~20 µs, done on the
-loop like the XRPC auth step's space lookup: docs/architecture.md), so revoking a key, unbinding a space
+loop like the XRPC auth step's space lookup: HACKING.md "Store"), so revoking a key, unbinding a space
 or deleting a space takes effect on the very next request; there is no cache to go stale.
 """
 
