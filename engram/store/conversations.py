@@ -15,6 +15,8 @@ from engram.store.spaces import require_space
 
 _WORKFLOW = "json_extract(attrs, '$.workflowId')"
 _KEY = "json_extract(attrs, '$.conversationKey')"
+# A memory is a Sim message only when it carries a string simId too (imports may bring partial attrs).
+_IS_MESSAGE = "json_type(attrs, '$.simId') = 'text' AND json_type(attrs, '$.conversationKey') = 'text'"
 _ORDER = "ORDER BY json_extract(attrs, '$.sequence'), row_id"
 
 
@@ -22,7 +24,8 @@ def conversation(conn: sqlite3.Connection, space_uri: str, workflow_id: str, key
     """The messages of one conversation, oldest first ([] when there is none)."""
     space = require_space(conn, space_uri)
     rows = conn.execute(
-        f"SELECT {_VIEW_COLUMNS} FROM memories WHERE space_id = ? AND {_WORKFLOW} = ? AND {_KEY} = ? {_ORDER}",
+        f"SELECT {_VIEW_COLUMNS} FROM memories WHERE space_id = ? AND {_WORKFLOW} = ? AND {_KEY} = ?"
+        f" AND {_IS_MESSAGE} {_ORDER}",
         (space.id, workflow_id, key),
     )
     return [_memory(row) for row in rows]
@@ -34,7 +37,7 @@ def conversation_by_id(
     space = require_space(conn, space_uri)
     row = conn.execute(
         f"SELECT {_KEY} FROM memories WHERE space_id = ? AND {_WORKFLOW} = ?"
-        " AND json_extract(attrs, '$.simId') = ? LIMIT 1",
+        f" AND json_extract(attrs, '$.simId') = ? AND {_IS_MESSAGE} LIMIT 1",
         (space.id, workflow_id, sim_id),
     ).fetchone()
     return conversation(conn, space_uri, workflow_id, row[0]) if row else []
@@ -46,7 +49,7 @@ def conversations(
     """Up to `limit` conversations of the workflow whose key contains `key_contains` (case-sensitive, like
     SQL LIKE '%q%' on Postgres), oldest conversation first."""
     space = require_space(conn, space_uri)
-    where, params = f"space_id = ? AND {_WORKFLOW} = ?", [space.id, workflow_id]
+    where, params = f"space_id = ? AND {_WORKFLOW} = ? AND {_IS_MESSAGE}", [space.id, workflow_id]
     if key_contains:
         where += f" AND instr({_KEY}, ?) > 0"
         params.append(key_contains)

@@ -153,3 +153,26 @@ async def test_http_level_errors_keep_sims_envelope(sim):
     ]:
         body = await resp.json()
         assert resp.status in (400, 404, 405) and body["success"] is False and "message" in body["error"]
+
+
+async def test_memories_with_partial_or_odd_sim_attrs_never_break_the_routes(sim):
+    engram, token, space = sim
+    await engram.write(space.uri, ["no sim id here"], attrs={"workflowId": WF, "conversationKey": "half"})
+    await engram.write(
+        space.uri,
+        ["odd one"],
+        attrs={
+            "workflowId": WF,
+            "conversationKey": "odd",
+            "simId": "mem_odd",
+            "sequence": "seven",
+            "role": "robot",
+        },
+    )
+    listed = await call(engram, token, "GET", "/api/memory", 200, params={"workflowId": WF})
+    assert [(r["key"], r["data"]) for r in listed["data"]["memories"]] == [
+        ("odd", [{"role": "user", "content": "odd one"}])
+    ]  # the memory without a simId is not a Sim message
+    appended = await call(engram, token, "POST", "/api/memory", 200, json=add_body(key="odd", content="more"))
+    assert {m["content"] for m in appended["data"]["data"]} == {"odd one", "more"}
+    await call(engram, token, "POST", "/api/memory", 201, json=add_body(key="half"))

@@ -30,7 +30,10 @@ async def append(ctx: AppContext, space_uri: str, request: AddRequest) -> tuple[
     def append_in_transaction(conn):
         existing = store_conversations.conversation(conn, space_uri, request.workflow_id, request.key)
         sim_id = existing[0].attrs["simId"] if existing else new_memory_id()
-        sequence = existing[-1].attrs["sequence"] + 1 if existing else 0
+        numbered = [m.attrs.get("sequence") for m in existing]
+        sequence = 1 + max(
+            (n for n in numbered if isinstance(n, int) and not isinstance(n, bool)), default=-1
+        )
         store_memories.put_memories(
             conn, space_uri, [replace(write, attrs=message_attrs(request, sim_id, sequence))]
         )

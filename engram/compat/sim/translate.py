@@ -92,10 +92,14 @@ def memory_row(messages: list[Memory]) -> dict[str, Any]:
     first, last = messages[0], messages[-1]
     return {
         "id": first.attrs["simId"],
-        "workflowId": first.attrs["workflowId"],
+        "workflowId": str(first.attrs["workflowId"]),
         "key": first.attrs["conversationKey"],
         "type": "agent",
-        "data": [{"role": m.attrs["role"], "content": m.text} for m in messages],
+        # An imported message may lack a valid role; Sim's readers expect one of ROLES.
+        "data": [
+            {"role": m.attrs.get("role") if m.attrs.get("role") in ROLES else "user", "content": m.text}
+            for m in messages
+        ],
         "createdAt": first.created_at,
         "updatedAt": last.created_at,
         "deletedAt": None,
