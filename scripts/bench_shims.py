@@ -14,6 +14,7 @@ same distribution. The query embedder is `hashing:384` (microseconds), so embedd
 the ratios: they compare search work only.
 
     .venv/bin/python scripts/bench_shims.py [--small 10000] [--large 100000] [--rounds 5] [--count 60]
+    .venv/bin/python scripts/bench_shims.py --embedder builtin --large 0   # part 1 with the default model
 """
 
 from __future__ import annotations
@@ -135,13 +136,16 @@ async def main() -> None:
     parser.add_argument("--large", type=int, default=100_000)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--count", type=int, default=60)
+    parser.add_argument(
+        "--embedder", default="hashing:384", help="query embedder (builtin: the default model, ~5 ms a query)"
+    )
     args = parser.parse_args()
-    async with engram_server(embedder="hashing:384", text_search_rate=0, search_concurrency=64) as srv:
+    async with engram_server(embedder=args.embedder, text_search_rate=0, search_concurrency=64) as srv:
         e = srv.ctx.embedder
         spec = ModelSpec(e.name, e.digest, e.dims)
         overhead = await shim_overhead(srv, spec, args.small, args.rounds, args.count)
-        hybrid = await hybrid_cost(srv, spec, args.large, args.rounds, args.count)
-    for row in [*overhead, hybrid]:
+        hybrid = await hybrid_cost(srv, spec, args.large, args.rounds, args.count) if args.large else None
+    for row in [*overhead, *([hybrid] if hybrid else [])]:
         print(json.dumps(row))
     print("\n| memories | embedding_rate | service p50 / p99 ms | shim p50 / p99 ms | shim ÷ service, p50 |")
     print("|---|---|---|---|---|")
@@ -151,6 +155,8 @@ async def main() -> None:
             f"| {r['shim_p50_ms']:.2f} / {r['shim_p99_ms']:.2f} | **{r['ratio_p50']:.2f}** |"
         )
     h = hybrid
+    if h is None:
+        return
     print(
         "\n| memories | vector-only p50 / p99 ms | hybrid p50 / p99 ms | keyword-only p50 / p99 ms | hybrid ÷ vector, p50 |"
     )
