@@ -18,6 +18,7 @@ from aiohttp import web
 from . import __version__
 from .api import register_all
 from .api.basic import install_basic_routes
+from .compat import install_shims
 from .config import Settings
 from .console import install_console
 from .context import AppContext
@@ -53,6 +54,8 @@ def create_app(settings: Settings, *, lexicon_dir: Path | Traversable = LEXICON_
     app[xrpc_key] = xrpc
     register_all(xrpc, ctx)
     install_basic_routes(app, ctx)
+    # REST compatibility shims (engram/compat/): their routes, and their own error shapes on their paths.
+    install_shims(app, ctx)
     xrpc.install(app)
     install_console(app, ctx)  # the web console under /console/ (engram/console/)
     app.cleanup_ctx.append(_lifecycle)

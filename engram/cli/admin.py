@@ -87,6 +87,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="read and/or write (repeatable; default: read)",
     )
     kc.add_argument("--label", default="", help="a note to tell keys apart")
+    kc.add_argument(
+        "--space",
+        action="append",
+        dest="extra_spaces",
+        default=[],
+        metavar="SPACE",
+        help="one more hosted space the key may read (repeatable)",
+    )
     kc.set_defaults(admin=_apikey_create)
     kl = ks.add_parser("list", help="list keys (never their tokens)")
     kl.add_argument("space", nargs="?", help="only the keys of this space")
@@ -263,6 +271,8 @@ async def _reindex(args, admin: AdminClient) -> Any:
 
 async def _apikey_create(args, admin: AdminClient) -> Any:
     body = {"space": args.space, "scopes": args.scopes or ["read"], "label": args.label}
+    if args.extra_spaces:
+        body["extraSpaces"] = args.extra_spaces
     out = await admin.procedure("garden.engram.admin.createApiKey", body)
     if not args.json:
         print(out["token"])

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..search.limits import SearchLimiter
+from .hybrid import HybridSearch
 from .memories import MemoryService
 from .search import SearchService
 from .spaces import SpaceService
@@ -25,6 +26,7 @@ class Services:
     spaces: SpaceService
     memories: MemoryService
     search: SearchService
+    hybrid: HybridSearch = None  # keyword and hybrid search for the REST shims (engram/service/hybrid.py)
 
     @classmethod
     def build(cls, ctx: AppContext) -> Services:
@@ -47,4 +49,6 @@ class Services:
             limiter=SearchLimiter(s.search_rate, s.search_burst, s.search_concurrency),
             text=TextQueries(s, ctx.embedder, ctx.pool),
         )
-        return cls(spaces=spaces, memories=memories, search=search)
+        services = cls(spaces=spaces, memories=memories, search=search)
+        services.hybrid = HybridSearch(ctx, search)
+        return services

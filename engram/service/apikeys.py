@@ -1,4 +1,7 @@
-"""API keys for the REST shims: created for a hosted space with scopes, shown once, stored hashed."""
+"""API keys for the REST shims: created for hosted spaces with scopes, shown once, stored hashed.
+
+A key has a primary space (shim writes go there) and may be bound to more hosted spaces (read through
+the shims that search several, e.g. GPTBots knowledge bases named by their short ids)."""
 
 from __future__ import annotations
 
@@ -17,7 +20,7 @@ MAX_LABEL_CHARS = 200
 
 
 async def create_api_key(
-    ctx: AppContext, space_uri: str, scopes: Iterable[str], label: str = ""
+    ctx: AppContext, space_uri: str, scopes: Iterable[str], label: str = "", extra_spaces: Iterable[str] = ()
 ) -> tuple[ApiKey, str]:
     """(key, raw token): the token is returned here once and only its sha256 is stored."""
     scopes = [scopes] if isinstance(scopes, str) else list(scopes)
@@ -25,11 +28,19 @@ async def create_api_key(
         raise InvalidInput(f"scopes must be a non-empty subset of {sorted(store_apikeys.SCOPES)}")
     if not isinstance(label, str) or len(label) > MAX_LABEL_CHARS:
         raise InvalidInput(f"label must be a string of at most {MAX_LABEL_CHARS} characters")
-    return await ctx.store.write(store_apikeys.create_api_key, space_uri, scopes, label)
+    return await ctx.store.write(store_apikeys.create_api_key, space_uri, scopes, label, list(extra_spaces))
 
 
 async def list_api_keys(ctx: AppContext, space_uri: str | None = None) -> list[ApiKey]:
     return await ctx.store.read(store_apikeys.list_api_keys, space_uri)
+
+
+async def bind_space(ctx: AppContext, key_id: int, space_uri: str) -> ApiKey:
+    return await ctx.store.write(store_apikeys.bind_space, key_id, space_uri)
+
+
+async def unbind_space(ctx: AppContext, key_id: int, space_uri: str) -> ApiKey:
+    return await ctx.store.write(store_apikeys.unbind_space, key_id, space_uri)
 
 
 async def revoke_api_key(ctx: AppContext, key_id: int) -> ApiKey:
