@@ -1,5 +1,6 @@
 import pytest
 
+from engram.search.manager import IndexManager
 from engram.workers import WorkerPool
 
 
@@ -8,3 +9,11 @@ def pool():
     workers = WorkerPool(2, name="test-search")
     yield workers
     workers.close()
+
+
+@pytest.fixture(autouse=True)
+def patient_index_loads(monkeypatch):
+    """IndexManager's default load wait (0.5 s) is a production latency choice; a test that builds an index
+    on a busy CI machine can need longer, and would then get IndexLoading for the machine's load. Tests of
+    that path pass load_wait_s themselves; every other manager waits for its load."""
+    monkeypatch.setitem(IndexManager.__init__.__kwdefaults__, "load_wait_s", 600.0)

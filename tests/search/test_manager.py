@@ -297,14 +297,23 @@ async def test_loop_guard_catches_work_on_the_loop():
 @pytest.mark.skipif(run_queue_delay_s() is None, reason="telling blocking from load needs Linux schedstat")
 async def test_loop_guard_catches_a_loop_blocked_by_another_thread():
     import threading
+    import time
 
-    held = threading.Lock()
+    held, about_to_block = threading.Lock(), threading.Event()
+    held.acquire()
+
+    def release_a_second_later():
+        # Counted from the loop thread's last step before it blocks, not from an earlier moment a slow
+        # machine could stretch: the loop sleeps on the lock for about a second, five times the limit.
+        about_to_block.wait()
+        time.sleep(1.0)
+        held.release()
+
+    threading.Thread(target=release_a_second_later, daemon=True).start()
     with pytest.raises(AssertionError, match="blocked for"):
         async with loop_guard(max_blocked_s=0.2):
-            # Armed inside the block: entering the guard collects garbage, which may take a while.
-            held.acquire()
-            threading.Timer(0.4, held.release).start()
             await asyncio.sleep(0.02)
+            about_to_block.set()
             with held:  # the loop thread sleeps on a lock another thread holds: not busy, not load
                 pass
             await asyncio.sleep(0.02)
