@@ -10,16 +10,8 @@ from search_fakes import MODEL, MemorySource, clustered, oracle
 from engram.errors import InvalidInput, UnknownSpace
 from engram.search import persist
 from engram.search.filters import Filters
-from engram.search.manager import IndexManager as _IndexManager
+from engram.search.manager import IndexManager
 from engram.xrpc.errors import InvalidRequestError, UnavailableError, http_status
-
-
-def IndexManager(*args, **kwargs) -> _IndexManager:
-    """The manager with a generous load wait: on a busy CI machine a build may outlast the 0.5 s default,
-    and a test that wants IndexLoading says so with its own `load_wait_s`."""
-    kwargs.setdefault("load_wait_s", 120.0)
-    return _IndexManager(*args, **kwargs)
-
 
 SPACE = "at://did:plc:alice/garden.engram.space/main"
 D = 16

@@ -11,17 +11,9 @@ from search_fakes import MODEL, MemorySource, clustered
 
 from engram.search import persist
 from engram.search.index import SpaceIndex
-from engram.search.manager import IndexManager as _IndexManager
+from engram.search.manager import IndexManager
 from engram.workers import WorkerPool
 from engram.xrpc.errors import UnavailableError
-
-
-def IndexManager(*args, **kwargs) -> _IndexManager:
-    """The manager with a generous load wait: on a busy CI machine a build may outlast the 0.5 s default,
-    and a test that wants IndexLoading says so with its own `load_wait_s`."""
-    kwargs.setdefault("load_wait_s", 120.0)
-    return _IndexManager(*args, **kwargs)
-
 
 D = 16
 Q = np.ones(D, np.float32) / 4
