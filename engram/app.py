@@ -44,6 +44,7 @@ def create_app(settings: Settings, *, lexicon_dir: Path = LEXICON_DIR) -> web.Ap
     app[xrpc_key] = xrpc
     register_all(xrpc, ctx)
     install_basic_routes(app, ctx)
+    _install_memorybank(app, ctx)
     xrpc.install(app)
     app.cleanup_ctx.append(_lifecycle)
     return app
@@ -62,3 +63,10 @@ async def _lifecycle(app: web.Application) -> AsyncIterator[None]:
         )
         yield
         ctx.ready = False
+
+
+def _install_memorybank(app: web.Application, ctx: AppContext) -> None:
+    """The Memory Bank REST shim and its OAuth2 server (engram/compat/memorybank, engram/oauth)."""
+    from .compat.memorybank.mount import mount_memorybank
+
+    mount_memorybank(app, ctx)

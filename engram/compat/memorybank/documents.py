@@ -1,0 +1,191 @@
+"""The Memory Bank operations (upsert, query, delete) over the key's hosted space. No aiohttp here.
+
+Writes go through the store's writer like every other write: an upsert embeds its chunks first (off the
+loop), then deletes the documents' old chunks and inserts the new ones in ONE transaction, so a reader
+never sees a document half replaced. Queries of one request are embedded in one batch and searched
+concurrently; they count as one search against the space's rate limit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ...embed.text import query_text, round_through_f16
+from ...errors import InvalidInput, Unavailable
+from ...search.filters import Filters
+from ...service.embedding import embed_documents, hosts_model
+from ...store import Memory, MemoryWrite, Space
+from ...store import memories as store_memories
+from ...store import queries as store_queries
+from ...store.spaces import require_space
+from .keyauth import Principal
+from .models import DeleteRequest, Document, MetadataFilter, Query, field_error
+from .translate import (
+    PreparedDocument,
+    chunk_json,
+    chunk_writes,
+    date_bounds,
+    filter_tags,
+    prepare_document,
+    search_filters,
+)
+
+if TYPE_CHECKING:
+    from ...context import AppContext
+
+MAX_TOP_K = 50  # upstream has no maximum; engram clamps (docs/memorybank.md)
+MAX_QUERIES = 16  # queries in one request
+SEARCH_TIMEOUT_S = 10.0
+
+
+class MemoryBank:
+    def __init__(self, ctx: AppContext):
+        self.ctx = ctx
+
+    async def _space(self, principal: Principal) -> Space:
+        space = await self.ctx.services.spaces.require(principal.space_uri)
+        if not hosts_model(self.ctx.embedder, space):
+            raise InvalidInput(
+                "engram does not run this space's embedding model, so it cannot embed text", "ModelNotHosted"
+            )
+        return space
+
+    async def upsert(self, principal: Principal, documents: Sequence[Document]) -> list[str]:
+        space = await self._space(principal)
+        prepared = await self.ctx.pool.run(_prepare_all, list(documents))
+        texts = [text for doc in prepared for text in doc.chunks]
+        embeddings = await embed_documents(self.ctx.embedder, self.ctx.pool, space, texts, [()] * len(texts))
+        writes: list[MemoryWrite] = []
+        offset = 0
+        for doc in prepared:
+            mine, offset = embeddings[offset : offset + len(doc.chunks)], offset + len(doc.chunks)
+            writes += chunk_writes(doc, author=space.authority, principal_id=principal.id, embeddings=mine)
+        replaced = [
+            filter_tags(MetadataFilter(document_id=doc.document_id), principal.id, doc.user_id)
+            for doc, given in zip(prepared, documents, strict=True)
+            if given.id
+        ]
+        await self.ctx.store.write(_replace, space.uri, replaced, writes)
+        return [doc.document_id for doc in prepared]
+
+    async def query(self, principal: Principal, queries: Sequence[Query]) -> list[dict[str, Any]]:
+        if len(queries) > MAX_QUERIES:
+            raise field_error(
+                ["queries"], f"at most {MAX_QUERIES} queries per request", "value_error.list.max_items"
+            )
+        plans = []
+        for i, query in enumerate(queries):
+            if query.top_k < 1:
+                raise field_error(
+                    ["queries", i, "top_k"],
+                    "ensure this value is greater than 0",
+                    "value_error.number.not_gt",
+                )
+            filters = search_filters(query.filter, principal.id, query.user_id, ["queries", i])
+            plans.append((query, filters, min(query.top_k, MAX_TOP_K)))
+        space = await self._space(principal)
+        if not plans:
+            return []
+        vectors = await self._embed_queries(space, [q.query for q, _, _ in plans])
+        async with self.ctx.services.search.limiter.acquire(space.uri):
+            found = await asyncio.gather(
+                *(self._search(space, vectors[i], k, filters) for i, (_, filters, k) in enumerate(plans))
+            )
+        return [
+            {"query": query.query, "results": [chunk_json(m, s) for m, s in hits]}
+            for (query, _, _), hits in zip(plans, found, strict=True)
+        ]
+
+    async def delete(self, principal: Principal, request: DeleteRequest) -> bool:
+        if not request.ids and request.filter is None and not request.delete_all:
+            raise InvalidInput("One of ids, filter, or delete_all is required", "MissingSelector")
+        space = await self.ctx.services.spaces.require(principal.space_uri)
+        selectors: list[tuple[tuple[str, ...], int | None, int | None]] = []
+        if request.delete_all:
+            selectors.append((filter_tags(None, principal.id, request.user_id), None, None))
+        else:
+            for document_id in request.ids or ():
+                flt = MetadataFilter(document_id=document_id)
+                selectors.append((filter_tags(flt, principal.id, request.user_id), None, None))
+            if request.filter is not None:
+                start, end = date_bounds(request.filter, ["filter"])
+                selectors.append((filter_tags(request.filter, principal.id, request.user_id), start, end))
+        await self.ctx.store.write(_delete_selected, space.uri, selectors)
+        return True
+
+    async def _embed_queries(self, space: Space, texts: list[str]) -> np.ndarray:
+        assert space.config is not None
+        prepared = [query_text(text, space.config.query_prefix) for text in texts]
+        embed = self.ctx.pool.run(self.ctx.embedder.embed, prepared, "query")
+        try:
+            vectors = await asyncio.wait_for(embed, SEARCH_TIMEOUT_S)
+        except TimeoutError:
+            raise Unavailable(
+                "embedding the queries took too long; retry shortly", "EmbedderBusy", retry_after=1
+            ) from None
+        # Rounded through float16 like every query vector engram searches with (engram/service/text_query.py).
+        rounded = np.stack([round_through_f16(v) for v in vectors])
+        return rounded / np.linalg.norm(rounded, axis=1, keepdims=True).astype(np.float32)
+
+    async def _search(
+        self, space: Space, vector: np.ndarray, k: int, filters: Filters
+    ) -> list[tuple[Memory, float]]:
+        assert space.config is not None
+        active = space.config.active
+        reader = self.ctx.direct_reads
+
+        def hydrate(result):  # in the FAISS worker, as SearchService does: one thread hop
+            return result, reader.run(store_queries.get_memories, space.uri, result.row_ids.tolist())
+
+        search = self.ctx.index.search(
+            space.uri, active.key, active.dims, vector, k, filters, generation=space.generation, then=hydrate
+        )
+        try:
+            result, memories = await asyncio.wait_for(search, SEARCH_TIMEOUT_S)
+        except TimeoutError:
+            raise Unavailable(
+                "the search did not finish in time; retry shortly", "IndexLoading", retry_after=1
+            ) from None
+        score = dict(zip(result.row_ids.tolist(), result.scores.tolist(), strict=True))
+        return [(m, float(score[m.row_id])) for m in memories]
+
+
+def _prepare_all(documents: list[Document]) -> list[PreparedDocument]:
+    return [prepare_document(doc, i, str(uuid.uuid4())) for i, doc in enumerate(documents)]
+
+
+def _selected_keys(conn, space_id: int, tags: Sequence[str], start: int | None, end: int | None) -> list:
+    where, params = ["space_id = ?"], [space_id]
+    for tag in dict.fromkeys(tags):
+        where.append("row_id IN (SELECT row_id FROM memory_tags WHERE space_id = ? AND tag = ?)")
+        params += [space_id, tag]
+    if start is not None:
+        where.append("created_ms >= ?")
+        params.append(start)
+    if end is not None:
+        where.append("created_ms <= ?")
+        params.append(end)
+    return conn.execute(f"SELECT author, rkey FROM memories WHERE {' AND '.join(where)}", params).fetchall()
+
+
+def _delete_selected(conn, space_uri: str, selectors) -> int:
+    space = require_space(conn, space_uri)
+    keys = {
+        tuple(row)
+        for tags, start, end in selectors
+        for row in _selected_keys(conn, space.id, tags, start, end)
+    }
+    return store_memories.delete_memories(conn, space_uri, sorted(keys))
+
+
+def _replace(conn, space_uri: str, replaced: list[tuple[str, ...]], writes: list[MemoryWrite]) -> None:
+    """Drop the named documents' chunks, then insert the new ones: one transaction (the writer's)."""
+    if replaced:
+        _delete_selected(conn, space_uri, [(tags, None, None) for tags in replaced])
+    if writes:
+        store_memories.put_memories(conn, space_uri, writes)
