@@ -16,6 +16,7 @@ from aiohttp import web
 from . import __version__
 from .api import register_all
 from .api.basic import install_basic_routes
+from .compat import install_shims
 from .config import Settings
 from .context import AppContext
 from .keys import context_key, xrpc_key
@@ -44,7 +45,8 @@ def create_app(settings: Settings, *, lexicon_dir: Path = LEXICON_DIR) -> web.Ap
     app[xrpc_key] = xrpc
     register_all(xrpc, ctx)
     install_basic_routes(app, ctx)
-    _install_memorybank(app, ctx)
+    # REST compatibility shims (engram/compat/): their routes, and their own error shapes on their paths.
+    install_shims(app, ctx)
     xrpc.install(app)
     app.cleanup_ctx.append(_lifecycle)
     return app
@@ -63,10 +65,3 @@ async def _lifecycle(app: web.Application) -> AsyncIterator[None]:
         )
         yield
         ctx.ready = False
-
-
-def _install_memorybank(app: web.Application, ctx: AppContext) -> None:
-    """The Memory Bank REST shim and its OAuth2 server (engram/compat/memorybank, engram/oauth)."""
-    from .compat.memorybank.mount import mount_memorybank
-
-    mount_memorybank(app, ctx)

@@ -131,3 +131,5 @@ class ApiKey:
     label: str
     created_at: str
     revoked_at: str | None
+    # Every space the key may use, the primary included: short id (the space's row id, stable) -> URI.
+    spaces: dict[str, str] = field(default_factory=dict)

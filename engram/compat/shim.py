@@ -1,0 +1,43 @@
+"""`Shim`: one REST compatibility API (its paths, routes, error renderer and OpenAPI description)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from aiohttp import web
+
+if TYPE_CHECKING:
+    from ..context import AppContext
+    from ..errors import EngramError
+
+
+@dataclass(frozen=True)
+class Shim:
+    name: str  # short, lowercase: also the OpenAPI path /compat/<name>/openapi.json
+    paths: tuple[str, ...]  # exact paths or prefixes this shim owns ("/v1/vector" owns "/v1/vector/...")
+    add_routes: Callable[[web.UrlDispatcher, AppContext], None]
+    # Turns any failure on the shim's paths into the upstream API's error answer. HTTP-level failures
+    # arrive as domain errors too (404 -> NotFound, 405 -> MethodNotAllowed, 413 -> TooLarge, ...).
+    render_error: Callable[[EngramError], web.StreamResponse]
+    openapi: Callable[[], dict[str, Any]] | None = None
+
+    @property
+    def openapi_path(self) -> str:
+        return f"/compat/{self.name}/openapi.json"
+
+    def owns(self, path: str) -> bool:
+        if path == self.openapi_path:
+            return True
+        return any(path == p or path.startswith(p.rstrip("/") + "/") for p in self.paths)
+
+    def mount(self, app: web.Application, ctx: AppContext) -> None:
+        self.add_routes(app.router, ctx)
+        if self.openapi is not None:
+            describe = self.openapi
+
+            async def openapi(request: web.Request) -> web.Response:
+                return web.json_response(describe())
+
+            app.router.add_get(self.openapi_path, openapi)
