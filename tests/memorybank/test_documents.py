@@ -283,7 +283,7 @@ async def test_scopes_map_onto_key_scopes(bank):
     reader = await bank.new_key(["read"])
     response = await bank.post("/upsert", {"documents": [{"text": "hello there", "user_id": "u"}]}, reader)
     assert response.status == 403
-    assert (await response.json())["detail"] == "this credential lacks the write:documents scope"
+    assert "write" in (await response.json())["detail"]
     assert (await bank.post("/query", {"queries": []}, reader)).status == 200
     writer = await bank.new_key(["write"])
     assert (await bank.post("/query", {"queries": []}, writer)).status == 403

@@ -23,7 +23,8 @@ from ...store import Memory, MemoryWrite, Space
 from ...store import memories as store_memories
 from ...store import queries as store_queries
 from ...store.spaces import require_space
-from .keyauth import Principal
+from ..keys import KeyGrant
+from .keyauth import principal_id
 from .models import DeleteRequest, Document, MetadataFilter, Query, field_error
 from .translate import (
     PreparedDocument,
@@ -47,16 +48,16 @@ class MemoryBank:
     def __init__(self, ctx: AppContext):
         self.ctx = ctx
 
-    async def _space(self, principal: Principal) -> Space:
-        space = await self.ctx.services.spaces.require(principal.space_uri)
+    async def _space(self, grant: KeyGrant) -> Space:
+        space = await self.ctx.services.spaces.require(grant.primary_space)
         if not hosts_model(self.ctx.embedder, space):
             raise InvalidInput(
                 "engram does not run this space's embedding model, so it cannot embed text", "ModelNotHosted"
             )
         return space
 
-    async def upsert(self, principal: Principal, documents: Sequence[Document]) -> list[str]:
-        space = await self._space(principal)
+    async def upsert(self, grant: KeyGrant, documents: Sequence[Document]) -> list[str]:
+        space = await self._space(grant)
         prepared = await self.ctx.pool.run(_prepare_all, list(documents))
         texts = [text for doc in prepared for text in doc.chunks]
         embeddings = await embed_documents(self.ctx.embedder, self.ctx.pool, space, texts, [()] * len(texts))
@@ -64,16 +65,18 @@ class MemoryBank:
         offset = 0
         for doc in prepared:
             mine, offset = embeddings[offset : offset + len(doc.chunks)], offset + len(doc.chunks)
-            writes += chunk_writes(doc, author=space.authority, principal_id=principal.id, embeddings=mine)
+            writes += chunk_writes(
+                doc, author=space.authority, principal_id=principal_id(grant), embeddings=mine
+            )
         replaced = [
-            filter_tags(MetadataFilter(document_id=doc.document_id), principal.id, doc.user_id)
+            filter_tags(MetadataFilter(document_id=doc.document_id), principal_id(grant), doc.user_id)
             for doc, given in zip(prepared, documents, strict=True)
             if given.id
         ]
         await self.ctx.store.write(_replace, space.uri, replaced, writes)
         return [doc.document_id for doc in prepared]
 
-    async def query(self, principal: Principal, queries: Sequence[Query]) -> list[dict[str, Any]]:
+    async def query(self, grant: KeyGrant, queries: Sequence[Query]) -> list[dict[str, Any]]:
         if len(queries) > MAX_QUERIES:
             raise field_error(
                 ["queries"], f"at most {MAX_QUERIES} queries per request", "value_error.list.max_items"
@@ -86,9 +89,9 @@ class MemoryBank:
                     "ensure this value is greater than 0",
                     "value_error.number.not_gt",
                 )
-            filters = search_filters(query.filter, principal.id, query.user_id, ["queries", i])
+            filters = search_filters(query.filter, principal_id(grant), query.user_id, ["queries", i])
             plans.append((query, filters, min(query.top_k, MAX_TOP_K)))
-        space = await self._space(principal)
+        space = await self._space(grant)
         if not plans:
             return []
         vectors = await self._embed_queries(space, [q.query for q, _, _ in plans])
@@ -101,20 +104,22 @@ class MemoryBank:
             for (query, _, _), hits in zip(plans, found, strict=True)
         ]
 
-    async def delete(self, principal: Principal, request: DeleteRequest) -> bool:
+    async def delete(self, grant: KeyGrant, request: DeleteRequest) -> bool:
         if not request.ids and request.filter is None and not request.delete_all:
             raise InvalidInput("One of ids, filter, or delete_all is required", "MissingSelector")
-        space = await self.ctx.services.spaces.require(principal.space_uri)
+        space = await self.ctx.services.spaces.require(grant.primary_space)
         selectors: list[tuple[tuple[str, ...], int | None, int | None]] = []
         if request.delete_all:
-            selectors.append((filter_tags(None, principal.id, request.user_id), None, None))
+            selectors.append((filter_tags(None, principal_id(grant), request.user_id), None, None))
         else:
             for document_id in request.ids or ():
                 flt = MetadataFilter(document_id=document_id)
-                selectors.append((filter_tags(flt, principal.id, request.user_id), None, None))
+                selectors.append((filter_tags(flt, principal_id(grant), request.user_id), None, None))
             if request.filter is not None:
                 start, end = date_bounds(request.filter, ["filter"])
-                selectors.append((filter_tags(request.filter, principal.id, request.user_id), start, end))
+                selectors.append(
+                    (filter_tags(request.filter, principal_id(grant), request.user_id), start, end)
+                )
         await self.ctx.store.write(_delete_selected, space.uri, selectors)
         return True
 

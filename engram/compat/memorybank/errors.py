@@ -1,10 +1,9 @@
 """The plugin's error shapes (FastAPI's): `{"detail": "..."}`, and `{"detail": [...]}` with 422 for
-validation. Every failure under the Memory Bank prefix leaves in one of these shapes; nothing of the
-XRPC envelope. A 500 says only "Internal Service Error", as upstream; the details go to the log."""
+validation. The shim framework (engram/compat/errors.py) hands every failure on the Memory Bank paths to
+`render_error`, so nothing of the XRPC envelope leaves them. As upstream, any authentication failure
+reads "Invalid or missing token" and a 500 says only "Internal Service Error"."""
 
 from __future__ import annotations
-
-import logging
 
 import orjson
 from aiohttp import web
@@ -12,13 +11,12 @@ from aiohttp import web
 from ...errors import EngramError
 from .models import RequestInvalid
 
-log = logging.getLogger("engram.compat.memorybank")
-
 STATUS_BY_KIND = {
     "invalid": 400,
     "auth": 401,
     "forbidden": 403,
     "not_found": 404,
+    "method_not_allowed": 405,
     "conflict": 409,
     "too_large": 413,
     "rate_limited": 429,
@@ -26,6 +24,7 @@ STATUS_BY_KIND = {
     "not_implemented": 501,
     "unavailable": 503,
 }
+_FASTAPI_TEXT = {404: "Not Found", 405: "Method Not Allowed", 500: "Internal Service Error"}
 
 
 def detail(status: int, message, headers: dict[str, str] | None = None) -> web.Response:
@@ -37,26 +36,14 @@ def detail(status: int, message, headers: dict[str, str] | None = None) -> web.R
     )
 
 
-@web.middleware
-async def error_middleware(request: web.Request, handler) -> web.StreamResponse:
-    try:
-        return await handler(request)
-    except RequestInvalid as exc:
-        return detail(422, exc.errors)
-    except EngramError as err:
-        status = STATUS_BY_KIND.get(err.kind, 500)
-        headers = dict(err.headers)
-        if status == 401:
-            headers["WWW-Authenticate"] = 'Bearer realm="memorybank"'
-        if status >= 500 and status != 503:
-            log.error("memorybank: %r", err)
-            return detail(500, "Internal Service Error")
-        return detail(status, err.message, headers)
-    except web.HTTPException as exc:
-        if exc.status < 400:
-            raise
-        message = "Request body is too large" if exc.status == 413 else exc.reason
-        return detail(exc.status, message)
-    except Exception:
-        log.exception("unhandled error on %s %s", request.method, request.path)
-        return detail(500, "Internal Service Error")
+def render_error(err: EngramError) -> web.Response:
+    if isinstance(err, RequestInvalid):
+        return detail(422, err.errors)
+    status = STATUS_BY_KIND.get(err.kind, 500)
+    headers = dict(err.headers)
+    if status == 401:
+        headers["WWW-Authenticate"] = 'Bearer realm="memorybank"'
+        return detail(401, "Invalid or missing token", headers)
+    if status == 400 and err.name == "InvalidJson":
+        return detail(422, [{"loc": ["body"], "msg": err.message, "type": "value_error.jsondecode"}])
+    return detail(status, _FASTAPI_TEXT.get(status, err.message), headers)

@@ -14,6 +14,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from ...errors import InvalidInput
+
 
 class Source(str, Enum):
     email = "email"
@@ -71,8 +73,10 @@ class DeleteRequest(_Model):
     delete_all: bool | None = False
 
 
-class RequestInvalid(Exception):
-    """A request body that fails validation; `errors` are already in the pydantic 1 shape."""
+class RequestInvalid(InvalidInput):
+    """A request body that fails validation; `errors` are already in the pydantic 1 shape (rendered 422)."""
+
+    default_name = "ValidationError"
 
     def __init__(self, errors: list[dict[str, Any]]):
         super().__init__(errors[0]["msg"] if errors else "invalid request")

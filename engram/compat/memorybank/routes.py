@@ -1,43 +1,41 @@
-"""The Memory Bank sub-application: the plugin's routes under one prefix, with its own error shape.
+"""The Memory Bank routes, all under PREFIX (plus the plugin manifest at the root's /.well-known/):
 
     POST /upsert-action, /upsert     {documents: [Document]} -> {ids: [document id]}        write:documents
     POST /query-action, /query       {queries: [Query]}      -> {results: [QueryResult]}    read:documents
     DELETE /delete                   {user_id, ids?, filter?, delete_all?} -> {success}     write:documents
     GET /openapi.json, /.well-known/openapi.yaml, /.well-known/ai-plugin.json
-    GET|POST /login, POST /exchange  the OAuth2 server (engram/oauth)
+    GET|POST /login, POST /exchange  the OAuth2 server (engram/oauth), mounted by oauth_routes.py
 
 Handlers only translate: parse the body (models.py), authenticate (keyauth.py), call `MemoryBank`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from importlib import resources
 
 import orjson
 from aiohttp import web
 
 from ...context import AppContext
-from ...errors import NotAuthenticated
+from ..requests import json_response
 from .documents import MemoryBank
-from .errors import error_middleware
-from .keyauth import Principal, bearer_token, principal_for_key
+from .keyauth import TokenResolver, authenticate
 from .models import DeleteRequest, QueryRequest, RequestInvalid, UpsertRequest, parse
 
 PREFIX = "/memorybank"
-TokenResolver = Callable[[str], Awaitable[Principal | None]]
 
 
 def _schema_template() -> str:
     return resources.files("engram.compat.memorybank").joinpath("openapi.json").read_text(encoding="utf-8")
 
 
+def openapi_document(base: str) -> dict:
+    """The seed's schema with engram's URLs: `base` is where the routes live (absolute, or just PREFIX)."""
+    return orjson.loads(_schema_template().replace("{{base_url}}", base))
+
+
 def base_url(ctx: AppContext) -> str:
     return ctx.settings.public_url + PREFIX
-
-
-def openapi_document(ctx: AppContext) -> dict:
-    return orjson.loads(_schema_template().replace("{{base_url}}", base_url(ctx)))
 
 
 def plugin_manifest(ctx: AppContext) -> dict:
@@ -79,72 +77,42 @@ async def _json_body(request: web.Request):
         ) from None
 
 
-def build_memorybank_app(ctx: AppContext, resolvers: list[TokenResolver] | None = None) -> web.Application:
-    """The sub-app to mount at PREFIX. `resolvers` turn other bearer tokens (OAuth access tokens) into a
-    principal; an engram API key is always accepted."""
+def add_document_routes(
+    router: web.UrlDispatcher, ctx: AppContext, oauth: TokenResolver | None = None
+) -> None:
     bank = MemoryBank(ctx)
-    extra = list(resolvers or [])
-
-    async def authenticate(request: web.Request, scope: str) -> Principal:
-        token = bearer_token(request.headers.get("Authorization"))
-        principal = None
-        for resolve in [*extra, lambda t: principal_for_key(ctx, t)]:
-            principal = await resolve(token)
-            if principal is not None:
-                break
-        if principal is None:
-            raise NotAuthenticated("Invalid or missing token", "InvalidToken")
-        principal.require(scope)
-        return principal
 
     async def upsert(request: web.Request) -> web.Response:
-        principal = await authenticate(request, "write")
+        grant = await authenticate(ctx, request, "write", oauth)
         body = parse(UpsertRequest, await _json_body(request))
-        return web.json_response({"ids": await bank.upsert(principal, body.documents)}, dumps=_dumps)
+        return json_response({"ids": await bank.upsert(grant, body.documents)})
 
     async def query(request: web.Request) -> web.Response:
-        principal = await authenticate(request, "read")
+        grant = await authenticate(ctx, request, "read", oauth)
         body = parse(QueryRequest, await _json_body(request))
-        return web.json_response({"results": await bank.query(principal, body.queries)}, dumps=_dumps)
+        return json_response({"results": await bank.query(grant, body.queries)})
 
     async def delete(request: web.Request) -> web.Response:
-        principal = await authenticate(request, "write")
+        grant = await authenticate(ctx, request, "write", oauth)
         body = parse(DeleteRequest, await _json_body(request))
-        return web.json_response({"success": await bank.delete(principal, body)}, dumps=_dumps)
+        return json_response({"success": await bank.delete(grant, body)})
 
     async def openapi(request: web.Request) -> web.Response:
-        return web.json_response(openapi_document(ctx), dumps=_dumps)
+        return json_response(openapi_document(base_url(ctx)))
 
     async def openapi_yaml(request: web.Request) -> web.Response:
         # JSON is valid YAML 1.2, so the plugin's openapi.yaml can be the same document.
-        return web.Response(body=_dumps(openapi_document(ctx)), content_type="text/yaml")
+        return web.Response(body=orjson.dumps(openapi_document(base_url(ctx))), content_type="text/yaml")
 
     async def manifest(request: web.Request) -> web.Response:
-        return web.json_response(plugin_manifest(ctx), dumps=_dumps)
+        return json_response(plugin_manifest(ctx))
 
-    app = web.Application(middlewares=[error_middleware])
     for path in ("/upsert-action", "/upsert"):
-        app.router.add_post(path, upsert)
+        router.add_post(PREFIX + path, upsert)
     for path in ("/query-action", "/query"):
-        app.router.add_post(path, query)
-    app.router.add_delete("/delete", delete)
-    app.router.add_get("/openapi.json", openapi)
-    app.router.add_get("/.well-known/openapi.yaml", openapi_yaml)
-    app.router.add_get("/.well-known/ai-plugin.json", manifest)
-    return app
-
-
-def install_memorybank(
-    app: web.Application, ctx: AppContext, resolvers: list[TokenResolver] | None = None
-) -> None:
-    sub = build_memorybank_app(ctx, resolvers)
-    app.add_subapp(PREFIX, sub)
-
-    async def root_manifest(request: web.Request) -> web.Response:
-        return web.json_response(plugin_manifest(ctx), dumps=_dumps)
-
-    app.router.add_get("/.well-known/ai-plugin.json", root_manifest)
-
-
-def _dumps(value) -> str:
-    return orjson.dumps(value).decode()
+        router.add_post(PREFIX + path, query)
+    router.add_delete(PREFIX + "/delete", delete)
+    router.add_get(PREFIX + "/openapi.json", openapi)
+    router.add_get(PREFIX + "/.well-known/openapi.yaml", openapi_yaml)
+    router.add_get(PREFIX + "/.well-known/ai-plugin.json", manifest)
+    router.add_get("/.well-known/ai-plugin.json", manifest)
