@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from ..shim import Shim
 from .errors import render_error
-from .routes import PREFIX, add_document_routes, openapi_document
+from .routes import PREFIX, add_routes, openapi_document
 
 SHIM = Shim(
     name="memorybank",
     paths=(PREFIX, "/.well-known/ai-plugin.json"),
-    add_routes=add_document_routes,
+    add_routes=add_routes,
     render_error=render_error,
     openapi=lambda: openapi_document(PREFIX),  # relative URLs: served where the host is not known
 )

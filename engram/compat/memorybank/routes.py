@@ -21,6 +21,7 @@ from ..requests import json_response
 from .documents import MemoryBank
 from .keyauth import TokenResolver, authenticate
 from .models import DeleteRequest, QueryRequest, RequestInvalid, UpsertRequest, parse
+from .oauth_routes import access_token_resolver, add_oauth_routes, oauth_server
 
 PREFIX = "/memorybank"
 
@@ -75,6 +76,12 @@ async def _json_body(request: web.Request):
                 }
             ]
         ) from None
+
+
+def add_routes(router: web.UrlDispatcher, ctx: AppContext) -> None:
+    server = oauth_server(ctx)
+    add_document_routes(router, ctx, access_token_resolver(server))
+    add_oauth_routes(router, PREFIX, server)
 
 
 def add_document_routes(
