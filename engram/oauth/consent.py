@@ -19,7 +19,15 @@ from aiohttp import web
 from .server import OAuthError, OAuthServer, redirect_allowed
 
 CSRF_COOKIE = "engram_oauth_csrf"
-_FIELDS = ("response_type", "client_id", "redirect_uri", "scope", "state", "code_challenge", "code_challenge_method")
+_FIELDS = (
+    "response_type",
+    "client_id",
+    "redirect_uri",
+    "scope",
+    "state",
+    "code_challenge",
+    "code_challenge_method",
+)
 _HEADERS = {
     "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'",
     "X-Frame-Options": "DENY",
@@ -65,7 +73,9 @@ class ConsentPage:
     def _form(self, params: Mapping[str, str], csrf: str, error: str = "") -> str:
         wanted = (params.get("scope") or "").split() or list(self.server.scope_map)
         hidden = "".join(
-            f"<input type='hidden' name='{name}' value='{escape(params[name])}'>" for name in _FIELDS if name in params
+            f"<input type='hidden' name='{name}' value='{escape(params[name])}'>"
+            for name in _FIELDS
+            if name in params
         )
         boxes = "".join(
             f"<label><input type='checkbox' name='approve_scope' value='{escape(s)}' checked> "
@@ -101,7 +111,9 @@ class ConsentPage:
         params = {k: v for k, v in form.items() if k in _FIELDS and isinstance(v, str)}
         cookie, sent = request.cookies.get(CSRF_COOKIE, ""), form.get("csrf")
         if not cookie or not isinstance(sent, str) or not hmac.compare_digest(cookie, sent):
-            return _page("Authorization failed", "<p class='error'>The form expired; open the link again.</p>", 403)
+            return _page(
+                "Authorization failed", "<p class='error'>The form expired; open the link again.</p>", 403
+            )
         try:
             await self._check(params)
         except BadRequest as exc:

@@ -60,7 +60,9 @@ def redirect_allowed(uri: str) -> bool:
     parts = urlsplit(uri)
     if parts.fragment or not parts.hostname:
         return False
-    return parts.scheme == "https" or (parts.scheme == "http" and parts.hostname in {"127.0.0.1", "localhost"})
+    return parts.scheme == "https" or (
+        parts.scheme == "http" and parts.hostname in {"127.0.0.1", "localhost"}
+    )
 
 
 class OAuthServer:
@@ -136,14 +138,18 @@ class OAuthServer:
         grant_type = form.get("grant_type")
         if grant_type == "client_credentials":
             key = await self.client(client_id, secret)
-            return await self._issue(key, str(key.id), self.parse_scopes(form.get("scope"), key), refresh=False)
+            return await self._issue(
+                key, str(key.id), self.parse_scopes(form.get("scope"), key), refresh=False
+            )
         if grant_type == "authorization_code":
             return await self._exchange_code(form, client_id, secret)
         if grant_type == "refresh_token":
             return await self._refresh(form, client_id, secret)
         raise OAuthError("unsupported_grant_type", f"grant_type {grant_type!r} is not supported")
 
-    async def _exchange_code(self, form: Mapping[str, str], client_id: str | None, secret: str | None) -> dict:
+    async def _exchange_code(
+        self, form: Mapping[str, str], client_id: str | None, secret: str | None
+    ) -> dict:
         code = form.get("code") or ""
         now = self.now()
         row = await self.store.write(oauth_store.take_code, code, now) if code else None
@@ -202,13 +208,19 @@ class OAuthServer:
         now = self.now()
         family = family or secrets.token_hex(16)
         access = ACCESS_PREFIX + secrets.token_urlsafe(32)
-        rows = [(access, TokenRow("access", client_id, key.id, scopes, family, now + self.access_ttl_s, None))]
+        rows = [
+            (access, TokenRow("access", client_id, key.id, scopes, family, now + self.access_ttl_s, None))
+        ]
         answer = {"access_token": access, "token_type": "Bearer", "expires_in": self.access_ttl_s,
                   "scope": " ".join(sorted(scopes))}  # fmt: skip
         if refresh:
             refresh_token = REFRESH_PREFIX + secrets.token_urlsafe(32)
-            rows.append((refresh_token,
-                         TokenRow("refresh", client_id, key.id, scopes, family, now + self.refresh_ttl_s, None)))
+            rows.append(
+                (
+                    refresh_token,
+                    TokenRow("refresh", client_id, key.id, scopes, family, now + self.refresh_ttl_s, None),
+                )
+            )
             answer["refresh_token"] = refresh_token
 
         def put(conn):

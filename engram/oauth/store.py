@@ -53,9 +53,13 @@ def take_code(conn: sqlite3.Connection, code: str, now: int) -> CodeRow | None:
     ).fetchone()
     if found is None:
         return None
-    conn.execute("UPDATE oauth_codes SET used_at = coalesce(used_at, ?) WHERE code_hash = ?", (now, digest(code)))
+    conn.execute(
+        "UPDATE oauth_codes SET used_at = coalesce(used_at, ?) WHERE code_hash = ?", (now, digest(code))
+    )
     client_id, key_id, scopes, redirect_uri, challenge, family, expires_at, used_at = found
-    return CodeRow(client_id, key_id, frozenset(scopes.split()), redirect_uri, challenge, family, expires_at, used_at)
+    return CodeRow(
+        client_id, key_id, frozenset(scopes.split()), redirect_uri, challenge, family, expires_at, used_at
+    )
 
 
 def put_token(conn: sqlite3.Connection, token: str, row: TokenRow) -> None:
