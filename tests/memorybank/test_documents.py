@@ -362,3 +362,29 @@ async def test_openapi_and_plugin_manifest(bank):
         assert manifest["api"]["url"] == "https://engram.test/memorybank/.well-known/openapi.yaml"
     response = await bank.client.get("/memorybank/.well-known/openapi.yaml")
     assert response.status == 200 and response.content_type == "text/yaml"
+
+
+async def test_limits_answer_422_and_413_in_the_plugin_shape(bank, monkeypatch):
+    response = await bank.post("/query", {"queries": [{"query": "q", "user_id": "u" * 513}]})
+    assert response.status == 422
+    [error] = (await response.json())["detail"]
+    assert (
+        error["loc"] == ["body", "queries", 0, "user_id"]
+        and error["type"] == "value_error.any_str.max_length"
+    )
+    response = await bank.post("/query", {"queries": [{"query": "q", "user_id": "u"}] * 17})
+    assert response.status == 422 and (await response.json())["detail"][0]["loc"] == ["body", "queries"]
+
+    from engram.compat.memorybank import documents
+
+    monkeypatch.setattr(documents, "MAX_UPSERT_CHUNKS", 3)  # the real cap is 2000 chunks (~400k tokens)
+    response = await bank.post("/upsert", {"documents": [{"text": "word " * 1000, "user_id": "u"}]})
+    assert response.status == 413
+    assert "at most 3 per request" in (await response.json())["detail"]
+    assert await bank.ctx.store.read(lambda c: c.execute("SELECT count(*) FROM memories").fetchone()[0]) == 0
+
+
+async def test_framework_serves_the_schema_with_relative_urls(bank):
+    doc = await (await bank.client.get("/compat/memorybank/openapi.json")).json()
+    assert doc["servers"] == [{"url": "/memorybank"}]
+    assert set(doc["paths"]) == {"/upsert-action", "/query-action"}

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ...embed.text import query_text, round_through_f16
-from ...errors import InvalidInput, Unavailable
+from ...errors import InvalidInput, TooLarge, Unavailable
 from ...search.filters import Filters
 from ...service.embedding import embed_documents, hosts_model
 from ...store import Memory, MemoryWrite, Space
@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 
 MAX_TOP_K = 50  # upstream has no maximum; engram clamps (docs/memorybank.md)
 MAX_QUERIES = 16  # queries in one request
+MAX_UPSERT_CHUNKS = 2000  # chunks one upsert may produce (~400k tokens): embedding them is the cost
 SEARCH_TIMEOUT_S = 10.0
 
 
@@ -60,6 +61,11 @@ class MemoryBank:
         space = await self._space(grant)
         prepared = await self.ctx.pool.run(_prepare_all, list(documents))
         texts = [text for doc in prepared for text in doc.chunks]
+        if len(texts) > MAX_UPSERT_CHUNKS:
+            raise TooLarge(
+                f"this upsert makes {len(texts)} chunks; at most {MAX_UPSERT_CHUNKS} per request, split it",
+                "TooManyChunks",
+            )
         embeddings = await embed_documents(self.ctx.embedder, self.ctx.pool, space, texts, [()] * len(texts))
         writes: list[MemoryWrite] = []
         offset = 0

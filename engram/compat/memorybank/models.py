@@ -10,11 +10,17 @@ taken as its text.
 from __future__ import annotations
 
 from enum import Enum
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, StringConstraints, ValidationError
 
 from ...errors import InvalidInput
+
+# Bounds upstream does not have (docs/memorybank.md "Limits"): ids and metadata end up in tags and attrs, and a
+# query is embedded whole, so each is capped; beyond a cap the answer is a 422 like any other bad field.
+Id = Annotated[str, StringConstraints(max_length=512)]
+Short = Annotated[str, StringConstraints(max_length=2000)]
+QueryText = Annotated[str, StringConstraints(max_length=10_000)]
 
 
 class Source(str, Enum):
@@ -29,31 +35,31 @@ class _Model(BaseModel):
 
 class DocumentMetadata(_Model):
     source: Source | None = None
-    source_id: str | None = None
-    url: str | None = None
-    created_at: str | None = None
-    author: str | None = None
+    source_id: Short | None = None
+    url: Short | None = None
+    created_at: Short | None = None
+    author: Short | None = None
 
 
 class Document(_Model):
-    id: str | None = None
+    id: Id | None = None
     text: str
-    user_id: str
+    user_id: Id
     metadata: DocumentMetadata | None = None
 
 
 class MetadataFilter(_Model):
-    document_id: str | None = None
+    document_id: Id | None = None
     source: Source | None = None
-    source_id: str | None = None
-    author: str | None = None
-    start_date: str | None = None
-    end_date: str | None = None
+    source_id: Short | None = None
+    author: Short | None = None
+    start_date: Short | None = None
+    end_date: Short | None = None
 
 
 class Query(_Model):
-    query: str
-    user_id: str
+    query: QueryText
+    user_id: Id
     filter: MetadataFilter | None = None
     top_k: int = 3
 
@@ -67,8 +73,8 @@ class QueryRequest(_Model):
 
 
 class DeleteRequest(_Model):
-    user_id: str
-    ids: list[str] | None = None
+    user_id: Id
+    ids: list[Id] | None = None
     filter: MetadataFilter | None = None
     delete_all: bool | None = False
 
