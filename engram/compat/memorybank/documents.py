@@ -20,10 +20,9 @@ from ...errors import InvalidInput, TooLarge, Unavailable
 from ...search.filters import Filters
 from ...service.embedding import embed_documents, hosts_model
 from ...store import Memory, MemoryWrite, Space
-from ...store import memories as store_memories
 from ...store import queries as store_queries
-from ...store.spaces import require_space
 from ..keys import KeyGrant
+from .chunk_store import Selector, delete_selected, replace_documents
 from .keyauth import principal_id
 from .models import DeleteRequest, Document, MetadataFilter, Query, field_error
 from .translate import (
@@ -79,7 +78,7 @@ class MemoryBank:
             for doc, given in zip(prepared, documents, strict=True)
             if given.id
         ]
-        await self.ctx.store.write(_replace, space.uri, replaced, writes)
+        await self.ctx.store.write(replace_documents, space.uri, replaced, writes)
         return [doc.document_id for doc in prepared]
 
     async def query(self, grant: KeyGrant, queries: Sequence[Query]) -> list[dict[str, Any]]:
@@ -114,7 +113,7 @@ class MemoryBank:
         if not request.ids and request.filter is None and not request.delete_all:
             raise InvalidInput("One of ids, filter, or delete_all is required", "MissingSelector")
         space = await self.ctx.services.spaces.require(grant.primary_space)
-        selectors: list[tuple[tuple[str, ...], int | None, int | None]] = []
+        selectors: list[Selector] = []
         if request.delete_all:
             selectors.append((filter_tags(None, principal_id(grant), request.user_id), None, None))
         else:
@@ -126,7 +125,7 @@ class MemoryBank:
                 selectors.append(
                     (filter_tags(request.filter, principal_id(grant), request.user_id), start, end)
                 )
-        await self.ctx.store.write(_delete_selected, space.uri, selectors)
+        await self.ctx.store.write(delete_selected, space.uri, selectors)
         return True
 
     async def _embed_queries(self, space: Space, texts: list[str]) -> np.ndarray:
@@ -168,35 +167,3 @@ class MemoryBank:
 
 def _prepare_all(documents: list[Document]) -> list[PreparedDocument]:
     return [prepare_document(doc, i, str(uuid.uuid4())) for i, doc in enumerate(documents)]
-
-
-def _selected_keys(conn, space_id: int, tags: Sequence[str], start: int | None, end: int | None) -> list:
-    where, params = ["space_id = ?"], [space_id]
-    for tag in dict.fromkeys(tags):
-        where.append("row_id IN (SELECT row_id FROM memory_tags WHERE space_id = ? AND tag = ?)")
-        params += [space_id, tag]
-    if start is not None:
-        where.append("created_ms >= ?")
-        params.append(start)
-    if end is not None:
-        where.append("created_ms <= ?")
-        params.append(end)
-    return conn.execute(f"SELECT author, rkey FROM memories WHERE {' AND '.join(where)}", params).fetchall()
-
-
-def _delete_selected(conn, space_uri: str, selectors) -> int:
-    space = require_space(conn, space_uri)
-    keys = {
-        tuple(row)
-        for tags, start, end in selectors
-        for row in _selected_keys(conn, space.id, tags, start, end)
-    }
-    return store_memories.delete_memories(conn, space_uri, sorted(keys))
-
-
-def _replace(conn, space_uri: str, replaced: list[tuple[str, ...]], writes: list[MemoryWrite]) -> None:
-    """Drop the named documents' chunks, then insert the new ones: one transaction (the writer's)."""
-    if replaced:
-        _delete_selected(conn, space_uri, [(tags, None, None) for tags in replaced])
-    if writes:
-        store_memories.put_memories(conn, space_uri, writes)
