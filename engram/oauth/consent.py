@@ -57,7 +57,10 @@ class ConsentPage:
         if params.get("response_type") != "code":
             raise BadRequest("only response_type=code is supported")
         client_id = params.get("client_id") or ""
-        if not client_id.isdigit() or await self.server.live_key(int(client_id)) is None:
+        if (
+            not (client_id.isdigit() and len(client_id) <= 18)
+            or await self.server.live_key(int(client_id)) is None
+        ):
             raise BadRequest("unknown client_id")
         if not redirect_allowed(params.get("redirect_uri") or ""):
             raise BadRequest("redirect_uri must be an https URL (or http to localhost)")
