@@ -16,7 +16,7 @@ from urllib.parse import urlencode, urlsplit
 
 from aiohttp import web
 
-from .server import OAuthError, OAuthServer, redirect_allowed
+from .server import OAuthError, OAuthServer
 
 CSRF_COOKIE = "engram_oauth_csrf"
 _FIELDS = (
@@ -56,19 +56,18 @@ class ConsentPage:
     async def _check(self, params: Mapping[str, str]) -> None:
         if params.get("response_type") != "code":
             raise BadRequest("only response_type=code is supported")
-        client_id = params.get("client_id") or ""
-        if (
-            not (client_id.isdigit() and len(client_id) <= 18)
-            or await self.server.live_key(int(client_id)) is None
-        ):
+        client = await self.server.find_client(params.get("client_id") or "")
+        if client is None:
             raise BadRequest("unknown client_id")
-        if not redirect_allowed(params.get("redirect_uri") or ""):
-            raise BadRequest("redirect_uri must be an https URL (or http to localhost)")
+        if not client.allows_redirect(params.get("redirect_uri") or ""):
+            raise BadRequest("redirect_uri is not allowed for this client (https, or http to localhost)")
         challenge, method = params.get("code_challenge"), params.get("code_challenge_method")
         if challenge is not None and method != "S256":
             raise BadRequest("code_challenge_method must be S256")
         if method is not None and not challenge:
             raise BadRequest("code_challenge_method without code_challenge")
+        if not client.confidential and not challenge:
+            raise BadRequest("a public client must use PKCE (code_challenge)")
         unknown = set((params.get("scope") or "").split()) - set(self.server.scope_map)
         if unknown:
             raise BadRequest(f"unknown scope {min(unknown)!r}")

@@ -17,11 +17,12 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
-from urllib.parse import urlsplit
 
 from ..store import ApiKey
 from ..store import apikeys as store_apikeys
+from . import clients as oauth_clients
 from . import store as oauth_store
+from .clients import Client
 from .store import CodeRow, TokenRow
 
 if TYPE_CHECKING:
@@ -53,16 +54,6 @@ class TokenGrant:
 
 def s256(verifier: str) -> str:
     return base64.urlsafe_b64encode(hashlib.sha256(verifier.encode("ascii")).digest()).rstrip(b"=").decode()
-
-
-def redirect_allowed(uri: str) -> bool:
-    """https anywhere, or http to the loopback host (native apps and tests); no fragments (RFC 6749 §3.1.2)."""
-    parts = urlsplit(uri)
-    if parts.fragment or not parts.hostname:
-        return False
-    return parts.scheme == "https" or (
-        parts.scheme == "http" and parts.hostname in {"127.0.0.1", "localhost"}
-    )
 
 
 class OAuthServer:
@@ -115,12 +106,32 @@ class OAuthServer:
             return None  # revoked, or its primary space deleted
         return key
 
-    async def client(self, client_id: str | None, secret: str | None) -> ApiKey:
-        """Authenticate a confidential client: its secret is a live key whose id is `client_id`."""
+    async def find_client(self, client_id: str) -> Client | None:
+        """A key-backed client (its id is a live API key's id) or a registered one; None if unknown."""
+        if oauth_clients.is_key_backed(client_id):
+            key = await self.live_key(int(client_id))
+            return None if key is None else Client(client_id, key.label or f"key {key.id}", (), key_id=key.id)
+        return await self.store.read(oauth_clients.get_registered, client_id)
+
+    async def authenticate_client(self, client_id: str | None, secret: str | None) -> Client:
+        """The client a confidential request authenticates as; `invalid_client` (401) otherwise. A
+        key-backed client may leave out its id (client_credentials): the key names it."""
+        failed = OAuthError("invalid_client", "client authentication failed", 401)
+        if not secret:
+            raise failed
+        if client_id and not oauth_clients.is_key_backed(client_id):
+            client = await self.store.read(oauth_clients.get_registered, client_id)
+            if client is None or not client.secret_matches(secret):
+                raise failed
+            return client
         key = await self.key_for_secret(secret)
         if key is None or (client_id and client_id != str(key.id)):
-            raise OAuthError("invalid_client", "client authentication failed", 401)
-        return key
+            raise failed
+        return Client(str(key.id), key.label or f"key {key.id}", (), key_id=key.id)
+
+    async def register_client(self, name: str, redirect_uris: list[str], confidential: bool = True):
+        """(Client, secret or None): a client with fixed redirect URIs (for front doors that need their own)."""
+        return await self.store.write(oauth_clients.register_client, name, redirect_uris, confidential)
 
     # -- authorization codes -----------------------------------------------------------------------
     async def issue_code(
@@ -137,10 +148,12 @@ class OAuthServer:
     async def token(self, form: Mapping[str, str], client_id: str | None, secret: str | None) -> dict:
         grant_type = form.get("grant_type")
         if grant_type == "client_credentials":
-            key = await self.client(client_id, secret)
-            return await self._issue(
-                key, str(key.id), self.parse_scopes(form.get("scope"), key), refresh=False
-            )
+            client = await self.authenticate_client(client_id, secret)
+            key = await self.live_key(client.key_id) if client.key_id is not None else None
+            if key is None:
+                raise OAuthError("unauthorized_client", "only a key-backed client has credentials of its own")
+            scopes = self.parse_scopes(form.get("scope"), key)
+            return await self._issue(key, client.client_id, scopes, refresh=False)
         if grant_type == "authorization_code":
             return await self._exchange_code(form, client_id, secret)
         if grant_type == "refresh_token":
@@ -167,7 +180,7 @@ class OAuthServer:
         if form.get("redirect_uri") != row.redirect_uri:
             raise OAuthError("invalid_grant", "redirect_uri does not match the authorization request")
         if secret:
-            await self.client(client_id, secret)
+            await self.authenticate_client(client_id, secret)
         if row.code_challenge is not None:
             verifier = form.get("code_verifier") or ""
             if not hmac.compare_digest(s256(verifier), row.code_challenge):
@@ -193,7 +206,7 @@ class OAuthServer:
         if (client_id or form.get("client_id") or row.client_id) != row.client_id:
             raise OAuthError("invalid_grant", "the token was issued to another client")
         if secret:
-            await self.client(row.client_id, secret)
+            await self.authenticate_client(row.client_id, secret)
         key = await self.live_key(row.key_id)
         if key is None:
             raise OAuthError("invalid_grant", "the key behind this grant is revoked")

@@ -172,3 +172,47 @@ async def test_consent_page_refuses_bad_requests_and_missing_csrf(bank):
     reader = await bank.new_key(["read"])
     too_much = await consent_over_http(bank, good, reader)  # the key cannot grant write:documents
     assert too_much.status == 400 and "does not allow" in await too_much.text()
+
+
+async def test_registered_clients_have_fixed_redirects_and_public_ones_need_pkce(bank):
+    from engram.compat.memorybank.oauth_routes import oauth_server
+
+    server = oauth_server(bank.ctx)
+    public, none = await server.register_client("an MCP client", [REDIRECT], confidential=False)
+    assert none is None and public.client_id.startswith("oc_")
+    verifier, challenge = pkce_pair()
+    params = authorize_params(public.client_id, challenge)
+    other = await bank.client.get("/memorybank/login", params={**params, "redirect_uri": REDIRECT + "/other"})
+    assert other.status == 400
+    no_pkce = await bank.client.get("/memorybank/login", params=authorize_params(public.client_id, None))
+    assert no_pkce.status == 400 and "PKCE" in await no_pkce.text()
+    code = code_from(await consent_over_http(bank, params, bank.key))
+    form = {
+        "grant_type": "authorization_code",
+        "code": code,
+        "redirect_uri": REDIRECT,
+        "client_id": public.client_id,
+        "code_verifier": verifier,
+    }
+    tokens = await (await exchange(bank, form)).json()
+    assert (await query_with(bank, tokens["access_token"])).status == 200
+    # A registered client has no key of its own: no client_credentials grant.
+    confidential, secret = await server.register_client("a web app", [REDIRECT])
+    refused = await exchange(
+        bank, {"grant_type": "client_credentials"}, basic=(confidential.client_id, secret)
+    )
+    assert refused.status == 400 and (await refused.json())["error"] == "unauthorized_client"
+    wrong = await exchange(bank, {"grant_type": "client_credentials"}, basic=(confidential.client_id, "nope"))
+    assert wrong.status == 401
+    # ... but it authenticates a code exchange with its secret (here without PKCE).
+    code = code_from(await consent_over_http(bank, authorize_params(confidential.client_id, None), bank.key))
+    ok = await exchange(
+        bank,
+        {"grant_type": "authorization_code", "code": code, "redirect_uri": REDIRECT},
+        basic=(confidential.client_id, secret),
+    )
+    assert ok.status == 200
+    stored = await bank.ctx.store.read(
+        lambda c: c.execute("SELECT secret_hash FROM oauth_clients").fetchall()
+    )
+    assert all(secret not in (row[0] or "") for row in stored)  # only hashes at rest

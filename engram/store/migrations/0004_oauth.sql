@@ -2,6 +2,14 @@
 -- API key. Only sha256 hashes of codes and tokens are stored. A code is single-use (used_at); the tokens
 -- issued from one code (and refreshed from them) share a `family`, so a replayed code or a reused refresh
 -- token revokes the whole family. Deleting or revoking the key ends its grants (the lookup joins api_keys).
+-- Registered clients (key-backed clients, whose id is an API key id, need no row).
+CREATE TABLE oauth_clients (
+    client_id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    redirect_uris TEXT NOT NULL,         -- JSON array of exact redirect URIs
+    secret_hash TEXT,                    -- sha256 hex of the secret; NULL for a public (PKCE-only) client
+    created_at TEXT NOT NULL
+);
 CREATE TABLE oauth_codes (
     code_hash TEXT PRIMARY KEY,
     client_id TEXT NOT NULL,
