@@ -388,3 +388,20 @@ async def test_framework_serves_the_schema_with_relative_urls(bank):
     doc = await (await bank.client.get("/compat/memorybank/openapi.json")).json()
     assert doc["servers"] == [{"url": "/memorybank"}]
     assert set(doc["paths"]) == {"/upsert-action", "/query-action"}
+
+
+async def test_an_oversized_body_is_413_detail(aiohttp_client, settings):
+    from engram.app import create_app
+    from engram.config import override
+    from engram.keys import context_key
+    from engram.service.apikeys import create_api_key
+
+    client = await aiohttp_client(create_app(override(settings, max_body_bytes=2048)))
+    ctx = client.app[context_key]
+    space = await ctx.services.spaces.create_hosted("small")
+    _, key = await create_api_key(ctx, space.uri, ["read", "write"])
+    body = {"documents": [{"text": "x" * 5000, "user_id": "u"}]}
+    response = await client.post("/memorybank/upsert", json=body, headers={"Authorization": f"Bearer {key}"})
+    assert response.status == 413 and await response.json() == {"detail": "Request body is too large"}
+    response = await client.post("/memorybank/exchange", data={"grant_type": "x" * 5000})
+    assert response.status == 413 and set(await response.json()) == {"detail"}
