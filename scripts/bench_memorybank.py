@@ -22,10 +22,11 @@ from engram.compat.memorybank.translate import tag, tenant
 from engram.service.apikeys import create_api_key
 from engram.service.search import SearchQuery
 
-WORDS = (
+_VOCABULARY = (
     "river mountain garden letter piano harbor winter lantern orchard meadow "
     "violin market forest candle bridge island castle thunder silver window"
-).split()  # noqa: SIM905 - a sentence of words reads better than twenty quoted strings
+)
+WORDS = _VOCABULARY.split()
 
 
 def text(i: int) -> str:
