@@ -216,3 +216,12 @@ async def test_registered_clients_have_fixed_redirects_and_public_ones_need_pkce
         lambda c: c.execute("SELECT secret_hash FROM oauth_clients").fetchall()
     )
     assert all(secret not in (row[0] or "") for row in stored)  # only hashes at rest
+
+
+async def test_authorization_server_metadata(bank):
+    meta = await (await bank.client.get("/memorybank/.well-known/oauth-authorization-server")).json()
+    assert meta["issuer"] == "https://engram.test/memorybank"
+    assert meta["token_endpoint"] == "https://engram.test/memorybank/exchange"
+    assert meta["authorization_endpoint"] == "https://engram.test/memorybank/login"
+    assert meta["code_challenge_methods_supported"] == ["S256"]
+    assert meta["scopes_supported"] == ["read:documents", "write:documents"]

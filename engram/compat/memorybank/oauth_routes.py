@@ -10,8 +10,10 @@ from aiohttp import web
 from ...context import AppContext
 from ...oauth import OAuthServer
 from ...oauth.consent import ConsentPage
+from ...oauth.metadata import server_metadata
 from ...oauth.token_endpoint import token_handler
 from ..keys import KeyGrant
+from ..requests import json_response
 from .keyauth import SCOPES, TokenResolver
 
 SCOPE_HELP = {"read:documents": "search your saved memories", "write:documents": "save and delete memories"}
@@ -32,8 +34,13 @@ def access_token_resolver(server: OAuthServer) -> TokenResolver:
     return resolve
 
 
-def add_oauth_routes(router: web.UrlDispatcher, prefix: str, server: OAuthServer) -> None:
+def add_oauth_routes(router: web.UrlDispatcher, ctx: AppContext, prefix: str, server: OAuthServer) -> None:
     consent = ConsentPage(server, "Connect to Memory Bank (engram)", SCOPE_HELP)
+
+    async def metadata(request: web.Request) -> web.Response:
+        return json_response(server_metadata(ctx.settings.public_url + prefix, SCOPES))
+
     router.add_get(prefix + "/login", consent.get)
     router.add_post(prefix + "/login", consent.post)
     router.add_post(prefix + "/exchange", token_handler(server))
+    router.add_get(prefix + "/.well-known/oauth-authorization-server", metadata)

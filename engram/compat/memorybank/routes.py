@@ -81,7 +81,7 @@ async def _json_body(request: web.Request):
 def add_routes(router: web.UrlDispatcher, ctx: AppContext) -> None:
     server = oauth_server(ctx)
     add_document_routes(router, ctx, access_token_resolver(server))
-    add_oauth_routes(router, PREFIX, server)
+    add_oauth_routes(router, ctx, PREFIX, server)
 
 
 def add_document_routes(
