@@ -17,9 +17,10 @@ class Filters:
     author: str | None = None  # exact DID
     tags: tuple[str, ...] = ()  # every tag must be present
     since_ms: int | None = None  # created_at >= since_ms
+    until_ms: int | None = None  # created_at <= until_ms (the Memory Bank shim's inclusive end_date)
 
     def is_empty(self) -> bool:
-        return self.author is None and not self.tags and self.since_ms is None
+        return self.author is None and not self.tags and self.since_ms is None and self.until_ms is None
 
 
 class FilterColumns:
@@ -63,6 +64,8 @@ class FilterColumns:
             mask &= self.author_codes == code
         if filters.since_ms is not None:
             mask &= self.created_at >= filters.since_ms
+        if filters.until_ms is not None:
+            mask &= self.created_at <= filters.until_ms
         for tag in dict.fromkeys(filters.tags):
             postings = self.tag_postings.get(tag)
             if postings is None:

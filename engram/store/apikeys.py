@@ -5,6 +5,10 @@ A key is bound to one or more hosted spaces (`api_key_spaces`); `api_keys.space_
 where shim writes go. A space's short id, the name a shim body uses for it (a GPTBots `group_id`), is the
 space's row id as a decimal string: never reused, so stable for the life of the database.
 
+A key is bound to one or more hosted spaces (`api_key_spaces`); `api_keys.space_id` is its primary space,
+where shim writes go. A space's short id, the name a shim body uses for it (a GPTBots `group_id`), is the
+space's row id as a decimal string: never reused, so stable for the life of the database.
+
 Lookup is `WHERE key_hash = sha256(token)`, with no constant-time comparison: any timing difference in
 the index lookup can only reveal something about the *hash* of a guess, and knowing which hash prefixes
 exist does not help construct a token that hashes to one (that would be a sha256 preimage).

@@ -1,0 +1,172 @@
+"""The Memory Bank operations (upsert, query, delete) over the key's hosted space. No aiohttp here.
+
+Writes go through the store's writer like every other write: an upsert embeds its chunks first (off the
+loop), then deletes the documents' old chunks and inserts the new ones in ONE transaction, so a reader
+never sees a document half replaced. Queries of one request are embedded in one batch and searched
+concurrently; they count as one search against the space's rate limit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ...embed.text import query_text, round_through_f16
+from ...errors import InvalidInput, TooLarge, Unavailable
+from ...search.filters import Filters
+from ...service.embedding import embed_documents, hosts_model
+from ...store import Memory, MemoryWrite, Space
+from ...store import queries as store_queries
+from ..keys import KeyGrant
+from .chunk_store import Selector, delete_selected, replace_documents
+from .keyauth import principal_id
+from .models import DeleteRequest, Document, MetadataFilter, Query, field_error
+from .translate import (
+    PreparedDocument,
+    chunk_json,
+    chunk_writes,
+    date_bounds,
+    filter_tags,
+    prepare_document,
+    search_filters,
+)
+
+if TYPE_CHECKING:
+    from ...context import AppContext
+
+MAX_TOP_K = 50  # upstream has no maximum; engram clamps (docs/memorybank.md)
+MAX_QUERIES = 16  # queries in one request
+MAX_UPSERT_CHUNKS = 2000  # chunks one upsert may produce (~400k tokens): embedding them is the cost
+SEARCH_TIMEOUT_S = 10.0
+
+
+class MemoryBank:
+    def __init__(self, ctx: AppContext):
+        self.ctx = ctx
+
+    async def _space(self, grant: KeyGrant) -> Space:
+        # A point read on the loop, as the XRPC auth step reads its space: cheaper than a thread hop.
+        space = self.ctx.services.spaces.lookup(grant.primary_space)
+        if space is None or space.deleted:
+            raise InvalidInput("the key's space no longer exists", "UnknownSpace")
+        if not hosts_model(self.ctx.embedder, space):
+            raise InvalidInput(
+                "engram does not run this space's embedding model, so it cannot embed text", "ModelNotHosted"
+            )
+        return space
+
+    async def upsert(self, grant: KeyGrant, documents: Sequence[Document]) -> list[str]:
+        space = await self._space(grant)
+        prepared = await self.ctx.pool.run(_prepare_all, list(documents))
+        texts = [text for doc in prepared for text in doc.chunks]
+        if len(texts) > MAX_UPSERT_CHUNKS:
+            raise TooLarge(
+                f"this upsert makes {len(texts)} chunks; at most {MAX_UPSERT_CHUNKS} per request, split it",
+                "TooManyChunks",
+            )
+        embeddings = await embed_documents(self.ctx.embedder, self.ctx.pool, space, texts, [()] * len(texts))
+        writes: list[MemoryWrite] = []
+        offset = 0
+        for doc in prepared:
+            mine, offset = embeddings[offset : offset + len(doc.chunks)], offset + len(doc.chunks)
+            writes += chunk_writes(
+                doc, author=space.authority, principal_id=principal_id(grant), embeddings=mine
+            )
+        replaced = [
+            filter_tags(MetadataFilter(document_id=doc.document_id), principal_id(grant), doc.user_id)
+            for doc, given in zip(prepared, documents, strict=True)
+            if given.id
+        ]
+        await self.ctx.store.write(replace_documents, space.uri, replaced, writes)
+        return [doc.document_id for doc in prepared]
+
+    async def query(self, grant: KeyGrant, queries: Sequence[Query]) -> list[dict[str, Any]]:
+        if len(queries) > MAX_QUERIES:
+            raise field_error(
+                ["queries"], f"at most {MAX_QUERIES} queries per request", "value_error.list.max_items"
+            )
+        plans = []
+        for i, query in enumerate(queries):
+            if query.top_k < 1:
+                raise field_error(
+                    ["queries", i, "top_k"],
+                    "ensure this value is greater than 0",
+                    "value_error.number.not_gt",
+                )
+            filters = search_filters(query.filter, principal_id(grant), query.user_id, ["queries", i])
+            plans.append((query, filters, min(query.top_k, MAX_TOP_K)))
+        space = await self._space(grant)
+        if not plans:
+            return []
+        vectors = await self._embed_queries(space, [q.query for q, _, _ in plans])
+        async with self.ctx.services.search.limiter.acquire(space.uri):
+            found = await asyncio.gather(
+                *(self._search(space, vectors[i], k, filters) for i, (_, filters, k) in enumerate(plans))
+            )
+        return [
+            {"query": query.query, "results": [chunk_json(m, s) for m, s in hits]}
+            for (query, _, _), hits in zip(plans, found, strict=True)
+        ]
+
+    async def delete(self, grant: KeyGrant, request: DeleteRequest) -> bool:
+        if not request.ids and request.filter is None and not request.delete_all:
+            raise InvalidInput("One of ids, filter, or delete_all is required", "MissingSelector")
+        space = await self.ctx.services.spaces.require(grant.primary_space)
+        selectors: list[Selector] = []
+        if request.delete_all:
+            selectors.append((filter_tags(None, principal_id(grant), request.user_id), None, None))
+        else:
+            for document_id in request.ids or ():
+                flt = MetadataFilter(document_id=document_id)
+                selectors.append((filter_tags(flt, principal_id(grant), request.user_id), None, None))
+            if request.filter is not None:
+                start, end = date_bounds(request.filter, ["filter"])
+                selectors.append(
+                    (filter_tags(request.filter, principal_id(grant), request.user_id), start, end)
+                )
+        await self.ctx.store.write(delete_selected, space.uri, selectors)
+        return True
+
+    async def _embed_queries(self, space: Space, texts: list[str]) -> np.ndarray:
+        assert space.config is not None
+        prepared = [query_text(text, space.config.query_prefix) for text in texts]
+        embed = self.ctx.pool.run(self.ctx.embedder.embed, prepared, "query")
+        try:
+            vectors = await asyncio.wait_for(embed, SEARCH_TIMEOUT_S)
+        except TimeoutError:
+            raise Unavailable(
+                "embedding the queries took too long; retry shortly", "EmbedderBusy", retry_after=1
+            ) from None
+        # Rounded through float16 like every query vector engram searches with (engram/service/text_query.py).
+        rounded = np.stack([round_through_f16(v) for v in vectors])
+        return rounded / np.linalg.norm(rounded, axis=1, keepdims=True).astype(np.float32)
+
+    async def _search(
+        self, space: Space, vector: np.ndarray, k: int, filters: Filters
+    ) -> list[tuple[Memory, float]]:
+        assert space.config is not None
+        active = space.config.active
+        reader = self.ctx.direct_reads
+
+        def hydrate(result):  # in the FAISS worker, as SearchService does: one thread hop
+            return result, reader.run(store_queries.get_memories, space.uri, result.row_ids.tolist())
+
+        search = self.ctx.index.search(
+            space.uri, active.key, active.dims, vector, k, filters, generation=space.generation, then=hydrate
+        )
+        try:
+            result, memories = await asyncio.wait_for(search, SEARCH_TIMEOUT_S)
+        except TimeoutError:
+            raise Unavailable(
+                "the search did not finish in time; retry shortly", "IndexLoading", retry_after=1
+            ) from None
+        score = dict(zip(result.row_ids.tolist(), result.scores.tolist(), strict=True))
+        return [(m, float(score[m.row_id])) for m in memories]
+
+
+def _prepare_all(documents: list[Document]) -> list[PreparedDocument]:
+    return [prepare_document(doc, i, str(uuid.uuid4())) for i, doc in enumerate(documents)]

@@ -1,0 +1,125 @@
+"""The Memory Bank routes, all under PREFIX (plus the plugin manifest at the root's /.well-known/):
+
+    POST /upsert-action, /upsert     {documents: [Document]} -> {ids: [document id]}        write:documents
+    POST /query-action, /query       {queries: [Query]}      -> {results: [QueryResult]}    read:documents
+    DELETE /delete                   {user_id, ids?, filter?, delete_all?} -> {success}     write:documents
+    GET /openapi.json, /.well-known/openapi.yaml, /.well-known/ai-plugin.json
+    GET|POST /login, POST /exchange  the OAuth2 server (engram/oauth), mounted by oauth_routes.py
+
+Handlers only translate: parse the body (models.py), authenticate (keyauth.py), call `MemoryBank`.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+
+import orjson
+from aiohttp import web
+
+from ...context import AppContext
+from ..requests import json_response
+from .documents import MemoryBank
+from .keyauth import TokenResolver, authenticate
+from .models import DeleteRequest, QueryRequest, RequestInvalid, UpsertRequest, parse
+from .oauth_routes import access_token_resolver, add_oauth_routes, oauth_server
+
+PREFIX = "/memorybank"
+
+
+def _schema_template() -> str:
+    return resources.files("engram.compat.memorybank").joinpath("openapi.json").read_text(encoding="utf-8")
+
+
+def openapi_document(base: str) -> dict:
+    """The seed's schema with engram's URLs: `base` is where the routes live (absolute, or just PREFIX)."""
+    return orjson.loads(_schema_template().replace("{{base_url}}", base))
+
+
+def base_url(ctx: AppContext) -> str:
+    return ctx.settings.public_url + PREFIX
+
+
+def plugin_manifest(ctx: AppContext) -> dict:
+    """The retrieval plugin's ai-plugin.json, pointing at engram's own OAuth endpoints and schema."""
+    base = base_url(ctx)
+    return {
+        "schema_version": "v1",
+        "name_for_model": "memory_bank",
+        "name_for_human": "Memory Bank",
+        "description_for_model": "Save and search the user's memories (documents) by natural language.",
+        "description_for_human": "Long-term memory for your chats, stored in engram.",
+        "auth": {
+            "type": "oauth",
+            "client_url": f"{base}/login",
+            "authorization_url": f"{base}/exchange",
+            "authorization_content_type": "application/x-www-form-urlencoded",
+            "scope": "read:documents write:documents",
+        },
+        "api": {"type": "openapi", "url": f"{base}/.well-known/openapi.yaml"},
+        "logo_url": f"{ctx.settings.public_url}/favicon.ico",
+        "contact_email": "admin@example.invalid",
+        "legal_info_url": f"{ctx.settings.public_url}/",
+    }
+
+
+async def _json_body(request: web.Request):
+    raw = await request.read()
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise RequestInvalid(
+            [
+                {
+                    "loc": ["body", exc.pos],
+                    "msg": f"JSON decode error: {exc.msg}",
+                    "type": "value_error.jsondecode",
+                }
+            ]
+        ) from None
+
+
+def add_routes(router: web.UrlDispatcher, ctx: AppContext) -> None:
+    server = oauth_server(ctx)
+    add_document_routes(router, ctx, access_token_resolver(server))
+    add_oauth_routes(router, ctx, PREFIX, server)
+
+
+def add_document_routes(
+    router: web.UrlDispatcher, ctx: AppContext, oauth: TokenResolver | None = None
+) -> None:
+    bank = MemoryBank(ctx)
+
+    async def upsert(request: web.Request) -> web.Response:
+        grant = await authenticate(ctx, request, "write", oauth)
+        body = parse(UpsertRequest, await _json_body(request))
+        return json_response({"ids": await bank.upsert(grant, body.documents)})
+
+    async def query(request: web.Request) -> web.Response:
+        grant = await authenticate(ctx, request, "read", oauth)
+        body = parse(QueryRequest, await _json_body(request))
+        return json_response({"results": await bank.query(grant, body.queries)})
+
+    async def delete(request: web.Request) -> web.Response:
+        grant = await authenticate(ctx, request, "write", oauth)
+        body = parse(DeleteRequest, await _json_body(request))
+        return json_response({"success": await bank.delete(grant, body)})
+
+    async def openapi(request: web.Request) -> web.Response:
+        return json_response(openapi_document(base_url(ctx)))
+
+    async def openapi_yaml(request: web.Request) -> web.Response:
+        # JSON is valid YAML 1.2, so the plugin's openapi.yaml can be the same document.
+        return web.Response(body=orjson.dumps(openapi_document(base_url(ctx))), content_type="text/yaml")
+
+    async def manifest(request: web.Request) -> web.Response:
+        return json_response(plugin_manifest(ctx))
+
+    for path in ("/upsert-action", "/upsert"):
+        router.add_post(PREFIX + path, upsert)
+    for path in ("/query-action", "/query"):
+        router.add_post(PREFIX + path, query)
+    router.add_delete(PREFIX + "/delete", delete)
+    router.add_get(PREFIX + "/openapi.json", openapi)
+    router.add_get(PREFIX + "/.well-known/openapi.yaml", openapi_yaml)
+    router.add_get(PREFIX + "/.well-known/ai-plugin.json", manifest)
+    router.add_get("/.well-known/ai-plugin.json", manifest)

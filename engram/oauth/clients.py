@@ -1,0 +1,89 @@
+"""OAuth clients: key-backed ones (no registration) and registered ones (a row in `oauth_clients`).
+
+A key-backed client's id is an API key's id and its secret is that key, so an operator configures one
+with nothing but `engram apikey create`; it may redirect to any https (or loopback http) URI, because a
+code is worthless without its secret or PKCE verifier. A registered client (for front doors that need
+clients of their own, e.g. an MCP server's) has a random id, fixed redirect URIs, and either a secret
+(stored as sha256) or none (a public client, which must use PKCE).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+import sqlite3
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+import orjson
+
+from ..store.writes import now_iso
+
+REGISTERED_PREFIX = "oc_"
+
+
+@dataclass(frozen=True)
+class Client:
+    client_id: str
+    name: str
+    redirect_uris: tuple[str, ...]  # exact matches; empty: any https or loopback URI (key-backed clients)
+    key_id: int | None = None  # key-backed: the API key that is the client's secret
+    secret_hash: str | None = None  # registered confidential clients
+
+    @property
+    def confidential(self) -> bool:
+        return self.key_id is not None or self.secret_hash is not None
+
+    def allows_redirect(self, uri: str) -> bool:
+        if self.redirect_uris:
+            return uri in self.redirect_uris
+        return redirect_allowed(uri)
+
+    def secret_matches(self, secret: str) -> bool:
+        digest = hashlib.sha256(secret.encode("utf-8")).hexdigest()
+        return self.secret_hash is not None and hmac.compare_digest(digest, self.secret_hash)
+
+
+def redirect_allowed(uri: str) -> bool:
+    """https anywhere, or http to the loopback host (native apps and tests); no fragments (RFC 6749 §3.1.2)."""
+    parts = urlsplit(uri)
+    if parts.fragment or not parts.hostname:
+        return False
+    return parts.scheme == "https" or (
+        parts.scheme == "http" and parts.hostname in {"127.0.0.1", "localhost"}
+    )
+
+
+def is_key_backed(client_id: str) -> bool:
+    return client_id.isdigit() and len(client_id) <= 18  # an API key id (fits SQLite's INTEGER)
+
+
+def register_client(
+    conn: sqlite3.Connection, name: str, redirect_uris: list[str], confidential: bool = True
+) -> tuple[Client, str | None]:
+    """A new registered client and its secret (shown once; None for a public client)."""
+    if not redirect_uris or not all(redirect_allowed(u) for u in redirect_uris):
+        raise ValueError("a registered client needs https (or loopback http) redirect URIs")
+    secret = secrets.token_urlsafe(32) if confidential else None
+    client = Client(
+        client_id=REGISTERED_PREFIX + secrets.token_urlsafe(12),
+        name=name,
+        redirect_uris=tuple(redirect_uris),
+        secret_hash=hashlib.sha256(secret.encode()).hexdigest() if secret else None,
+    )
+    conn.execute(
+        "INSERT INTO oauth_clients (client_id, name, redirect_uris, secret_hash, created_at) VALUES (?, ?, ?, ?, ?)",
+        (client.client_id, name, orjson.dumps(list(redirect_uris)).decode(), client.secret_hash, now_iso()),
+    )
+    return client, secret
+
+
+def get_registered(conn: sqlite3.Connection, client_id: str) -> Client | None:
+    row = conn.execute(
+        "SELECT client_id, name, redirect_uris, secret_hash FROM oauth_clients WHERE client_id = ?",
+        (client_id,),
+    ).fetchone()
+    if row is None:
+        return None
+    return Client(row[0], row[1], tuple(orjson.loads(row[2])), None, row[3])

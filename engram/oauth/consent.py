@@ -1,0 +1,145 @@
+"""The authorization endpoint: a small server-rendered consent page (RFC 6749 §4.1.1, RFC 7636).
+
+GET shows what the client asks for; the person pastes an engram API key (proof of access) and approves
+the scopes they tick. The form carries a CSRF token that must match a SameSite=Strict cookie set with
+the page (a double-submit check), and the page refuses to be framed. Until the client and its redirect
+URI are known good, errors are shown on the page, never sent to the redirect URI (RFC 6749 §4.1.2.1).
+"""
+
+from __future__ import annotations
+
+import hmac
+import secrets
+from collections.abc import Mapping
+from html import escape
+from urllib.parse import urlencode, urlsplit
+
+from aiohttp import web
+
+from .server import OAuthError, OAuthServer
+
+CSRF_COOKIE = "engram_oauth_csrf"
+_FIELDS = (
+    "response_type",
+    "client_id",
+    "redirect_uri",
+    "scope",
+    "state",
+    "code_challenge",
+    "code_challenge_method",
+)
+_HEADERS = {
+    "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'",
+    "X-Frame-Options": "DENY",
+    "Cache-Control": "no-store",
+    "Referrer-Policy": "no-referrer",
+}
+_STYLE = "body{font-family:sans-serif;max-width:32em;margin:3em auto;line-height:1.5}.error{color:#a00}"
+
+
+class BadRequest(Exception):
+    """The request cannot be answered through the redirect URI: show it on the page."""
+
+
+def _page(title: str, body: str, status: int = 200) -> web.Response:
+    html = (f"<!doctype html><html><head><meta charset='utf-8'><title>{escape(title)}</title>"
+            f"<style>{_STYLE}</style></head><body><h1>{escape(title)}</h1>{body}</body></html>")  # fmt: skip
+    return web.Response(text=html, content_type="text/html", status=status, headers=_HEADERS)
+
+
+class ConsentPage:
+    def __init__(self, server: OAuthServer, title: str, scope_help: Mapping[str, str]):
+        self.server = server
+        self.title = title
+        self.scope_help = dict(scope_help)
+
+    async def _check(self, params: Mapping[str, str]) -> None:
+        if params.get("response_type") != "code":
+            raise BadRequest("only response_type=code is supported")
+        client = await self.server.find_client(params.get("client_id") or "")
+        if client is None:
+            raise BadRequest("unknown client_id")
+        if not client.allows_redirect(params.get("redirect_uri") or ""):
+            raise BadRequest("redirect_uri is not allowed for this client (https, or http to localhost)")
+        challenge, method = params.get("code_challenge"), params.get("code_challenge_method")
+        if challenge is not None and method != "S256":
+            raise BadRequest("code_challenge_method must be S256")
+        if method is not None and not challenge:
+            raise BadRequest("code_challenge_method without code_challenge")
+        if not client.confidential and not challenge:
+            raise BadRequest("a public client must use PKCE (code_challenge)")
+        unknown = set((params.get("scope") or "").split()) - set(self.server.scope_map)
+        if unknown:
+            raise BadRequest(f"unknown scope {min(unknown)!r}")
+
+    def _form(self, params: Mapping[str, str], csrf: str, error: str = "") -> str:
+        wanted = (params.get("scope") or "").split() or list(self.server.scope_map)
+        hidden = "".join(
+            f"<input type='hidden' name='{name}' value='{escape(params[name])}'>"
+            for name in _FIELDS
+            if name in params
+        )
+        boxes = "".join(
+            f"<label><input type='checkbox' name='approve_scope' value='{escape(s)}' checked> "
+            f"{escape(s)}: {escape(self.scope_help.get(s, s))}</label><br>"
+            for s in wanted
+        )
+        host = urlsplit(params["redirect_uri"]).hostname or ""
+        shown_error = f"<p class='error' role='alert'>{escape(error)}</p>" if error else ""
+        return (
+            f"{shown_error}<p>Client <b>{escape(params['client_id'])}</b> wants access to your memories and will "
+            f"be sent back to <b>{escape(host)}</b>.</p>"
+            f"<form method='post'>{hidden}<input type='hidden' name='csrf' value='{escape(csrf)}'>"
+            f"<p>{boxes}</p><p><label>Your engram API key<br><input type='password' name='api_key' "
+            f"autocomplete='off' size='50'></label></p>"
+            f"<button type='submit' name='decision' value='approve'>Approve</button> "
+            f"<button type='submit' name='decision' value='deny'>Deny</button></form>"
+        )
+
+    async def get(self, request: web.Request) -> web.Response:
+        params = {k: v for k, v in request.query.items() if k in _FIELDS}
+        try:
+            await self._check(params)
+        except BadRequest as exc:
+            return _page("Authorization failed", f"<p class='error'>{escape(str(exc))}</p>", 400)
+        csrf = secrets.token_urlsafe(24)
+        response = _page(self.title, self._form(params, csrf))
+        response.set_cookie(CSRF_COOKIE, csrf, httponly=True, samesite="Strict", secure=request.secure,
+                            path=request.path, max_age=1800)  # fmt: skip
+        return response
+
+    async def post(self, request: web.Request) -> web.Response:
+        form = await request.post()
+        params = {k: v for k, v in form.items() if k in _FIELDS and isinstance(v, str)}
+        cookie, sent = request.cookies.get(CSRF_COOKIE, ""), form.get("csrf")
+        if not cookie or not isinstance(sent, str) or not hmac.compare_digest(cookie, sent):
+            return _page(
+                "Authorization failed", "<p class='error'>The form expired; open the link again.</p>", 403
+            )
+        try:
+            await self._check(params)
+        except BadRequest as exc:
+            return _page("Authorization failed", f"<p class='error'>{escape(str(exc))}</p>", 400)
+        state = {"state": params["state"]} if "state" in params else {}
+        if form.get("decision") != "approve":
+            raise web.HTTPFound(_redirect(params["redirect_uri"], {"error": "access_denied", **state}))
+        key = await self.server.key_for_secret(str(form.get("api_key") or "").strip())
+        if key is None:
+            return _page(self.title, self._form(params, cookie, "That API key is not valid."), 401)
+        requested = set((params.get("scope") or "").split()) or set(self.server.scope_map)
+        approved = [s for s in form.getall("approve_scope", []) if isinstance(s, str) and s in requested]
+        try:
+            if not approved:
+                raise OAuthError("invalid_scope", "tick at least one permission")
+            scopes = self.server.parse_scopes(" ".join(approved), key)
+        except OAuthError as err:
+            return _page(self.title, self._form(params, cookie, err.description), 400)
+        code = await self.server.issue_code(
+            client_id=params["client_id"], user_key=key, scopes=scopes, redirect_uri=params["redirect_uri"],
+            code_challenge=params.get("code_challenge"),
+        )  # fmt: skip
+        raise web.HTTPFound(_redirect(params["redirect_uri"], {"code": code, **state}))
+
+
+def _redirect(uri: str, params: Mapping[str, str]) -> str:
+    return uri + ("&" if urlsplit(uri).query else "?") + urlencode(params)
