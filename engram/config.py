@@ -50,7 +50,7 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("ENGRAM_WORKERS", "2", "Threads in the CPU pool for FAISS and ONNX (each uses one core)."),
     Variable(
         "ENGRAM_LOAD_WORKERS",
-        "4",
+        "2",
         "Threads that load index files, build exact-sized indexes and save them, so cold loads of different"
         " spaces run side by side (HNSW builds have a thread of their own).",
     ),
@@ -98,7 +98,7 @@ class Settings:
     admin_dids: frozenset[str] = frozenset()
     max_body_bytes: int = 16 * 1024 * 1024
     workers: int = 2
-    load_workers: int = 4
+    load_workers: int = 2
     exact_max: int = 200_000
     ram_bytes: int = 8 * 1024**3
     rerank_deadline_ms: int = 250
