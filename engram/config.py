@@ -51,9 +51,9 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("ENGRAM_WORKERS", "2", "Threads in the CPU pool for FAISS and ONNX (each uses one core)."),
     Variable(
         "ENGRAM_LOAD_WORKERS",
-        "4",
-        "Threads that load index files, build exact-sized indexes and save them, so cold loads of different"
-        " spaces run side by side (HNSW builds have a thread of their own).",
+        "1",
+        "Threads that load index files, build exact-sized indexes and save them (HNSW builds have a thread of"
+        " their own). One is fastest on 2 cores: loads hold the GIL, and more threads convoy (docs/benchmarks.md).",
     ),
     Variable("ENGRAM_EXACT_MAX", "200000", "Spaces up to this many vectors are searched exactly."),
     Variable("ENGRAM_RAM_BYTES", "8589934592", "Memory budget for loaded indexes; idle spaces are evicted."),
@@ -128,7 +128,7 @@ class Settings:
     admin_dids: frozenset[str] = frozenset()
     max_body_bytes: int = 16 * 1024 * 1024
     workers: int = 2
-    load_workers: int = 4
+    load_workers: int = 1
     exact_max: int = 200_000
     ram_bytes: int = 8 * 1024**3
     rerank_deadline_ms: int = 250

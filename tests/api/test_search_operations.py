@@ -42,7 +42,7 @@ async def test_index_loading_then_ready(aiohttp_client, settings):
     await seed(reader.ctx, reader.space, unit(np.random.default_rng(0), 3000, MODEL.dims))
     r = await reader.search(**vector_params(np.ones(MODEL.dims)))
     assert r.status == 503
-    assert (await r.json())["error"] == "IndexLoading"
+    assert (await r.json())["error"] == "IndexLoading" and r.headers["Retry-After"] == "1"
     await reader.ctx.index.flush()  # the load went on in the background
     r = await reader.search(**vector_params(np.ones(MODEL.dims)))
     assert r.status == 200 and len((await r.json())["memories"]) == 10
@@ -132,7 +132,7 @@ async def test_search_past_the_hard_limit_is_index_loading(engram):
     await engram.search(**vector_params(np.ones(MODEL.dims)))
     engram.ctx.services.search.hard_limit_s = 0.0  # nothing can finish in no time at all
     r = await engram.search(**vector_params(np.ones(MODEL.dims)))
-    assert r.status == 503 and (await r.json())["error"] == "IndexLoading"
+    assert r.status == 503 and (await r.json())["error"] == "IndexLoading" and r.headers["Retry-After"] == "1"
     engram.ctx.services.search.hard_limit_s = 10.0
     assert (await engram.search(**vector_params(np.ones(MODEL.dims)))).status == 200
 

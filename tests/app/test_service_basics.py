@@ -7,7 +7,7 @@ import logging
 import pytest
 
 from engram.app import create_app
-from engram.keys import xrpc_key
+from engram.keys import context_key, xrpc_key
 from engram.logs import AccessLogger, redact_query
 
 # Lexicon methods that are routed but not built yet. This list may only shrink.
@@ -25,6 +25,17 @@ async def test_health_reports_version(client):
     r = await client.get("/xrpc/_health")
     assert r.status == 200
     assert await r.json() == {"version": "0.1.0"}
+
+
+async def test_every_503_says_when_to_retry(client):
+    """NotReady has no retry hint of its own: the error middleware adds Retry-After to any 503."""
+    ctx = client.server.app[context_key]
+    ctx.ready = False
+    try:
+        r = await client.get("/xrpc/_health")
+        assert (r.status, (await r.json())["error"], r.headers.get("Retry-After")) == (503, "NotReady", "1")
+    finally:
+        ctx.ready = True
 
 
 async def test_did_document_names_the_service_and_its_endpoints(client, settings):
