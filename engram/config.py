@@ -53,7 +53,7 @@ VARIABLES: tuple[Variable, ...] = (
         "ENGRAM_LOAD_WORKERS",
         "1",
         "Threads that load index files, build exact-sized indexes and save them (HNSW builds have a thread of"
-        " their own). One is fastest on 2 cores: loads hold the GIL, and more threads convoy (docs/benchmarks.md).",
+        " their own). More load faster but hold the GIL against warm searches (docs/benchmarks.md).",
     ),
     Variable("ENGRAM_EXACT_MAX", "200000", "Spaces up to this many vectors are searched exactly."),
     Variable("ENGRAM_RAM_BYTES", "8589934592", "Memory budget for loaded indexes; idle spaces are evicted."),
