@@ -118,3 +118,35 @@ async def test_an_engram_import_is_found_through_gptbots_and_sim(aiohttp_client,
         "plants",
         [{"role": "user", "content": lines[1]["text"]}],
     )
+
+
+async def test_a_memory_bank_document_is_found_by_gptbots_data_id_and_by_signed_search(
+    aiohttp_client, settings
+):
+    engram = await start(aiohttp_client, settings)
+    space = await engram.space("handbook")
+    token, _ = await engram.key(space.uri)
+    document = {
+        "id": "onboarding-7",
+        "user_id": "people-ops",
+        "text": "New engineers get production read access after their second week. "
+        "The on-call rotation starts in the second month, shadowing first.",
+        "metadata": {"source": "file", "author": "people-ops"},
+    }
+    upsert = await engram.client.post(
+        "/memorybank/upsert", json={"documents": [document]}, headers=bearer(token)
+    )
+    assert upsert.status == 200, await upsert.text()
+    assert (await upsert.json())["ids"] == ["onboarding-7"]
+    await engram.write(space.uri, FACTS)  # other memories the data_id filter must leave out
+
+    hits = await gptbots(engram, token, "when does on-call start", rate=0.5, data_ids=["onboarding-7"])
+    assert hits["total"] >= 1
+    assert {hit["data_id"] for hit in hits["list"]} == {"onboarding-7"}
+    assert "on-call rotation" in " ".join(hit["content"] for hit in hits["list"])
+    none = await gptbots(engram, token, "when does on-call start", rate=0.5, data_ids=["no-such-doc"])
+    assert none["total"] == 0
+
+    reader = Reader(engram.client, engram.ctx, space.uri, PrivateKey.generate("ES256"))
+    found = await (await reader.search(q="on-call rotation shadowing")).json()
+    assert any("on-call rotation" in m["text"] for m in found["memories"])
