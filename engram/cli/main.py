@@ -11,8 +11,17 @@ from ..xrpc.errors import XrpcError
 from .errors import CliError
 
 COMMAND_MODULES = (
-    "serve", "space", "importer", "export", "search", "apikey", "keygen", "model", "admin",
+    "serve",
+    "space",
+    "importer",
+    "export",
+    "search",
+    "apikey",
+    "keygen",
+    "model",
+    "admin",
 )
+COMMAND_MODULES += ("evaluate",)  # engram eval (engram/evaluation/)
 
 
 def build_parser() -> argparse.ArgumentParser:
