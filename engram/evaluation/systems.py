@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..service.hybrid import Scope, TextSearch
-from ..service.ranking import POOL, RankingPolicy, arrange, fuse_candidates
+from ..service.ranking import POOL, RankingPolicy, arrange, confidence, coverage, fuse_candidates
 from ..service.search import SearchQuery, require_model
 from ..store import Space
 from ..store import documents as store_documents
@@ -29,6 +29,7 @@ class Outcome:
     ranking: list[str]  # memory keys, best first
     top_similarity: float  # best cosine among the candidates (no-answer calibration)
     confidence: float | None = None
+    coverage: float = 0.0  # share of the query's idf held by the best hit (ranking.coverage)
 
 
 @dataclass
@@ -39,6 +40,7 @@ class Candidates:
     keyword: dict[int, float]
     memories: dict
     vectors: dict[int, np.ndarray]
+    term_idf: dict[str, float]  # idf of each query term in the space (ranking.coverage)
 
 
 class SpaceRunner:
@@ -70,7 +72,8 @@ class SpaceRunner:
             return memories, vectors
 
         memories, vectors = await self.ctx.store.read(read)
-        return Candidates(similarity, keyword, memories, vectors)
+        term_idf = await self.ctx.services.hybrid.keywords.idf(self.space, text)
+        return Candidates(similarity, keyword, memories, vectors, term_idf)
 
     def fused(self, found: Candidates, policy: RankingPolicy) -> Outcome:
         fused = fuse_candidates(found.similarity, found.keyword, policy)
@@ -81,7 +84,10 @@ class SpaceRunner:
             fused[: max(DEPTH, POOL)], found.memories, found.vectors, found.similarity, found.keyword,
             DEPTH, policy,
         )  # fmt: skip
-        return Outcome([self.key_of_row[h.memory.row_id] for h in ranking.hits], top, ranking.confidence)
+        best = ranking.hits[0].memory if ranking.hits else None
+        covered = coverage(best, found.term_idf) if best is not None else 0.0
+        keys = [self.key_of_row[h.memory.row_id] for h in ranking.hits]
+        return Outcome(keys, top, confidence(top, covered, policy), covered)
 
 
 def keys_by_row(conn, space_uri: str, key_of_text: dict[str, str]) -> dict[int, str]:

@@ -36,16 +36,32 @@ def tune(run: Run) -> dict:
     best = max([best_fusion, *grid], key=lambda p: _objective(run, run.rerank("_tune", p)))
     objective = _objective(run, run.rerank("_tune", best))
     run.outcomes.pop("_tune", None)
-    tops = [o.top_similarity for o in run.outcomes["vector"]]
-    answerable = [q.category != "no-answer" for q in run.queries]
-    threshold = max(
-        np.arange(0.2, 0.7, 0.01),
-        key=lambda t: np.mean([(top >= t) == want for top, want in zip(tops, answerable, strict=True)]),
-    )
+    threshold_similarity, threshold_coverage = _empty_result_rule(run, best)
     return {
         "fusion": best.fusion,
         "weight": best.weight,
         "restatements": dataclasses.asdict(best.restatements) if best.restatements else None,
-        "answer_similarity": round(float(threshold), 2),
+        "answer_similarity": threshold_similarity,
+        "answer_coverage": threshold_coverage,
         "objective": objective,
     }
+
+
+def _empty_result_rule(run: Run, policy: RankingPolicy) -> tuple[float, float]:
+    """The (top cosine, coverage) thresholds maximising balanced accuracy of "confidence >= 0.5 iff the
+    query has an answer" (balanced: there are far fewer no-answer queries than answerable ones)."""
+    outcomes = run.rerank("_tune", policy)
+    run.outcomes.pop("_tune", None)
+    has_answer = np.array([q.category != "no-answer" for q in run.queries])
+    tops = np.array([o.top_similarity for o in outcomes])
+    covered = np.array([o.coverage for o in outcomes])
+    if has_answer.all() or not has_answer.any():
+        return policy.answer_similarity, policy.answer_coverage
+    best, best_score = (policy.answer_similarity, policy.answer_coverage), -1.0
+    for s in np.arange(0.3, 0.95, 0.02):
+        for c in np.arange(0.1, 1.0, 0.02):
+            said = (tops >= s) | (covered >= c)
+            score = 0.5 * said[has_answer].mean() + 0.5 * (~said[~has_answer]).mean()
+            if score > best_score + 1e-9:
+                best, best_score = (round(float(s), 2), round(float(c), 2)), score
+    return best

@@ -116,6 +116,17 @@ class KeywordIndex:
             frozen = self._frozen[term] = (at, weights, int(np.count_nonzero(self.live[at])), average)
         return frozen[0], frozen[1], frozen[2]
 
+    def idf(self, text: str) -> dict[str, float]:
+        """The BM25 idf of each query term of `text` over the live rows (a term no live row holds gets the
+        highest idf): how much each term says, for judging how much of a query a memory covers."""
+        live_count = len(self) - self.dead
+        weights = {}
+        for term in query_terms(text):
+            postings = self._postings.get(term)
+            df = int(np.count_nonzero(self.live[np.asarray(postings[0], dtype=np.int64)])) if postings else 0
+            weights[term] = float(np.log1p((max(live_count, 0) - df + 0.5) / (df + 0.5)))
+        return weights
+
     def search(
         self, text: str, k: int, filters: Filters | None = None, within: Iterable[int] | None = None
     ) -> KeywordResult:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import InvalidInput
+from ..search.analyzer import terms
 from ..store import Memory
 from ..store import documents as store_documents
 from ..store import queries as store_queries
@@ -37,9 +38,10 @@ POOL = 30  # candidates looked at for restatements beyond the requested limit
 @dataclass(frozen=True)
 class RankingPolicy:
     fusion: str = "convex"  # "convex" (fusion.py) or "rrf" (rank_fusion.py)
-    weight: float = 0.6  # convex: share of the cosine
-    restatements: Restatements | None = field(default_factory=lambda: Restatements(0.65, 0.7))
-    answer_similarity: float = 0.35  # top cosine at which confidence reaches 0.5
+    weight: float = 0.7  # convex: share of the cosine
+    restatements: Restatements | None = field(default_factory=lambda: Restatements(0.55, 0.8))
+    answer_similarity: float = 0.7  # top cosine at which confidence reaches 0.5 ...
+    answer_coverage: float = 0.38  # ... or the share of the query's idf the best hit holds
 
 
 DEFAULT_POLICY = RankingPolicy()
@@ -57,7 +59,8 @@ class RankedMemory:
 @dataclass(frozen=True)
 class Ranking:
     hits: list[RankedMemory]
-    confidence: float  # in [0, 1]: 0.5 at the policy's answer_similarity
+    confidence: float  # in [0, 1]; below 0.5 the best hit probably does not answer the query (confidence())
+    top_similarity: float = 0.0  # the best cosine among the candidates
 
 
 class EngramRanking:
@@ -72,12 +75,20 @@ class EngramRanking:
         side_weight = {"vector": 1.0, "keyword": 0.0}.get(mode, 0.5)
         scopes = [s for s in scopes if s.row_ids is None or s.row_ids]
         if not scopes or not query.text.strip():
-            return Ranking([], 0.0)
+            return Ranking([], 0.0, 0.0)
         similarity, keyword, owner = await self.hybrid.candidates(scopes, replace(query, weight=side_weight))
         policy = self.policy
         if mode != "hybrid":
             policy = replace(policy, fusion="convex", weight=side_weight)
-        return await self.rank(similarity, keyword, owner, query.limit, policy)
+        ranking = await self.rank(similarity, keyword, owner, query.limit, policy)
+        if not ranking.hits:
+            return ranking
+        best = ranking.hits[0].memory
+        space = next(s.space for s in scopes if s.space.uri == owner[best.row_id])
+        term_idf = await self.hybrid.keywords.idf(space, query.text)
+        return replace(
+            ranking, confidence=confidence(ranking.top_similarity, coverage(best, term_idf), policy)
+        )
 
     async def rank(
         self,
@@ -87,7 +98,8 @@ class EngramRanking:
         limit: int,
         policy: RankingPolicy,
     ) -> Ranking:
-        """Rank already collected candidates (HybridSearch.candidates) under `policy`."""
+        """Rank already collected candidates (HybridSearch.candidates) under `policy` (the confidence here
+        knows only the cosine; `run` adds the keyword coverage)."""
         fused = fuse_candidates(similarity, keyword, policy)
         head = fused[: max(limit, POOL) if policy.restatements else limit]
         memories, vectors = await self._read(head, owner, with_vectors=policy.restatements is not None)
@@ -116,10 +128,25 @@ class EngramRanking:
         return await self.ctx.store.read(read)
 
 
-def confidence(top_similarity: float, answer_similarity: float, steepness: float = 20.0) -> float:
-    """A logistic of the best cosine around the threshold chosen on the tuning half: above 0.5 means
-    the best hit probably answers the query."""
-    return float(1.0 / (1.0 + np.exp(-steepness * (top_similarity - answer_similarity))))
+def coverage(memory: Memory, term_idf: Mapping[str, float]) -> float:
+    """The share of the query's idf mass whose terms the memory holds (text, tags or source): a memory
+    that merely shares a common word with the query covers little of it."""
+    total = sum(term_idf.values())
+    if total <= 0:
+        return 0.0
+    held = set(terms(" ".join([memory.text, *memory.tags, memory.source or ""])))
+    return sum(weight for term, weight in term_idf.items() if term in held) / total
+
+
+def confidence(
+    top_similarity: float, covered: float, policy: RankingPolicy, steepness: float = 20.0
+) -> float:
+    """max of two logistics, of the best cosine around `answer_similarity` and of the best hit's coverage
+    around `answer_coverage` (both chosen on the tuning half: docs/benchmarks.md), so confidence >= 0.5
+    exactly when either clears its threshold."""
+    by_similarity = 1.0 / (1.0 + np.exp(-steepness * (top_similarity - policy.answer_similarity)))
+    by_coverage = 1.0 / (1.0 + np.exp(-steepness * (covered - policy.answer_coverage)))
+    return float(max(by_similarity, by_coverage))
 
 
 def fuse_candidates(
@@ -158,4 +185,4 @@ def arrange(
         for row in order[:limit]
     ]
     top = max(similarity.values(), default=0.0)
-    return Ranking(hits, confidence(top, policy.answer_similarity))
+    return Ranking(hits, confidence(top, 0.0, policy), top)
