@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from .hybrid import HybridSearch
 from .memories import MemoryService
+from .ranking import EngramRanking
 from .search import SearchService
 from .spaces import SpaceService
 
@@ -24,6 +25,7 @@ class Services:
     memories: MemoryService
     search: SearchService
     hybrid: HybridSearch = None  # keyword and hybrid search for the REST shims (engram/service/hybrid.py)
+    ranking: EngramRanking = None  # engram-chosen rankings: tuned fusion, newer facts first (ranking.py)
 
     @classmethod
     def build(cls, ctx: AppContext) -> Services:
@@ -31,4 +33,5 @@ class Services:
         search = SearchService(ctx, spaces)
         services = cls(spaces=spaces, memories=MemoryService(ctx, spaces), search=search)
         services.hybrid = HybridSearch(ctx, search)
+        services.ranking = EngramRanking(ctx, services.hybrid)
         return services

@@ -69,7 +69,11 @@ class EngramRanking:
         self.hybrid = hybrid
         self.policy = policy
 
-    async def run(self, scopes: Sequence[Scope], query: TextSearch, mode: str = "hybrid") -> Ranking:
+    async def run(
+        self, scopes: Sequence[Scope], query: TextSearch, mode: str = "hybrid", weight: float | None = None
+    ) -> Ranking:
+        """`weight` (hybrid mode only) overrides the tuned fusion with a convex mix the caller chose, as
+        GPTBots' embedding_rate does; restatements and confidence apply either way."""
         if mode not in MODES:
             raise InvalidInput(f"mode must be one of {', '.join(MODES)}", "InvalidMode")
         side_weight = {"vector": 1.0, "keyword": 0.0}.get(mode, 0.5)
@@ -80,6 +84,8 @@ class EngramRanking:
         policy = self.policy
         if mode != "hybrid":
             policy = replace(policy, fusion="convex", weight=side_weight)
+        elif weight is not None:
+            policy = replace(policy, fusion="convex", weight=weight)
         ranking = await self.rank(similarity, keyword, owner, query.limit, policy)
         if not ranking.hits:
             return ranking
