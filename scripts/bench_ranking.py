@@ -37,13 +37,17 @@ async def main() -> None:
             await seed_space(srv.ctx, "rank-bench", args.memories, spec)
         )
         texts = queries()
-        await srv.ctx.services.ranking.run([Scope(space)], TextSearch(texts[0]))  # builds the keyword index
+        await srv.ctx.services.ranking.run(
+            [Scope(space)], TextSearch(texts[0]), "hybrid"
+        )  # builds the keyword index
 
         async def vector(i: int) -> None:
             await srv.ctx.services.search.search(space, SearchQuery(q=texts[i % QUERIES], limit=10))
 
         async def engram(i: int) -> None:
-            await srv.ctx.services.ranking.run([Scope(space)], TextSearch(texts[i % QUERIES], limit=10))
+            await srv.ctx.services.ranking.run(
+                [Scope(space)], TextSearch(texts[i % QUERIES], limit=10), "hybrid"
+            )
 
         before = load_average()
         t = await interleave(args.rounds, args.count, vector=vector, engram=engram)

@@ -29,7 +29,7 @@ async def test_newer_restatement_comes_first_and_the_older_is_marked_not_dropped
     engram, space = restated
     plain = await engram.ctx.services.hybrid.run([Scope(space)], TextSearch(QUESTION, weight=0.7))
     assert plain[0].memory.text == OLD  # fused relevance alone prefers the older wording
-    ranking = await engram.ctx.services.ranking.run([Scope(space)], TextSearch(QUESTION))
+    ranking = await engram.ctx.services.ranking.run([Scope(space)], TextSearch(QUESTION), "hybrid")
     texts = [h.memory.text for h in ranking.hits]
     assert texts[:2] == [NEW, OLD]
     assert (
@@ -58,7 +58,9 @@ async def test_explicit_supersedes_attribute_and_modes(aiohttp_client, settings)
         assert ranking.hits[1].superseded_by == ranking.hits[0].memory.uri
     with pytest.raises(InvalidInput):
         await engram.ctx.services.ranking.run([Scope(space)], TextSearch("x"), "fuzzy")
-    nothing = await engram.ctx.services.ranking.run([Scope(space)], TextSearch("zebra giraffe quokka"))
+    nothing = await engram.ctx.services.ranking.run(
+        [Scope(space)], TextSearch("zebra giraffe quokka"), "hybrid"
+    )
     assert nothing.confidence < 0.5
 
 
