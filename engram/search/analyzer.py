@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from functools import lru_cache
 
 import snowballstemmer
 
@@ -44,28 +43,42 @@ def fold(text: str) -> str:
     return unicodedata.normalize("NFC", "".join(out))
 
 
-@lru_cache(maxsize=65536)
+_STEMS: dict[str, str] = {}  # word -> stem; a plain dict is several times faster than lru_cache here
+_MAX_STEMS = 500_000  # a vocabulary bound: past it new words are stemmed each time, not remembered
+
+
 def stem(word: str) -> str:
-    return _STEMMER.stemWord(word) if word.isalpha() and word.isascii() else word
+    found = _STEMS.get(word)
+    if found is None:
+        found = _STEMMER.stemWord(word) if word.isalpha() and word.isascii() else word
+        if len(_STEMS) < _MAX_STEMS:
+            _STEMS[word] = found
+    return found
 
 
 def terms(text: str | None) -> list[str]:
     """The BM25 terms of `text`, in order of appearance, repeats kept (they are term frequencies)."""
     if not text:
         return []
+    folded = fold(text)
+    plain = folded.isascii()
     found: list[str] = []
-    for match in _COMPOUND.finditer(fold(text)):
-        token = match.group()
+    for token in _COMPOUND.findall(folded):
+        if token.isalnum() and plain:  # the common case: one plain word or number
+            found.append(_STEMS.get(token) or stem(token))
+            continue
+        if token.isalnum():
+            found.extend(_word_terms(token))
+            continue
         parts = _PART.findall(token)
         for part in parts:
             found.extend(_word_terms(part))
-        if len(parts) > 1:
-            found.append(token)
-            pieces = _PIECES.split(token)
-            if len(pieces) > 1:
-                found.extend(p for p in pieces if "-" in p or "_" in p)
-            if _VERSION.fullmatch(token):
-                found.append(".".join(parts[:2]))
+        found.append(token)
+        pieces = _PIECES.split(token)
+        if len(pieces) > 1:
+            found.extend(p for p in pieces if "-" in p or "_" in p)
+        if _VERSION.fullmatch(token):
+            found.append(".".join(parts[:2]))
     return found
 
 
