@@ -42,13 +42,14 @@ def newer_first(
     `ranked` (best first); `vectors` are unit vectors of those rows that have one."""
     pool = [row for row, _ in ranked if row in memories]
     score = dict(ranked)
+    cosine = _cosines(pool, vectors)
     replaced_by: dict[int, int] = {}
     for older in pool:
         newest = None
         for newer in pool:
             if memories[newer].created_ms <= memories[older].created_ms:
                 continue
-            if _restates(memories[newer], memories[older], newer, older, score, vectors, rule) and (
+            if _restates(memories[newer], memories[older], cosine.get((older, newer)), score, rule) and (
                 newest is None or memories[newer].created_ms > memories[newest].created_ms
             ):
                 newest = newer
@@ -69,13 +70,22 @@ def newer_first(
     return order, current
 
 
-def _restates(newer_memory, older_memory, newer, older, score, vectors, rule: Restatements) -> bool:
-    if explicitly_supersedes(newer_memory, older_memory):
+def _cosines(pool: Sequence[int], vectors: Mapping[int, np.ndarray]) -> dict[tuple[int, int], float]:
+    """Cosine of every pair of pool rows that have vectors, from one matrix product."""
+    rows = [row for row in pool if row in vectors]
+    if not rows:
+        return {}
+    matrix = np.stack([vectors[row] for row in rows])
+    products = (matrix @ matrix.T).tolist()
+    return {(a, b): products[i][j] for i, a in enumerate(rows) for j, b in enumerate(rows)}
+
+
+def _restates(newer: Memory, older: Memory, cosine: float | None, score, rule: Restatements) -> bool:
+    if explicitly_supersedes(newer, older):
         return True
-    a, b = vectors.get(older), vectors.get(newer)
-    if a is None or b is None:
+    if cosine is None:
         return False
-    return float(a @ b) >= rule.min_similarity and score[newer] >= rule.min_relevance * score[older]
+    return cosine >= rule.min_similarity and score[newer.row_id] >= rule.min_relevance * score[older.row_id]
 
 
 def _follow(row: int, replaced_by: Mapping[int, int]) -> int:
