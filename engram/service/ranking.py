@@ -37,9 +37,11 @@ POOL = 30  # candidates looked at for restatements beyond the requested limit
 
 @dataclass(frozen=True)
 class RankingPolicy:
+    """Defaults chosen by `engram eval --split tuning --tune` (docs/benchmarks.md)."""
+
     fusion: str = "convex"  # "convex" (fusion.py) or "rrf" (rank_fusion.py)
     weight: float = 0.7  # convex: share of the cosine
-    restatements: Restatements | None = field(default_factory=lambda: Restatements(0.55, 0.8))
+    restatements: Restatements | None = field(default_factory=Restatements)
     answer_similarity: float = 0.7  # top cosine at which confidence reaches 0.5 ...
     answer_coverage: float = 0.38  # ... or the share of the query's idf the best hit holds
 

@@ -22,7 +22,7 @@ from ..store import Memory
 
 @dataclass(frozen=True)
 class Restatements:
-    min_similarity: float = 0.6
+    min_similarity: float = 0.55
     min_relevance: float = 0.8
 
 
