@@ -81,7 +81,7 @@ class HybridSearch:
     async def _run(self, scopes: list[Scope], query: TextSearch) -> list[RankedHit]:
         similarity, keyword, owner = await self.candidates(scopes, query)
         ranked = fuse(similarity, keyword, query.weight)[: query.limit]
-        memories = await self.hydrate(ranked, owner)
+        memories = await self._hydrate(ranked, owner)
         return [
             RankedHit(memories[row_id], score, similarity.get(row_id), keyword.get(row_id))
             for row_id, score in ranked
@@ -175,7 +175,7 @@ class HybridSearch:
         limit = max(CANDIDATES, query.limit)
         return await self.keywords.search(scope.space, query.text, limit, _filters(query), scope.row_ids)
 
-    async def hydrate(self, ranked: list[tuple[int, float]], owner: dict[int, str]) -> dict[int, Memory]:
+    async def _hydrate(self, ranked: list[tuple[int, float]], owner: dict[int, str]) -> dict[int, Memory]:
         by_space: dict[str, list[int]] = {}
         for row_id, _ in ranked:
             by_space.setdefault(owner[row_id], []).append(row_id)
