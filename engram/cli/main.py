@@ -22,6 +22,7 @@ COMMAND_MODULES = (
     "admin",
     "console",
 )
+COMMAND_MODULES += ("evaluate",)  # engram eval (engram/evaluation/)
 
 
 def build_parser() -> argparse.ArgumentParser:

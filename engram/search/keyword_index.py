@@ -9,8 +9,9 @@ costs O(sum of its terms' document frequencies) in vectorised numpy: about a mil
 Scoring is Lucene BM25 with k1 = 1.2, b = 0.4 (a lower b penalises long memories less) over text, tags and
 source as one stream whose term frequencies are weighted 1.0 / 0.5 / 0.25 (a word in the text counts more
 than the same word in a tag or the source). idf = ln(1 + (N - df + 0.5) / (df + 0.5)) over the space's
-live memories, so statistics never mix spaces. Words are runs of letters and digits after NFKD with marks
-removed and case folded, so any user text is a valid query.
+live memories, so statistics never mix spaces. Terms come from the identifier-aware analyzer
+(engram/search/analyzer.py: folding, compounds such as ENG-1502 split and kept whole, stemming, CJK
+bigrams), the same for memories and queries, so any user text is a valid query.
 
 Rows are appended in row-id order (positions 0..n-1); deletions only clear `live`. Not thread-safe: the
 caller serialises `add`/`remove` against `search`.
@@ -18,29 +19,18 @@ caller serialises `add`/`remove` against `search`.
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from array import array
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
 import numpy as np
 
+from .analyzer import terms as words
 from .filters import FilterColumns, Filters
 
 K1, B = 1.2, 0.4
 FIELD_WEIGHTS = (1.0, 0.5, 0.25)  # text, tags, source
 MAX_QUERY_TERMS = 64
-_WORD = re.compile(r"[^\W_]+")
-
-
-def words(text: str | None) -> list[str]:
-    if not text:
-        return []
-    if text.isascii():  # the common case skips the per-character normalisation (index builds are bound by it)
-        return _WORD.findall(text.lower())
-    folded = "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
-    return _WORD.findall(folded.casefold())
 
 
 def query_terms(text: str) -> list[str]:
@@ -125,6 +115,17 @@ class KeywordIndex:
             weights = tf_values * np.float32(K1 + 1.0) / (tf_values + norm)
             frozen = self._frozen[term] = (at, weights, int(np.count_nonzero(self.live[at])), average)
         return frozen[0], frozen[1], frozen[2]
+
+    def idf(self, text: str) -> dict[str, float]:
+        """The BM25 idf of each query term of `text` over the live rows (a term no live row holds gets the
+        highest idf): how much each term says, for judging how much of a query a memory covers."""
+        live_count = len(self) - self.dead
+        weights = {}
+        for term in query_terms(text):
+            postings = self._postings.get(term)
+            df = int(np.count_nonzero(self.live[np.asarray(postings[0], dtype=np.int64)])) if postings else 0
+            weights[term] = float(np.log1p((max(live_count, 0) - df + 0.5) / (df + 0.5)))
+        return weights
 
     def search(
         self, text: str, k: int, filters: Filters | None = None, within: Iterable[int] | None = None

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from ..search.limits import SearchLimiter
 from .hybrid import HybridSearch
 from .memories import MemoryService
+from .ranking import EngramRanking
 from .search import SearchService
 from .spaces import SpaceService
 from .text_query import TextQueries
@@ -27,6 +28,7 @@ class Services:
     memories: MemoryService
     search: SearchService
     hybrid: HybridSearch = None  # keyword and hybrid search for the REST shims (engram/service/hybrid.py)
+    ranking: EngramRanking = None  # engram-chosen rankings: tuned fusion, newer facts first (ranking.py)
 
     @classmethod
     def build(cls, ctx: AppContext) -> Services:
@@ -51,4 +53,5 @@ class Services:
         )
         services = cls(spaces=spaces, memories=memories, search=search)
         services.hybrid = HybridSearch(ctx, search)
+        services.ranking = EngramRanking(ctx, services.hybrid)
         return services

@@ -79,6 +79,20 @@ class HybridSearch:
                               headers={"Retry-After": "1"}) from None  # fmt: skip
 
     async def _run(self, scopes: list[Scope], query: TextSearch) -> list[RankedHit]:
+        similarity, keyword, owner = await self.candidates(scopes, query)
+        ranked = fuse(similarity, keyword, query.weight)[: query.limit]
+        memories = await self._hydrate(ranked, owner)
+        return [
+            RankedHit(memories[row_id], score, similarity.get(row_id), keyword.get(row_id))
+            for row_id, score in ranked
+            if row_id in memories
+        ]
+
+    async def candidates(
+        self, scopes: Sequence[Scope], query: TextSearch
+    ) -> tuple[dict[int, float], dict[int, float], dict[int, str]]:
+        """(cosine per row, BM25 per row, space URI per row) of every candidate of the scopes; both sides
+        are collected when 0 < weight < 1. Engram-chosen rankings (engram/service/ranking.py) fuse these."""
         vectors = await self._query_vectors(scopes, query) if query.weight > 0 else {}
         parts = await asyncio.gather(*(self._scope(scope, query, vectors) for scope in scopes))
         similarity: dict[int, float] = {}
@@ -88,13 +102,7 @@ class HybridSearch:
             similarity.update(sims)
             keyword.update(kws)
             owner.update(dict.fromkeys(sims.keys() | kws.keys(), scope.space.uri))
-        ranked = fuse(similarity, keyword, query.weight)[: query.limit]
-        memories = await self._hydrate(ranked, owner)
-        return [
-            RankedHit(memories[row_id], score, similarity.get(row_id), keyword.get(row_id))
-            for row_id, score in ranked
-            if row_id in memories
-        ]
+        return similarity, keyword, owner
 
     async def _query_vectors(self, scopes: list[Scope], query: TextSearch) -> dict[str, np.ndarray]:
         """The embedded query per (model, query prefix): spaces sharing a model embed the text once."""

@@ -53,6 +53,18 @@ class KeywordIndexes:
         task.add_done_callback(self._running.discard)
         return await asyncio.shield(task)
 
+    async def idf(self, space: Space, text: str) -> dict[str, float]:
+        """The idf of each query term of `text` in the space (KeywordIndex.idf), caught up first."""
+        task = asyncio.ensure_future(self._locked_idf(space, text))  # detached and shielded, as in search
+        self._running.add(task)
+        task.add_done_callback(self._running.discard)
+        return await asyncio.shield(task)
+
+    async def _locked_idf(self, space: Space, text: str) -> dict[str, float]:
+        async with self._locks.setdefault(_key(space), asyncio.Lock()):
+            index = await self._fresh(space)
+            return await self.ctx.pool.run(index.idf, text)
+
     async def _locked_search(self, space, text, k, filters, within) -> KeywordResult:
         async with self._locks.setdefault(_key(space), asyncio.Lock()):
             index = await self._fresh(space)

@@ -51,9 +51,12 @@ def add_routes(router: web.UrlDispatcher, ctx: AppContext) -> None:
         grant = await authenticate_key(ctx, request, "read")
         body = parse_match(await read_json_object(request))
         scopes = await search_scopes(ctx, grant, body)
-        hits = await ctx.services.hybrid.run(
-            scopes, TextSearch(body.prompt, limit=body.top_k, weight=body.embedding_rate)
-        )
+        query = TextSearch(body.prompt, limit=body.top_k, weight=body.embedding_rate)
+        if 0.0 < body.embedding_rate < 1.0:
+            # A mix: engram chooses the ranking, so newer restatements come first (engram/service/ranking.py)
+            hits = (await ctx.services.ranking.run(scopes, query, "hybrid", body.embedding_rate)).hits
+        else:
+            hits = await ctx.services.hybrid.run(scopes, query)
         items = [
             match_item(h.memory.text, h.memory.attrs, h.memory.rkey, h.memory.source, h.score) for h in hits
         ]

@@ -1,0 +1,69 @@
+"""`engram eval [set.json]`: retrieval quality of every ranking system on a labelled query set."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from pathlib import Path
+
+from tqdm import tqdm
+
+from ..config import Settings
+from ..errors import EngramError
+from ..evaluation.labels import SPLITS, load_set
+from ..evaluation.report import markdown, summary
+from ..evaluation.runner import evaluate
+from ..evaluation.tuning import tune
+from .errors import CliError
+from .output import print_json
+
+DEFAULT_SET = Path("eval/set.json")
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "eval",
+        help="measure retrieval quality on a labelled query set",
+        description="Import the set's corpora into scratch spaces (the configured embedder; nothing is "
+        "written to the data dir) and rank each query with vector, keyword, hybrid (convex at several "
+        "weights, RRF) and engram's own ranking. Prints hit@1, recall@5, MRR@10, nDCG@10 per category, "
+        "paired bootstrap 95%% CIs of each system's difference from vector, and the no-answer scores.",
+    )
+    p.add_argument(
+        "set", nargs="?", type=Path, default=DEFAULT_SET, help=f"query set (default {DEFAULT_SET})"
+    )
+    p.add_argument("--split", choices=SPLITS, default="heldout", help="which half to score (default heldout)")
+    p.add_argument("--tune", action="store_true", help="also search fusion/restatement/confidence settings")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace, settings: Settings) -> int:
+    if not args.set.is_file():
+        raise CliError(f"{args.set}: no such file")
+    try:
+        query_set = load_set(args.set)
+    except (EngramError, KeyError, ValueError) as err:
+        raise CliError(f"{args.set}: {getattr(err, 'message', err)}", 2) from None
+    queries = query_set.select(args.split)
+    if not queries:
+        raise CliError(f"{args.set}: no queries in the {args.split} split", 2)
+
+    async def work():
+        with tqdm(total=len(queries), unit="query", desc="evaluating", disable=None, file=sys.stderr) as bar:
+            return await evaluate(settings, query_set, queries, progress=bar.update)
+
+    result_run = asyncio.run(work())
+    tuned = tune(result_run) if args.tune else None
+    result = summary(result_run)
+    if tuned is not None:
+        result["tuned"] = tuned
+    if args.json:
+        print_json(result)
+        return 0
+    print(f"{args.set} ({args.split} split, {len(queries)} queries)\n")
+    print(markdown(result))
+    if tuned is not None:
+        print("\nBest on this split:", tuned)
+    return 0

@@ -1,0 +1,115 @@
+"""Tables of an evaluation run: metrics per system and category, paired bootstrap CIs against the
+baseline, the no-answer score distribution and the empty-result rule's error rates (Markdown or JSON)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from .labels import CATEGORIES
+from .metrics import METRICS, paired_bootstrap
+from .runner import Run
+
+ANSWERABLE = [c for c in CATEGORIES if c != "no-answer"]
+BASELINE = "vector"
+
+
+def scores(run: Run, system: str, metric: str, category: str | None) -> list[float]:
+    """Per-query metric of the answerable queries (of one category, or all of them when None)."""
+    return [
+        METRICS[metric](outcome.ranking, query.labels)
+        for query, outcome in zip(run.queries, run.outcomes[system], strict=True)
+        if query.category != "no-answer" and category in (None, query.category)
+    ]
+
+
+def summary(run: Run) -> dict:
+    table = {}
+    for system in run.outcomes:
+        table[system] = {
+            category or "all": {metric: _mean(scores(run, system, metric, category)) for metric in METRICS}
+            | {"n": len(scores(run, system, "hit@1", category))}
+            for category in (*ANSWERABLE, None)
+        }
+    diffs = {}
+    for system in run.outcomes:
+        if system == BASELINE:
+            continue
+        diffs[system] = {
+            category or "all": {
+                metric: paired_bootstrap(
+                    scores(run, BASELINE, metric, category), scores(run, system, metric, category)
+                )
+                for metric in ("hit@1", "ndcg@10")
+            }
+            for category in (*ANSWERABLE, None)
+        }
+    return {"metrics": table, "vs_vector": diffs, "no_answer": no_answer(run)}
+
+
+def no_answer(run: Run, system: str = "engram", threshold: float = 0.5) -> dict:
+    """Top cosine of no-answer vs answerable queries, and the confidence rule's error rates:
+    false positive = a no-answer query given confidence >= 0.5; false negative = an answerable one below."""
+    tops = {"no-answer": [], "answerable": []}
+    fp = fn = none = answerable = 0
+    for query, outcome in zip(run.queries, run.outcomes[system], strict=True):
+        kind = "no-answer" if query.category == "no-answer" else "answerable"
+        tops[kind].append(outcome.top_similarity)
+        confident = (outcome.confidence or 0.0) >= threshold
+        if kind == "no-answer":
+            none += 1
+            fp += confident
+        else:
+            answerable += 1
+            fn += not confident
+    return {
+        "top_similarity": {kind: _quantiles(values) for kind, values in tops.items()},
+        "false_positive_rate": fp / none if none else 0.0,
+        "false_negative_rate": fn / answerable if answerable else 0.0,
+        "no_answer_queries": none,
+        "answerable_queries": answerable,
+    }
+
+
+def markdown(result: dict, systems: Sequence[str] | None = None) -> str:
+    metrics, diffs = result["metrics"], result["vs_vector"]
+    systems = list(systems or metrics)
+    lines = [
+        "| system | category | n | hit@1 | recall@5 | MRR@10 | nDCG@10 |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for system in systems:
+        for category, row in metrics[system].items():
+            lines.append(
+                f"| {system} | {category} | {row['n']} | {row['hit@1']:.3f} | {row['recall@5']:.3f} "
+                f"| {row['mrr@10']:.3f} | {row['ndcg@10']:.3f} |"
+            )
+    lines += ["", "Difference from vector (mean, paired bootstrap 95% CI):", "",
+              "| system | category | Δ hit@1 | Δ nDCG@10 |", "|---|---|---|---|"]  # fmt: skip
+    for system in systems:
+        for category, row in diffs.get(system, {}).items():
+            lines.append(f"| {system} | {category} | {_ci(row['hit@1'])} | {_ci(row['ndcg@10'])} |")
+    na = result["no_answer"]
+    lines += ["", "Top cosine (min / p25 / median / p75 / max):", ""]
+    for kind, q in na["top_similarity"].items():
+        lines.append(f"- {kind}: " + " / ".join(f"{v:.3f}" for v in q))
+    lines.append(
+        f"- confidence < 0.5 as 'no answer': false positives {na['false_positive_rate']:.2f} of "
+        f"{na['no_answer_queries']} no-answer queries, false negatives {na['false_negative_rate']:.2f} of "
+        f"{na['answerable_queries']} answerable ones"
+    )
+    return "\n".join(lines)
+
+
+def _ci(triple) -> str:
+    mean, low, high = triple
+    return f"{mean:+.3f} [{low:+.3f}, {high:+.3f}]"
+
+
+def _mean(values: list[float]) -> float:
+    return float(np.mean(values)) if values else 0.0
+
+
+def _quantiles(values: list[float]) -> list[float]:
+    return np.percentile(values, [0, 25, 50, 75, 100]).tolist() if values else [0.0] * 5

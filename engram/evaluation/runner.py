@@ -1,0 +1,83 @@
+"""Run a labelled query set: import its corpora into fresh spaces, rank every query with every system.
+
+The data dir is a scratch directory (never the operator's), the rate limits are off (an evaluation is
+one trusted caller issuing hundreds of searches), and everything else (embedder, index, keyword index,
+fusion) is the configured service's own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..config import Settings
+from ..errors import InvalidInput
+from ..lifecycle import open_context
+from ..service.imports import decode_lines, import_values
+from ..service.ranking import DEFAULT_POLICY, RankingPolicy
+from .labels import Query, QuerySet
+from .systems import ALPHAS, Candidates, Outcome, SpaceRunner, keys_by_row
+
+
+@dataclass
+class Run:
+    queries: list[Query]
+    outcomes: dict[str, list[Outcome]] = field(default_factory=dict)  # system -> one outcome per query
+    candidates: list[Candidates] = field(default_factory=list)
+    runners: list[SpaceRunner] = field(default_factory=list)
+
+    def rerank(self, name: str, policy: RankingPolicy) -> list[Outcome]:
+        """Outcomes of another policy over the collected candidates (no new searches: tuning grids)."""
+        outcomes = [r.fused(c, policy) for r, c in zip(self.runners, self.candidates, strict=True)]
+        self.outcomes[name] = outcomes
+        return outcomes
+
+
+def policies(default: RankingPolicy = DEFAULT_POLICY) -> dict[str, RankingPolicy]:
+    found = {f"convex@{a}": RankingPolicy("convex", a, None) for a in ALPHAS}
+    found["rrf"] = RankingPolicy("rrf", 0.0, None)
+    found["engram"] = default
+    found["engram-vector"] = dataclasses.replace(default, fusion="convex", weight=1.0)  # restatements only
+    return found
+
+
+async def evaluate(settings: Settings, query_set: QuerySet, queries: list[Query], progress=None) -> Run:
+    with tempfile.TemporaryDirectory(prefix="engram-eval-") as scratch:
+        settings = dataclasses.replace(
+            settings, data_dir=Path(scratch), search_rate=0.0, text_search_rate=0.0, metrics_port=0
+        )
+        async with open_context(settings, embedder=True) as ctx:
+            runners = {}
+            for name in sorted({q.corpus for q in queries}):
+                runners[name] = await _load_corpus(ctx, query_set, name)
+            run = Run(queries)
+            for system in ("vector", "keyword", *policies()):
+                run.outcomes[system] = []
+            for query in queries:
+                runner = runners[query.corpus]
+                run.outcomes["vector"].append(await runner.vector(query.text))
+                run.outcomes["keyword"].append(await runner.keyword(query.text))
+                found = await runner.candidates(query.text)
+                run.candidates.append(found)
+                run.runners.append(runner)
+                for system, policy in policies().items():
+                    run.outcomes[system].append(runner.fused(found, policy))
+                if progress:
+                    progress(1)
+            return run
+
+
+async def _load_corpus(ctx, query_set: QuerySet, name: str) -> SpaceRunner:
+    corpus = query_set.corpora[name]
+    space = await ctx.services.spaces.create_hosted(f"eval-{name}")
+    data = await asyncio.to_thread(corpus.path.read_bytes)
+    numbered = ((n, line) for n, line in enumerate(data.splitlines(), start=1) if line.strip())
+    report = await import_values(ctx, space.uri, decode_lines(numbered))
+    if report.skipped:
+        raise InvalidInput(f"corpus {name}: lines skipped on import: {report.skipped[:3]}", "BadQuerySet")
+    space = await ctx.services.spaces.require(space.uri)
+    key_of_row = await ctx.store.read(keys_by_row, space.uri, corpus.key_of_text())
+    return SpaceRunner(ctx, space, key_of_row)

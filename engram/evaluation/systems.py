@@ -1,0 +1,100 @@
+"""Each ranking system under evaluation, run against one space through the service layer's real paths.
+
+- `vector`: SearchService.search with `q` (what garden.engram.searchMemories answers);
+- `keyword`: HybridSearch.run at weight 0 (BM25 over the in-memory keyword index);
+- `convex@a`, `rrf`: the fusions of HybridSearch.candidates (both sides collected once per query, exactly
+  the candidates HybridSearch.run fuses for 0 < weight < 1);
+- `engram`: EngramRanking's arrangement of the same candidates under a policy (fusion, restatements).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..service.hybrid import Scope, TextSearch
+from ..service.ranking import POOL, RankingPolicy, arrange, confidence, coverage, fuse_candidates
+from ..service.search import SearchQuery, require_model
+from ..store import Space
+from ..store import documents as store_documents
+from ..store import queries as store_queries
+
+DEPTH = 10  # rankings are scored to rank 10
+ALPHAS = (0.3, 0.5, 0.6, 0.7, 0.8, 0.9)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    ranking: list[str]  # memory keys, best first
+    top_similarity: float  # best cosine among the candidates (no-answer calibration)
+    confidence: float | None = None
+    coverage: float = 0.0  # share of the query's idf held by the best hit (ranking.coverage)
+
+
+@dataclass
+class Candidates:
+    """One query's candidates, with every candidate's memory and unit vector read once."""
+
+    similarity: dict[int, float]
+    keyword: dict[int, float]
+    memories: dict
+    vectors: dict[int, np.ndarray]
+    term_idf: dict[str, float]  # idf of each query term in the space (ranking.coverage)
+
+
+class SpaceRunner:
+    def __init__(self, ctx, space: Space, key_of_row: dict[int, str]):
+        self.ctx, self.space, self.key_of_row = ctx, space, key_of_row
+
+    async def vector(self, text: str) -> Outcome:
+        outcome = await self.ctx.services.search.search(self.space, SearchQuery(q=text, limit=DEPTH))
+        keys = [self.key_of_row[m.row_id] for m, _ in outcome.hits]
+        return Outcome(keys, outcome.hits[0][1] / 1000 if outcome.hits else 0.0)
+
+    async def keyword(self, text: str) -> Outcome:
+        hits = await self.ctx.services.hybrid.run([Scope(self.space)], TextSearch(text, DEPTH, weight=0.0))
+        return Outcome([self.key_of_row[h.memory.row_id] for h in hits], 0.0)
+
+    async def candidates(self, text: str) -> Candidates:
+        similarity, keyword, _ = await self.ctx.services.hybrid.candidates(
+            [Scope(self.space)], TextSearch(text, DEPTH, weight=0.5)
+        )
+        rows = sorted(similarity.keys() | keyword.keys())
+        model_key = require_model(self.space).key
+
+        def read(conn):
+            memories = {m.row_id: m for m in store_queries.get_memories(conn, self.space.uri, rows)}
+            ids, matrix = store_documents.row_vectors(conn, self.space.uri, rows, model_key)
+            vectors = {}
+            for i, row in enumerate(ids.tolist()):
+                vectors[row] = matrix[i] / max(float(np.linalg.norm(matrix[i])), 1e-12)
+            return memories, vectors
+
+        memories, vectors = await self.ctx.store.read(read)
+        term_idf = await self.ctx.services.hybrid.keywords.idf(self.space, text)
+        return Candidates(similarity, keyword, memories, vectors, term_idf)
+
+    def fused(self, found: Candidates, policy: RankingPolicy) -> Outcome:
+        fused = fuse_candidates(found.similarity, found.keyword, policy)
+        top = max(found.similarity.values(), default=0.0)
+        if policy.restatements is None:
+            return Outcome([self.key_of_row[r] for r, _ in fused[:DEPTH]], top)
+        ranking = arrange(
+            fused[: max(DEPTH, POOL)], found.memories, found.vectors, found.similarity, found.keyword,
+            DEPTH, policy,
+        )  # fmt: skip
+        best = ranking.hits[0].memory if ranking.hits else None
+        covered = coverage(best, found.term_idf) if best is not None else 0.0
+        keys = [self.key_of_row[h.memory.row_id] for h in ranking.hits]
+        return Outcome(keys, top, confidence(top, covered, policy), covered)
+
+
+def keys_by_row(conn, space_uri: str, key_of_text: dict[str, str]) -> dict[int, str]:
+    """Every memory row of the space mapped to its corpus key (by its unique text)."""
+    found, after = {}, 0
+    while batch := store_queries.export_batch(conn, space_uri, after, 1000):
+        for memory in batch:
+            found[memory.row_id] = key_of_text[memory.text]
+        after = batch[-1].row_id
+    return found

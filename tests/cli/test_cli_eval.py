@@ -1,0 +1,73 @@
+"""`engram eval` end to end on a tiny labelled set with the built-in embedder (scratch data dir)."""
+
+from __future__ import annotations
+
+import orjson
+
+MEMORIES = [
+    {"text": "Staging runs Postgres 15.4 on pg-staging-01.internal.", "createdAt": "2026-01-01T00:00:00Z"},
+    {
+        "text": "Staging runs Postgres 16.2 on pg-staging-01.internal since the upgrade.",
+        "createdAt": "2026-05-01T00:00:00Z",
+    },
+    {
+        "text": "ENG-1502: the login loop in Safari came from a cookie without Secure.",
+        "createdAt": "2026-02-01T00:00:00Z",
+    },
+    {"text": "Dana drinks her coffee with oat milk.", "createdAt": "2026-03-01T00:00:00Z"},
+    {"text": "The weekly sync is on Thursdays at 15:00.", "createdAt": "2026-03-02T00:00:00Z"},
+]
+QUERIES = [
+    {"id": "i1", "corpus": "c", "category": "identifier", "query": "ENG-1502", "answer": "ENG-1502"},
+    {"id": "i2", "corpus": "c", "category": "identifier", "query": "eng-1502 safari", "answer": "ENG-1502"},
+    {"id": "u1", "corpus": "c", "category": "updated", "query": "Which Postgres version does staging run?",
+     "answer": "Postgres 16.2", "related": ["Staging runs Postgres 15.4"]},
+    {"id": "v1", "corpus": "c", "category": "vague", "query": "coffee", "answer": "oat milk"},
+    {"id": "n1", "corpus": "c", "category": "no-answer", "query": "What is the CFO's name?"},
+    {"id": "n2", "corpus": "c", "category": "no-answer", "query": "Which Kafka version do we run?"},
+]  # fmt: skip
+
+
+def _write_set(tmp_path, queries=QUERIES):
+    (tmp_path / "c.jsonl").write_bytes(b"".join(orjson.dumps(m) + b"\n" for m in MEMORIES))
+    (tmp_path / "q.jsonl").write_bytes(b"".join(orjson.dumps(q) + b"\n" for q in queries))
+    path = tmp_path / "set.json"
+    path.write_bytes(orjson.dumps({"corpora": {"c": "c.jsonl"}, "queries": "q.jsonl"}))
+    return path
+
+
+def test_eval_runs_every_system_and_reports_metrics_cis_and_no_answer(engram, monkeypatch, tmp_path):
+    monkeypatch.setenv("ENGRAM_EMBEDDER", "builtin")
+    result = engram("eval", _write_set(tmp_path), "--split", "all", "--json", "--tune")
+    assert result.code == 0, result.err
+    report = result.json()
+    metrics = report["metrics"]
+    assert {"vector", "keyword", "rrf", "engram", "convex@0.5"} <= set(metrics)
+    assert metrics["vector"]["all"]["n"] == 4 and metrics["vector"]["identifier"]["n"] == 2
+    assert metrics["keyword"]["identifier"]["hit@1"] == 1.0
+    assert metrics["engram"]["updated"]["hit@1"] == 1.0  # the newer statement first
+    for row in metrics["engram"].values():
+        assert all(0.0 <= row[m] <= 1.0 for m in ("hit@1", "recall@5", "mrr@10", "ndcg@10"))
+    mean, low, high = report["vs_vector"]["engram"]["all"]["hit@1"]
+    assert low <= mean <= high
+    assert report["no_answer"]["no_answer_queries"] == 2 and report["no_answer"]["answerable_queries"] == 4
+    assert set(report["tuned"]) >= {
+        "fusion",
+        "weight",
+        "restatements",
+        "answer_similarity",
+        "answer_coverage",
+    }
+
+
+def test_eval_markdown_table_and_bad_sets(engram, monkeypatch, tmp_path):
+    monkeypatch.setenv("ENGRAM_EMBEDDER", "builtin")
+    result = engram("eval", _write_set(tmp_path), "--split", "heldout")
+    assert result.code == 0, result.err
+    assert "| system | category | n | hit@1 | recall@5 | MRR@10 | nDCG@10 |" in result.out
+    assert "false positives" in result.out
+
+    ambiguous = [{"id": "x", "corpus": "c", "category": "vague", "query": "pg", "answer": "pg-staging-01"}]
+    bad = engram("eval", _write_set(tmp_path, ambiguous))
+    assert bad.code == 2 and "occurs in 2 memories" in bad.err
+    assert engram("eval", tmp_path / "missing.json").code != 0

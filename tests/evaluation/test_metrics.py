@@ -1,0 +1,87 @@
+"""The evaluation metrics on tiny rankings computed by hand (engram/evaluation/metrics.py), RRF fusion,
+and the restatement ordering (engram/service/supersession.py)."""
+
+from __future__ import annotations
+
+import math
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from engram.evaluation.metrics import hit_at_1, mrr_at, ndcg_at, paired_bootstrap, recall_at
+from engram.service.rank_fusion import rrf_fuse
+from engram.service.supersession import Restatements, newer_first
+
+LABELS = {"a": 2, "b": 1}  # a is the answer, b helps
+
+
+def test_hit_recall_and_mrr_count_only_the_answer():
+    assert hit_at_1(["a", "x"], LABELS) == 1.0
+    assert hit_at_1(["b", "a"], LABELS) == 0.0
+    assert hit_at_1([], LABELS) == 0.0
+    assert recall_at(["x", "y", "z", "w", "a"], LABELS, 5) == 1.0
+    assert recall_at(["x", "y", "z", "w", "v", "a"], LABELS, 5) == 0.0
+    assert recall_at(["a"], {"a": 2, "c": 2}, 5) == 0.5
+    assert mrr_at(["x", "b", "a"], LABELS) == pytest.approx(1 / 3)
+    assert mrr_at(["x"] * 10 + ["a"], LABELS, 10) == 0.0
+
+
+def test_ndcg_uses_exponential_gain_and_the_ideal_order():
+    # ideal: a (gain 3) at 1, b (gain 1) at 2 -> 3 + 1/log2(3)
+    ideal = 3 + 1 / math.log2(3)
+    assert ndcg_at(["a", "b"], LABELS) == pytest.approx(1.0)
+    assert ndcg_at(["b", "a"], LABELS) == pytest.approx((1 + 3 / math.log2(3)) / ideal)
+    assert ndcg_at(["x", "a"], LABELS) == pytest.approx((3 / math.log2(3)) / ideal)
+    assert ndcg_at(["x"], LABELS) == 0.0
+    assert ndcg_at(["a"], {}) == 0.0  # no-answer query: nothing to gain
+
+
+def test_paired_bootstrap_brackets_the_mean_difference():
+    a = [0, 1, 0, 1, 0, 1, 0, 1]
+    assert paired_bootstrap(a, a) == (0.0, 0.0, 0.0)
+    mean, low, high = paired_bootstrap([0] * 8, [1] * 8)
+    assert (mean, low, high) == (1.0, 1.0, 1.0)
+    mean, low, high = paired_bootstrap(a, [1] * 8)
+    assert mean == 0.5 and 0.0 <= low < 0.5 < high <= 1.0
+    assert paired_bootstrap([], []) == (0.0, 0.0, 0.0)
+
+
+def test_rrf_sums_reciprocal_ranks_scaled_to_one():
+    fused = rrf_fuse({1: 0.9, 2: 0.5}, {2: 7.0, 3: 1.0, 4: 0.0}, k=60)
+    top = 2 / 61
+    assert fused[0] == (2, pytest.approx((1 / 62 + 1 / 61) / top))
+    assert dict(fused) == pytest.approx({1: (1 / 61) / top, 2: (1 / 62 + 1 / 61) / top, 3: (1 / 62) / top})
+    assert rrf_fuse({5: 1.0}, {5: 2.0})[0] == (5, pytest.approx(1.0))
+
+
+def _memory(row, created_ms, attrs=None):
+    return SimpleNamespace(row_id=row, uri=f"at://x/m/{row}", rkey=f"r{row}", created_ms=created_ms,
+                           attrs=attrs or {})  # fmt: skip
+
+
+def _unit(*xs):
+    v = np.asarray(xs, dtype=np.float32)
+    return v / np.linalg.norm(v)
+
+
+def test_newer_restatement_moves_before_the_older_and_marks_it():
+    memories = {1: _memory(1, 100), 2: _memory(2, 50), 3: _memory(3, 300)}
+    vectors = {1: _unit(1, 0.1), 2: _unit(0, 1), 3: _unit(1, 0.2)}
+    ranked = [(1, 0.9), (2, 0.8), (3, 0.85)]
+    order, replaced = newer_first(ranked, memories, vectors, Restatements(0.9, 0.8))
+    assert order == [3, 1, 2] and replaced == {1: 3}
+    # too little relevance to the query: not a restatement of it
+    order, replaced = newer_first([(1, 0.9), (2, 0.8), (3, 0.3)], memories, vectors, Restatements(0.9, 0.8))
+    assert order == [1, 2, 3] and replaced == {}
+
+
+def test_explicit_supersedes_wins_without_similarity_and_chains_resolve_to_the_newest():
+    memories = {
+        1: _memory(1, 100),
+        2: _memory(2, 200, {"supersedes": "r1"}),
+        3: _memory(3, 300, {"supersedes": ["at://x/m/2"]}),
+    }
+    vectors = {1: _unit(1, 0), 2: _unit(0, 1), 3: _unit(-1, 0)}
+    order, replaced = newer_first([(1, 0.9), (2, 0.5), (3, 0.1)], memories, vectors, Restatements(0.99, 0.99))
+    assert order == [3, 1, 2] and replaced == {1: 3, 2: 3}
