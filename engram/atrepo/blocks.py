@@ -1,0 +1,114 @@
+"""DAG-CBOR blocks, their CIDs, and the atproto JSON form of IPLD values.
+
+Encoding and decoding are libipld's (the Rust codec the atproto SDK uses). Two small things are assembled
+here because libipld has no call for them: the 4-byte CIDv1 prefix (libipld builds a CID string from CID
+bytes, not from a digest) and the mapping between atproto's JSON form (``{"$bytes"}`` / ``{"$link"}``) and
+IPLD values, which is a dozen lines of recursion.
+
+libipld represents a CID inside a DAG-CBOR value as its raw bytes, and on encoding it writes any ``bytes``
+value that parses as a CID as a link (tag 42). That is right for links and wrong for opaque bytes that
+happen to parse as a CID; `bytes_look_like_cid` lets callers detect that case.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+from typing import Any
+
+import libipld
+
+from engram.atrepo.errors import RepoFormatError
+
+_CID_V1_DAG_CBOR_SHA256 = bytes([0x01, 0x71, 0x12, 0x20])  # version 1, dag-cbor, sha2-256, 32-byte digest
+
+
+def encode_block(value: Any) -> bytes:
+    try:
+        return libipld.encode_dag_cbor(value)
+    except (ValueError, TypeError, OverflowError) as e:
+        raise RepoFormatError(f"value cannot be encoded as DAG-CBOR: {e}") from None
+
+
+def decode_block(data: bytes) -> Any:
+    try:
+        return libipld.decode_dag_cbor(data)
+    except (ValueError, RecursionError) as e:
+        raise RepoFormatError(f"invalid DAG-CBOR block: {e}") from None
+
+
+def cid_bytes_of_block(data: bytes) -> bytes:
+    return _CID_V1_DAG_CBOR_SHA256 + hashlib.sha256(data).digest()
+
+
+def cid_of_block(data: bytes) -> str:
+    """CIDv1 (dag-cbor, sha2-256) of an encoded block, as its base32 string ('bafyrei...')."""
+    return libipld.encode_cid(cid_bytes_of_block(data))
+
+
+def cid_of_value(value: Any) -> str:
+    return cid_of_block(encode_block(value))
+
+
+def cid_to_bytes(cid: str) -> bytes:
+    try:
+        libipld.decode_cid(cid)
+        return libipld.decode_multibase(cid)[1]
+    except (ValueError, TypeError) as e:
+        raise RepoFormatError(f"invalid CID {cid!r}: {e}") from None
+
+
+def cid_to_str(raw: bytes) -> str:
+    try:
+        return libipld.encode_cid(raw)
+    except (ValueError, TypeError) as e:
+        raise RepoFormatError(f"invalid CID bytes: {e}") from None
+
+
+def bytes_look_like_cid(data: bytes) -> bool:
+    try:
+        libipld.decode_cid(data)
+    except (ValueError, TypeError):
+        return False
+    return True
+
+
+def from_json(value: Any) -> Any:
+    """atproto JSON (``{"$bytes": base64}``, ``{"$link": cid}``) to the IPLD value libipld encodes."""
+    if isinstance(value, dict):
+        if len(value) == 1 and "$bytes" in value:
+            return _b64decode(value["$bytes"])
+        if len(value) == 1 and "$link" in value:
+            return cid_to_bytes(value["$link"])
+        return {key: from_json(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [from_json(item) for item in value]
+    return value
+
+
+def to_json(value: Any) -> Any:
+    """The inverse of `from_json` for decoded blocks (CIDs come back from libipld as bytes that parse)."""
+    if isinstance(value, dict):
+        return {key: to_json(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [to_json(item) for item in value]
+    if isinstance(value, bytes):
+        if bytes_look_like_cid(value):
+            return {"$link": cid_to_str(value)}
+        return {"$bytes": b64encode(value)}
+    return value
+
+
+def b64encode(data: bytes) -> str:
+    """atproto's `$bytes`: standard base64 without padding."""
+    return base64.b64encode(data).rstrip(b"=").decode("ascii")
+
+
+def _b64decode(text: Any) -> bytes:
+    if not isinstance(text, str):
+        raise RepoFormatError("$bytes must be a base64 string")
+    try:
+        return base64.b64decode(text + "=" * (-len(text) % 4), validate=True)
+    except (binascii.Error, ValueError):
+        raise RepoFormatError("$bytes is not valid base64") from None
