@@ -89,7 +89,7 @@ async def test_did_not_on_the_allow_list_is_forbidden(setup):
     err = await _refused(
         verifier, "POST", PATH, _signed(key, clock, did=stranger), b'{"a":1}', error="Forbidden"
     )
-    assert err.status == 403
+    assert http_status(err) == 403
     assert resolver.calls[(stranger, False)] == 0  # refused before any resolution
 
 

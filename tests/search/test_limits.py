@@ -1,7 +1,7 @@
 import pytest
 
 from engram.search.limits import ConcurrencyCaps, SearchLimiter, TokenBuckets
-from engram.xrpc.errors import RateLimitExceededError
+from engram.xrpc.errors import RateLimitExceededError, http_status
 
 
 class Clock:
@@ -23,7 +23,7 @@ async def test_bucket_allows_burst_then_429_with_headers():
         async with limiter.acquire("space"):
             pass
     err = info.value
-    assert err.status == 429 and err.error == "RateLimitExceeded"
+    assert http_status(err) == 429 and err.error == "RateLimitExceeded"
     assert err.headers == {
         "RateLimit-Limit": "3",
         "RateLimit-Remaining": "0",
