@@ -27,4 +27,5 @@ class AppContext:
     embedder: Any = None  # engram.embed.base.Embedder | None
     services: Any = None  # engram.service.Services
     metrics: Any = None  # engram.metrics.Metrics
+    syncer: Any = None  # engram.sync.syncer.Syncer (synced spaces; only in the HTTP service)
     ready: bool = False

@@ -21,7 +21,9 @@ HANDLER_MODULES = (
     "garden.engram.search_memories",
     "garden.engram.warm_space",
     "com.atproto.space.notify_space_deleted",
+    "com.atproto.space.notify_write",
     # garden.engram.admin.*: operator procedures, DID-signed (admin_auth.admin_signed)
+    "garden.engram.admin.add_synced_space",
     "garden.engram.admin.configure_space",
     "garden.engram.admin.create_api_key",
     "garden.engram.admin.create_space",

@@ -15,7 +15,7 @@ from aiohttp import web
 from ..auth.reader import ReaderAuth
 from ..context import AppContext
 from ..store import Space
-from ..xrpc.errors import AuthRequiredError, InvalidRequestError
+from ..xrpc.errors import AuthRequiredError, ForbiddenError, InvalidRequestError
 from ..xrpc.server import AuthHook
 
 
@@ -49,5 +49,26 @@ def service_auth(ctx: AppContext, nsid: str) -> AuthHook:
         if len(authorization) != 1:
             raise AuthRequiredError("exactly one Authorization: Bearer <service JWT> header is required")
         return await ctx.service_verifier.verify(authorization[0], nsid)
+
+    return verify
+
+
+def syncer_notification(ctx: AppContext, nsid: str) -> AuthHook:
+    """Service auth for what a space host pushes to engram as a syncer (notifyWrite, notifySpaceDeleted):
+    the audience must be engram's ``#atproto_space_syncer`` service, and a replayed token is refused as
+    Forbidden (the sender is known; it may not deliver the same notification twice). The handler then
+    checks that the issuer is the space's authority."""
+    base = service_auth(ctx, nsid)
+
+    async def verify(request: web.Request, params: dict[str, Any], body: Any):
+        try:
+            auth = await base(request, params, body)
+        except AuthRequiredError as e:
+            if e.error == "JwtReplayed":
+                raise ForbiddenError("this notification was already delivered (jti replayed)") from None
+            raise
+        if auth.aud != f"{ctx.settings.service_did}#atproto_space_syncer":
+            raise ForbiddenError("notifications must be addressed to this service's #atproto_space_syncer")
+        return auth
 
     return verify

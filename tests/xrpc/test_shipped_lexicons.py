@@ -57,6 +57,7 @@ def test_the_registry_serves_every_method():
     assert sorted(REGISTRY.methods()) == [
         "com.atproto.space.notifySpaceDeleted",
         "com.atproto.space.notifyWrite",
+        "garden.engram.admin.addSyncedSpace",
         "garden.engram.admin.configureSpace",
         "garden.engram.admin.createApiKey",
         "garden.engram.admin.createSpace",
