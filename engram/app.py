@@ -57,13 +57,8 @@ async def _lifecycle(app: web.Application) -> AsyncIterator[None]:
         ctx.ready = True
         log.info(
             "engram ready",
-            extra={
-                "fields": {
-                    "version": __version__,
-                    "did": ctx.settings.service_did,
-                    "unbuilt": sorted(app[xrpc_key].unbuilt()),
-                }
-            },
+            extra={"fields": {"version": __version__, "did": ctx.settings.service_did,
+                              "unbuilt": sorted(app[xrpc_key].unbuilt())}},
         )
         yield
         ctx.ready = False

@@ -11,15 +11,7 @@ from ..xrpc.errors import XrpcError
 from .errors import CliError
 
 COMMAND_MODULES = (
-    "serve",
-    "space",
-    "importer",
-    "export",
-    "search",
-    "apikey",
-    "keygen",
-    "model",
-    "admin",
+    "serve", "space", "importer", "export", "search", "apikey", "keygen", "model", "admin",
 )
 
 
