@@ -94,6 +94,7 @@ class Syncer:
         self._sources.pop(uri, None)
         self.credentials.forget(uri)
         self.request(uri, full=True)
+        self._ensure_registration(uri)
         return synced
 
     def _source(self, synced: store_synced.SyncedSpace) -> DelegationSource:
@@ -181,12 +182,16 @@ class Syncer:
             for synced in spaces:
                 if interval > 0 or first:
                     self.request(synced.uri, full=True)
-                if _is_https(self.settings.public_url) and synced.uri not in self._registrations:
-                    self._registrations[synced.uri] = asyncio.get_running_loop().create_task(
-                        self._register_loop(synced.uri), name=f"registerNotify {synced.uri}"
-                    )
+                self._ensure_registration(synced.uri)
             first = False
             await asyncio.sleep(interval if interval > 0 else 60.0)
+
+    def _ensure_registration(self, uri: str) -> None:
+        """Space hosts only deliver to public https endpoints; local deployments rely on polling."""
+        if _is_https(self.settings.public_url) and uri not in self._registrations:
+            self._registrations[uri] = asyncio.get_running_loop().create_task(
+                self._register_loop(uri), name=f"registerNotify {uri}"
+            )
 
     async def _register_loop(self, uri: str) -> None:
         service = f"{self.settings.service_did}#atproto_space_syncer"
@@ -211,7 +216,7 @@ class Syncer:
             except asyncio.CancelledError:
                 raise
             except EngramError as e:
-                log.warning("registerNotify failed", extra={"fields": {"space": uri, "error": e.message}})
+                log.warning("registerNotify failed: %s", e.message, extra={"fields": {"space": uri}})
             await asyncio.sleep(delay)
 
     # -- status --------------------------------------------------------------------------------------

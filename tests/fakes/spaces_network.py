@@ -103,8 +103,9 @@ def xrpc_error(status: int, name: str, message: str = "") -> web.Response:
 
 
 class SpacesNetwork:
-    def __init__(self, skey: str = "team") -> None:
-        self.plc = FakeDidServer()
+    def __init__(self, skey: str = "team", plc: FakeDidServer | None = None) -> None:
+        self._own_plc = plc is None
+        self.plc = plc or FakeDidServer()
         self.pds = FakeServer()
         self.host = FakeServer()
         self.resolver = StaticResolver()
@@ -153,7 +154,8 @@ class SpacesNetwork:
         )
 
     async def start(self) -> SpacesNetwork:
-        await self.plc.start()
+        if self._own_plc:
+            await self.plc.start()
         await self.pds.start()
         await self.host.start()
         for account in self.members.values():
@@ -161,7 +163,7 @@ class SpacesNetwork:
         return self
 
     async def close(self) -> None:
-        for server in (self.host, self.pds, self.plc):
+        for server in (self.host, self.pds, *([self.plc] if self._own_plc else [])):
             await server.close()
 
     # -- writing, as a member's PDS would -----------------------------------------------------------
@@ -339,7 +341,10 @@ class SpacesNetwork:
             await verifier.verify(request.headers, self.space)
         except EngramError as e:
             return xrpc_error(401, e.name, e.message)
-        if request.query.get("space") != self.space:
+        space = (
+            (await request.json()).get("space") if request.method == "POST" else request.query.get("space")
+        )
+        if space != self.space:
             return xrpc_error(400, "SpaceNotFound")
         return None
 

@@ -100,3 +100,23 @@ async def texts(client, network, settings, seed: int = 0) -> set[str]:
     code, body = await search(client, network, settings, seed)
     assert code == 200, body
     return {m["text"] for m in body["memories"]}
+
+
+async def add_space(engram, network) -> None:
+    """Register the network's space with engram's syncer and wait for the first full pass."""
+    listed = network.host.calls["listRepos"]
+    await engram.ctx.syncer.add_space(network.space, network.reader.did, network.reader.password)
+    await until(
+        lambda: network.host.calls["listRepos"] > listed and engram.ctx.syncer.idle(network.space),
+        "first sync",
+    )
+
+
+async def notify(engram, network, notification: dict[str, Any]) -> None:
+    code, body = await network.post_to_engram(engram.session, "com.atproto.space.notifyWrite", notification)
+    assert code == 200, body
+
+
+async def has_text(engram, network, text: str, seed: int = 0) -> bool:
+    code, body = await search(engram, network, engram.ctx.settings, seed, limit=50)
+    return code == 200 and text in {m["text"] for m in body["memories"]}
