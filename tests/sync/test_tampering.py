@@ -60,6 +60,7 @@ async def test_a_repo_whose_export_does_not_verify_is_backed_off_and_reported(en
 
     async def reported():
         code, body = await status(engram, network, engram.ctx.settings)
+        assert code == 200, body
         repo = {r["did"]: r for r in body["sync"]["repos"]}[mallory.did]
         return repo["failures"] >= 1 and "retryAfter" in repo and "signature" in repo.get("lastError", "")
 
