@@ -60,9 +60,10 @@ class AppPasswordAccess:
 
     async def delegation_token(self, space: str) -> str:
         async with self._lock:
-            for attempt in range(3):
+            # try the held access token, then a refreshed session, then a new one from the app password
+            for refresh_first in (True, True, False):
                 if self._access_jwt is None:
-                    await self._sign_in(refresh_first=attempt == 0)
+                    await self._sign_in(refresh_first=refresh_first)
                 try:
                     answer = await self._client.query(
                         await self._pds(),

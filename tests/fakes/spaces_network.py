@@ -128,6 +128,7 @@ class SpacesNetwork:
         self.engram_url: str | None = None
         self.engram_did: str | None = None
         self._verifiers: dict[str, ReaderVerifier] = {}
+        self._release = asyncio.Event()
         self._routes()
 
     # -- set-up -------------------------------------------------------------------------------------
@@ -163,6 +164,7 @@ class SpacesNetwork:
         return self
 
     async def close(self) -> None:
+        self._release.set()
         for server in (self.host, self.pds, *([self.plc] if self._own_plc else [])):
             await server.close()
 
@@ -385,7 +387,7 @@ class SpacesNetwork:
         self.pds.calls[name] += 1
         did = request.query.get("repo", "")
         if did in self.stall:
-            await asyncio.sleep(3600)
+            await self._release.wait()  # answers nothing until the network closes
         if did in self.garbage:
             return None, web.Response(body=b"\x00not json at all", content_type="application/json")
         refused = await self._check_reader(request, did)
