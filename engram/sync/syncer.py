@@ -20,15 +20,14 @@ from urllib.parse import urlsplit
 
 import aiohttp
 
-from engram.auth.space_uri import space_authority
 from engram.errors import EngramError, InvalidInput, NotFound
 from engram.store import synced as store_synced
-from engram.store.uris import is_did
 from engram.sync import endpoints
 from engram.sync.access import AppPasswordAccess, CredentialManager, DelegationSource
 from engram.sync.errors import UpstreamError
 from engram.sync.http import XrpcClient
 from engram.sync.metrics import SyncMetrics
+from engram.sync.registration import register_app_password_space
 from engram.sync.repo_pull import RepoPuller
 from engram.sync.runner import SpaceRunner
 from engram.sync.secrets import SecretStore
@@ -82,15 +81,9 @@ class Syncer:
     # -- registering spaces -------------------------------------------------------------------------
 
     async def add_space(self, uri: str, account: str, app_password: str, pds_url: str | None = None):
-        if space_authority(uri) is None:
-            raise InvalidInput(f"not a space URI: {uri!r}")
-        if not is_did(account):
-            raise InvalidInput(f"the reading account must be a DID, got {account!r}")
-        if not app_password:
-            raise InvalidInput("an app password is required")
-        access = {"account": account, **({"pds": pds_url} if pds_url else {})}
-        synced = await self.ctx.store.write(store_synced.add_synced_space, uri, "app_password", access)
-        self.secrets.save(uri, {"appPassword": app_password})
+        synced = await register_app_password_space(
+            self.ctx.store, self.secrets, uri, account, app_password, pds_url
+        )
         self._sources.pop(uri, None)
         self.credentials.forget(uri)
         self.request(uri, full=True)

@@ -67,6 +67,7 @@ async def test_model_change_resyncs_and_counts_skipped_per_author(engram, networ
     assert await active_model(engram, network) == "other-model"
     assert network.pds.calls["getRepo"] >= exports + 1  # alice's repo was re-exported after the change
     code, body = await status(engram, network, engram.ctx.settings)
+    assert code == 200, body
     assert body["skipped"] == []
 
 
@@ -85,6 +86,7 @@ async def test_repos_no_longer_listed_are_dropped(engram, network):
 
     await until(gone, "alice's memories dropped")
     code, body = await status(engram, network, engram.ctx.settings)
+    assert code == 200, body
     assert alice.did not in {r["did"] for r in body["sync"]["repos"]}
 
 

@@ -67,6 +67,7 @@ async def test_garbage_answers_fail_one_repo_not_the_space(engram, network):
 
     async def alice_failed():
         code, body = await status(engram, network, engram.ctx.settings)
+        assert code == 200, body
         repos = {r["did"]: r for r in body["sync"]["repos"]}
         return alice.did in repos and repos[alice.did]["failures"] >= 1 and "retryAfter" in repos[alice.did]
 
