@@ -15,7 +15,9 @@ from dataclasses import dataclass
 
 from engram.store import spaces as store_spaces
 from engram.store import synced as store_synced
+from engram.errors import InvalidInput
 from engram.store.models import MemoryWrite
+from engram.store.writes import prepare_write
 from engram.sync.records import CONFIG, CONFIG_RKEY, MEMORY, config_from_record, memory_from_record
 from engram.sync.repo_pull import RepoPull
 
@@ -61,7 +63,10 @@ def apply_pull(
         if collection != MEMORY:
             continue
         memory = memory_from_record(repo, rkey, cid, value)
-        (upserts.append(memory) if memory is not None else deletes.append(rkey))
+        if memory is not None and _storable(memory):
+            upserts.append(memory)
+        else:
+            deletes.append(rkey)  # not (or no longer) a memory engram can index
     deletes += [path.split("/", 1)[1] for path in pull.deleted if path.startswith(MEMORY + "/")]
     upserts, held_back = _within_limits(
         conn, space.id, uri, repo, upserts, deletes, limit_memories, limit_bytes
@@ -69,6 +74,15 @@ def apply_pull(
     position = None if held_back else (pull.rev, pull.state, space_rev)
     store_synced.apply_repo_changes(conn, uri, repo, upserts, deletes, position, replace_all=pull.full)
     return Applied(config_changed, held_back)
+
+
+def _storable(memory: MemoryWrite) -> bool:
+    """One malformed record (bad createdAt, oversized text...) must not fail its whole repo."""
+    try:
+        prepare_write(memory)
+    except InvalidInput:
+        return False
+    return True
 
 
 def _within_limits(

@@ -96,10 +96,10 @@ async def run_pass(
 
     def due(repo: str) -> bool:
         state = states.get(repo)
+        if state is not None and state.retry_after is not None and state.retry_after > now:
+            return False  # backing off after failures, whether or not it ever synced
         if state is None or state.rev is None:
             return True
-        if state.retry_after is not None and state.retry_after > now:
-            return False
         listed_rev = repos.get(repo)
         return not full or listed_rev is None or state.space_rev is None or listed_rev > state.space_rev
 

@@ -114,3 +114,17 @@ async def test_memory_limit_holds_writes_back_without_losing_the_position(
     assert "rev" not in {r["did"]: r for r in body["sync"]["repos"]}.get(
         alice.did, {}
     )  # position not advanced
+
+
+async def test_a_malformed_record_is_skipped_without_failing_its_repo(engram, network):
+    await add_space(engram, network)
+    alice = network.add_member()
+    network.put(alice, "garden.engram.memory", rkey(), memory_record("bad date", 1, createdAt="yesterday"))
+    network.put(alice, "garden.engram.memory", "not-a-tid", memory_record("bad rkey", 2))
+    await notify(
+        engram, network, network.put(alice, "garden.engram.memory", rkey(), memory_record("good", 3))
+    )
+    await until(lambda: has_text(engram, network, "good"), "the good record indexed")
+    code, body = await status(engram, network, engram.ctx.settings)
+    assert code == 200 and {r["did"]: r for r in body["sync"]["repos"]}[alice.did]["failures"] == 0
+    assert not await has_text(engram, network, "bad date")
