@@ -13,9 +13,9 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import dataclass
 
+from engram.errors import InvalidInput
 from engram.store import spaces as store_spaces
 from engram.store import synced as store_synced
-from engram.errors import InvalidInput
 from engram.store.models import MemoryWrite
 from engram.store.writes import prepare_write
 from engram.sync.records import CONFIG, CONFIG_RKEY, MEMORY, config_from_record, memory_from_record

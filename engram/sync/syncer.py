@@ -132,6 +132,10 @@ class Syncer:
             ):
                 await self.drop_space(uri)
                 return False
+            if getattr(e, "status", 0) == 401:
+                self.credentials.forget(
+                    uri
+                )  # refused (revoked, or the host's clock is ahead): re-exchange next time
             await self.ctx.store.write(store_synced.note_space, uri, error=f"{e.name}: {e.message}")
             log.warning("space sync failed", extra={"fields": {"space": uri, "error": e.message}})
             return False
