@@ -6,8 +6,11 @@ bytes, not from a digest) and the mapping between atproto's JSON form (``{"$byte
 IPLD values, which is a dozen lines of recursion.
 
 libipld represents a CID inside a DAG-CBOR value as its raw bytes, and on encoding it writes any ``bytes``
-value that parses as a CID as a link (tag 42). That is right for links and wrong for opaque bytes that
-happen to parse as a CID; `bytes_look_like_cid` lets callers detect that case.
+value whose *start* parses as a CID as a link (tag 42): about 1 in 2,400 random byte strings of 32 bytes
+or more. Opaque bytes (a commit's hash, a vector) must stay byte strings, so `encode_block` hands libipld a
+same-length placeholder that cannot parse as a CID and puts the real bytes back into the byte string
+libipld laid out (a byte string's header depends only on its length, so the result is exactly the
+canonical encoding). Links are marked with `CidLink` (a bytes subclass libipld encodes as tag 42).
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
+import os
 from typing import Any
 
 import libipld
@@ -24,11 +28,35 @@ from engram.atrepo.errors import RepoFormatError
 _CID_V1_DAG_CBOR_SHA256 = bytes([0x01, 0x71, 0x12, 0x20])  # version 1, dag-cbor, sha2-256, 32-byte digest
 
 
+class CidLink(bytes):
+    """Raw CID bytes meant as a link (tag 42), as opposed to opaque bytes."""
+
+
 def encode_block(value: Any) -> bytes:
+    swaps: list[tuple[bytes, bytes]] = []
     try:
-        return libipld.encode_dag_cbor(value)
+        data = libipld.encode_dag_cbor(_mask(value, swaps))
     except (ValueError, TypeError, OverflowError) as e:
         raise RepoFormatError(f"value cannot be encoded as DAG-CBOR: {e}") from None
+    for placeholder, real in swaps:
+        at = data.find(placeholder)
+        data = data[:at] + real + data[at + len(real) :]
+    return data
+
+
+def _mask(value: Any, swaps: list[tuple[bytes, bytes]]) -> Any:
+    if isinstance(value, dict):
+        return {key: _mask(item, swaps) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_mask(item, swaps) for item in value]
+    if type(value) is bytes and bytes_look_like_cid(value):
+        while True:  # a leading 0x00 is never a CID; the random rest makes the placeholder unique
+            placeholder = b"\x00" + os.urandom(len(value) - 1)
+            if not any(placeholder in other or other in placeholder for other, _ in swaps):
+                break
+        swaps.append((placeholder, value))
+        return placeholder
+    return value
 
 
 def decode_block(data: bytes) -> Any:
@@ -80,7 +108,7 @@ def from_json(value: Any) -> Any:
         if len(value) == 1 and "$bytes" in value:
             return _b64decode(value["$bytes"])
         if len(value) == 1 and "$link" in value:
-            return cid_to_bytes(value["$link"])
+            return CidLink(cid_to_bytes(value["$link"]))
         return {key: from_json(item) for key, item in value.items()}
     if isinstance(value, list):
         return [from_json(item) for item in value]
@@ -94,7 +122,8 @@ def to_json(value: Any) -> Any:
     if isinstance(value, list):
         return [to_json(item) for item in value]
     if isinstance(value, bytes):
-        if bytes_look_like_cid(value):
+        # A decoded block gives links and bytes alike as bytes; one that parses as a CID is read as a link.
+        if isinstance(value, CidLink) or bytes_look_like_cid(value):
             return {"$link": cid_to_str(value)}
         return {"$bytes": b64encode(value)}
     return value

@@ -17,7 +17,14 @@ from typing import Any
 
 import libipld
 
-from engram.atrepo.blocks import cid_bytes_of_block, cid_to_bytes, cid_to_str, decode_block, encode_block
+from engram.atrepo.blocks import (
+    CidLink,
+    cid_bytes_of_block,
+    cid_to_bytes,
+    cid_to_str,
+    decode_block,
+    encode_block,
+)
 from engram.atrepo.commit import CommitContext, SignedCommit, verify_commit
 from engram.atrepo.errors import CommitVerificationError, RepoFormatError
 from engram.atrepo.ops import set_hash_of_index
@@ -56,9 +63,9 @@ def write_repo_car(commit: SignedCommit, records: list[RepoRecord], *, exclude_v
     by_path = {record.path: record for record in records}
     paths = canonical_path_order(by_path)
     commit_block = commit.to_cbor()
-    index_block = encode_block({path: cid_to_bytes(by_path[path].cid) for path in paths})
+    index_block = encode_block({path: CidLink(cid_to_bytes(by_path[path].cid)) for path in paths})
     commit_cid, index_cid = cid_bytes_of_block(commit_block), cid_bytes_of_block(index_block)
-    out = bytearray(_frame(encode_block({"roots": [commit_cid, index_cid], "version": 1})))
+    out = bytearray(_frame(encode_block({"roots": [CidLink(commit_cid), CidLink(index_cid)], "version": 1})))
     out += _frame(commit_cid + commit_block) + _frame(index_cid + index_block)
     if not exclude_values:
         for path in paths:

@@ -110,3 +110,27 @@ def test_car_tampering_is_refused():
 )
 def test_json_form_round_trips(value):
     assert from_json(to_json(value)) == value
+
+
+def cid_shaped(n: int = 32) -> bytes:
+    """Opaque bytes whose start parses as a CID (libipld would take them for a link)."""
+    return bytes([0x01, 0x71, 0x12, 0x04]) + bytes(range(5, n + 1))[: n - 4]
+
+
+def test_opaque_bytes_that_parse_as_a_cid_stay_byte_strings():
+    raw = cid_shaped()
+    assert libipld.encode_dag_cbor(raw)[:2] == bytes([0xD8, 0x2A])  # what libipld alone would write
+    encoded = encode_block({"v": raw, "w": [raw, b"\x01"]})
+    assert encoded == bytes([0xA2, 0x61, 0x76, 0x58, 32]) + raw + bytes([0x61, 0x77, 0x82, 0x58, 32]) + raw + b"\x41\x01"
+    assert libipld.decode_dag_cbor(encoded) == {"v": raw, "w": [raw, b"\x01"]}
+    link = from_json({"$link": "bafyreidefdycgbfy3oglcb6ism3eqhyp5llsrpzxjsuac2gsy4mtrtx244"})
+    assert encode_block({"l": link})[3:5] == bytes([0xD8, 0x2A])  # a real link is still tag 42
+
+
+def test_commit_with_a_cid_shaped_hash_encodes_canonically():
+    key = PrivateKey.generate("ES256K")
+    ctx = CommitContext(SPACE, AUTHOR, "3kbcq3p7ad400")
+    commit = sign_commit(cid_shaped(), ctx, key)
+    data = commit.to_cbor()
+    assert bytes([0x58, 32]) + cid_shaped() in data and bytes([0xD8, 0x2A]) not in data
+    assert SignedCommit.from_cbor(data) == commit
