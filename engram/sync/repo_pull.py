@@ -9,6 +9,7 @@ with a freshly resolved key, in case the author rotated it.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,9 +39,19 @@ class RepoPull:
     ops: int = 0
 
 
+CpuRunner = Callable[..., Awaitable[Any]]
+
+
+async def _inline(fn, *args):
+    return fn(*args)
+
+
 class RepoPuller:
-    def __init__(self, client: XrpcClient, resolver: DocumentSource):
-        self._client, self._resolver = client, resolver
+    """``cpu`` runs the hashing and decoding (tens of µs per record) off the event loop: the app passes
+    its worker pool's ``run``."""
+
+    def __init__(self, client: XrpcClient, resolver: DocumentSource, cpu: CpuRunner = _inline):
+        self._client, self._resolver, self._cpu = client, resolver, cpu
 
     async def pull_incremental(
         self, space: str, repo: str, since: str, state: bytes, cred: HeldCredential
@@ -68,22 +79,8 @@ class RepoPuller:
                 raise RepoFormatError("listRepoOps stopped before reaching the commit")
         if commit is None:
             raise RepoFormatError("listRepoOps never reached the commit")
-        folded = LtHash(state)
-        latest: dict[str, RepoOp] = {}
-        for op in ops:
-            apply_op(folded, op)
-            latest[op.path] = op
-        await self._verify(commit, CommitContext(space, repo, commit.rev), repo, folded.digest())
-        pull = RepoPull(commit.rev, folded.state, full=False, ops=len(ops))
-        for path, op in latest.items():
-            if op.cid is None:
-                pull.deleted.append(path)
-                continue
-            if op.value is None:
-                raise RepoFormatError(f"listRepoOps did not inline the latest value of {path}")
-            if cid_of_value(op.value) != op.cid:
-                raise CommitVerificationError(f"record {path} does not match its CID")
-            pull.records[path] = (op.cid, op.value)
+        pull, digest = await self._cpu(_fold_and_check, commit.rev, state, ops)
+        await self._verify(commit, CommitContext(space, repo, commit.rev), repo, digest)
         return pull
 
     async def pull_full(self, space: str, repo: str, cred: HeldCredential) -> RepoPull:
@@ -98,15 +95,12 @@ class RepoPuller:
             raise
         key = await endpoints.atproto_key(self._resolver, repo)
         try:
-            verified = verify_repo_car(car, space, repo, key)
+            return await self._cpu(_verified_export, car, space, repo, key)
         except CommitVerificationError:
             fresh = await endpoints.atproto_key(self._resolver, repo, refresh=True)
             if fresh == key:
                 raise
-            verified = verify_repo_car(car, space, repo, fresh)
-        state = set_hash_of_index(verified.index).state
-        records = {r.path: (r.cid, r.value()) for r in verified.records}
-        return RepoPull(verified.commit.rev, state, full=True, records=records)
+            return await self._cpu(_verified_export, car, space, repo, fresh)
 
     async def _verify(self, commit: SignedCommit, ctx: CommitContext, repo: str, digest: bytes) -> None:
         key = await endpoints.atproto_key(self._resolver, repo)
@@ -119,3 +113,30 @@ class RepoPuller:
             if fresh == key:
                 raise
             verify_commit(commit, ctx, fresh, digest)
+
+
+def _fold_and_check(rev: str, state: bytes, ops: list[RepoOp]) -> tuple[RepoPull, bytes]:
+    """Fold the ops into the stored state; check each path's latest value against its CID."""
+    folded = LtHash(state)
+    latest: dict[str, RepoOp] = {}
+    for op in ops:
+        apply_op(folded, op)
+        latest[op.path] = op
+    pull = RepoPull(rev, folded.state, full=False, ops=len(ops))
+    for path, op in latest.items():
+        if op.cid is None:
+            pull.deleted.append(path)
+            continue
+        if op.value is None:
+            raise RepoFormatError(f"listRepoOps did not inline the latest value of {path}")
+        if cid_of_value(op.value) != op.cid:
+            raise CommitVerificationError(f"record {path} does not match its CID")
+        pull.records[path] = (op.cid, op.value)
+    return pull, folded.digest()
+
+
+def _verified_export(car: bytes, space: str, repo: str, key) -> RepoPull:
+    verified = verify_repo_car(car, space, repo, key)
+    state = set_hash_of_index(verified.index).state
+    records = {r.path: (r.cid, r.value()) for r in verified.records}
+    return RepoPull(verified.commit.rev, state, full=True, records=records)

@@ -58,7 +58,7 @@ class Syncer:
         self.credentials = CredentialManager(self.client, self.ctx.resolver)
         self.deps = PassDeps(
             store=self.ctx.store,
-            puller=RepoPuller(self.client, self.ctx.resolver),
+            puller=RepoPuller(self.client, self.ctx.resolver, self.ctx.pool.run),
             client=self.client,
             resolver=self.ctx.resolver,
             metrics=self.metrics,

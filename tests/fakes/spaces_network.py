@@ -28,7 +28,7 @@ from aiohttp import web
 from fakes.did_server import FakeDidServer, random_plc_did
 from fakes.static_resolver import StaticResolver
 
-from engram.atrepo.blocks import b64encode, cid_of_block, encode_block, from_json, to_json
+from engram.atrepo.blocks import b64encode, cid_of_block, encode_block, from_json
 from engram.atrepo.car import RepoRecord, write_repo_car
 from engram.atrepo.commit import CommitContext, SignedCommit, sign_commit
 from engram.atrepo.lthash import LtHash
@@ -57,6 +57,7 @@ class Op:
 @dataclass
 class Repo:
     records: dict[str, tuple[str, bytes]] = field(default_factory=dict)  # path -> (cid, block)
+    values: dict[str, dict[str, Any]] = field(default_factory=dict)  # path -> the record as written (JSON)
     ops: list[Op] = field(default_factory=list)
     rev: str | None = None
     commit: SignedCommit | None = None
@@ -172,6 +173,8 @@ class SpacesNetwork:
 
     def put(self, member: Account, collection: str, rkey: str, value: dict[str, Any]) -> dict[str, Any]:
         block = encode_block(from_json(value))
+        # served back as written: a decoded block cannot tell opaque bytes from links (atrepo.blocks)
+        member.repo.values[f"{collection}/{rkey}"] = value
         return self._commit(member, [(collection, rkey, (cid_of_block(block), block))])
 
     def delete(self, member: Account, collection: str, rkey: str) -> dict[str, Any]:
@@ -417,7 +420,7 @@ class SpacesNetwork:
             }
             path = f"{op.collection}/{op.rkey}"
             if op.cid is not None and latest[path] == i and path in repo.records:
-                entry["value"] = to_json(_decode(repo.records[path][1]))
+                entry["value"] = repo.values[path]
             entries.append(entry)
         commit = repo.commit.to_json()
         mode = self.tamper.get(account.did)
@@ -463,12 +466,6 @@ class SpacesNetwork:
             {
                 "uri": f"{self.space}/{account.did}/{path}",
                 "cid": record[0],
-                "value": to_json(_decode(record[1])),
+                "value": account.repo.values[path],
             }
         )
-
-
-def _decode(block: bytes) -> Any:
-    from engram.atrepo.blocks import decode_block
-
-    return decode_block(block)
