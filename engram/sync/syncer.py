@@ -175,12 +175,15 @@ class Syncer:
         interval = self.settings.poll_interval
         first = True
         while True:
-            spaces = await self.ctx.store.read(store_synced.list_synced_spaces)
-            for synced in spaces:
-                if interval > 0 or first:
-                    self.request(synced.uri, full=True)
-                self._ensure_registration(synced.uri)
-            first = False
+            try:
+                spaces = await self.ctx.store.read(store_synced.list_synced_spaces)
+                for synced in spaces:
+                    if interval > 0 or first:
+                        self.request(synced.uri, full=True)
+                    self._ensure_registration(synced.uri)
+                first = False
+            except Exception:  # the backstop must outlive a failed tick (e.g. the database briefly busy)
+                log.exception("sync poll tick failed")
             await asyncio.sleep(interval if interval > 0 else 60.0)
 
     def _ensure_registration(self, uri: str) -> None:
