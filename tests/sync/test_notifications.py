@@ -82,3 +82,21 @@ async def test_registers_for_notifications_with_its_syncer_service(engram, netwo
         "service": f"{engram.ctx.settings.service_did}#atproto_space_syncer",
     }
     assert engram.ctx.syncer.registered_until[network.space] > 0
+
+
+async def test_space_host_saying_the_space_is_deleted_drops_it(engram, network):
+    await add_space(engram, network)
+    await notify(
+        engram,
+        network,
+        network.put(network.add_member(), "garden.engram.memory", rkey(), memory_record("doomed", 1)),
+    )
+    await until(lambda: has_text(engram, network, "doomed"), "indexed")
+    network.deleted = True  # the next listRepos answers SpaceDeleted (the notification was missed)
+    engram.ctx.syncer.request(network.space, full=True)
+
+    async def gone():
+        code, body = await search(engram, network, engram.ctx.settings, 1)
+        return code == 400 and body["error"] == "UnknownSpace"
+
+    await until(gone, "space dropped")
