@@ -21,7 +21,7 @@ async def space_host(resolver: DocumentSource, authority: str) -> str:
     service = doc.service("#atproto_space_host") or doc.service("#atproto_pds")
     if service is None:
         raise UpstreamError(f"{authority} publishes neither a space host nor a PDS")
-    return check_endpoint(service.endpoint)
+    return check_endpoint(service.endpoint, allow_internal=True)  # the client enforces the address rule
 
 
 async def pds(resolver: DocumentSource, did: str) -> str:
@@ -29,7 +29,7 @@ async def pds(resolver: DocumentSource, did: str) -> str:
     service = doc.service("#atproto_pds")
     if service is None:
         raise UpstreamError(f"{did} publishes no PDS")
-    return check_endpoint(service.endpoint)
+    return check_endpoint(service.endpoint, allow_internal=True)  # the client enforces the address rule
 
 
 async def atproto_key(resolver: DocumentSource, did: str, *, refresh: bool = False) -> PublicKey:

@@ -12,23 +12,32 @@ from urllib.parse import urlsplit
 import aiohttp
 import orjson
 
+from engram.auth.did_resolver import _is_internal_ip_literal
 from engram.sync.errors import UpstreamError
 
 MAX_JSON_BYTES = 32 * 1024 * 1024
 MAX_CAR_BYTES = 256 * 1024 * 1024
 
 
-def check_endpoint(url: str) -> str:
+def check_endpoint(url: str, *, allow_internal: bool = False) -> str:
+    """Service endpoints come from DID documents anyone can publish: unless ENGRAM_DEV is set, refuse
+    loopback, private and link-local IP literals so a member's document cannot aim engram's requests at
+    the operator's internal network (names resolving to such addresses need a connector-level check)."""
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise UpstreamError(f"service endpoint {url!r} is not an http(s) URL")
+    if not allow_internal and _is_internal_ip_literal(parts.hostname):
+        raise UpstreamError(
+            f"service endpoint {url!r} is an internal address (allowed only with ENGRAM_DEV=1)"
+        )
     return url.rstrip("/")
 
 
 class XrpcClient:
-    def __init__(self, session: aiohttp.ClientSession, timeout: float):
+    def __init__(self, session: aiohttp.ClientSession, timeout: float, *, allow_internal: bool = False):
         self._session = session
         self._timeout = aiohttp.ClientTimeout(total=timeout)
+        self._allow_internal = allow_internal
 
     async def query(
         self, base: str, nsid: str, params: dict[str, Any], headers: dict[str, str]
@@ -50,7 +59,7 @@ class XrpcClient:
         return _json_object(raw, nsid) if raw.strip() else {}
 
     async def _call(self, method: str, base: str, nsid: str, *, limit: int, **kw: Any) -> bytes:
-        url = f"{check_endpoint(base)}/xrpc/{nsid}"
+        url = f"{check_endpoint(base, allow_internal=self._allow_internal)}/xrpc/{nsid}"
         params = kw.pop("params", None)
         if params is not None:
             kw["params"] = {

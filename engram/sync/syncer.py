@@ -54,7 +54,7 @@ class Syncer:
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[Syncer]:
         self._session = aiohttp.ClientSession(headers={"User-Agent": "engram-syncer"})
-        self.client = XrpcClient(self._session, self.settings.sync_timeout)
+        self.client = XrpcClient(self._session, self.settings.sync_timeout, allow_internal=self.settings.dev)
         self.credentials = CredentialManager(self.client, self.ctx.resolver)
         self.deps = PassDeps(
             store=self.ctx.store,

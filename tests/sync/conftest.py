@@ -24,7 +24,8 @@ async def network():
 
 @pytest.fixture
 def sync_settings(settings, network):
-    return replace(settings, plc_url=network.plc.url, poll_interval=0, sync_timeout=2.0)
+    # dev: the fake hosts live on 127.0.0.1, which the syncer refuses otherwise
+    return replace(settings, plc_url=network.plc.url, poll_interval=0, sync_timeout=2.0, dev=True)
 
 
 @pytest.fixture
