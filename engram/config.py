@@ -38,7 +38,7 @@ VARIABLES: tuple[Variable, ...] = (
         "engram's DID (the audience of reader signatures). Default: did:web of the public URL's host.",
     ),
     Variable("ENGRAM_SIGNING_KEY", None, "engram's private key as a multibase private Multikey. Default: generated in the data dir."),
-    Variable("ENGRAM_DEV", "0", "`1` allows plain-http did:web for localhost and relaxes nothing else."),
+    Variable("ENGRAM_DEV", "0", "`1` allows plain-http did:web for localhost and syncing from hosts on internal addresses; nothing else."),
     Variable("ENGRAM_LOG_LEVEL", "info", "debug, info, warning or error. Logs are JSON lines on stderr."),
     Variable("ENGRAM_PLC_URL", "https://plc.directory", "PLC directory used to resolve did:plc."),
     Variable("ENGRAM_ADMIN_DIDS", "", "Comma-separated DIDs allowed to call the remote admin methods."),
