@@ -225,7 +225,9 @@ def _add_sync_parsers(ss) -> None:
     a.add_argument("space", help="at://{authority}/space/garden.engram.space/{skey}")
     a.add_argument("--account", required=True, metavar="DID", help="the account engram reads the space as")
     a.add_argument(
-        "--app-password-file", required=True, metavar="PATH",
+        "--app-password-file",
+        required=True,
+        metavar="PATH",
         help="file holding the account's app password (use - for stdin); never pass it on the command line",
     )
     a.add_argument("--pds", metavar="URL", help="the account's PDS (default: from its DID document)")
@@ -272,13 +274,23 @@ def _print_sync(args: argparse.Namespace, settings: Settings, space) -> None:
     view = _sync_view(settings, space.uri)
     if view is None:
         return
-    print(f"sync    via {view['access']}, space rev {view.get('spaceRev', '-')}, "
-          f"last full sync {view.get('lastFullSync', 'never')}")
+    print(
+        f"sync    via {view['access']}, space rev {view.get('spaceRev', '-')}, "
+        f"last full sync {view.get('lastFullSync', 'never')}"
+    )
     if view.get("lastError"):
         print(f"        last error: {view['lastError']}")
     if view["repos"]:
         print_table(
             ("REPO", "REV", "LAST SUCCESS", "FAILURES", "LAST ERROR"),
-            [(r["did"], r.get("rev", "-"), r.get("lastSuccess", "-"), r["failures"], r.get("lastError", ""))
-             for r in view["repos"]],
+            [
+                (
+                    r["did"],
+                    r.get("rev", "-"),
+                    r.get("lastSuccess", "-"),
+                    r["failures"],
+                    r.get("lastError", ""),
+                )
+                for r in view["repos"]
+            ],
         )

@@ -18,7 +18,7 @@ from engram.store.writes import now_iso
 from engram.xrpc.errors import InvalidRequestError
 
 SCOPES = frozenset({"read", "write"})
-TOKEN_PREFIX = "engram_"  # noqa: S105 - a public prefix, not a secret; lets secret scanners and humans recognise a leaked key
+TOKEN_PREFIX = "engram_"
 _COLUMNS = "k.id, s.uri, k.scopes, k.label, k.created_at, k.revoked_at"
 
 

@@ -121,7 +121,10 @@ def test_opaque_bytes_that_parse_as_a_cid_stay_byte_strings():
     raw = cid_shaped()
     assert libipld.encode_dag_cbor(raw)[:2] == bytes([0xD8, 0x2A])  # what libipld alone would write
     encoded = encode_block({"v": raw, "w": [raw, b"\x01"]})
-    assert encoded == bytes([0xA2, 0x61, 0x76, 0x58, 32]) + raw + bytes([0x61, 0x77, 0x82, 0x58, 32]) + raw + b"\x41\x01"
+    assert (
+        encoded
+        == bytes([0xA2, 0x61, 0x76, 0x58, 32]) + raw + bytes([0x61, 0x77, 0x82, 0x58, 32]) + raw + b"\x41\x01"
+    )
     assert libipld.decode_dag_cbor(encoded) == {"v": raw, "w": [raw, b"\x01"]}
     link = from_json({"$link": "bafyreidefdycgbfy3oglcb6ism3eqhyp5llsrpzxjsuac2gsy4mtrtx244"})
     assert encode_block({"l": link})[3:5] == bytes([0xD8, 0x2A])  # a real link is still tag 42
