@@ -43,7 +43,11 @@ VARIABLES: tuple[Variable, ...] = (
         "engram's private key as a multibase private Multikey (`z...`, P-256 or secp256k1; "
         "`engram keygen` prints one). Default: generated in the data dir.",
     ),
-    Variable("ENGRAM_DEV", "0", "`1` allows plain-http did:web for localhost and relaxes nothing else."),
+    Variable(
+        "ENGRAM_DEV",
+        "0",
+        "`1` allows plain-http did:web for localhost and syncing from hosts on internal addresses; nothing else.",
+    ),
     Variable("ENGRAM_LOG_LEVEL", "info", "debug, info, warning or error. Logs are JSON lines on stderr."),
     Variable("ENGRAM_PLC_URL", "https://plc.directory", "PLC directory used to resolve did:plc."),
     Variable("ENGRAM_ADMIN_DIDS", "", "Comma-separated DIDs allowed to call the remote admin methods."),
@@ -110,6 +114,23 @@ VARIABLES: tuple[Variable, ...] = (
         "600",
         "Lifetime in seconds of the space credentials `getSpaceCredential` issues (1-3600).",
     ),
+    # synced spaces (engram/sync)
+    Variable(
+        "ENGRAM_POLL_INTERVAL",
+        "300",
+        "Seconds between full syncs of each synced space (0 = off; notifications only).",
+    ),
+    Variable("ENGRAM_SYNC_CONCURRENCY", "4", "Repo syncs in flight on this node, over all synced spaces."),
+    Variable("ENGRAM_SYNC_SPACE_CONCURRENCY", "2", "Repo syncs in flight per synced space."),
+    Variable(
+        "ENGRAM_SYNC_TIMEOUT", "30", "Seconds allowed for one request to a PDS or space host while syncing."
+    ),
+    Variable(
+        "ENGRAM_LIMIT_MEMORIES",
+        "0",
+        "Most memories a synced space may hold; writes beyond wait (0 = no limit).",
+    ),
+    Variable("ENGRAM_LIMIT_BYTES", "0", "Most text+source bytes a synced space may hold (0 = no limit)."),
 )
 _KNOWN = {v.name for v in VARIABLES}
 
@@ -149,6 +170,12 @@ class Settings:
     keepalive_timeout_ms: int = 75_000
     max_connections: int = 512
     credential_ttl: int = 600  # space host (docs/space-host.md)
+    poll_interval: float = 300.0
+    sync_concurrency: int = 4
+    sync_space_concurrency: int = 2
+    sync_timeout: float = 30.0
+    limit_memories: int = 0
+    limit_bytes: int = 0
 
 
 def _int(name: str, raw: str, lo: int, hi: int | None = None) -> int:
@@ -289,6 +316,14 @@ def read_env(environ: Mapping[str, str] | None = None) -> Settings:
         ),
         max_connections=_int("ENGRAM_MAX_CONNECTIONS", get("ENGRAM_MAX_CONNECTIONS") or "", 1, 1_000_000),
         credential_ttl=_int("ENGRAM_CREDENTIAL_TTL", get("ENGRAM_CREDENTIAL_TTL") or "", 1, 3600),
+        poll_interval=_float("ENGRAM_POLL_INTERVAL", get("ENGRAM_POLL_INTERVAL") or "", 0.0),
+        sync_concurrency=_int("ENGRAM_SYNC_CONCURRENCY", get("ENGRAM_SYNC_CONCURRENCY") or "", 1, 256),
+        sync_space_concurrency=_int(
+            "ENGRAM_SYNC_SPACE_CONCURRENCY", get("ENGRAM_SYNC_SPACE_CONCURRENCY") or "", 1, 64
+        ),
+        sync_timeout=_float("ENGRAM_SYNC_TIMEOUT", get("ENGRAM_SYNC_TIMEOUT") or "", 0.1),
+        limit_memories=_int("ENGRAM_LIMIT_MEMORIES", get("ENGRAM_LIMIT_MEMORIES") or "", 0),
+        limit_bytes=_int("ENGRAM_LIMIT_BYTES", get("ENGRAM_LIMIT_BYTES") or "", 0),
     )
 
 

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from .service.write_notifier import WriteNotifier
     from .store.database import Store
     from .store.direct_reads import DirectReader
+    from .sync.syncer import Syncer
     from .workers import WorkerPool
     from .xrpc.lexicons import LexiconRegistry
 
@@ -53,6 +54,7 @@ class AppContext:
     metrics: Metrics | None = None  # the server's Prometheus metrics
     space_host: SpaceHostAuth | None = None  # getSpaceCredential's verifiers (server only)
     notifier: WriteNotifier | None = None  # notifyWrite to registered syncers (server only)
+    syncer: Syncer | None = None  # synced spaces (the HTTP service only)
     ready: bool = False
     # Wall-clock seconds for expiries (console sessions and sign-in links); tests replace it to move time
     # without sleeping.

@@ -102,6 +102,10 @@ async def open_parts(
         stack.push_async_callback(ctx.index.close)
 
         ctx.services = Services.build(ctx)
+        if network:
+            from .sync.syncer import Syncer  # synced spaces: pulls, verifies and indexes member repos
+
+            ctx.syncer = await stack.enter_async_context(Syncer(ctx).running())
         if network and settings.metrics_port and ctx.metrics is not None:
             await stack.enter_async_context(
                 serve_metrics(ctx.metrics, settings.host, settings.metrics_port, ctx.index)

@@ -31,7 +31,9 @@ HANDLER_MODULES = (
     "com.atproto.space.list_repos",
     "com.atproto.space.register_notify",
     "com.atproto.space.unregister_notify",
+    "com.atproto.space.notify_write",
     # garden.engram.admin.*: operator procedures, DID-signed (admin_auth.admin_signed)
+    "garden.engram.admin.add_synced_space",
     "garden.engram.admin.configure_space",
     "garden.engram.admin.create_api_key",
     "garden.engram.admin.create_space",

@@ -16,7 +16,7 @@ from ..auth.reader import ReaderAuth
 from ..context import AppContext
 from ..errors import UnknownSpace
 from ..store import Space
-from ..xrpc.errors import AuthRequiredError, InvalidRequestError
+from ..xrpc.errors import AuthRequiredError, ForbiddenError, InvalidRequestError
 from ..xrpc.server import AuthHook, reads_body_first
 
 
@@ -55,10 +55,14 @@ def service_auth(ctx: AppContext, nsid: str) -> AuthHook:
     return verify
 
 
-def space_authority(ctx: AppContext, nsid: str) -> AuthHook:
-    """Service-auth JWT that only the authority of the space named in the body may sign. The space is
-    looked up and the token's issuer compared with its authority before any DID is resolved: an
-    unauthenticated caller can make engram fetch nothing (com.atproto.space.notifySpaceDeleted)."""
+def syncer_notification(ctx: AppContext, nsid: str) -> AuthHook:
+    """Service auth for what a space host pushes to engram as a syncer (notifyWrite, notifySpaceDeleted).
+
+    The space named in the body is looked up and the token's issuer compared with its authority BEFORE
+    any DID is resolved, so an unauthenticated caller can make engram fetch nothing (a did:web issuer
+    would point the fetch at any host). The audience must be engram's ``#atproto_space_syncer`` service,
+    and a replayed token is refused as Forbidden: the sender is known and may not deliver the same
+    notification twice (docs/protocol.md#service-auth-jwts)."""
 
     @reads_body_first  # the space whose authority may sign is named in the body
     async def verify(request: web.Request, params: dict[str, Any], body: Any):
@@ -71,6 +75,14 @@ def space_authority(ctx: AppContext, nsid: str) -> AuthHook:
         space = ctx.services.spaces.lookup(uri)
         if space is None or space.deleted:
             raise InvalidRequestError(f"this service does not index the space {uri}", "UnknownSpace")
-        return await ctx.service_verifier.verify(authorization[0], nsid, issuer=space.authority)
+        try:
+            auth = await ctx.service_verifier.verify(authorization[0], nsid, issuer=space.authority)
+        except AuthRequiredError as e:
+            if e.error == "JwtReplayed":
+                raise ForbiddenError("this notification was already delivered (jti replayed)") from None
+            raise
+        if auth.aud != f"{ctx.settings.service_did}#atproto_space_syncer":
+            raise ForbiddenError("notifications must be addressed to this service's #atproto_space_syncer")
+        return auth
 
     return verify

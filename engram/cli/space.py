@@ -59,6 +59,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     st.add_argument("--json", action="store_true", help="print the status as JSON")
     st.set_defaults(run=run_status)
 
+    _add_sync_parsers(ss)
+
     d = ss.add_parser("delete", help="delete a space and all its memories")
     d.add_argument("space", help="space name or at:// URI")
     d.add_argument("--yes", action="store_true", help="do not ask for confirmation")
@@ -172,6 +174,8 @@ def run_status(args: argparse.Namespace, settings: Settings) -> int:
     if args.json:
         view["skippedByAuthor"] = [{"author": a, "count": c} for a, c in status.skipped]
         view["skippedReasons"] = dict(status.skipped_reasons)
+        if status.space.kind == "synced":
+            view["sync"] = _sync_view(settings, status.space.uri)
         print_json(view)
         return 0
     _print_config(status.space)
@@ -180,6 +184,7 @@ def run_status(args: argparse.Namespace, settings: Settings) -> int:
         print(f"        {count} not indexed: {reason}")
     if "buildingMemories" in view:
         print(f"next    {view['buildingMemories']} memories already carry a vector for the next model")
+    _print_sync(args, settings, status.space)
     return 0
 
 
@@ -196,3 +201,90 @@ def run_delete(args: argparse.Namespace, settings: Settings) -> int:
     run_local(settings, work)
     print(f"deleted {uri}")
     return 0
+
+
+# -- synced spaces (engram/sync) ----------------------------------------------------------------------
+
+
+def _add_sync_parsers(ss) -> None:
+    a = ss.add_parser(
+        "add",
+        help="sync and index an AT Protocol space, read through an account that may read it",
+        description="Register a synced space. engram signs in as ACCOUNT with an app password at its PDS, "
+        "exchanges delegation tokens for space credentials at the authority's space host, and keeps the "
+        "space in sync (notifications when ENGRAM_PUBLIC_URL is https, and a poll every "
+        "ENGRAM_POLL_INTERVAL). The app password is stored 0600 in the data dir, never in the database. "
+        "A running server starts syncing the space at its next poll.",
+    )
+    a.add_argument("space", help="at://{authority}/space/garden.engram.space/{skey}")
+    a.add_argument("--account", required=True, metavar="DID", help="the account engram reads the space as")
+    a.add_argument(
+        "--app-password-file",
+        required=True,
+        metavar="PATH",
+        help="file holding the account's app password (use - for stdin); never pass it on the command line",
+    )
+    a.add_argument("--pds", metavar="URL", help="the account's PDS (default: from its DID document)")
+    a.set_defaults(run=run_add)
+
+
+def run_add(args: argparse.Namespace, settings: Settings) -> int:
+    import sys
+
+    from ..sync.registration import register_app_password_space
+    from ..sync.secrets import SecretStore
+
+    try:
+        if args.app_password_file == "-":
+            password = sys.stdin.read().strip()
+        else:
+            with open(args.app_password_file, encoding="utf-8") as f:
+                password = f.read().strip()
+    except OSError as e:
+        raise CliError(f"cannot read the app password file: {e.strerror}", 2) from None
+
+    async def work(ctx):
+        return await register_app_password_space(
+            ctx.store, SecretStore(settings.data_dir), args.space, args.account, password, args.pds
+        )
+
+    synced = run_local(settings, work)
+    print(f"syncing {synced.uri} as {args.account}")
+    return 0
+
+
+def _sync_view(settings: Settings, uri: str):
+    from ..sync.status import sync_view
+
+    async def work(ctx):
+        return await ctx.store.read(sync_view, uri)
+
+    return run_local(settings, work)
+
+
+def _print_sync(args: argparse.Namespace, settings: Settings, space) -> None:
+    if space.kind != "synced":
+        return
+    view = _sync_view(settings, space.uri)
+    if view is None:
+        return
+    print(
+        f"sync    via {view['access']}, space rev {view.get('spaceRev', '-')}, "
+        f"last full sync {view.get('lastFullSync', 'never')}"
+    )
+    if view.get("lastError"):
+        print(f"        last error: {view['lastError']}")
+    if view["repos"]:
+        print_table(
+            ("REPO", "REV", "LAST SUCCESS", "FAILURES", "LAST ERROR"),
+            [
+                (
+                    r["did"],
+                    r.get("rev", "-"),
+                    r.get("lastSuccess", "-"),
+                    r["failures"],
+                    r.get("lastError", ""),
+                )
+                for r in view["repos"]
+            ],
+        )

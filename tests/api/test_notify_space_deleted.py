@@ -40,7 +40,8 @@ async def world(aiohttp_client, settings, did_server):
 
 def _bearer(ctx, key, iss: str) -> dict[str, str]:
     return {
-        "Authorization": "Bearer " + mint_service_jwt(key, iss=iss, aud=ctx.settings.service_did, lxm=NSID)
+        "Authorization": "Bearer "
+        + mint_service_jwt(key, iss=iss, aud=f"{ctx.settings.service_did}#atproto_space_syncer", lxm=NSID)
     }
 
 

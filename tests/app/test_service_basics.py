@@ -11,9 +11,7 @@ from engram.keys import context_key, xrpc_key
 from engram.logs import AccessLogger, redact_query
 
 # Lexicon methods that are routed but not built yet. This list may only shrink.
-UNBUILT: set[str] = {
-    "com.atproto.space.notifyWrite",  # arrives with space sync (synced spaces); engram hosts spaces today
-}
+UNBUILT: set[str] = set()
 
 
 @pytest.fixture

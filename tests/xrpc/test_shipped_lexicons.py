@@ -66,6 +66,7 @@ def test_the_registry_serves_every_method():
         "com.atproto.space.notifyWrite",
         "com.atproto.space.registerNotify",
         "com.atproto.space.unregisterNotify",
+        "garden.engram.admin.addSyncedSpace",
         "garden.engram.admin.configureSpace",
         "garden.engram.admin.createApiKey",
         "garden.engram.admin.createSpace",

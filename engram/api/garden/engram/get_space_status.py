@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ....context import AppContext
+from ....sync.status import sync_view
 from ....views import config_view, model_view
 from ....xrpc.server import XrpcRequest, XrpcServer
 from ...auth_modes import space_reader
@@ -25,6 +26,11 @@ def register(xrpc: XrpcServer, ctx: AppContext) -> None:
             if status.space.config.next is not None:
                 out["building"] = model_view(status.space.config.next)
                 out["buildingMemories"] = status.building_memories
+        if status.space.kind == "synced":
+            sync = await ctx.store.read(sync_view, status.space.uri)
+            if sync is not None:
+                lag = ctx.syncer.lag_seconds(status.space.uri) if ctx.syncer is not None else 0.0
+                out["sync"] = {**sync, "lagSeconds": int(lag)}
         return out
 
     xrpc.add(NSID, handle, auth=space_reader(ctx))

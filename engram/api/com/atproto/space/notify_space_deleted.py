@@ -5,7 +5,7 @@ from __future__ import annotations
 from .....context import AppContext
 from .....xrpc.errors import ForbiddenError, InvalidRequestError
 from .....xrpc.server import XrpcRequest, XrpcServer
-from ....auth_modes import space_authority
+from ....auth_modes import syncer_notification
 
 NSID = "com.atproto.space.notifySpaceDeleted"
 
@@ -18,6 +18,9 @@ def register(xrpc: XrpcServer, ctx: AppContext) -> None:
             raise InvalidRequestError(f"this service does not index the space {uri}", "UnknownSpace")
         if call.auth.iss != space.authority:  # checked by the auth step already; kept as the invariant
             raise ForbiddenError("only the space's authority may notify its deletion")
-        await ctx.services.spaces.delete(uri)
+        if ctx.syncer is not None and space.kind == "synced":
+            await ctx.syncer.drop_space(uri)  # also stops its sync and forgets its secrets
+        else:
+            await ctx.services.spaces.delete(uri)
 
-    xrpc.add(NSID, handle, auth=space_authority(ctx, NSID))
+    xrpc.add(NSID, handle, auth=syncer_notification(ctx, NSID))

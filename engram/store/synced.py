@@ -1,0 +1,197 @@
+"""Synced spaces (engram/sync): registration, space-level position, per-repo state and health.
+
+Positions move only together with the memories they cover (`apply_repo_changes` is one transaction), so a
+crash can never leave a position past writes that were not committed.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from engram.errors import InvalidInput
+from engram.store import memories as store_memories
+from engram.store.models import MemoryWrite
+from engram.store.spaces import create_space, get_space, require_space
+from engram.store.writes import now_iso
+
+
+@dataclass(frozen=True)
+class SyncedSpace:
+    uri: str
+    authority: str
+    access_kind: str
+    access: dict[str, Any]
+    last_space_rev: str | None
+    last_full_sync: str | None
+    last_error: str | None
+
+
+@dataclass(frozen=True)
+class RepoState:
+    repo: str
+    rev: str | None
+    set_state: bytes | None
+    space_rev: str | None
+    last_success: str | None
+    last_error: str | None
+    failures: int
+    retry_after: float | None
+
+
+_SPACE_COLS = (
+    "s.uri, s.authority, y.access_kind, y.access_json, y.last_space_rev, y.last_full_sync, y.last_error"
+)
+
+
+def _synced(row: tuple) -> SyncedSpace:
+    return SyncedSpace(row[0], row[1], row[2], orjson.loads(row[3]), row[4], row[5], row[6])
+
+
+def add_synced_space(
+    conn: sqlite3.Connection, uri: str, access_kind: str, access: dict[str, Any]
+) -> SyncedSpace:
+    """Register (or re-register, replacing the access method of) a synced space."""
+    space = get_space(conn, uri)
+    if space is None or space.deleted:
+        space = create_space(conn, uri, "synced")
+    elif space.kind != "synced":
+        raise InvalidInput(f"{uri} is a hosted space; it cannot also be synced", "SpaceExists")
+    conn.execute(
+        "INSERT INTO synced_spaces (space_id, access_kind, access_json, created_at) VALUES (?, ?, ?, ?)"
+        " ON CONFLICT (space_id) DO UPDATE SET access_kind = excluded.access_kind,"
+        " access_json = excluded.access_json",
+        (space.id, access_kind, orjson.dumps(access).decode(), now_iso()),
+    )
+    return get_synced_space(conn, uri)  # type: ignore[return-value]
+
+
+def get_synced_space(conn: sqlite3.Connection, uri: str) -> SyncedSpace | None:
+    row = conn.execute(
+        f"SELECT {_SPACE_COLS} FROM synced_spaces y JOIN spaces s ON s.id = y.space_id"
+        " WHERE s.uri = ? AND s.deleted_at IS NULL",
+        (uri,),
+    ).fetchone()
+    return _synced(row) if row else None
+
+
+def list_synced_spaces(conn: sqlite3.Connection) -> list[SyncedSpace]:
+    rows = conn.execute(
+        f"SELECT {_SPACE_COLS} FROM synced_spaces y JOIN spaces s ON s.id = y.space_id"
+        " WHERE s.deleted_at IS NULL ORDER BY s.uri"
+    )
+    return [_synced(row) for row in rows]
+
+
+def note_space(
+    conn: sqlite3.Connection,
+    uri: str,
+    *,
+    space_rev: str | None = None,
+    full_sync: bool = False,
+    error: str | None = None,
+) -> None:
+    space = require_space(conn, uri)
+    if space_rev is not None:
+        conn.execute(
+            "UPDATE synced_spaces SET last_space_rev = ? WHERE space_id = ?"
+            " AND (last_space_rev IS NULL OR last_space_rev < ?)",
+            (space_rev, space.id, space_rev),
+        )
+    if full_sync:
+        conn.execute(
+            "UPDATE synced_spaces SET last_full_sync = ?, last_error = NULL WHERE space_id = ?",
+            (now_iso(), space.id),
+        )
+    if error is not None:
+        conn.execute("UPDATE synced_spaces SET last_error = ? WHERE space_id = ?", (error[:500], space.id))
+
+
+def repo_states(conn: sqlite3.Connection, uri: str) -> dict[str, RepoState]:
+    space = require_space(conn, uri)
+    rows = conn.execute(
+        "SELECT repo, rev, set_state, space_rev, last_success, last_error, failures, retry_after"
+        " FROM sync_state WHERE space_id = ? ORDER BY repo",
+        (space.id,),
+    )
+    return {row[0]: RepoState(*row) for row in rows}
+
+
+def apply_repo_changes(
+    conn: sqlite3.Connection,
+    uri: str,
+    repo: str,
+    upserts: Sequence[MemoryWrite],
+    deletes: Sequence[str],
+    position: tuple[str, bytes, str | None] | None,
+    *,
+    replace_all: bool = False,
+) -> None:
+    """Write one repo's changes and (when ``position`` = (rev, set state, space rev) is given) advance its
+    position, in the caller's transaction. ``replace_all`` (a full export) deletes the author's other
+    memories. Without a position (writes held back by a limit) the repo stays where it was."""
+    space = require_space(conn, uri)
+    if replace_all:
+        keep = {item.rkey for item in upserts}
+        rows = conn.execute("SELECT rkey FROM memories WHERE space_id = ? AND author = ?", (space.id, repo))
+        deletes = [*deletes, *(rkey for (rkey,) in rows if rkey not in keep)]
+    if deletes:
+        store_memories.delete_memories(conn, uri, [(repo, rkey) for rkey in deletes])
+    if upserts:
+        store_memories.put_memories(conn, uri, upserts)
+    if position is not None:
+        rev, state, space_rev = position
+        conn.execute(
+            "INSERT INTO sync_state (space_id, repo, rev, set_hash, set_state, space_rev, updated_at,"
+            " last_success, last_error, failures, retry_after) VALUES (?, ?, ?, NULL, ?, ?, ?, ?, NULL, 0, NULL)"
+            " ON CONFLICT (space_id, repo) DO UPDATE SET rev = excluded.rev, set_state = excluded.set_state,"
+            " space_rev = coalesce(excluded.space_rev, sync_state.space_rev), updated_at = excluded.updated_at,"
+            " last_success = excluded.last_success, last_error = NULL, failures = 0, retry_after = NULL",
+            (space.id, repo, rev, state, space_rev, now_iso(), now_iso()),
+        )
+
+
+def note_repo_failure(conn: sqlite3.Connection, uri: str, repo: str, error: str, retry_after: float) -> int:
+    """Record a failed sync; returns the repo's consecutive failure count."""
+    space = require_space(conn, uri)
+    conn.execute(
+        "INSERT INTO sync_state (space_id, repo, updated_at, last_error, failures, retry_after)"
+        " VALUES (?, ?, ?, ?, 1, ?) ON CONFLICT (space_id, repo) DO UPDATE SET last_error = excluded.last_error,"
+        " failures = sync_state.failures + 1, retry_after = excluded.retry_after, updated_at = excluded.updated_at",
+        (space.id, repo, now_iso(), error[:500], retry_after),
+    )
+    return conn.execute(
+        "SELECT failures FROM sync_state WHERE space_id = ? AND repo = ?", (space.id, repo)
+    ).fetchone()[0]
+
+
+def reset_positions(conn: sqlite3.Connection, uri: str, except_repo: str | None = None) -> None:
+    """Forget every repo's position (a config change): the next pass re-exports each repo in full."""
+    space = require_space(conn, uri)
+    conn.execute(
+        "UPDATE sync_state SET rev = NULL, set_state = NULL WHERE space_id = ? AND repo IS NOT ?",
+        (space.id, except_repo),
+    )
+
+
+def drop_repo(conn: sqlite3.Connection, uri: str, repo: str) -> None:
+    """A repo no longer listed by the space host: its memories and state go."""
+    space = require_space(conn, uri)
+    rows = conn.execute("SELECT rkey FROM memories WHERE space_id = ? AND author = ?", (space.id, repo))
+    store_memories.delete_memories(conn, uri, [(repo, rkey) for (rkey,) in rows])
+    conn.execute("DELETE FROM sync_state WHERE space_id = ? AND repo = ?", (space.id, repo))
+
+
+def memory_usage(conn: sqlite3.Connection, uri: str) -> tuple[int, int]:
+    """(memories, text+source bytes) of a space, for the per-space write limits."""
+    space = require_space(conn, uri)
+    row = conn.execute(
+        "SELECT count(*), coalesce(sum(length(CAST(text AS BLOB)) + coalesce(length(CAST(source AS BLOB)), 0)), 0)"
+        " FROM memories WHERE space_id = ?",
+        (space.id,),
+    ).fetchone()
+    return row[0], row[1]

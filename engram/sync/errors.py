@@ -1,0 +1,24 @@
+"""Why a sync step failed. All are `Unavailable` (the far side, not the caller, is at fault)."""
+
+from __future__ import annotations
+
+from engram.errors import Unavailable
+
+
+class UpstreamError(Unavailable):
+    """A PDS or space host answered with an error, garbage, or not in time."""
+
+    default_name = "UpstreamFailure"
+
+    def __init__(
+        self, message: str, name: str | None = None, *, xrpc_error: str | None = None, status: int = 0
+    ):
+        super().__init__(message, name)
+        self.xrpc_error = xrpc_error  # the far side's own error name, e.g. "ExpiredToken", "SpaceDeleted"
+        self.status = status
+
+
+class AccessError(Unavailable):
+    """engram could not obtain read access (sign-in, delegation token or credential exchange failed)."""
+
+    default_name = "NoReadAccess"

@@ -1,0 +1,247 @@
+"""The syncer: keeps every synced space up to date (docs/sync.md).
+
+- notifications (`notify_write`) name a repo; a gap in ``prevSpaceRev`` (or a space with no config yet)
+  turns into a full pass instead;
+- every ENGRAM_POLL_INTERVAL seconds each space gets a full pass: the backstop, and the only mechanism for
+  deployments without a public https URL;
+- when ENGRAM_PUBLIC_URL is https, engram registers for notifications at each space host and renews the
+  registration at half its lifetime (retrying after 5 minutes on failure).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+from urllib.parse import urlsplit
+
+import aiohttp
+
+from engram.errors import EngramError, InvalidInput, NotFound
+from engram.store import synced as store_synced
+from engram.sync import endpoints
+from engram.sync.access import AppPasswordAccess, CredentialManager, DelegationSource
+from engram.sync.errors import UpstreamError
+from engram.sync.http import XrpcClient
+from engram.sync.metrics import SyncMetrics
+from engram.sync.registration import register_app_password_space
+from engram.sync.repo_pull import RepoPuller
+from engram.sync.runner import SpaceRunner
+from engram.sync.secrets import SecretStore
+from engram.sync.space_pass import PassDeps, SpaceGone, run_pass
+
+log = logging.getLogger("engram.sync")
+REGISTER_RETRY = 300.0
+
+
+class Syncer:
+    def __init__(self, ctx: Any):
+        self.ctx = ctx
+        settings = ctx.settings
+        self.settings = settings
+        self.secrets = SecretStore(settings.data_dir)
+        self.metrics = SyncMetrics(ctx.metrics.registry if ctx.metrics is not None else None)
+        self._runners: dict[str, SpaceRunner] = {}
+        self._sources: dict[str, DelegationSource] = {}
+        self._registrations: dict[str, asyncio.Task] = {}
+        self.registered_until: dict[str, float] = {}
+        self._tasks: list[asyncio.Task] = []
+        self._session: aiohttp.ClientSession | None = None
+
+    @contextlib.asynccontextmanager
+    async def running(self) -> AsyncIterator[Syncer]:
+        self._session = aiohttp.ClientSession(headers={"User-Agent": "engram-syncer"})
+        self.client = XrpcClient(self._session, self.settings.sync_timeout, allow_internal=self.settings.dev)
+        self.credentials = CredentialManager(self.client, self.ctx.resolver)
+        self.deps = PassDeps(
+            store=self.ctx.store,
+            puller=RepoPuller(self.client, self.ctx.resolver, self.ctx.pool.run),
+            client=self.client,
+            resolver=self.ctx.resolver,
+            metrics=self.metrics,
+            node_slots=asyncio.Semaphore(self.settings.sync_concurrency),
+            space_slots=asyncio.Semaphore(self.settings.sync_space_concurrency),  # replaced per space below
+            limit_memories=self.settings.limit_memories,
+            limit_bytes=self.settings.limit_bytes,
+        )
+        self._space_slots: dict[str, asyncio.Semaphore] = {}
+        self._tasks.append(asyncio.get_running_loop().create_task(self._poll_loop(), name="sync poll"))
+        try:
+            yield self
+        finally:
+            for task in [*self._tasks, *self._registrations.values()]:
+                task.cancel()
+            await asyncio.gather(*self._tasks, *self._registrations.values(), return_exceptions=True)
+            await asyncio.gather(*(runner.close() for runner in self._runners.values()))
+            await self._session.close()
+
+    # -- registering spaces -------------------------------------------------------------------------
+
+    async def add_space(self, uri: str, account: str, app_password: str, pds_url: str | None = None):
+        synced = await register_app_password_space(
+            self.ctx.store, self.secrets, uri, account, app_password, pds_url
+        )
+        self._sources.pop(uri, None)
+        self.credentials.forget(uri)
+        self.request(uri, full=True)
+        self._ensure_registration(uri)
+        return synced
+
+    def _source(self, synced: store_synced.SyncedSpace) -> DelegationSource:
+        source = self._sources.get(synced.uri)
+        if source is None:
+            if synced.access_kind != "app_password":
+                raise InvalidInput(f"unknown read-access kind {synced.access_kind!r}")
+            source = AppPasswordAccess(
+                synced.uri,
+                synced.access["account"],
+                self.client,
+                self.ctx.resolver,
+                self.secrets,
+                synced.access.get("pds"),
+            )
+            self._sources[synced.uri] = source
+        return source
+
+    # -- running passes ------------------------------------------------------------------------------
+
+    def request(self, uri: str, *, full: bool = False, repos: dict[str, str | None] | None = None) -> None:
+        runner = self._runners.get(uri)
+        if runner is None:
+            runner = self._runners[uri] = SpaceRunner(uri, lambda f, r, uri=uri: self._pass(uri, f, r))
+        runner.request(full=full, repos=repos)
+
+    async def _pass(self, uri: str, full: bool, repos: dict[str, str | None]) -> bool:
+        synced = await self.ctx.store.read(store_synced.get_synced_space, uri)
+        if synced is None:
+            return False
+        slots = self._space_slots.setdefault(uri, asyncio.Semaphore(self.settings.sync_space_concurrency))
+        deps = PassDeps(**{**self.deps.__dict__, "space_slots": slots})
+        try:
+            cred = await self.credentials.get(uri, self._source(synced))
+            again = await run_pass(deps, uri, synced.authority, cred, None if full else repos)
+        except SpaceGone:
+            await self.drop_space(uri)
+            return False
+        except (EngramError, UpstreamError) as e:
+            if e.name in ("SpaceDeleted", "SpaceNotFound") or getattr(e, "xrpc_error", None) in (
+                "SpaceDeleted",
+            ):
+                await self.drop_space(uri)
+                return False
+            if getattr(e, "status", 0) == 401:
+                self.credentials.forget(
+                    uri
+                )  # refused (revoked, or the host's clock is ahead): re-exchange next time
+            await self.ctx.store.write(store_synced.note_space, uri, error=f"{e.name}: {e.message}")
+            log.warning("space sync failed", extra={"fields": {"space": uri, "error": e.message}})
+            return False
+        return again
+
+    async def drop_space(self, uri: str) -> None:
+        runner = self._runners.pop(uri, None)
+        if runner is not None and runner._task is not asyncio.current_task():
+            await runner.close()
+        registration = self._registrations.pop(uri, None)
+        if registration is not None:
+            registration.cancel()
+        self.credentials.forget(uri)
+        self._sources.pop(uri, None)
+        self.secrets.delete(uri)
+        await self.ctx.services.spaces.delete(uri)
+
+    # -- notifications -------------------------------------------------------------------------------
+
+    async def notify_write(self, uri: str, repo: str, space_rev: str, prev_space_rev: str | None) -> None:
+        synced = await self.ctx.store.read(store_synced.get_synced_space, uri)
+        if synced is None:
+            raise NotFound(f"this service does not sync the space {uri}", "UnknownSpace")
+        self.metrics.notifications.labels("write").inc()
+        last = synced.last_space_rev
+        space = await self.ctx.services.spaces.get(uri)
+        gap = prev_space_rev is not None and (last is None or prev_space_rev > last)
+        await self.ctx.store.write(store_synced.note_space, uri, space_rev=space_rev)
+        if gap or space.config is None:
+            self.request(uri, full=True)
+        else:
+            self.request(uri, repos={repo: space_rev})
+
+    # -- background loops ----------------------------------------------------------------------------
+
+    async def _poll_loop(self) -> None:
+        interval = self.settings.poll_interval
+        first = True
+        while True:
+            try:
+                spaces = await self.ctx.store.read(store_synced.list_synced_spaces)
+                for synced in spaces:
+                    if interval > 0 or first:
+                        self.request(synced.uri, full=True)
+                    self._ensure_registration(synced.uri)
+                first = False
+            except Exception:  # the backstop must outlive a failed tick (e.g. the database briefly busy)
+                log.exception("sync poll tick failed")
+            await asyncio.sleep(interval if interval > 0 else 60.0)
+
+    def _ensure_registration(self, uri: str) -> None:
+        """Space hosts only deliver to public https endpoints; local deployments rely on polling."""
+        if _is_https(self.settings.public_url) and uri not in self._registrations:
+            self._registrations[uri] = asyncio.get_running_loop().create_task(
+                self._register_loop(uri), name=f"registerNotify {uri}"
+            )
+
+    async def _register_loop(self, uri: str) -> None:
+        service = f"{self.settings.service_did}#atproto_space_syncer"
+        while True:
+            delay = REGISTER_RETRY
+            try:
+                synced = await self.ctx.store.read(store_synced.get_synced_space, uri)
+                if synced is None:
+                    return
+                cred = await self.credentials.get(uri, self._source(synced))
+                host = await endpoints.space_host(self.ctx.resolver, synced.authority)
+                answer = await self.client.procedure(
+                    host,
+                    "com.atproto.space.registerNotify",
+                    {"space": uri, "service": service},
+                    cred.headers(synced.authority),
+                )
+                expires = _parse_time(answer.get("expiresAt"))
+                if expires is not None:
+                    self.registered_until[uri] = expires
+                    delay = max((expires - time.time()) / 2, 60.0)
+            except asyncio.CancelledError:
+                raise
+            except EngramError as e:
+                log.warning("registerNotify failed: %s", e.message, extra={"fields": {"space": uri}})
+            await asyncio.sleep(delay)
+
+    # -- status --------------------------------------------------------------------------------------
+
+    def lag_seconds(self, uri: str) -> float:
+        runner = self._runners.get(uri)
+        if runner is None or runner.owed_since is None:
+            return 0.0
+        return max(time.time() - runner.owed_since, 0.0)
+
+    def idle(self, uri: str) -> bool:
+        runner = self._runners.get(uri)
+        return runner is None or not runner.busy
+
+
+def _is_https(url: str) -> bool:
+    return urlsplit(url).scheme == "https"
+
+
+def _parse_time(value: Any) -> float | None:
+    from datetime import datetime
+
+    if not isinstance(value, str):
+        return None
+    try:
+        return datetime.fromisoformat(value).timestamp()
+    except ValueError:
+        return None
