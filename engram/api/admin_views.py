@@ -38,4 +38,5 @@ def api_key_view(key: ApiKey) -> dict:
     }
     if key.revoked_at is not None:
         view["revokedAt"] = key.revoked_at
+    view["spaces"] = [{"id": short, "uri": uri} for short, uri in key.spaces.items()]
     return view

@@ -75,6 +75,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     kc.add_argument("space")
     kc.add_argument("--scope", action="append", choices=("read", "write"), dest="scopes")
     kc.add_argument("--label", default="")
+    kc.add_argument("--space", action="append", dest="extra_spaces", default=[], metavar="SPACE")
     kc.set_defaults(admin=_apikey_create)
     kl = ks.add_parser("list")
     kl.add_argument("space", nargs="?")
@@ -242,6 +243,8 @@ async def _reindex(args, admin: AdminClient) -> Any:
 
 async def _apikey_create(args, admin: AdminClient) -> Any:
     body = {"space": args.space, "scopes": args.scopes or ["read"], "label": args.label}
+    if args.extra_spaces:
+        body["extraSpaces"] = args.extra_spaces
     out = await admin.procedure("garden.engram.admin.createApiKey", body)
     if not args.json:
         print(out["token"])

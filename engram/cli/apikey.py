@@ -1,4 +1,7 @@
-"""`engram apikey create|list|revoke`: keys for the REST shims, bound to one hosted space."""
+"""`engram apikey create|list|bind|unbind|revoke`: keys for the REST shims.
+
+A key has a primary hosted space (shim writes go there) and may be bound to more (`--space`, `bind`);
+`list` shows each space's short id, the name a shim body uses for it (a GPTBots `group_id`)."""
 
 from __future__ import annotations
 
@@ -25,8 +28,30 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="read and/or write (repeatable; default: read)",
     )
     c.add_argument("--label", default="", help="a note to tell keys apart")
+    c.add_argument(
+        "--space",
+        action="append",
+        dest="extra_spaces",
+        default=[],
+        metavar="SPACE",
+        help="one more hosted space the key may read (repeatable; e.g. more GPTBots knowledge bases)",
+    )
+    c.add_argument(
+        "--for",
+        dest="shim",
+        choices=("gptbots", "sim", "memorybank"),
+        help="print how to call this shim with the new key",
+    )
     c.add_argument("--json", action="store_true")
     c.set_defaults(run=run_create)
+    b = ps.add_parser("bind", help="let a key use one more hosted space")
+    b.add_argument("id", type=int)
+    b.add_argument("space")
+    b.set_defaults(run=run_bind)
+    u = ps.add_parser("unbind", help="take a (non-primary) space away from a key, at once")
+    u.add_argument("id", type=int)
+    u.add_argument("space")
+    u.set_defaults(run=run_unbind)
     ls = ps.add_parser("list", help="list keys (never their tokens)")
     ls.add_argument("space", nargs="?", help="only the keys of this space")
     ls.add_argument("--json", action="store_true")
@@ -38,8 +63,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run_create(args: argparse.Namespace, settings: Settings) -> int:
     async def work(ctx):
+        extra = [resolve_space(ctx, s) for s in args.extra_spaces]
         return await apikeys.create_api_key(
-            ctx, resolve_space(ctx, args.space), args.scopes or ["read"], args.label
+            ctx, resolve_space(ctx, args.space), args.scopes or ["read"], args.label, extra
         )
 
     key, token = run_local(settings, work)
@@ -52,7 +78,26 @@ def run_create(args: argparse.Namespace, settings: Settings) -> int:
             "store the token now, it is not shown again",
             file=sys.stderr,
         )
+        print(f"spaces (short id = uri): {_spaces(key)}", file=sys.stderr)
+        if args.shim:
+            print(SHIM_HINTS[args.shim].format(primary=next(iter(key.spaces))), file=sys.stderr)
     return 0
+
+
+# One example call per shim, shown by `engram apikey create --for <shim>` (README "REST shims").
+SHIM_HINTS = {
+    "gptbots": "GPTBots: curl -X POST $ENGRAM_URL/v1/vector/match -H 'Authorization: Bearer <token>' "
+    '-H \'Content-Type: application/json\' -d \'{{"prompt": "...", "top_k": 5, "group_ids": ["{primary}"]}}\'',
+    "sim": "Sim: curl -X POST $ENGRAM_URL/api/memory -H 'Authorization: Bearer <token>' "
+    '-H \'Content-Type: application/json\' -d \'{{"key": "chat-1", "type": "agent", '
+    '"workflowId": "wf-1", "data": {{"role": "user", "content": "hi"}}}}\'',
+    "memorybank": "Memory Bank: use the token as the plugin's bearer token (scopes read -> read:documents, "
+    "write -> write:documents)",
+}
+
+
+def _spaces(key) -> str:
+    return ", ".join(f"{short}={uri}" for short, uri in key.spaces.items())
 
 
 def run_list(args: argparse.Namespace, settings: Settings) -> int:
@@ -66,7 +111,7 @@ def run_list(args: argparse.Namespace, settings: Settings) -> int:
         print("no API keys")
     else:
         print_table(
-            ("ID", "SCOPES", "STATE", "CREATED", "LABEL", "SPACE"),
+            ("ID", "SCOPES", "STATE", "CREATED", "LABEL", "SPACE", "SPACES (SHORT ID=URI)"),
             [
                 (
                     k.id,
@@ -75,10 +120,29 @@ def run_list(args: argparse.Namespace, settings: Settings) -> int:
                     k.created_at,
                     k.label,
                     k.space_uri,
+                    _spaces(k),
                 )
                 for k in keys
             ],
         )
+    return 0
+
+
+def run_bind(args: argparse.Namespace, settings: Settings) -> int:
+    async def work(ctx):
+        return await apikeys.bind_space(ctx, args.id, resolve_space(ctx, args.space))
+
+    key = run_local(settings, work)
+    print(f"key {key.id} spaces: {_spaces(key)}")
+    return 0
+
+
+def run_unbind(args: argparse.Namespace, settings: Settings) -> int:
+    async def work(ctx):
+        return await apikeys.unbind_space(ctx, args.id, resolve_space(ctx, args.space))
+
+    key = run_local(settings, work)
+    print(f"key {key.id} spaces: {_spaces(key)}")
     return 0
 
 

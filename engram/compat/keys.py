@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..errors import NotAllowed, NotAuthenticated
+from ..errors import NotAllowed, NotAuthenticated, NotFound
 from ..store import apikeys as store_apikeys
 
 if TYPE_CHECKING:
@@ -49,8 +49,9 @@ def bearer_token(request: web.Request) -> str | None:
 async def authenticate_key(ctx: AppContext, request: web.Request, scope: str) -> KeyGrant:
     """The grant of the request's bearer key, which must hold `scope` ("read" or "write").
 
-    Raises `NotAuthenticated` (name `MissingApiKey` / `InvalidApiKey`) or `NotAllowed`
-    (`InsufficientScope`); each shim renders them in its own shape."""
+    Raises `NotAuthenticated` (name `MissingApiKey` / `InvalidApiKey`), `NotFound` (`SpaceDeleted`: the
+    key's primary space was deleted, which revoked it) or `NotAllowed` (`InsufficientScope`); each shim
+    renders them in its own shape."""
     token = bearer_token(request)
     if token is None:
         raise NotAuthenticated("an API key is required: Authorization: Bearer <key>", "MissingApiKey")
@@ -61,6 +62,8 @@ def grant_for_token(ctx: AppContext, token: str, scope: str) -> KeyGrant:
     """The same check for a token that arrived some other way (an OAuth access token's key, ...)."""
     key = ctx.direct_reads.run(store_apikeys.lookup_api_key, token)
     if key is None:
+        if ctx.direct_reads.run(store_apikeys.key_of_deleted_space, token):
+            raise NotFound("the API key's space has been deleted", "SpaceDeleted")
         raise NotAuthenticated("the API key is unknown or revoked", "InvalidApiKey")
     if scope not in key.scopes:
         raise NotAllowed(f"this API key does not have the {scope} scope", "InsufficientScope")

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from .hybrid import HybridSearch
 from .memories import MemoryService
 from .search import SearchService
 from .spaces import SpaceService
@@ -22,8 +23,12 @@ class Services:
     spaces: SpaceService
     memories: MemoryService
     search: SearchService
+    hybrid: HybridSearch = None  # keyword and hybrid search for the REST shims (engram/service/hybrid.py)
 
     @classmethod
     def build(cls, ctx: AppContext) -> Services:
         spaces = SpaceService(ctx)
-        return cls(spaces=spaces, memories=MemoryService(ctx, spaces), search=SearchService(ctx, spaces))
+        search = SearchService(ctx, spaces)
+        services = cls(spaces=spaces, memories=MemoryService(ctx, spaces), search=search)
+        services.hybrid = HybridSearch(ctx, search)
+        return services

@@ -132,6 +132,18 @@ def lookup_api_key(conn: sqlite3.Connection, token: str) -> ApiKey | None:
     return _api_key(conn, row) if row else None
 
 
+def key_of_deleted_space(conn: sqlite3.Connection, token: str) -> bool:
+    """Whether the token names a key that stopped working because its primary space was deleted (a shim
+    may say so: GPTBots answers 20059 "agent deleted" rather than "authentication failed")."""
+    if not isinstance(token, str) or not token.startswith(TOKEN_PREFIX) or len(token) > 200:
+        return False
+    row = conn.execute(
+        "SELECT 1 FROM api_keys k JOIN spaces s ON s.id = k.space_id WHERE k.key_hash = ? AND s.deleted_at IS NOT NULL",
+        (hash_token(token),),
+    ).fetchone()
+    return row is not None
+
+
 def list_api_keys(conn: sqlite3.Connection, space_uri: str | None = None) -> list[ApiKey]:
     """All keys, or those bound to `space_uri` (as primary or extra space)."""
     where, params = "", ()

@@ -13,3 +13,8 @@ INSERT INTO api_key_spaces (key_id, space_id) SELECT id, space_id FROM api_keys;
 -- Shim documents: a memory's document id (attrs.documentId, e.g. a GPTBots data_id or a retrieval-plugin
 -- document_id) is looked up without scanning the space.
 CREATE INDEX memories_by_document ON memories (space_id, json_extract(attrs, '$.documentId'));
+
+-- Sim memory-block conversations: the messages of one (workflowId, key), in order, without a scan.
+CREATE INDEX memories_by_conversation ON memories (
+    space_id, json_extract(attrs, '$.workflowId'), json_extract(attrs, '$.conversationKey')
+);

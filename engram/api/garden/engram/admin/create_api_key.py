@@ -15,7 +15,8 @@ def register(xrpc: XrpcServer, ctx: AppContext) -> None:
     async def handle(call: XrpcRequest) -> dict:
         body = call.input
         uri = ctx.services.spaces.resolve_uri(body["space"])
-        key, token = await apikeys.create_api_key(ctx, uri, body["scopes"], body.get("label", ""))
+        extra = [ctx.services.spaces.resolve_uri(s) for s in body.get("extraSpaces", [])]
+        key, token = await apikeys.create_api_key(ctx, uri, body["scopes"], body.get("label", ""), extra)
         return {"key": api_key_view(key), "token": token}
 
     xrpc.add(NSID, handle, auth=admin_signed(ctx))

@@ -1,0 +1,184 @@
+"""`KeywordIndex`: BM25 over one space's memories, in memory, for hybrid and keyword search.
+
+Why not FTS5's bm25() (the store keeps an FTS5 table too): it evaluates bm25() on every matching row with
+a B-tree lookup of the row's length each time, so a query holding a common word costs ~300 ms at 100k
+memories, and FTS5 cannot score a given set of rows without walking whole posting lists (measured ~1.7 s
+for 200 candidates at 100k; docs/benchmarks.md). Here each term's postings are numpy arrays, so a query
+costs O(sum of its terms' document frequencies) in vectorised numpy: about a millisecond at 100k.
+
+Scoring is Lucene BM25 with k1 = 1.2, b = 0.4 (a lower b penalises long memories less) over text, tags and
+source as one stream whose term frequencies are weighted 1.0 / 0.5 / 0.25 (a word in the text counts more
+than the same word in a tag or the source). idf = ln(1 + (N - df + 0.5) / (df + 0.5)) over the space's
+live memories, so statistics never mix spaces. Words are runs of letters and digits after NFKD with marks
+removed and case folded, so any user text is a valid query.
+
+Rows are appended in row-id order (positions 0..n-1); deletions only clear `live`. Not thread-safe: the
+caller serialises `add`/`remove` against `search`.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from array import array
+from collections import Counter
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+
+from .filters import FilterColumns, Filters
+
+K1, B = 1.2, 0.4
+FIELD_WEIGHTS = (1.0, 0.5, 0.25)  # text, tags, source
+MAX_QUERY_TERMS = 64
+_WORD = re.compile(r"[^\W_]+")
+
+
+def words(text: str | None) -> list[str]:
+    if not text:
+        return []
+    if text.isascii():  # the common case skips the per-character normalisation (index builds are bound by it)
+        return _WORD.findall(text.lower())
+    folded = "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
+    return _WORD.findall(folded.casefold())
+
+
+def query_terms(text: str) -> list[str]:
+    return list(dict.fromkeys(words(text)))[:MAX_QUERY_TERMS]
+
+
+class KeywordIndex:
+    def __init__(self) -> None:
+        self.row_ids = np.zeros(0, dtype=np.int64)
+        self.live = np.zeros(0, dtype=bool)
+        self.lengths = np.zeros(0, dtype=np.float32)
+        self.columns = FilterColumns()
+        self._postings: dict[str, tuple[array, array]] = {}  # term -> (positions 'q', weighted tf 'f')
+        self._frozen: dict[str, tuple[np.ndarray, np.ndarray, int, float]] = {}
+        self.generation = -1
+        self.dead = 0
+        self._average: float | None = None  # mean live length, cached until rows come or go
+
+    def __len__(self) -> int:
+        return int(self.row_ids.shape[0])
+
+    @property
+    def last_row_id(self) -> int:
+        return int(self.row_ids[-1]) if len(self) else 0
+
+    def add(self, rows: Sequence[tuple[int, str, int, Sequence[str], str, str | None]]) -> None:
+        """Append rows (row_id, author, created_ms, tags, text, source), row ids ascending and new."""
+        if not rows:
+            return
+        start, lengths = len(self), np.zeros(len(rows), dtype=np.float32)
+        for offset, (_, _, _, tags, text, source) in enumerate(rows):
+            found = words(text)
+            tf: Counter[str] = Counter(found)
+            lengths[offset] = len(found)
+            for weight, field in zip(FIELD_WEIGHTS[1:], (" ".join(tags), source), strict=True):
+                found = words(field)
+                lengths[offset] += weight * len(found)
+                for word in found:
+                    tf[word] += weight
+            for term, count in tf.items():
+                postings = self._postings.get(term)
+                if postings is None:
+                    postings = self._postings[term] = (array("q"), array("f"))
+                postings[0].append(start + offset)
+                postings[1].append(count)
+                self._frozen.pop(term, None)
+        self.row_ids = np.concatenate([self.row_ids, np.fromiter((r[0] for r in rows), np.int64, len(rows))])
+        self.live = np.concatenate([self.live, np.ones(len(rows), dtype=bool)])
+        self.lengths = np.concatenate([self.lengths, lengths])
+        self._average = None
+        self.columns.extend([r[1] for r in rows], np.array([r[2] for r in rows], dtype=np.int64),
+                            [tuple(r[3]) for r in rows])  # fmt: skip
+
+    def positions(self, row_ids: Iterable[int]) -> np.ndarray:
+        """Positions of those row ids that are in the index (others are ignored)."""
+        wanted = np.fromiter(row_ids, dtype=np.int64)
+        if not len(self) or not wanted.shape[0]:
+            return np.zeros(0, dtype=np.int64)
+        at = np.searchsorted(self.row_ids, wanted)
+        found = (at < len(self)) & (self.row_ids[np.minimum(at, len(self) - 1)] == wanted)
+        return at[found]
+
+    def remove(self, row_ids: Iterable[int]) -> None:
+        at = self.positions(row_ids)
+        removed = int(np.count_nonzero(self.live[at]))
+        if removed:
+            self.dead += removed
+            self.live[at] = False
+            self._frozen.clear()  # document frequencies changed
+            self._average = None
+
+    def _term(self, term: str, average: float) -> tuple[np.ndarray, np.ndarray, int]:
+        """The term's postings, each one's BM25 term weight tf (k1 + 1) / (tf + k1 (1 - b + b len / avg))
+        and the term's live document frequency; cached until the term or the average length changes."""
+        frozen = self._frozen.get(term)
+        if frozen is None or frozen[3] != average:
+            positions, tf = self._postings[term]
+            # Copies, not views: an array('q') that exports a buffer could no longer grow.
+            at = np.array(positions, dtype=np.int64)
+            tf_values = np.array(tf, np.float32)
+            norm = K1 * (1.0 - B + B * self.lengths[at] / np.float32(average))
+            weights = tf_values * np.float32(K1 + 1.0) / (tf_values + norm)
+            frozen = self._frozen[term] = (at, weights, int(np.count_nonzero(self.live[at])), average)
+        return frozen[0], frozen[1], frozen[2]
+
+    def search(
+        self, text: str, k: int, filters: Filters | None = None, within: Iterable[int] | None = None
+    ) -> KeywordResult:
+        """The best `k` live rows that match a word of `text` and pass `filters` (and, if given, are among
+        `within`), best first, ties to the lower row id; `KeywordResult.of` scores any other rows later
+        (hybrid search scores its vector candidates without a second pass)."""
+        live_count = len(self) - self.dead
+        terms = [t for t in query_terms(text) if t in self._postings]
+        if not terms or live_count <= 0:
+            return KeywordResult(np.zeros(0, np.int64), np.zeros(0, np.float32), self.row_ids, None)
+        allowed = (
+            self.live if filters is None or filters.is_empty() else self.columns.allowed(filters, self.live)
+        )
+        if within is not None:
+            only = np.zeros(len(self), dtype=bool)
+            only[self.positions(within)] = True
+            allowed = allowed & only
+        if self._average is None:
+            self._average = float(self.lengths[self.live].mean()) if live_count else 1.0
+        scores = np.zeros(len(self), dtype=np.float32)
+        for term in terms:
+            positions, weights, df = self._term(term, self._average or 1.0)
+            if df == 0:
+                continue
+            scores[positions] += np.float32(np.log1p((live_count - df + 0.5) / (df + 0.5))) * weights
+        scores[~allowed] = 0.0
+        candidates = np.flatnonzero(scores)  # every live, allowed row that matched a word
+        if candidates.shape[0] > k:
+            candidates = candidates[np.argpartition(-scores[candidates], k - 1)[:k]]
+        order = np.lexsort((self.row_ids[candidates], -scores[candidates]))
+        best = candidates[order]
+        return KeywordResult(self.row_ids[best], scores[best], self.row_ids, scores)
+
+
+class KeywordResult:
+    """The best matches of one query, and every row's score for that query (`of`)."""
+
+    def __init__(self, row_ids: np.ndarray, scores: np.ndarray, all_row_ids: np.ndarray, all_scores):
+        self.row_ids, self.scores = row_ids, scores
+        self._all_row_ids, self._all_scores = all_row_ids, all_scores
+
+    def best(self) -> dict[int, float]:
+        return dict(zip(self.row_ids.tolist(), self.scores.astype(np.float64).tolist(), strict=True))
+
+    def of(self, row_ids: Iterable[int]) -> dict[int, float]:
+        """Scores of those rows that matched (and passed the filters); others are left out."""
+        if self._all_scores is None:
+            return {}
+        wanted = np.fromiter(row_ids, dtype=np.int64)
+        if not wanted.shape[0] or not self._all_row_ids.shape[0]:
+            return {}
+        at = np.minimum(np.searchsorted(self._all_row_ids, wanted), self._all_row_ids.shape[0] - 1)
+        hit = (self._all_row_ids[at] == wanted) & (self._all_scores[at] > 0)
+        return dict(
+            zip(wanted[hit].tolist(), self._all_scores[at[hit]].astype(np.float64).tolist(), strict=True)
+        )

@@ -1,0 +1,203 @@
+"""Keyword (BM25) and hybrid search over one or more spaces, for the REST shims (docs/compat.md).
+
+A search names its scopes (a whole space, or only some of its rows such as a shim's documents), the user's
+text, a weight (1 = semantic only, 0 = keyword only, between = hybrid) and the same pre-filters as
+searchMemories (author, all-of tags, since). Per scope it collects up to CANDIDATES vector candidates
+(the space's index, or an exact scan of the scoped rows) and, concurrently, CANDIDATES keyword candidates
+(BM25 over the space's in-memory keyword index, engram/search/keyword_index.py), whose result also scores
+the vector candidates; the keyword-only candidates get the cosine of their stored vectors. Every candidate
+thus has both scores, and `fusion.fuse` ranks the union across all scopes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..errors import Unavailable
+from ..search.filters import Filters
+from ..search.keyword_index import KeywordResult
+from ..store import Memory, Space
+from ..store import documents as store_documents
+from ..store import queries as store_queries
+from ..store.writes import parse_datetime_ms
+from .fusion import fuse
+from .keyword_indexes import KeywordIndexes
+from .search import SearchQuery, require_model
+
+if TYPE_CHECKING:
+    from ..context import AppContext
+    from .search import SearchService
+
+CANDIDATES = 100  # per scope and per side; the union holds at most 2 x CANDIDATES per scope
+
+
+@dataclass(frozen=True)
+class Scope:
+    space: Space
+    row_ids: tuple[int, ...] | None = None  # only these rows of the space; None = the whole space
+
+
+@dataclass(frozen=True)
+class TextSearch:
+    text: str
+    limit: int = 10
+    weight: float = 1.0  # share of the semantic score: 1 = vector only, 0 = keyword only
+    author: str | None = None
+    tags: tuple[str, ...] = ()
+    since: str | None = None
+
+
+@dataclass(frozen=True)
+class RankedHit:
+    memory: Memory
+    score: float  # fused relevance in [0, 1] (fusion.fuse)
+    similarity: float | None  # cosine clipped to [0, 1], when the memory has a vector of the space's model
+    keyword: float | None  # raw BM25 (higher is better), when a query word matched
+
+
+class HybridSearch:
+    def __init__(self, ctx: AppContext, search: SearchService):
+        self.ctx = ctx
+        self.search = search
+        self.keywords = KeywordIndexes(ctx)
+
+    async def run(self, scopes: Sequence[Scope], query: TextSearch) -> list[RankedHit]:
+        scopes = [s for s in scopes if s.row_ids is None or s.row_ids]
+        if not scopes or not query.text.strip():
+            return []
+        if query.since is not None:
+            parse_datetime_ms(query.since, "since")  # a bad `since` is the caller's error, before any work
+        try:
+            return await asyncio.wait_for(self._run(scopes, query), self.search.hard_limit_s)
+        except TimeoutError:
+            raise Unavailable("the search did not finish in time; retry shortly", "IndexLoading",
+                              headers={"Retry-After": "1"}) from None  # fmt: skip
+
+    async def _run(self, scopes: list[Scope], query: TextSearch) -> list[RankedHit]:
+        vectors = await self._query_vectors(scopes, query) if query.weight > 0 else {}
+        parts = await asyncio.gather(*(self._scope(scope, query, vectors) for scope in scopes))
+        similarity: dict[int, float] = {}
+        keyword: dict[int, float] = {}
+        owner: dict[int, str] = {}
+        for scope, (sims, kws) in zip(scopes, parts, strict=True):
+            similarity.update(sims)
+            keyword.update(kws)
+            owner.update(dict.fromkeys(sims.keys() | kws.keys(), scope.space.uri))
+        ranked = fuse(similarity, keyword, query.weight)[: query.limit]
+        memories = await self._hydrate(ranked, owner)
+        return [
+            RankedHit(memories[row_id], score, similarity.get(row_id), keyword.get(row_id))
+            for row_id, score in ranked
+            if row_id in memories
+        ]
+
+    async def _query_vectors(self, scopes: list[Scope], query: TextSearch) -> dict[str, np.ndarray]:
+        """The embedded query per (model, query prefix): spaces sharing a model embed the text once."""
+        vectors: dict[str, np.ndarray] = {}
+        for scope in scopes:
+            key = self._vector_key(scope.space)
+            if key not in vectors:
+                vectors[key] = await self.search.query_vector(scope.space, SearchQuery(q=query.text))
+        return vectors
+
+    @staticmethod
+    def _vector_key(space: Space) -> str:
+        active = require_model(space)
+        return f"{active.key}\n{space.config.query_prefix}"
+
+    async def _scope(
+        self, scope: Scope, query: TextSearch, vectors: dict[str, np.ndarray]
+    ) -> tuple[dict[int, float], dict[int, float]]:
+        space, want_vector, want_keyword = scope.space, query.weight > 0, query.weight < 1
+        vector = vectors[self._vector_key(space)] if want_vector else None
+        async with self.search.limiter.acquire(space.uri):
+            # The two sides run concurrently; the keyword result keeps every row's BM25, so the vector
+            # candidates get theirs without a second pass, and the keyword-only candidates get the cosine
+            # of their stored vectors.
+            sims, keyword = await asyncio.gather(
+                self._vector_candidates(scope, query, vector) if want_vector else _no_similarities(),
+                self._keyword_candidates(scope, query) if want_keyword else _no_keywords(),
+            )
+            kws = keyword.best() if keyword is not None else {}
+            if want_vector and want_keyword:
+                kws.update(keyword.of(sims.keys()))
+                sims.update(
+                    await self._exact_similarities(space, [r for r in kws if r not in sims], query, vector)
+                )
+        return sims, kws
+
+    async def _vector_candidates(
+        self, scope: Scope, query: TextSearch, vector: np.ndarray
+    ) -> dict[int, float]:
+        if scope.row_ids is not None:
+            return await self._exact_similarities(scope.space, scope.row_ids, query, vector)
+        active = require_model(scope.space)
+        filters = _filters(query)
+        result = await self.ctx.index.search(
+            scope.space.uri, active.key, active.dims, vector, max(CANDIDATES, query.limit),
+            None if filters.is_empty() else filters, generation=scope.space.generation,
+        )  # fmt: skip
+        return dict(zip(result.row_ids.tolist(), result.scores.tolist(), strict=True))
+
+    async def _exact_similarities(
+        self, space: Space, row_ids: Sequence[int], query: TextSearch, vector: np.ndarray
+    ) -> dict[int, float]:
+        """Cosine of the query with the stored vectors of those rows (that pass the filters), computed in
+        the reader thread that reads them (a 100 x d product: no second thread hop for it)."""
+        if not row_ids:
+            return {}
+
+        def read(conn):
+            ids, matrix = store_documents.row_vectors(
+                conn, space.uri, list(row_ids), require_model(space).key,
+                author=query.author, tags=query.tags, since=query.since,
+            )  # fmt: skip
+            return ids, (_cosines(matrix, vector) if ids.shape[0] else np.zeros(0, np.float32))
+
+        ids, scores = await self.ctx.store.read(read)
+        best = np.argsort(-scores, kind="stable")[: max(CANDIDATES, query.limit)]
+        return {int(ids[i]): float(scores[i]) for i in best}
+
+    async def _keyword_candidates(self, scope: Scope, query: TextSearch) -> KeywordResult:
+        limit = max(CANDIDATES, query.limit)
+        return await self.keywords.search(scope.space, query.text, limit, _filters(query), scope.row_ids)
+
+    async def _hydrate(self, ranked: list[tuple[int, float]], owner: dict[int, str]) -> dict[int, Memory]:
+        by_space: dict[str, list[int]] = {}
+        for row_id, _ in ranked:
+            by_space.setdefault(owner[row_id], []).append(row_id)
+
+        def read(conn):
+            found = {}
+            for uri, row_ids in by_space.items():
+                found.update((m.row_id, m) for m in store_queries.get_memories(conn, uri, row_ids))
+            return found
+
+        return await self.ctx.store.read(read)
+
+
+def _filters(query: TextSearch) -> Filters:
+    return Filters(
+        author=query.author,
+        tags=tuple(dict.fromkeys(query.tags)),
+        since_ms=parse_datetime_ms(query.since, "since") if query.since else None,
+    )
+
+
+async def _no_similarities() -> dict[int, float]:
+    return {}
+
+
+async def _no_keywords() -> None:
+    return None
+
+
+def _cosines(matrix: np.ndarray, vector: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(matrix, axis=1)
+    norms[norms == 0] = 1.0
+    return (matrix @ vector) / norms

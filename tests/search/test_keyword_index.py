@@ -1,0 +1,88 @@
+"""KeywordIndex: BM25 ranking, field weights, deletions, filters, scoped rows and any user text."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from engram.search.filters import Filters
+from engram.search.keyword_index import KeywordIndex, words
+
+
+def build(*docs, start=1):
+    index = KeywordIndex()
+    index.add(
+        [
+            (start + i, author, ms, tags, text, source)
+            for i, (text, tags, source, author, ms) in enumerate(docs)
+        ]
+    )
+    return index
+
+
+def doc(text, tags=(), source=None, author="did:plc:a", ms=0):
+    return (text, tags, source, author, ms)
+
+
+def ranked(index, text, k=10, **kw):
+    result = index.search(text, k, **kw)
+    return result.row_ids.tolist(), result.scores.tolist()
+
+
+def test_rarer_words_and_more_words_rank_higher():
+    index = build(
+        doc("the deploy failed"), doc("the cat sat"), doc("the deploy of the cat"), doc("the the the")
+    )
+    rows, scores = ranked(index, "deploy cat")
+    assert rows[0] == 3 and set(rows) == {1, 2, 3}  # "the" alone matches nothing asked for
+    assert scores == sorted(scores, reverse=True) and all(s > 0 for s in scores)
+    assert ranked(index, "zebra") == ([], [])
+
+
+def test_text_weighs_more_than_tags_and_tags_more_than_source():
+    index = build(doc("x", source="kiwi"), doc("x", tags=("kiwi",)), doc("kiwi y"))
+    assert ranked(index, "kiwi")[0] == [3, 2, 1]
+
+
+def test_words_fold_case_and_accents_and_ignore_punctuation():
+    assert words("Café, naïve_ÉCOLE!") == ["cafe", "naive", "ecole"]
+    index = build(doc("Un café au lait"))
+    assert ranked(index, "CAFE")[0] == [1]
+    assert ranked(index, '"NEAR(*) OR -:') == ([], [])
+
+
+def test_removed_rows_stop_matching_and_stop_counting():
+    index = build(doc("apple pie"), doc("apple tart"), doc("pear tart"))
+    index.remove([2, 99])
+    assert set(ranked(index, "apple tart")[0]) == {1, 3}
+    assert index.dead == 1
+
+
+def test_filters_within_and_also():
+    index = build(
+        doc("red fox", author="did:plc:a", ms=10, tags=("zoo",)),
+        doc("red fox", author="did:plc:b", ms=20),
+        doc("red hen", author="did:plc:b", ms=30),
+    )
+    assert ranked(index, "red", filters=Filters(author="did:plc:b"))[0] == [2, 3]
+    assert ranked(index, "red", filters=Filters(since_ms=25))[0] == [3]
+    assert ranked(index, "red", filters=Filters(tags=("zoo",)))[0] == [1]
+    assert ranked(index, "fox", within=[2, 3])[0] == [2]
+    result = index.search("fox", 1)
+    assert list(result.best()) == [2] and set(result.of([1, 2, 3, 42])) == {
+        1,
+        2,
+    }  # `of` ignores the top-1 cut
+
+
+def test_ties_go_to_the_lower_row_id_and_k_cuts():
+    index = build(*(doc("same words here") for _ in range(5)))
+    assert ranked(index, "words", k=3)[0] == [1, 2, 3]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.text(max_size=80))
+def test_any_text_is_a_valid_query(text):
+    index = build(doc("alpha beta"), doc("gamma"))
+    rows, scores = ranked(index, text)
+    assert set(rows) <= {1, 2} and all(s > 0 for s in scores)
