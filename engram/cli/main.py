@@ -12,6 +12,7 @@ from .errors import CliError
 
 COMMAND_MODULES = (
     "serve", "space", "importer", "export", "search", "apikey", "keygen", "model", "admin",
+    "mcp",
 )
 
 
