@@ -20,6 +20,7 @@ from .compat import install_shims
 from .config import Settings
 from .context import AppContext
 from .keys import context_key, xrpc_key
+from .mcp.http import install_mcp
 from .metrics import Metrics
 from .workers import WorkerPool
 from .xrpc.lexicons import LexiconRegistry
@@ -49,6 +50,9 @@ def create_app(settings: Settings, *, lexicon_dir: Path = LEXICON_DIR) -> web.Ap
     install_shims(app, ctx)
     xrpc.install(app)
     app.cleanup_ctx.append(_lifecycle)
+    # MCP (engram/mcp/): streamable HTTP at /mcp and its OAuth endpoints; installed after _lifecycle so
+    # its sessions close before the store does.
+    install_mcp(app, ctx)
     return app
 
 
