@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import httpx2
 import pytest
-from mcp.shared.exceptions import MCPError
 from api.api_support import Reader
+from mcp.shared.exceptions import MCPError
 from mcp_support import error_of, resource_json, result_of
 
 from engram.auth.keys import PrivateKey
@@ -56,7 +56,9 @@ async def test_every_tool_over_http_matches_the_service_layer(served):
         both = result_of(await client.call_tool("recall", {"query": "token handling approve", "limit": 3}))
         shared_id = next(short for short, uri in key.spaces.items() if uri == shared)
         assert both["results"][0]["space"] == shared_id and both["results"][0]["text"].startswith("Henrik")
-        only_notes = result_of(await client.call_tool("recall", {"query": "token handling", "space": "notes"}))
+        only_notes = result_of(
+            await client.call_tool("recall", {"query": "token handling", "space": "notes"})
+        )
         assert all(r["uri"].startswith(notes + "/") for r in only_notes["results"])
         tagged = result_of(await client.call_tool("recall", {"query": "approve", "tags": ["auth"]}))
         assert [r["text"][:6] for r in tagged["results"]] == ["Henrik"]
@@ -69,9 +71,9 @@ async def test_every_tool_over_http_matches_the_service_layer(served):
         assert len(page["memories"]) == 2 and page["cursor"]
         rest = result_of(await client.call_tool("list_memories", {"limit": 2, "cursor": page["cursor"]}))
         assert {m["text"] for m in page["memories"] + rest["memories"]} == set(FACTS)
-        assert result_of(await client.call_tool("list_memories", {"space": "shared"}))["memories"][0]["tags"] == [
-            "auth"
-        ]
+        assert result_of(await client.call_tool("list_memories", {"space": "shared"}))["memories"][0][
+            "tags"
+        ] == ["auth"]
 
         assert result_of(await client.call_tool("forget", {"uri": made[0]["uri"]}))["deleted"] is True
         gone = await served.ctx.store.read(store_queries.get_memory, notes, made[0]["uri"])
@@ -114,9 +116,13 @@ async def test_no_or_bad_credential_gets_the_oauth_challenge(served):
         bad = await http.post("/mcp", json={}, headers={"Authorization": "Bearer engram_not-a-key"})
         assert bad.status_code == 401 and 'error="invalid_token"' in bad.headers["www-authenticate"]
         prm = (await http.get("/.well-known/oauth-protected-resource/mcp")).json()
-        assert prm["resource"] == served.mcp_url and prm["authorization_servers"] == [f"{served.base}/oauth/mcp"]
+        assert prm["resource"] == served.mcp_url and prm["authorization_servers"] == [
+            f"{served.base}/oauth/mcp"
+        ]
         asm = (await http.get("/.well-known/oauth-authorization-server/oauth/mcp")).json()
-        assert asm["issuer"] == f"{served.base}/oauth/mcp" and asm["code_challenge_methods_supported"] == ["S256"]
+        assert asm["issuer"] == f"{served.base}/oauth/mcp" and asm["code_challenge_methods_supported"] == [
+            "S256"
+        ]
         assert asm["registration_endpoint"] == f"{served.base}/oauth/mcp/register"
 
 
@@ -128,7 +134,9 @@ async def test_a_revoked_key_stops_at_the_next_request_and_scopes_hold(served):
         result_of(await client.call_tool("remember", {"text": FACTS[0]}))
         assert "InsufficientScope" in error_of(await client.call_tool("recall", {"query": "pnpm"}))
     async with served.client(reader_token) as client:
-        assert result_of(await client.call_tool("recall", {"query": "pnpm"}))["results"][0]["text"] == FACTS[0]
+        assert (
+            result_of(await client.call_tool("recall", {"query": "pnpm"}))["results"][0]["text"] == FACTS[0]
+        )
         assert "InsufficientScope" in error_of(await client.call_tool("remember", {"text": "nope"}))
         uri = (await served.ctx.services.memories.list(notes))[0][0].uri
         assert "ReadOnlySpace" in error_of(await client.call_tool("forget", {"uri": uri}))
@@ -149,4 +157,6 @@ async def test_bad_arguments_are_tool_errors_not_crashes(served):
         assert "InvalidMode" in error_of(await client.call_tool("recall", {"query": "x", "mode": "psychic"}))
         assert error_of(await client.call_tool("remember", {"text": "x" * 30001}))
         assert "UnknownSpace" in error_of(await client.call_tool("list_memories", {"space": "nope"}))
-        assert "InvalidRequest" in error_of(await client.call_tool("recall", {"query": "x", "since": "yesterday"}))
+        assert "InvalidRequest" in error_of(
+            await client.call_tool("recall", {"query": "x", "since": "yesterday"})
+        )

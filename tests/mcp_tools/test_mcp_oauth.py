@@ -18,7 +18,12 @@ import pytest
 from mcp import Client
 from mcp.client.auth import OAuthClientProvider
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
+from mcp.shared.auth import (
+    AuthorizationCodeResult,
+    OAuthClientInformationFull,
+    OAuthClientMetadata,
+    OAuthToken,
+)
 from mcp_support import result_of
 
 REDIRECT = "http://127.0.0.1:9/callback"  # never fetched: the test reads the code off the Location header
@@ -56,7 +61,9 @@ async def approve(http: httpx2.AsyncClient, authorize_url: str, api_key: str, de
 
 def pkce() -> tuple[str, str]:
     verifier = secrets.token_urlsafe(48)
-    return verifier, base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
+    return verifier, base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(
+        b"="
+    ).decode()
 
 
 async def test_the_sdk_oauth_client_connects_through_registration_consent_and_pkce(served):
@@ -168,7 +175,9 @@ async def test_code_exchange_refresh_rotation_and_refusals(registered):
                                  redirect_uri=REDIRECT, code_verifier=verifier)).json()  # fmt: skip
         assert await tools_list(http, served, tokens["access_token"]) == 200
         await served.ctx.store.write(lambda conn: conn.execute("UPDATE oauth_tokens SET expires_at = 1"))
-        expired = await http.post(served.mcp_url, json={}, headers={"Authorization": f"Bearer {tokens['access_token']}"})
+        expired = await http.post(
+            served.mcp_url, json={}, headers={"Authorization": f"Bearer {tokens['access_token']}"}
+        )
         assert expired.status_code == 401
         assert 'resource_metadata="' in expired.headers["www-authenticate"]
 
@@ -193,7 +202,10 @@ async def test_a_read_only_approval_cannot_write(registered):
         ({}, "invalid_redirect_uri"),
         ({"redirect_uris": ["http://evil.example/cb"]}, "invalid_redirect_uri"),
         ({"redirect_uris": [REDIRECT], "grant_types": ["password"]}, "invalid_client_metadata"),
-        ({"redirect_uris": [REDIRECT], "token_endpoint_auth_method": "private_key_jwt"}, "invalid_client_metadata"),
+        (
+            {"redirect_uris": [REDIRECT], "token_endpoint_auth_method": "private_key_jwt"},
+            "invalid_client_metadata",
+        ),
         ({"redirect_uris": [REDIRECT], "scope": "admin"}, "invalid_client_metadata"),
         (["not", "an", "object"], "invalid_client_metadata"),
     ],

@@ -41,7 +41,9 @@ async def data_dir(settings):
         shared = await ctx.services.spaces.create_hosted("shared")
         private = await ctx.services.spaces.create_hosted("private")
         author = settings.service_did
-        await ctx.services.memories.write(shared.uri, [MemoryWrite(author=author, text="Lisbon trip in October.")])
+        await ctx.services.memories.write(
+            shared.uri, [MemoryWrite(author=author, text="Lisbon trip in October.")]
+        )
         [secret] = await ctx.services.memories.write(
             private.uri, [MemoryWrite(author=author, text="Postgres secret plan.")]
         )
@@ -54,7 +56,9 @@ async def test_engram_mcp_over_stdio_with_a_key(data_dir):
     async with stdio(settings, "--key", token) as client:
         made = [result_of(await client.call_tool("remember", {"text": t, "tags": ["team"]})) for t in FACTS]
         assert result_of(await client.call_tool("remember", {"text": FACTS[0]}))["duplicate"] is True
-        recalled = result_of(await client.call_tool("recall", {"query": "postgres version", "mode": "vector"}))
+        recalled = result_of(
+            await client.call_tool("recall", {"query": "postgres version", "mode": "vector"})
+        )
         everywhere = result_of(await client.call_tool("recall", {"query": "Lisbon trip", "limit": 5}))
         got = result_of(await client.call_tool("get_memory", {"uri": made[0]["uri"]}))
         resource = resource_json(await client.read_resource(made[1]["uri"]))
@@ -85,7 +89,9 @@ async def test_engram_mcp_without_a_key_is_the_operator_of_every_hosted_space(da
         spaces = result_of(await client.call_tool("list_spaces", {}))["spaces"]
         assert {s["uri"] for s in spaces} == {notes, shared, private} and all(s["write"] for s in spaces)
         assert "SpaceRequired" in error_of(await client.call_tool("remember", {"text": "where?"}))
-        made = result_of(await client.call_tool("remember", {"text": "Filed under private.", "space": "private"}))
+        made = result_of(
+            await client.call_tool("remember", {"text": "Filed under private.", "space": "private"})
+        )
         hits = result_of(await client.call_tool("recall", {"query": "Postgres secret", "limit": 3}))
     assert made["uri"].startswith(private + "/")
     assert hits["results"][0]["text"] == "Postgres secret plan."
@@ -93,7 +99,11 @@ async def test_engram_mcp_without_a_key_is_the_operator_of_every_hosted_space(da
 
 async def test_a_bad_key_fails_at_start_up(data_dir):
     settings = data_dir[0]
-    env = {"ENGRAM_DATA_DIR": str(settings.data_dir), "ENGRAM_EMBEDDER": "hashing", "PATH": os.environ["PATH"]}
+    env = {
+        "ENGRAM_DATA_DIR": str(settings.data_dir),
+        "ENGRAM_EMBEDDER": "hashing",
+        "PATH": os.environ["PATH"],
+    }
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "engram", "mcp", "--key", "engram_not-a-key", env=env,
         stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
