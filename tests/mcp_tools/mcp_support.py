@@ -52,9 +52,11 @@ class Served:
     @asynccontextmanager
     async def client(self, token: str | None = None, **http_options):
         headers = {"Authorization": f"Bearer {token}"} if token else {}
-        async with httpx2.AsyncClient(headers=headers, **http_options) as http:
-            async with Client(streamable_http_client(self.mcp_url, http_client=http)) as client:
-                yield client
+        async with (
+            httpx2.AsyncClient(headers=headers, **http_options) as http,
+            Client(streamable_http_client(self.mcp_url, http_client=http)) as client,
+        ):
+            yield client
 
 
 async def serve(aiohttp_server, settings) -> Served:

@@ -88,7 +88,7 @@ async def test_every_tool_over_http_matches_the_service_layer(served):
 
 async def test_remembered_through_mcp_is_found_by_signed_search_and_the_gptbots_shim(served):
     notes = await served.space("notes")
-    token, key = await served.key(notes)
+    token, _ = await served.key(notes)
     async with served.client(token) as client:
         made = result_of(await client.call_tool("remember", {"text": FACTS[1], "source": "ops-chat"}))
     async with httpx2.AsyncClient(base_url=served.base) as http:
@@ -129,7 +129,7 @@ async def test_no_or_bad_credential_gets_the_oauth_challenge(served):
 async def test_a_revoked_key_stops_at_the_next_request_and_scopes_hold(served):
     notes = await served.space("notes")
     reader_token, reader_key = await served.key(notes, scopes=("read",))
-    writer_token, writer_key = await served.key(notes, scopes=("write",))
+    writer_token, _ = await served.key(notes, scopes=("write",))
     async with served.client(writer_token) as client:
         result_of(await client.call_tool("remember", {"text": FACTS[0]}))
         assert "InsufficientScope" in error_of(await client.call_tool("recall", {"query": "pnpm"}))

@@ -9,6 +9,7 @@ from dataclasses import replace
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from mcp.shared.exceptions import MCPError
 from mcp_support import serve
 
 A_TEXTS = ["alpha ledger entry about harbour cranes", "alpha note on crane maintenance schedules"]
@@ -65,7 +66,7 @@ async def test_a_key_never_reaches_another_tenant_whatever_the_arguments(tenants
         if uri in b_uris:
             try:
                 resource = await client.read_resource(uri)
-            except Exception as exc:  # refused as an unknown resource: the wanted outcome
+            except MCPError as exc:  # refused as an unknown resource: the wanted outcome
                 resource = str(exc)
     for answer in answers:
         shown = str(answer.structured_content) + " ".join(getattr(c, "text", "") for c in answer.content)

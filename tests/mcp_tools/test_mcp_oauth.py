@@ -89,10 +89,12 @@ async def test_the_sdk_oauth_client_connects_through_registration_consent_and_pk
                             grant_types=["authorization_code", "refresh_token"], token_endpoint_auth_method="none"),
         storage, redirect_handler, callback_handler,
     )  # fmt: skip
-    async with httpx2.AsyncClient(auth=auth) as http:
-        async with Client(streamable_http_client(served.mcp_url, http_client=http)) as client:
-            made = result_of(await client.call_tool("remember", {"text": "Connected through OAuth."}))
-            hits = result_of(await client.call_tool("recall", {"query": "OAuth connection"}))
+    async with (
+        httpx2.AsyncClient(auth=auth) as http,
+        Client(streamable_http_client(served.mcp_url, http_client=http)) as client,
+    ):
+        made = result_of(await client.call_tool("remember", {"text": "Connected through OAuth."}))
+        hits = result_of(await client.call_tool("recall", {"query": "OAuth connection"}))
     assert storage.client.client_id.startswith("oc_") and storage.client.client_secret is None
     assert storage.tokens.access_token.startswith("eoa_") and storage.tokens.refresh_token.startswith("eor_")
     assert made["uri"].startswith(notes + "/") and hits["results"][0]["uri"] == made["uri"]
