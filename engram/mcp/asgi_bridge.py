@@ -18,8 +18,9 @@ from aiohttp import web
 
 AsgiApp = Callable[[dict, Callable[[], Awaitable[dict]], Callable[[dict], Awaitable[None]]], Awaitable[None]]
 
-# aiohttp (>= 3.9) does not cancel a handler when its client disconnects, and offers no disconnect
-# callback, so a streamed answer checks its transport this often while it waits.
+# `engram serve` runs aiohttp without handler cancellation (its default), so a client that disconnects
+# does not cancel the handler and there is no disconnect callback: a streamed answer checks its transport
+# this often while it waits. (With cancellation on, the app is simply cancelled.)
 DISCONNECT_POLL_S = 1.0
 BODY_CHUNK = 64 * 1024
 
@@ -68,6 +69,7 @@ async def serve_asgi(
                 await asyncio.wait_for(finished.wait(), DISCONNECT_POLL_S)
             except TimeoutError:
                 pass
+
         return {"type": "http.disconnect"}
 
     async def send(message: dict[str, Any]) -> None:
