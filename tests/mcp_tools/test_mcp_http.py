@@ -4,11 +4,14 @@ remembered through MCP is found by signed searchMemories and by the GPTBots shim
 
 from __future__ import annotations
 
+import logging
+from dataclasses import replace
+
 import httpx2
 import pytest
 from api.api_support import Reader
 from mcp.shared.exceptions import MCPError
-from mcp_support import error_of, resource_json, result_of
+from mcp_support import error_of, resource_json, result_of, serve
 
 from engram.auth.keys import PrivateKey
 from engram.service import apikeys
@@ -159,4 +162,28 @@ async def test_bad_arguments_are_tool_errors_not_crashes(served):
         assert "UnknownSpace" in error_of(await client.call_tool("list_memories", {"space": "nope"}))
         assert "InvalidRequest" in error_of(
             await client.call_tool("recall", {"query": "x", "since": "yesterday"})
+        )
+
+
+async def test_query_text_never_reaches_the_logs_even_at_debug(served, caplog):
+    caplog.set_level(logging.DEBUG)
+    notes = await served.space("notes")
+    token, _ = await served.key(notes)
+    secret = "zebra-quartz-lighthouse"
+    async with served.client(token) as client:
+        result_of(await client.call_tool("recall", {"query": f"where is the {secret}"}))
+        error_of(await client.call_tool("recall", {"query": f"{secret} " * 300}))  # too long: refused
+        error_of(await client.call_tool("recall", {"query": secret, "mode": secret}))
+    assert caplog.records and secret not in caplog.text
+
+
+async def test_recall_draws_on_the_same_text_search_limits_as_the_http_apis(aiohttp_server, settings):
+    served = await serve(aiohttp_server, replace(settings, text_search_rate=0.001, text_search_burst=2))
+    notes = await served.space("notes")
+    token, _ = await served.key(notes)
+    async with served.client(token) as client:
+        for _ in range(2):
+            result_of(await client.call_tool("recall", {"query": "pnpm", "mode": "vector"}))
+        assert "RateLimitExceeded" in error_of(
+            await client.call_tool("recall", {"query": "pnpm", "mode": "vector"})
         )
