@@ -187,3 +187,22 @@ async def test_recall_draws_on_the_same_text_search_limits_as_the_http_apis(aioh
         assert "RateLimitExceeded" in error_of(
             await client.call_tool("recall", {"query": "pnpm", "mode": "vector"})
         )
+
+
+async def test_a_session_answers_only_the_key_that_opened_it(served):
+    notes = await served.space("notes")
+    token_a, _ = await served.key(notes)
+    token_b, _ = await served.key(notes)
+    accept = {"Accept": "application/json, text/event-stream"}
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}  # fmt: skip
+    async with httpx2.AsyncClient(base_url=served.base, headers=accept) as http:
+        opened = await http.post("/mcp", json=init, headers={"Authorization": f"Bearer {token_a}"})
+        assert opened.status_code == 200, opened.text
+        session = opened.headers["mcp-session-id"]
+        listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+        ours = {"Mcp-Session-Id": session, "Mcp-Protocol-Version": "2025-06-18"}
+        stolen = await http.post("/mcp", json=listing, headers={**ours, "Authorization": f"Bearer {token_b}"})
+        assert stolen.status_code == 404
+        own = await http.post("/mcp", json=listing, headers={**ours, "Authorization": f"Bearer {token_a}"})
+        assert own.status_code in (200, 202), own.text
