@@ -5,6 +5,7 @@ discovery documents point there), hosted spaces and keys, and the SDK's own clie
 
 from __future__ import annotations
 
+import errno
 import json
 import socket
 from contextlib import asynccontextmanager
@@ -60,10 +61,19 @@ class Served:
 
 
 async def serve(aiohttp_server, settings) -> Served:
-    port = free_port()
-    base = f"http://127.0.0.1:{port}"
-    server = await aiohttp_server(create_app(replace(settings, public_url=base)), port=port)
-    return Served(server, server.app[context_key], base)
+    """The public URL must name the port before the app is built, so a free port is picked first; on a
+    shared machine another process may take it in between, so a taken port means trying another."""
+    for attempt in range(5):
+        port = free_port()
+        base = f"http://127.0.0.1:{port}"
+        try:
+            server = await aiohttp_server(create_app(replace(settings, public_url=base)), port=port)
+        except OSError as exc:
+            if exc.errno != errno.EADDRINUSE or attempt == 4:
+                raise
+            continue
+        return Served(server, server.app[context_key], base)
+    raise AssertionError("unreachable")
 
 
 def result_of(call) -> dict:

@@ -1,0 +1,120 @@
+"""MCP `recall` over stdio and over streamable HTTP against the same search through the service layer.
+
+One run, interleaved over rounds, on one data dir holding a 10k-memory space of the built-in model:
+  - service: `ctx.services.search.search(space, SearchQuery(q=...))` in-process (embeds the query, searches);
+  - http: the SDK's client calling `recall` (mode vector) on `/mcp` of a server in this process, API key;
+  - stdio: the SDK's client calling `recall` on an `engram mcp --key` subprocess over the same data dir;
+  - ratio = MCP p50 / service p50. The issue's bar is <= 1.5.
+
+The stdio series is timed in the subprocess's own service layer too (it embeds and searches itself), so its
+ratio uses the same reference: both embed with the same model on the same machine.
+
+    .venv/bin/python scripts/bench_mcp.py [--memories 10000] [--rounds 5] [--count 60]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+from contextlib import AsyncExitStack
+
+import httpx2
+from bench_text_search import QUERIES
+from benchlib import engram_server, interleave, latent, load_average, seed
+from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+
+from engram.service import apikeys
+from engram.service.search import SearchQuery
+from engram.store import ModelSpec
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--memories", type=int, default=10_000)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--count", type=int, default=60)
+    args = parser.parse_args()
+
+    async with (
+        engram_server(embedder="builtin", text_search_rate=0, embed_concurrency=4) as srv,
+        AsyncExitStack() as stack,
+    ):
+        ctx = srv.ctx
+        spec = ModelSpec(ctx.embedder.name, ctx.embedder.digest, ctx.embedder.dims)
+        space = await ctx.services.spaces.create_hosted("bench")
+        # Search cost does not depend on what the vectors mean: generated vectors under the built-in model's key.
+        await seed(ctx, space.uri, latent(args.memories, spec.dims, seed=1), spec)
+        _, token = await apikeys.create_api_key(ctx, space.uri, ["read"], "bench")
+        await ctx.services.search.warm(await ctx.services.spaces.get(space.uri))
+        await ctx.index.flush()  # persisted, so the stdio process loads it instead of building it
+
+        http = await stack.enter_async_context(
+            httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"})
+        )
+        over_http = await stack.enter_async_context(
+            Client(streamable_http_client(f"{srv.base}/mcp", http_client=http))
+        )
+        env = {"ENGRAM_DATA_DIR": str(ctx.settings.data_dir), "ENGRAM_SERVICE_DID": ctx.settings.service_did,
+               "ENGRAM_PUBLIC_URL": ctx.settings.public_url, "ENGRAM_EMBEDDER": "builtin",
+               "ENGRAM_TEXT_SEARCH_RATE": "0", "ENGRAM_SEARCH_RATE": "0", "ENGRAM_LOG_LEVEL": "warning",
+               "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}  # fmt: skip
+        stdio_params = StdioServerParameters(
+            command=sys.executable, args=["-m", "engram", "mcp", "--key", token], env=env
+        )
+        over_stdio = await stack.enter_async_context(Client(stdio_params))
+
+        current = await ctx.services.spaces.get(space.uri)
+
+        async def service(i: int) -> None:
+            await ctx.services.search.search(current, SearchQuery(q=QUERIES[i % len(QUERIES)], limit=10))
+
+        def recall_via(client):
+            async def call(i: int) -> None:
+                result = await client.call_tool(
+                    "recall", {"query": QUERIES[i % len(QUERIES)], "mode": "vector"}
+                )
+                assert not result.is_error and len(result.structured_content["results"]) == 10, result.content
+
+            return call
+
+        # Same answers through every path, and everything warm before timing.
+        for i, query in enumerate(QUERIES):
+            direct = await ctx.services.search.search(current, SearchQuery(q=query, limit=10))
+            for client in (over_http, over_stdio):
+                hits = (
+                    await client.call_tool("recall", {"query": query, "mode": "vector"})
+                ).structured_content
+                assert [h["uri"] for h in hits["results"]] == [m.uri for m, _ in direct.hits], (i, query)
+
+        load_before = load_average()
+        t = await interleave(args.rounds, args.count, service=service, http=recall_via(over_http),
+                             stdio=recall_via(over_stdio))  # fmt: skip
+        s, h, o = t["service"]["p50_ms"], t["http"]["p50_ms"], t["stdio"]["p50_ms"]
+        result = {
+            "memories": args.memories, "model": spec.model,
+            **{f"{name}_p50_ms": round(v["p50_ms"], 3) for name, v in t.items()},
+            **{f"{name}_p99_ms": round(v["p99_ms"], 3) for name, v in t.items()},
+            "http_ratio_p50": round(h / s, 3), "stdio_ratio_p50": round(o / s, 3),
+            "load_avg": f"{load_before} -> {load_average()}",
+        }  # fmt: skip
+        print(json.dumps(result))
+        print(
+            "\n| memories | service p50 / p99 ms | HTTP recall p50 / p99 ms | stdio recall p50 / p99 ms "
+            "| HTTP ÷ service | stdio ÷ service |"
+        )
+        print("|---|---|---|---|---|---|")
+        print(
+            f"| {args.memories:,} | {s:.2f} / {t['service']['p99_ms']:.2f} | {h:.2f} / {t['http']['p99_ms']:.2f} "
+            f"| {o:.2f} / {t['stdio']['p99_ms']:.2f} | {result['http_ratio_p50']:.2f} "
+            f"| {result['stdio_ratio_p50']:.2f} |"
+        )
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
