@@ -31,6 +31,7 @@ from ..oauth.registration import registration_handler
 from ..oauth.token_endpoint import token_handler
 from .access import McpAccess, key_access
 from .asgi_bridge import serve_asgi
+from .operations import MemoryOperations
 from .server import build_server
 
 if TYPE_CHECKING:
@@ -56,7 +57,7 @@ class McpEndpoint:
     def __init__(self, ctx: AppContext):
         self.ctx = ctx
         self.oauth = OAuthServer(lambda: ctx.store, SCOPES, access_ttl_s=ACCESS_TTL_S)
-        self.server = build_server(ctx, access_from_request)
+        self.server = build_server(MemoryOperations(ctx), access_from_request)
         # DNS-rebinding protection guards servers that trust whoever reaches them; every /mcp request here
         # must carry a bearer credential, which a rebinding page cannot borrow (no cookies are involved).
         self.asgi = self.server.streamable_http_app(

@@ -23,7 +23,7 @@ from .operations import MAX_PAGE, MAX_RECALL, MemoryOperations
 from .prompt import USAGE_PROMPT
 
 if TYPE_CHECKING:
-    from ..context import AppContext
+    from .remote import RemoteOperations
 
 AccessProvider = Callable[[Context], Awaitable[McpAccess]]
 
@@ -51,8 +51,8 @@ SinceArg = Annotated[
 ]
 
 
-def build_server(ctx: AppContext, access_of: AccessProvider) -> MCPServer:
-    ops = MemoryOperations(ctx)
+def build_server(ops: MemoryOperations | RemoteOperations, access_of: AccessProvider) -> MCPServer:
+    """The tools over `ops`: this engram's services (`MemoryOperations`) or a remote engram's /mcp."""
     server = MCPServer("engram", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
 
     async def run(context: Context, work: Callable[[McpAccess], Awaitable[Any]]) -> Any:

@@ -111,3 +111,27 @@ async def test_a_bad_key_fails_at_start_up(data_dir):
     out, err = await proc.communicate()
     assert proc.returncode == 1 and out == b""
     assert b"InvalidApiKey" in err
+
+
+async def test_engram_mcp_url_forwards_every_call_to_a_remote_engram(served):
+    notes, other = await served.space("notes"), await served.space("other")
+    token, _ = await served.key(notes)
+    await served.write(other, ["Not this key's business."])
+    env = {"ENGRAM_LOG_LEVEL": "warning", "ENGRAM_DATA_DIR": str(served.ctx.settings.data_dir) + "-unused"}
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "engram", "mcp", "--url", served.base, "--key", token], env=env
+    )
+    async with Client(params) as client:
+        made = result_of(await client.call_tool("remember", {"text": FACTS[1], "tags": ["ops"]}))
+        hits = result_of(await client.call_tool("recall", {"query": "postgres version", "tags": ["ops"]}))
+        got = result_of(await client.call_tool("get_memory", {"uri": made["uri"]}))
+        resource = resource_json(await client.read_resource(made["uri"]))
+        listed = result_of(await client.call_tool("list_memories", {}))
+        spaces = result_of(await client.call_tool("list_spaces", {}))["spaces"]
+        refused = error_of(await client.call_tool("list_memories", {"space": "other"}))
+        forgot = result_of(await client.call_tool("forget", {"uri": made["uri"]}))
+    assert made["uri"].startswith(notes + "/") and hits["results"][0]["uri"] == made["uri"]
+    assert got["text"] == resource["text"] == FACTS[1] and listed["memories"][0]["uri"] == made["uri"]
+    assert [s["uri"] for s in spaces] == [notes]
+    assert "UnknownSpace: 'other'" in refused and refused.count("Error executing tool") == 1
+    assert forgot["deleted"] is True and (await served.ctx.services.memories.list(notes))[0] == []
