@@ -62,9 +62,16 @@ async def engram_serve(env: dict[str, str]):
         port = s.getsockname()[1]
     base = f"http://127.0.0.1:{port}"
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "engram", "serve", "--port", str(port), env={**env, "ENGRAM_PUBLIC_URL": base},
-        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
-    )  # fmt: skip
+        sys.executable,
+        "-m",
+        "engram",
+        "serve",
+        "--port",
+        str(port),
+        env={**env, "ENGRAM_PUBLIC_URL": base},
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.DEVNULL,
+    )
     try:
         async with httpx2.AsyncClient() as probe:
             for _ in range(600):
@@ -98,7 +105,8 @@ async def main() -> None:
         ctx = srv.ctx
         spec = ModelSpec(ctx.embedder.name, ctx.embedder.digest, ctx.embedder.dims)
         space = await ctx.services.spaces.create_hosted("bench")
-        # Search cost does not depend on what the vectors mean: generated vectors under the built-in model's key.
+        # Search cost does not depend on what the vectors mean: generated vectors under the built-in
+        # model's key.
         await seed(ctx, space.uri, latent(args.memories, spec.dims, seed=1), spec)
         _, token = await apikeys.create_api_key(ctx, space.uri, ["read"], "bench")
         await ctx.services.search.warm(await ctx.services.spaces.get(space.uri))
@@ -109,10 +117,16 @@ async def main() -> None:
         over_local = await stack.enter_async_context(
             Client(streamable_http_client(f"{srv.base}/mcp", http_client=local_http))
         )
-        env = {"ENGRAM_DATA_DIR": str(ctx.settings.data_dir), "ENGRAM_SERVICE_DID": ctx.settings.service_did,
-               "ENGRAM_PUBLIC_URL": ctx.settings.public_url, "ENGRAM_EMBEDDER": "builtin",
-               "ENGRAM_TEXT_SEARCH_RATE": "0", "ENGRAM_SEARCH_RATE": "0", "ENGRAM_LOG_LEVEL": "warning",
-               "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}  # fmt: skip
+        env = {
+            "ENGRAM_DATA_DIR": str(ctx.settings.data_dir),
+            "ENGRAM_SERVICE_DID": ctx.settings.service_did,
+            "ENGRAM_PUBLIC_URL": ctx.settings.public_url,
+            "ENGRAM_EMBEDDER": "builtin",
+            "ENGRAM_TEXT_SEARCH_RATE": "0",
+            "ENGRAM_SEARCH_RATE": "0",
+            "ENGRAM_LOG_LEVEL": "warning",
+            "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1"),
+        }
         stdio_params = StdioServerParameters(
             command=sys.executable, args=["-m", "engram", "mcp", "--key", token], env=env
         )
@@ -154,27 +168,39 @@ async def main() -> None:
 
         load_before = load_average()
         SERVER_SIDE_MS.clear()
-        t = await interleave(args.rounds, args.count, service=service, http=recall_via(over_http),
-                             stdio=recall_via(over_stdio), http_local=http_server_side)  # fmt: skip
+        t = await interleave(
+            args.rounds,
+            args.count,
+            service=service,
+            http=recall_via(over_http),
+            stdio=recall_via(over_stdio),
+            http_local=http_server_side,
+        )
         server_side = statistics.median(SERVER_SIDE_MS)
         s, h, o = t["service"]["p50_ms"], t["http"]["p50_ms"], t["stdio"]["p50_ms"]
         result = {
-            "memories": args.memories, "model": spec.model,
+            "memories": args.memories,
+            "model": spec.model,
             **{f"{name}_p50_ms": round(v["p50_ms"], 3) for name, v in t.items()},
             **{f"{name}_p99_ms": round(v["p99_ms"], 3) for name, v in t.items()},
-            "http_server_side_p50_ms": round(server_side, 3), "http_server_side_ratio_p50": round(server_side / s, 3),
-            "http_ratio_p50": round(h / s, 3), "stdio_ratio_p50": round(o / s, 3),
+            "http_server_side_p50_ms": round(server_side, 3),
+            "http_server_side_ratio_p50": round(server_side / s, 3),
+            "http_ratio_p50": round(h / s, 3),
+            "stdio_ratio_p50": round(o / s, 3),
             "load_avg": f"{load_before} -> {load_average()}",
-        }  # fmt: skip
+        }
         print(json.dumps(result))
         print(
             "\n| memories | service p50 / p99 ms | HTTP recall p50 / p99 ms | stdio recall p50 / p99 ms "
             "| HTTP ÷ service | HTTP server side ÷ service | stdio ÷ service |"
         )
         print("|---|---|---|---|---|---|---|")
-        print(f"| {args.memories:,} | {s:.2f} / {t['service']['p99_ms']:.2f} | {h:.2f} / {t['http']['p99_ms']:.2f} "
-              f"| {o:.2f} / {t['stdio']['p99_ms']:.2f} | {result['http_ratio_p50']:.2f} "
-              f"| {result['http_server_side_ratio_p50']:.2f} | {result['stdio_ratio_p50']:.2f} |")  # fmt: skip
+        print(
+            f"| {args.memories:,} | {s:.2f} / {t['service']['p99_ms']:.2f} "
+            f"| {h:.2f} / {t['http']['p99_ms']:.2f} "
+            f"| {o:.2f} / {t['stdio']['p99_ms']:.2f} | {result['http_ratio_p50']:.2f} "
+            f"| {result['http_server_side_ratio_p50']:.2f} | {result['stdio_ratio_p50']:.2f} |"
+        )
 
 
 if __name__ == "__main__":

@@ -18,8 +18,11 @@ from .errors import CliError
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("mcp", help="serve the memory tools to a local agent over MCP (stdio)",
-                       description="Serve engram's memory tools over MCP on stdin/stdout.")  # fmt: skip
+    p = sub.add_parser(
+        "mcp",
+        help="serve the memory tools to a local agent over MCP (stdio)",
+        description="Serve engram's memory tools over MCP on stdin/stdout.",
+    )
     who = p.add_mutually_exclusive_group()
     who.add_argument("--key", help="an engram API key: the tools see only its spaces")
     who.add_argument("--key-file", type=Path, help="read the API key from this file (keeps it out of `ps`)")

@@ -91,8 +91,9 @@ class McpAccess:
             )
         if name is None:
             if self.default_write is None:
-                raise InvalidInput("you can write several spaces: name one (list_spaces shows them)",
-                                   "SpaceRequired")  # fmt: skip
+                raise InvalidInput(
+                    "you can write several spaces: name one (list_spaces shows them)", "SpaceRequired"
+                )
             return self.default_write
         uri = self._lookup(name, self.visible)
         if uri not in self.writable:

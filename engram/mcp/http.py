@@ -89,8 +89,9 @@ class McpEndpoint:
         if token_sent:  # RFC 6750 §3.1: no error code when the request had no credential at all
             challenge += f', error="invalid_token", error_description="{description}"'
         body = orjson.dumps({"error": "invalid_token", "error_description": description})
-        return web.Response(status=401, body=body, content_type="application/json",
-                            headers={"WWW-Authenticate": challenge})  # fmt: skip
+        return web.Response(
+            status=401, body=body, content_type="application/json", headers={"WWW-Authenticate": challenge}
+        )
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
         token = bearer_token(request)
@@ -106,13 +107,15 @@ class McpEndpoint:
 
     # -- discovery ---------------------------------------------------------------------------------
     async def protected_resource(self, request: web.Request) -> web.Response:
-        return web.json_response({
-            "resource": self.public_url + MCP_PATH,
-            "authorization_servers": [self.issuer],
-            "scopes_supported": sorted(SCOPES),
-            "bearer_methods_supported": ["header"],
-            "resource_name": "engram memories",
-        })  # fmt: skip
+        return web.json_response(
+            {
+                "resource": self.public_url + MCP_PATH,
+                "authorization_servers": [self.issuer],
+                "scopes_supported": sorted(SCOPES),
+                "bearer_methods_supported": ["header"],
+                "resource_name": "engram memories",
+            }
+        )
 
     async def authorization_server(self, request: web.Request) -> web.Response:
         metadata = server_metadata(self.issuer, SCOPES)

@@ -53,15 +53,24 @@ class MemoryOperations:
         return self.ctx.services
 
     async def remember(
-        self, access: McpAccess, text: str, tags: list[str] | None = None, source: str | None = None,
+        self,
+        access: McpAccess,
+        text: str,
+        tags: list[str] | None = None,
+        source: str | None = None,
         space: str | None = None,
-    ) -> dict[str, Any]:  # fmt: skip
+    ) -> dict[str, Any]:
         if not text or not text.strip():
             raise InvalidInput("text must not be empty", "InvalidText")
         uri = access.write_space(space)
         target = await self.services.spaces.require(uri)
-        write = MemoryWrite(author=target.authority, text=text, tags=tuple(tags or ()), source=source,
-                            idempotency_key=content_key(text))  # fmt: skip
+        write = MemoryWrite(
+            author=target.authority,
+            text=text,
+            tags=tuple(tags or ()),
+            source=source,
+            idempotency_key=content_key(text),
+        )
         [record] = await self.services.memories.write(uri, [write])
         return {
             "uri": record.uri,
@@ -72,9 +81,16 @@ class MemoryOperations:
         }
 
     async def recall(
-        self, access: McpAccess, query: str, spaces: list[str] | None = None, tags: list[str] | None = None,
-        author: str | None = None, since: str | None = None, limit: int = 10, mode: str = "hybrid",
-    ) -> dict[str, Any]:  # fmt: skip
+        self,
+        access: McpAccess,
+        query: str,
+        spaces: list[str] | None = None,
+        tags: list[str] | None = None,
+        author: str | None = None,
+        since: str | None = None,
+        limit: int = 10,
+        mode: str = "hybrid",
+    ) -> dict[str, Any]:
         if mode not in MODES:
             raise InvalidInput(f"mode must be one of {', '.join(MODES)}", "InvalidMode")
         if not 1 <= limit <= MAX_RECALL:
@@ -95,8 +111,14 @@ class MemoryOperations:
             hits = [(m, sim / 1000.0, sim / 1000.0) for m, sim in found.hits]
             owner = {m.row_id: targets[0].uri for m, _ in found.hits}
         else:
-            search = TextSearch(query, limit=limit, weight=FUSION_WEIGHT[mode], author=author,
-                                tags=tuple(tags or ()), since=since)  # fmt: skip
+            search = TextSearch(
+                query,
+                limit=limit,
+                weight=FUSION_WEIGHT[mode],
+                author=author,
+                tags=tuple(tags or ()),
+                since=since,
+            )
             ranked = await self.services.hybrid.run([Scope(s) for s in targets], search)
             hits = [(h.memory, h.similarity, h.score) for h in ranked]
             owner = {h.memory.row_id: parse_memory_uri(h.memory.uri)[0] for h in ranked}
@@ -125,9 +147,15 @@ class MemoryOperations:
         raise NotFound("no such memory among your spaces", "MemoryNotFound")
 
     async def list_memories(
-        self, access: McpAccess, space: str | None = None, tags: list[str] | None = None,
-        author: str | None = None, since: str | None = None, cursor: str | None = None, limit: int = 25,
-    ) -> dict[str, Any]:  # fmt: skip
+        self,
+        access: McpAccess,
+        space: str | None = None,
+        tags: list[str] | None = None,
+        author: str | None = None,
+        since: str | None = None,
+        cursor: str | None = None,
+        limit: int = 25,
+    ) -> dict[str, Any]:
         if not 1 <= limit <= MAX_PAGE:
             raise InvalidInput(f"limit must be in 1..{MAX_PAGE}", "InvalidLimit")
         uri = access.read_space(space)
@@ -150,15 +178,18 @@ class MemoryOperations:
                 continue
             status = await self.services.spaces.status(uri)
             model = space.config.active if space.config else None
-            spaces.append({
-                "id": short,
-                "name": space.skey,
-                "uri": uri,
-                "model": None if model is None else {"name": model.model, "digest": model.digest,
-                                                     "dims": model.dims},
-                "memories": status.memories,
-                "read": uri in access.readable.values(),
-                "write": uri in access.writable,
-                "default": uri == access.default_write,
-            })  # fmt: skip
+            spaces.append(
+                {
+                    "id": short,
+                    "name": space.skey,
+                    "uri": uri,
+                    "model": None
+                    if model is None
+                    else {"name": model.model, "digest": model.digest, "dims": model.dims},
+                    "memories": status.memories,
+                    "read": uri in access.readable.values(),
+                    "write": uri in access.writable,
+                    "default": uri == access.default_write,
+                }
+            )
         return {"spaces": spaces}

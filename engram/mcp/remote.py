@@ -41,8 +41,18 @@ class RemoteOperations:
     async def recall(
         self, _access, query, spaces=None, tags=None, author=None, since=None, limit=10, mode="hybrid"
     ):
-        return await self.call("recall", {"query": query, "spaces": spaces, "tags": tags, "author": author,
-                                          "since": since, "limit": limit, "mode": mode})  # fmt: skip
+        return await self.call(
+            "recall",
+            {
+                "query": query,
+                "spaces": spaces,
+                "tags": tags,
+                "author": author,
+                "since": since,
+                "limit": limit,
+                "mode": mode,
+            },
+        )
 
     async def get_memory(self, _access, uri):
         return await self.call("get_memory", {"uri": uri})
@@ -50,8 +60,17 @@ class RemoteOperations:
     async def list_memories(
         self, _access, space=None, tags=None, author=None, since=None, cursor=None, limit=25
     ):
-        return await self.call("list_memories", {"space": space, "tags": tags, "author": author, "since": since,
-                                                 "cursor": cursor, "limit": limit})  # fmt: skip
+        return await self.call(
+            "list_memories",
+            {
+                "space": space,
+                "tags": tags,
+                "author": author,
+                "since": since,
+                "cursor": cursor,
+                "limit": limit,
+            },
+        )
 
     async def forget(self, _access, uri):
         return await self.call("forget", {"uri": uri})

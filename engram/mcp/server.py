@@ -61,29 +61,40 @@ def build_server(ops: MemoryOperations | RemoteOperations, access_of: AccessProv
         except EngramError as err:
             raise ToolError(f"{err.name}: {err.message}") from None
 
-    @server.tool(description=(
-        "Save one memory: a self-contained fact, preference, decision or note, written so it makes sense "
-        "when read alone months later. Remembering the same text again does not make a second copy: you "
-        "get the existing memory's uri with duplicate=true (its tags and source become the ones given now)."
-    ))  # fmt: skip
+    @server.tool(
+        description=(
+            "Save one memory: a self-contained fact, preference, decision or note, written so it makes "
+            "sense when read alone months later. Remembering the same text again does not make a second "
+            "copy: you get the existing memory's uri with duplicate=true (its tags and source become the "
+            "ones given now)."
+        )
+    )
     async def remember(
         text: Annotated[str, Field(description="The memory itself, in plain language.", max_length=30000)],
         context: Context,
-        tags: Annotated[list[str] | None, Field(description="Short labels to filter by later.", max_length=16)] = None,
-        source: Annotated[str | None, Field(description="Where this came from (a URL, file, or conversation).",
-                                            max_length=2000)] = None,
+        tags: Annotated[
+            list[str] | None, Field(description="Short labels to filter by later.", max_length=16)
+        ] = None,
+        source: Annotated[
+            str | None,
+            Field(description="Where this came from (a URL, file, or conversation).", max_length=2000),
+        ] = None,
         space: SpaceArg = None,
-    ) -> dict[str, Any]:  # fmt: skip
+    ) -> dict[str, Any]:
         return await run(context, lambda a: ops.remember(a, text, tags, source, space))
 
-    @server.tool(description=(
-        "Search your memories by meaning (mode=vector), by meaning and exact words together (mode=hybrid, "
-        "the default: best for names, ids and rare terms), or by words alone (mode=keyword). Searches all "
-        "your spaces unless you name some; results from several spaces are merged by score. Each hit has "
-        "its uri, text, tags, createdAt and similarity (cosine, 0-1)."
-    ))  # fmt: skip
+    @server.tool(
+        description=(
+            "Search your memories by meaning (mode=vector), by meaning and exact words together "
+            "(mode=hybrid, the default: best for names, ids and rare terms), or by words alone "
+            "(mode=keyword). Searches all your spaces unless you name some; results from several spaces "
+            "are merged by score. Each hit has its uri, text, tags, createdAt and similarity (cosine, 0-1)."
+        )
+    )
     async def recall(
-        query: Annotated[str, Field(description="What you are looking for, in natural language.", max_length=1000)],
+        query: Annotated[
+            str, Field(description="What you are looking for, in natural language.", max_length=1000)
+        ],
         context: Context,
         space: SpaceArg = None,
         spaces: Annotated[list[str] | None, Field(description="Several spaces to search at once.")] = None,
@@ -92,7 +103,7 @@ def build_server(ops: MemoryOperations | RemoteOperations, access_of: AccessProv
         since: SinceArg = None,
         limit: Annotated[int, Field(description="How many hits at most.", ge=1, le=MAX_RECALL)] = 10,
         mode: Annotated[str, Field(description="vector, hybrid or keyword.")] = "hybrid",
-    ) -> dict[str, Any]:  # fmt: skip
+    ) -> dict[str, Any]:
         named = ([space] if space else []) + list(spaces or [])
         return await run(
             context, lambda a: ops.recall(a, query, named or None, tags, author, since, limit, mode)
@@ -104,10 +115,12 @@ def build_server(ops: MemoryOperations | RemoteOperations, access_of: AccessProv
     ) -> dict[str, Any]:
         return await run(context, lambda a: ops.get_memory(a, uri))
 
-    @server.tool(description=(
-        "List memories of one space, newest first, optionally filtered; pass the returned cursor to get "
-        "the next page (cursor is null on the last page)."
-    ))  # fmt: skip
+    @server.tool(
+        description=(
+            "List memories of one space, newest first, optionally filtered; pass the returned cursor to get "
+            "the next page (cursor is null on the last page)."
+        )
+    )
     async def list_memories(
         context: Context,
         space: SpaceArg = None,
@@ -116,27 +129,35 @@ def build_server(ops: MemoryOperations | RemoteOperations, access_of: AccessProv
         since: SinceArg = None,
         cursor: Annotated[str | None, Field(description="From the previous page's answer.")] = None,
         limit: Annotated[int, Field(description="Page size.", ge=1, le=MAX_PAGE)] = 25,
-    ) -> dict[str, Any]:  # fmt: skip
+    ) -> dict[str, Any]:
         return await run(context, lambda a: ops.list_memories(a, space, tags, author, since, cursor, limit))
 
-    @server.tool(description=(
-        "Delete one memory by its uri, for good. Only in spaces you may write; use it when the user asks "
-        "you to forget something or a memory is wrong (then remember the corrected version)."
-    ))  # fmt: skip
+    @server.tool(
+        description=(
+            "Delete one memory by its uri, for good. Only in spaces you may write; use it when the user asks "
+            "you to forget something or a memory is wrong (then remember the corrected version)."
+        )
+    )
     async def forget(
         uri: Annotated[str, Field(description="The memory's at:// URI.")], context: Context
     ) -> dict[str, Any]:
         return await run(context, lambda a: ops.forget(a, uri))
 
-    @server.tool(description=(
-        "The spaces you can use: id, name, embedding model, number of memories, whether you may read and "
-        "write each, and which one remember uses by default."
-    ))  # fmt: skip
+    @server.tool(
+        description=(
+            "The spaces you can use: id, name, embedding model, number of memories, whether you may read and "
+            "write each, and which one remember uses by default."
+        )
+    )
     async def list_spaces(context: Context) -> dict[str, Any]:
         return await run(context, ops.list_spaces)
 
-    @server.resource("at://{+path}", name="memory", mime_type="application/json",
-                     description="One memory, by its at:// URI (the same as get_memory).")  # fmt: skip
+    @server.resource(
+        "at://{+path}",
+        name="memory",
+        mime_type="application/json",
+        description="One memory, by its at:// URI (the same as get_memory).",
+    )
     async def memory_resource(path: str, context: Context) -> dict[str, Any]:
         try:
             return await ops.memory_resource(await access_of(context), "at://" + path)

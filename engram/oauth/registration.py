@@ -73,8 +73,14 @@ def parse_metadata(metadata: object, scopes: Iterable[str]) -> dict:
     scope = metadata.get("scope")
     if scope is not None and (not isinstance(scope, str) or not set(scope.split()) <= set(scopes)):
         raise RegistrationError("invalid_client_metadata", "scope names a scope this server does not have")
-    return {"redirect_uris": uris, "token_endpoint_auth_method": method, "grant_types": grants,
-            "response_types": ["code"], "client_name": name, **({"scope": scope} if scope else {})}  # fmt: skip
+    return {
+        "redirect_uris": uris,
+        "token_endpoint_auth_method": method,
+        "grant_types": grants,
+        "response_types": ["code"],
+        "client_name": name,
+        **({"scope": scope} if scope else {}),
+    }
 
 
 def registration_handler(server: OAuthServer):

@@ -104,8 +104,11 @@ async def test_remembered_through_mcp_is_found_by_signed_search_and_the_gptbots_
         found = await reader.search(q="which postgres version runs in production", limit=3)
         assert found.status_code == 200, found.text
         assert found.json()["memories"][0]["uri"] == made["uri"]
-        match = await http.post("/v1/vector/match", json={"prompt": "postgres production version", "top_k": 3},
-                                headers={"Authorization": f"Bearer {token}"})  # fmt: skip
+        match = await http.post(
+            "/v1/vector/match",
+            json={"prompt": "postgres production version", "top_k": 3},
+            headers={"Authorization": f"Bearer {token}"},
+        )
         assert match.status_code == 200, match.text
         assert match.json()["list"][0]["content"] == FACTS[1]
 
@@ -194,8 +197,16 @@ async def test_a_session_answers_only_the_key_that_opened_it(served):
     token_a, _ = await served.key(notes)
     token_b, _ = await served.key(notes)
     accept = {"Accept": "application/json, text/event-stream"}
-    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}  # fmt: skip
+    init = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "0"},
+        },
+    }
     async with httpx2.AsyncClient(base_url=served.base, headers=accept) as http:
         opened = await http.post("/mcp", json=init, headers={"Authorization": f"Bearer {token_a}"})
         assert opened.status_code == 200, opened.text

@@ -85,10 +85,17 @@ async def test_the_sdk_oauth_client_connects_through_registration_consent_and_pk
 
     auth = OAuthClientProvider(
         served.mcp_url,
-        OAuthClientMetadata(redirect_uris=[REDIRECT], client_name="test agent", scope=SCOPE,
-                            grant_types=["authorization_code", "refresh_token"], token_endpoint_auth_method="none"),
-        storage, redirect_handler, callback_handler,
-    )  # fmt: skip
+        OAuthClientMetadata(
+            redirect_uris=[REDIRECT],
+            client_name="test agent",
+            scope=SCOPE,
+            grant_types=["authorization_code", "refresh_token"],
+            token_endpoint_auth_method="none",
+        ),
+        storage,
+        redirect_handler,
+        callback_handler,
+    )
     async with (
         httpx2.AsyncClient(auth=auth) as http,
         Client(streamable_http_client(served.mcp_url, http_client=http)) as client,
@@ -106,18 +113,30 @@ async def registered(served):
     notes = await served.space("notes")
     person_key, _ = await served.key(notes)
     async with httpx2.AsyncClient(base_url=served.base) as http:
-        answer = await http.post("/oauth/mcp/register", json={
-            "redirect_uris": [REDIRECT], "token_endpoint_auth_method": "none", "client_name": "raw",
-            "grant_types": ["authorization_code", "refresh_token"],
-        })  # fmt: skip
+        answer = await http.post(
+            "/oauth/mcp/register",
+            json={
+                "redirect_uris": [REDIRECT],
+                "token_endpoint_auth_method": "none",
+                "client_name": "raw",
+                "grant_types": ["authorization_code", "refresh_token"],
+            },
+        )
     assert answer.status_code == 201, answer.text
     assert "client_secret" not in answer.json()
     return served, answer.json()["client_id"], person_key
 
 
 async def authorize(http, served, client_id, person_key, challenge, scope=SCOPE) -> str:
-    params = {"response_type": "code", "client_id": client_id, "redirect_uri": REDIRECT, "scope": scope,
-              "state": "s1", "code_challenge": challenge, "code_challenge_method": "S256"}  # fmt: skip
+    params = {
+        "response_type": "code",
+        "client_id": client_id,
+        "redirect_uri": REDIRECT,
+        "scope": scope,
+        "state": "s1",
+        "code_challenge": challenge,
+        "code_challenge_method": "S256",
+    }
     url = str(httpx2.URL(f"{served.base}/oauth/mcp/login", params=params))
     answer = await approve(http, url, person_key)
     assert answer.status_code == 302, answer.text
@@ -131,10 +150,21 @@ async def exchange(http, served, client_id, **fields):
 
 
 async def tools_list(http, served, token: str) -> int:
-    body = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}  # fmt: skip
-    answer = await http.post(served.mcp_url, json=body, headers={
-        "Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream"})  # fmt: skip
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "0"},
+        },
+    }
+    answer = await http.post(
+        served.mcp_url,
+        json=body,
+        headers={"Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream"},
+    )
     return answer.status_code
 
 
@@ -143,38 +173,79 @@ async def test_code_exchange_refresh_rotation_and_refusals(registered):
     async with httpx2.AsyncClient() as http:
         verifier, challenge = pkce()
         code = await authorize(http, served, client_id, person_key, challenge)
-        wrong = await exchange(http, served, client_id, grant_type="authorization_code", code=code,
-                               redirect_uri=REDIRECT, code_verifier=pkce()[0])  # fmt: skip
+        wrong = await exchange(
+            http,
+            served,
+            client_id,
+            grant_type="authorization_code",
+            code=code,
+            redirect_uri=REDIRECT,
+            code_verifier=pkce()[0],
+        )
         assert wrong.status_code == 400 and wrong.json()["error"] == "invalid_grant"
 
         code = await authorize(http, served, client_id, person_key, challenge)
-        good = await exchange(http, served, client_id, grant_type="authorization_code", code=code,
-                              redirect_uri=REDIRECT, code_verifier=verifier)  # fmt: skip
+        good = await exchange(
+            http,
+            served,
+            client_id,
+            grant_type="authorization_code",
+            code=code,
+            redirect_uri=REDIRECT,
+            code_verifier=verifier,
+        )
         assert good.status_code == 200, good.text
         tokens = good.json()
         assert tokens["token_type"] == "Bearer" and 0 < tokens["expires_in"] <= 3600
         assert await tools_list(http, served, tokens["access_token"]) == 200
 
-        replay = await exchange(http, served, client_id, grant_type="authorization_code", code=code,
-                                redirect_uri=REDIRECT, code_verifier=verifier)  # fmt: skip
+        replay = await exchange(
+            http,
+            served,
+            client_id,
+            grant_type="authorization_code",
+            code=code,
+            redirect_uri=REDIRECT,
+            code_verifier=verifier,
+        )
         assert replay.status_code == 400 and replay.json()["error"] == "invalid_grant"
         # RFC 6749 §4.1.2: the replay revoked what the code had issued.
         assert await tools_list(http, served, tokens["access_token"]) == 401
 
         code = await authorize(http, served, client_id, person_key, challenge)
-        tokens = (await exchange(http, served, client_id, grant_type="authorization_code", code=code,
-                                 redirect_uri=REDIRECT, code_verifier=verifier)).json()  # fmt: skip
-        renewed = await exchange(http, served, client_id, grant_type="refresh_token",
-                                 refresh_token=tokens["refresh_token"])  # fmt: skip
+        tokens = (
+            await exchange(
+                http,
+                served,
+                client_id,
+                grant_type="authorization_code",
+                code=code,
+                redirect_uri=REDIRECT,
+                code_verifier=verifier,
+            )
+        ).json()
+        renewed = await exchange(
+            http, served, client_id, grant_type="refresh_token", refresh_token=tokens["refresh_token"]
+        )
         assert renewed.status_code == 200 and renewed.json()["refresh_token"] != tokens["refresh_token"]
         assert await tools_list(http, served, renewed.json()["access_token"]) == 200
-        reused = await exchange(http, served, client_id, grant_type="refresh_token",
-                                refresh_token=tokens["refresh_token"])  # fmt: skip
+        reused = await exchange(
+            http, served, client_id, grant_type="refresh_token", refresh_token=tokens["refresh_token"]
+        )
         assert reused.status_code == 400  # rotated: the old refresh token is spent
 
         code = await authorize(http, served, client_id, person_key, challenge)
-        tokens = (await exchange(http, served, client_id, grant_type="authorization_code", code=code,
-                                 redirect_uri=REDIRECT, code_verifier=verifier)).json()  # fmt: skip
+        tokens = (
+            await exchange(
+                http,
+                served,
+                client_id,
+                grant_type="authorization_code",
+                code=code,
+                redirect_uri=REDIRECT,
+                code_verifier=verifier,
+            )
+        ).json()
         assert await tools_list(http, served, tokens["access_token"]) == 200
         await served.ctx.store.write(lambda conn: conn.execute("UPDATE oauth_tokens SET expires_at = 1"))
         expired = await http.post(
@@ -189,8 +260,17 @@ async def test_a_read_only_approval_cannot_write(registered):
     async with httpx2.AsyncClient() as http:
         verifier, challenge = pkce()
         code = await authorize(http, served, client_id, person_key, challenge, scope="memories:read")
-        tokens = (await exchange(http, served, client_id, grant_type="authorization_code", code=code,
-                                 redirect_uri=REDIRECT, code_verifier=verifier)).json()  # fmt: skip
+        tokens = (
+            await exchange(
+                http,
+                served,
+                client_id,
+                grant_type="authorization_code",
+                code=code,
+                redirect_uri=REDIRECT,
+                code_verifier=verifier,
+            )
+        ).json()
     assert tokens["scope"] == "memories:read"
     async with served.client(tokens["access_token"]) as client:
         refused = await client.call_tool("remember", {"text": "should not land"})
@@ -222,6 +302,9 @@ async def test_a_confidential_client_gets_a_secret_that_authenticates(served):
     async with httpx2.AsyncClient(base_url=served.base) as http:
         answer = (await http.post("/oauth/mcp/register", json={"redirect_uris": [REDIRECT]})).json()
         assert answer["token_endpoint_auth_method"] == "client_secret_basic" and answer["client_secret"]
-        wrong = await http.post("/oauth/mcp/exchange", data={"grant_type": "authorization_code", "code": "x"},
-                                auth=(answer["client_id"], "not-the-secret"))  # fmt: skip
+        wrong = await http.post(
+            "/oauth/mcp/exchange",
+            data={"grant_type": "authorization_code", "code": "x"},
+            auth=(answer["client_id"], "not-the-secret"),
+        )
     assert wrong.status_code in (400, 401)

@@ -105,9 +105,17 @@ async def test_a_bad_key_fails_at_start_up(data_dir):
         "PATH": os.environ["PATH"],
     }
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "engram", "mcp", "--key", "engram_not-a-key", env=env,
-        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-    )  # fmt: skip
+        sys.executable,
+        "-m",
+        "engram",
+        "mcp",
+        "--key",
+        "engram_not-a-key",
+        env=env,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
     out, err = await proc.communicate()
     assert proc.returncode == 1 and out == b""
     assert b"InvalidApiKey" in err
