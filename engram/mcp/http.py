@@ -79,6 +79,9 @@ class McpEndpoint:
 
     async def access_for(self, token: str) -> McpAccess:
         grant = await self.oauth.resolve_access(token)
+        if grant is not None and not grant.key_scopes:
+            # Issued through another front door (the Memory Bank's scopes): not a token for /mcp.
+            raise NotAuthenticated("this access token was not issued for /mcp", "InvalidToken")
         if grant is not None:
             # The key's spaces, cut down to the scopes the person approved for this token.
             return McpAccess.of_key(replace(KeyGrant.of(grant.key), scopes=grant.key_scopes))

@@ -308,3 +308,21 @@ async def test_a_confidential_client_gets_a_secret_that_authenticates(served):
             auth=(answer["client_id"], "not-the-secret"),
         )
     assert wrong.status_code in (400, 401)
+
+
+async def test_a_token_from_another_front_door_is_not_a_token_for_mcp(served):
+    notes = await served.space("notes")
+    key_token, key = await served.key(notes)
+    async with httpx2.AsyncClient(base_url=served.base) as http:
+        bank = await http.post(
+            "/memorybank/exchange",
+            data={"grant_type": "client_credentials"},
+            auth=(str(key.id), key_token),
+        )
+        assert bank.status_code == 200, bank.text  # scopes read:documents write:documents
+        assert await tools_list(http, served, bank.json()["access_token"]) == 401
+        mcp = await http.post(
+            "/oauth/mcp/exchange", data={"grant_type": "client_credentials"}, auth=(str(key.id), key_token)
+        )
+        assert mcp.status_code == 200 and mcp.json()["scope"] == SCOPE
+        assert await tools_list(http, served, mcp.json()["access_token"]) == 200
