@@ -20,7 +20,6 @@ from .compat import install_shims
 from .config import Settings
 from .context import AppContext
 from .keys import context_key, xrpc_key
-from .mcp.http import install_mcp
 from .metrics import Metrics
 from .workers import WorkerPool
 from .xrpc.lexicons import LexiconRegistry
@@ -51,7 +50,10 @@ def create_app(settings: Settings, *, lexicon_dir: Path = LEXICON_DIR) -> web.Ap
     xrpc.install(app)
     app.cleanup_ctx.append(_lifecycle)
     # MCP (engram/mcp/): streamable HTTP at /mcp and its OAuth endpoints; installed after _lifecycle so
-    # its sessions close before the store does.
+    # its sessions close before the store does. Imported here: the SDK takes ~0.5 s to import, which the
+    # local CLI commands (they import this module for LEXICON_DIR) should not pay.
+    from .mcp.http import install_mcp
+
     install_mcp(app, ctx)
     return app
 
