@@ -43,7 +43,7 @@ def spaces_arg(own, foreign):
     return st.one_of(st.none(), st.sampled_from([*own, *foreign, "0", "x", "at://did:web:x/space/y/z"]))
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 async def test_a_key_never_reaches_another_tenant_whatever_the_arguments(tenants, data):
     served, token_a, own, foreign, a_uris, b_uris, b_space = tenants

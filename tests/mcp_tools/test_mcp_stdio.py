@@ -3,14 +3,14 @@ is then checked through the service layer on the same data dir (open_context, as
 
 from __future__ import annotations
 
-import asyncio
-import os
+import logging
 import sys
 
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp_support import error_of, resource_json, result_of
 
+from engram.cli.main import main
 from engram.lifecycle import open_context
 from engram.service import apikeys
 from engram.service.search import SearchQuery
@@ -97,28 +97,18 @@ async def test_engram_mcp_without_a_key_is_the_operator_of_every_hosted_space(da
     assert hits["results"][0]["text"] == "Postgres secret plan."
 
 
-async def test_a_bad_key_fails_at_start_up(data_dir):
-    settings = data_dir[0]
-    env = {
-        "ENGRAM_DATA_DIR": str(settings.data_dir),
-        "ENGRAM_EMBEDDER": "hashing",
-        "PATH": os.environ["PATH"],
-    }
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "engram",
-        "mcp",
-        "--key",
-        "engram_not-a-key",
-        env=env,
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await proc.communicate()
-    assert proc.returncode == 1 and out == b""
-    assert b"InvalidApiKey" in err
+def test_a_bad_key_fails_at_start_up(settings, monkeypatch, capsys):
+    for name, value in {"ENGRAM_DATA_DIR": str(settings.data_dir), "ENGRAM_EMBEDDER": "hashing"}.items():
+        monkeypatch.setenv(name, value)
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    try:
+        assert main(["mcp", "--key", "engram_not-a-key"]) == 1
+    finally:  # `engram mcp` sets up engram's JSON logging on the root logger: leave pytest's in place
+        root.handlers[:] = handlers
+        root.setLevel(level)
+    captured = capsys.readouterr()
+    assert "InvalidApiKey" in captured.err and captured.out == ""
 
 
 async def test_engram_mcp_url_forwards_every_call_to_a_remote_engram(served):
