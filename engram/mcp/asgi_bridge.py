@@ -25,6 +25,15 @@ DISCONNECT_POLL_S = 1.0
 BODY_CHUNK = 64 * 1024
 
 
+_RUNNING: set[asyncio.Task] = set()  # apps still running for a client that left (keeps them referenced)
+
+
+def _finished_app(task: asyncio.Task) -> None:
+    _RUNNING.discard(task)
+    if not task.cancelled():
+        task.exception()  # retrieved here: an app that outlived its handler has no one else to report to
+
+
 def http_scope(request: web.Request, extra: Mapping[str, Any]) -> dict[str, Any]:
     host, port = (
         (request.transport.get_extra_info("sockname") or ("", 0))[:2] if request.transport else ("", 0)
@@ -61,7 +70,11 @@ async def serve_asgi(
     async def receive() -> dict[str, Any]:
         nonlocal body_done
         if not body_done:
-            chunk = await request.content.read(BODY_CHUNK)
+            try:
+                chunk = await request.content.read(BODY_CHUNK)
+            except ConnectionError:  # the client left mid-body
+                body_done = True
+                return {"type": "http.disconnect"}
             body_done = request.content.at_eof()
             return {"type": "http.request", "body": chunk, "more_body": not body_done}
         while not finished.is_set() and not client_gone():
@@ -87,12 +100,22 @@ async def serve_asgi(
                 await response.write_eof()
                 finished.set()
 
-    try:
-        await app(http_scope(request, extra_scope), receive, send)
-    except ConnectionResetError:
-        pass  # the client went away mid-answer: nothing left to tell it
-    finally:
-        finished.set()
+    async def run() -> None:
+        try:
+            await app(http_scope(request, extra_scope), receive, send)
+        except ConnectionError:
+            pass  # the client went away mid-answer: nothing left to tell it
+        finally:
+            finished.set()
+
+    # An ASGI app learns that its client left from `http.disconnect`, never by being cancelled, and the
+    # SDK relies on that (a session whose opening request is cancelled is discarded). aiohttp cancels the
+    # handler of a lost connection when handler_cancellation is on, so the app runs in a task of its own
+    # that such a cancellation does not reach; it then finds the client gone and ends by itself.
+    task = asyncio.create_task(run())
+    _RUNNING.add(task)
+    task.add_done_callback(_finished_app)
+    await asyncio.shield(task)
     if response is None:
         raise web.HTTPInternalServerError()
     return response

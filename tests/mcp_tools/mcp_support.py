@@ -51,11 +51,12 @@ class Served:
         )
 
     @asynccontextmanager
-    async def client(self, token: str | None = None, **http_options):
+    async def client(self, token: str | None = None, mode: str = "auto"):
+        """The SDK's client; mode "legacy" speaks the 2025 protocol (sessions, answers as event streams)."""
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         async with (
-            httpx2.AsyncClient(headers=headers, **http_options) as http,
-            Client(streamable_http_client(self.mcp_url, http_client=http)) as client,
+            httpx2.AsyncClient(headers=headers) as http,
+            Client(streamable_http_client(self.mcp_url, http_client=http), mode=mode) as client,
         ):
             yield client
 

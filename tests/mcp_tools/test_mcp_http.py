@@ -221,3 +221,13 @@ async def test_a_session_answers_only_the_key_that_opened_it(served):
         assert stolen.status_code == 404
         own = await http.post("/mcp", json=listing, headers={**ours, "Authorization": f"Bearer {token_a}"})
         assert own.status_code in (200, 202), own.text
+
+
+async def test_a_2025_protocol_client_gets_event_streams_through_the_bridge(served):
+    notes = await served.space("notes")
+    token, _ = await served.key(notes)
+    async with served.client(token, mode="legacy") as client:
+        assert client.protocol_version.startswith("2025-")
+        made = result_of(await client.call_tool("remember", {"text": FACTS[2]}))
+        hits = result_of(await client.call_tool("recall", {"query": "weekly sync day", "mode": "vector"}))
+        assert hits["results"][0]["uri"] == made["uri"]
