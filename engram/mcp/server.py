@@ -33,9 +33,16 @@ INSTRUCTIONS = (
 )
 
 # The SDK logs at DEBUG every message it receives, tool arguments included; a query must never reach a
-# log (docs/mcp.md), so its loggers stop at INFO whatever ENGRAM_LOG_LEVEL says.
-for _name in ("mcp", "mcp.server", "mcp.shared", "sse_starlette"):
-    logging.getLogger(_name).setLevel(max(logging.INFO, logging.getLogger(_name).level))
+# log (docs/mcp.md). Its loggers get engram's level as it is when a server is built, but never below INFO,
+# so lowering the root logger later (ENGRAM_LOG_LEVEL=debug, a test's log capture) cannot open them.
+SDK_LOGGERS = ("mcp", "sse_starlette")
+
+
+def hold_sdk_logs_at_info() -> None:
+    level = max(logging.INFO, logging.getLogger().getEffectiveLevel())
+    for name in SDK_LOGGERS:
+        logging.getLogger(name).setLevel(level)
+
 
 SpaceArg = Annotated[
     str | None,
@@ -53,6 +60,7 @@ SinceArg = Annotated[
 
 def build_server(ops: MemoryOperations | RemoteOperations, access_of: AccessProvider) -> MCPServer:
     """The tools over `ops`: this engram's services (`MemoryOperations`) or a remote engram's /mcp."""
+    hold_sdk_logs_at_info()
     server = MCPServer("engram", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
 
     async def run(context: Context, work: Callable[[McpAccess], Awaitable[Any]]) -> Any:
