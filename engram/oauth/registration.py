@@ -12,10 +12,15 @@ from collections.abc import Iterable
 import orjson
 from aiohttp import web
 
+from ..search.limits import TokenBuckets
 from .clients import redirect_allowed
 from .server import OAuthServer
 
 MAX_BODY_BYTES = 16 * 1024
+# Registration needs no credential, so each address may add clients only at a modest pace: enough for
+# any real client (one registration per install), too slow to fill the table.
+REGISTRATIONS_PER_S = 0.2
+REGISTRATION_BURST = 20
 MAX_REDIRECT_URIS = 10
 MAX_NAME_CHARS = 200
 AUTH_METHODS = ("none", "client_secret_basic", "client_secret_post")
@@ -83,8 +88,23 @@ def parse_metadata(metadata: object, scopes: Iterable[str]) -> dict:
     }
 
 
-def registration_handler(server: OAuthServer):
+def registration_handler(server: OAuthServer, limiter: TokenBuckets | None = None):
+    """The endpoint; `limiter` (keyed by the caller's address) bounds how fast one host can add clients."""
+    limiter = limiter or TokenBuckets(REGISTRATIONS_PER_S, REGISTRATION_BURST)
+
     async def register(request: web.Request) -> web.Response:
+        decision = limiter.take(request.remote or "")
+        if not decision.allowed:
+            body = {
+                "error": "temporarily_unavailable",
+                "error_description": "too many registrations; retry later",
+            }
+            return web.Response(
+                body=orjson.dumps(body),
+                status=429,
+                content_type="application/json",
+                headers={**_NO_STORE, **decision.headers()},
+            )
         try:
             if request.content_length is not None and request.content_length > MAX_BODY_BYTES:
                 raise RegistrationError("invalid_client_metadata", "the registration request is too large")

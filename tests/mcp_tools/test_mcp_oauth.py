@@ -26,6 +26,8 @@ from mcp.shared.auth import (
 )
 from mcp_support import result_of
 
+from engram.oauth.registration import REGISTRATION_BURST
+
 REDIRECT = "http://127.0.0.1:9/callback"  # never fetched: the test reads the code off the Location header
 SCOPE = "memories:read memories:write"
 
@@ -326,3 +328,15 @@ async def test_a_token_from_another_front_door_is_not_a_token_for_mcp(served):
         )
         assert mcp.status_code == 200 and mcp.json()["scope"] == SCOPE
         assert await tools_list(http, served, mcp.json()["access_token"]) == 200
+
+
+async def test_registration_is_rate_limited_per_address(served):
+    async with httpx2.AsyncClient(base_url=served.base) as http:
+        statuses = [
+            (await http.post("/oauth/mcp/register", json={"redirect_uris": [REDIRECT]})).status_code
+            for _ in range(REGISTRATION_BURST + 1)
+        ]
+        refused = await http.post("/oauth/mcp/register", json={"redirect_uris": [REDIRECT]})
+    assert statuses[:REGISTRATION_BURST] == [201] * REGISTRATION_BURST and statuses[-1] == 429
+    assert refused.status_code == 429 and int(refused.headers["retry-after"]) >= 1
+    assert refused.json()["error"] == "temporarily_unavailable"
