@@ -23,9 +23,9 @@ from .keys import context_key, xrpc_key
 from .metrics import Metrics
 from .workers import WorkerPool
 from .xrpc.lexicons import LexiconRegistry
-from .xrpc.validate import precompile
 from .xrpc.middleware import install_http_basics
 from .xrpc.server import XrpcServer
+from .xrpc.validate import precompile
 
 log = logging.getLogger("engram")
 
@@ -66,8 +66,13 @@ async def _lifecycle(app: web.Application) -> AsyncIterator[None]:
         ctx.ready = True
         log.info(
             "engram ready",
-            extra={"fields": {"version": __version__, "did": ctx.settings.service_did,
-                              "unbuilt": sorted(app[xrpc_key].unbuilt())}},
+            extra={
+                "fields": {
+                    "version": __version__,
+                    "did": ctx.settings.service_did,
+                    "unbuilt": sorted(app[xrpc_key].unbuilt()),
+                }
+            },
         )
         yield
         ctx.ready = False

@@ -37,7 +37,11 @@ VARIABLES: tuple[Variable, ...] = (
         None,
         "engram's DID (the audience of reader signatures). Default: did:web of the public URL's host.",
     ),
-    Variable("ENGRAM_SIGNING_KEY", None, "engram's private key as a multibase private Multikey. Default: generated in the data dir."),
+    Variable(
+        "ENGRAM_SIGNING_KEY",
+        None,
+        "engram's private key as a multibase private Multikey. Default: generated in the data dir.",
+    ),
     Variable("ENGRAM_DEV", "0", "`1` allows plain-http did:web for localhost and relaxes nothing else."),
     Variable("ENGRAM_LOG_LEVEL", "info", "debug, info, warning or error. Logs are JSON lines on stderr."),
     Variable("ENGRAM_PLC_URL", "https://plc.directory", "PLC directory used to resolve did:plc."),
@@ -46,14 +50,26 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("ENGRAM_WORKERS", "2", "Threads in the CPU pool for FAISS and ONNX (each uses one core)."),
     Variable("ENGRAM_EXACT_MAX", "200000", "Spaces up to this many vectors are searched exactly."),
     Variable("ENGRAM_RAM_BYTES", "8589934592", "Memory budget for loaded indexes; idle spaces are evicted."),
-    Variable("ENGRAM_RERANK_DEADLINE_MS", "250", "Exact re-rank deadline; past it results are `approximate`."),
-    Variable("ENGRAM_LOAD_WAIT_MS", "2000", "How long a search waits for a loading index before 503 IndexLoading."),
+    Variable(
+        "ENGRAM_RERANK_DEADLINE_MS", "250", "Exact re-rank deadline; past it results are `approximate`."
+    ),
+    Variable(
+        "ENGRAM_LOAD_WAIT_MS", "2000", "How long a search waits for a loading index before 503 IndexLoading."
+    ),
     Variable("ENGRAM_SEARCH_RATE", "50", "Searches per second per space (token bucket rate; 0 = unlimited)."),
     Variable("ENGRAM_SEARCH_BURST", "100", "Search token bucket burst per space."),
     Variable("ENGRAM_SEARCH_CONCURRENCY", "8", "Searches in flight per space."),
-    Variable("ENGRAM_EMBEDDER", "builtin", "builtin, onnx:<dir>, sentence-transformers:<dir>, hashing[:dims] or none."),
+    Variable(
+        "ENGRAM_EMBEDDER",
+        "builtin",
+        "builtin, onnx:<dir>, sentence-transformers:<dir>, hashing[:dims] or none.",
+    ),
     Variable("ENGRAM_TEXT_SEARCH", "1", "`0` turns off embedding of `q` (callers must send vectors)."),
-    Variable("ENGRAM_TEXT_SEARCH_AUTHORITIES", "", "Comma-separated authority DIDs allowed text search (empty = all)."),
+    Variable(
+        "ENGRAM_TEXT_SEARCH_AUTHORITIES",
+        "",
+        "Comma-separated authority DIDs allowed text search (empty = all).",
+    ),
     Variable("ENGRAM_TEXT_SEARCH_RATE", "2", "Text searches per second per space authority."),
     Variable("ENGRAM_TEXT_SEARCH_BURST", "20", "Text search burst per space authority."),
     Variable("ENGRAM_EMBED_CONCURRENCY", "4", "Query embeddings in flight; beyond it 503 EmbedderBusy."),
@@ -171,8 +187,10 @@ def read_env(environ: Mapping[str, str] | None = None) -> Settings:
         raise ConfigError(f"ENGRAM_LOG_LEVEL={log_level!r} must be debug, info, warning or error")
     embedder = (get("ENGRAM_EMBEDDER") or "builtin").strip()
     if embedder.split(":", 1)[0] not in {"builtin", "onnx", "sentence-transformers", "hashing", "none"}:
-        raise ConfigError(f"ENGRAM_EMBEDDER={embedder!r}: expected builtin, onnx:<dir>, "
-                          "sentence-transformers:<dir>, hashing[:dims] or none")
+        raise ConfigError(
+            f"ENGRAM_EMBEDDER={embedder!r}: expected builtin, onnx:<dir>, "
+            "sentence-transformers:<dir>, hashing[:dims] or none"
+        )
     signing_key = get("ENGRAM_SIGNING_KEY") or None
     if signing_key is not None:
         from .auth.keys import KeyFormatError, PrivateKey
@@ -203,7 +221,9 @@ def read_env(environ: Mapping[str, str] | None = None) -> Settings:
         workers=_int("ENGRAM_WORKERS", get("ENGRAM_WORKERS") or "", 1, 256),
         exact_max=_int("ENGRAM_EXACT_MAX", get("ENGRAM_EXACT_MAX") or "", 0),
         ram_bytes=_int("ENGRAM_RAM_BYTES", get("ENGRAM_RAM_BYTES") or "", 1),
-        rerank_deadline_ms=_int("ENGRAM_RERANK_DEADLINE_MS", get("ENGRAM_RERANK_DEADLINE_MS") or "", 0, 10_000),
+        rerank_deadline_ms=_int(
+            "ENGRAM_RERANK_DEADLINE_MS", get("ENGRAM_RERANK_DEADLINE_MS") or "", 0, 10_000
+        ),
         load_wait_ms=_int("ENGRAM_LOAD_WAIT_MS", get("ENGRAM_LOAD_WAIT_MS") or "", 0, 10_000),
         search_rate=_float("ENGRAM_SEARCH_RATE", get("ENGRAM_SEARCH_RATE") or "", 0.0),
         search_burst=_int("ENGRAM_SEARCH_BURST", get("ENGRAM_SEARCH_BURST") or "", 1),
@@ -225,4 +245,3 @@ def override(settings: Settings, **changes: Any) -> Settings:
     from dataclasses import replace
 
     return replace(settings, **changes)
-

@@ -31,7 +31,9 @@ log = logging.getLogger("engram")
 
 
 @contextlib.asynccontextmanager
-async def open_context(settings: Settings, *, network: bool = False, embedder: bool = True) -> AsyncIterator[AppContext]:
+async def open_context(
+    settings: Settings, *, network: bool = False, embedder: bool = True
+) -> AsyncIterator[AppContext]:
     """A full AppContext outside the HTTP service (the CLI's local commands): same parts, same services."""
     from .app import LEXICON_DIR
 

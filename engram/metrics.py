@@ -21,22 +21,32 @@ class Metrics:
     def __init__(self, methods: set[str]):
         self.registry = CollectorRegistry()
         self._methods = methods
-        self.requests = Counter("engram_http_requests_total", "HTTP requests by route and status",
-                                ["route", "status"], registry=self.registry)
-        self.duration = Histogram("engram_http_request_duration_seconds", "HTTP request duration by route",
-                                  ["route"], registry=self.registry,
-                                  buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10))
-        self.in_flight = Gauge("engram_http_requests_in_flight", "HTTP requests being served",
-                               registry=self.registry)
-        self.index_bytes = Gauge("engram_index_ram_bytes", "Approximate RAM held by loaded indexes",
-                                 registry=self.registry)
+        self.requests = Counter(
+            "engram_http_requests_total",
+            "HTTP requests by route and status",
+            ["route", "status"],
+            registry=self.registry,
+        )
+        self.duration = Histogram(
+            "engram_http_request_duration_seconds",
+            "HTTP request duration by route",
+            ["route"],
+            registry=self.registry,
+            buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10),
+        )
+        self.in_flight = Gauge(
+            "engram_http_requests_in_flight", "HTTP requests being served", registry=self.registry
+        )
+        self.index_bytes = Gauge(
+            "engram_index_ram_bytes", "Approximate RAM held by loaded indexes", registry=self.registry
+        )
         build = Gauge("engram_build_info", "engram version", ["version"], registry=self.registry)
         build.labels(__version__).set(1)
 
     def route(self, request: web.Request) -> str:
         path = request.path
         if path.startswith("/xrpc/"):
-            nsid = path[len("/xrpc/"):]
+            nsid = path[len("/xrpc/") :]
             return nsid if nsid in self._methods or nsid == "_health" else "other"
         return path if path == "/.well-known/did.json" else "other"
 
@@ -66,7 +76,9 @@ async def serve_metrics(metrics: Metrics, host: str, port: int, index=None) -> A
     async def scrape(request: web.Request) -> web.Response:
         if index is not None:
             metrics.index_bytes.set(index.loaded_bytes())
-        return web.Response(body=generate_latest(metrics.registry), headers={"Content-Type": CONTENT_TYPE_LATEST})
+        return web.Response(
+            body=generate_latest(metrics.registry), headers={"Content-Type": CONTENT_TYPE_LATEST}
+        )
 
     app = web.Application()
     app.router.add_get("/metrics", scrape)

@@ -48,12 +48,21 @@ async def run(n: int, *, exact_max: int, queries: int, rounds: int, count: int) 
         position = {u: i for i, u in enumerate(uris)}
         headers = srv.signed(space)
         url = f"{srv.base}/xrpc/garden.engram.searchMemories"
-        params = [{"space": space, "vector": encode_query_vector(q), "model": SPEC.model,
-                   "modelDigest": SPEC.digest, "limit": str(K)} for q in qs]
+        params = [
+            {
+                "space": space,
+                "vector": encode_query_vector(q),
+                "model": SPEC.model,
+                "modelDigest": SPEC.digest,
+                "limit": str(K),
+            }
+            for q in qs
+        ]
 
         t0 = time.perf_counter()
-        async with srv.session.post(f"{srv.base}/xrpc/garden.engram.warmSpace", json={"space": space},
-                                    headers=headers) as r:
+        async with srv.session.post(
+            f"{srv.base}/xrpc/garden.engram.warmSpace", json={"space": space}, headers=headers
+        ) as r:
             assert r.status == 200, await r.text()
         await srv.ctx.index.flush()  # the build from SQLite (first load; later starts read the saved file)
         load_s = time.perf_counter() - t0
@@ -88,19 +97,29 @@ async def run(n: int, *, exact_max: int, queries: int, rounds: int, count: int) 
         timing = await interleave(rounds, count, bare=bare, floor=floor, end_to_end=end_to_end)
         b, f, e = timing["bare"], timing["floor"], timing["end_to_end"]
         return {
-            "n": n, "dims": SPEC.dims, "index": kind, "seed_s": round(seed_s, 1), "build_s": round(load_s, 2),
+            "n": n,
+            "dims": SPEC.dims,
+            "index": kind,
+            "seed_s": round(seed_s, 1),
+            "build_s": round(load_s, 2),
             "recall@10": round(recall, 4),
-            "bare_p50_ms": round(b["p50_ms"], 3), "bare_p99_ms": round(b["p99_ms"], 3),
-            "floor_p50_ms": round(f["p50_ms"], 3), "floor_p99_ms": round(f["p99_ms"], 3),
-            "e2e_p50_ms": round(e["p50_ms"], 3), "e2e_p99_ms": round(e["p99_ms"], 3),
+            "bare_p50_ms": round(b["p50_ms"], 3),
+            "bare_p99_ms": round(b["p99_ms"], 3),
+            "floor_p50_ms": round(f["p50_ms"], 3),
+            "floor_p99_ms": round(f["p99_ms"], 3),
+            "e2e_p50_ms": round(e["p50_ms"], 3),
+            "e2e_p99_ms": round(e["p99_ms"], 3),
             "ratio_p50": round(e["p50_ms"] / (b["p50_ms"] + f["p50_ms"]), 3),
             "ratio_p99": round(e["p99_ms"] / (b["p99_ms"] + f["p99_ms"]), 3),
-            "rounds_e2e_p50_ms": e["rounds_p50_ms"], "load_avg": f"{load_before} -> {load_average()}",
+            "rounds_e2e_p50_ms": e["rounds_p50_ms"],
+            "load_avg": f"{load_before} -> {load_average()}",
         }
 
 
 async def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--million", action="store_true", help="add a 1M-memory space")
     parser.add_argument("--ann", action="store_true", help="also run 100k on the approximate (HNSW) path")
     parser.add_argument("--sizes", type=int, nargs="*", help="override the space sizes")
@@ -115,12 +134,16 @@ async def main() -> None:
         result = await run(n, exact_max=exact_max, queries=args.queries, rounds=args.rounds, count=args.count)
         results.append(result)
         print(json.dumps(result), flush=True)
-    print("\n| memories | index | recall@10 | bare p50/p99 ms | floor p50/p99 ms | e2e p50/p99 ms | ratio p50 | ratio p99 |")
+    print(
+        "\n| memories | index | recall@10 | bare p50/p99 ms | floor p50/p99 ms | e2e p50/p99 ms | ratio p50 | ratio p99 |"
+    )
     print("|---|---|---|---|---|---|---|---|")
     for r in results:
-        print(f"| {r['n']:,} | {r['index']} | {r['recall@10']:.3f} | {r['bare_p50_ms']:.2f} / {r['bare_p99_ms']:.2f} "
-              f"| {r['floor_p50_ms']:.2f} / {r['floor_p99_ms']:.2f} | {r['e2e_p50_ms']:.2f} / {r['e2e_p99_ms']:.2f} "
-              f"| {r['ratio_p50']:.2f} | {r['ratio_p99']:.2f} |")
+        print(
+            f"| {r['n']:,} | {r['index']} | {r['recall@10']:.3f} | {r['bare_p50_ms']:.2f} / {r['bare_p99_ms']:.2f} "
+            f"| {r['floor_p50_ms']:.2f} / {r['floor_p99_ms']:.2f} | {r['e2e_p50_ms']:.2f} / {r['e2e_p99_ms']:.2f} "
+            f"| {r['ratio_p50']:.2f} | {r['ratio_p99']:.2f} |"
+        )
 
 
 if __name__ == "__main__":

@@ -48,10 +48,15 @@ async def seed_space(ctx, name: str, n: int, spec: ModelSpec) -> str:
     vectors, words, rng = latent(n, spec.dims, seed=1), vocabulary(), np.random.default_rng(3)
     author = ctx.settings.service_did
     for start in range(0, n, 5000):
-        items = [MemoryWrite(author=author, text=" ".join(zipf_words(rng, words, 12)),
-                             created_at="2026-01-01T00:00:00.000Z",
-                             embedding=Embedding(spec.model, spec.digest, spec.dims, v.astype(np.float16)))
-                 for v in vectors[start:start + 5000]]
+        items = [
+            MemoryWrite(
+                author=author,
+                text=" ".join(zipf_words(rng, words, 12)),
+                created_at="2026-01-01T00:00:00.000Z",
+                embedding=Embedding(spec.model, spec.digest, spec.dims, v.astype(np.float16)),
+            )
+            for v in vectors[start : start + 5000]
+        ]
         await ctx.services.memories.write(space, items)
     await ctx.services.search.warm(await ctx.services.spaces.require(space))
     await ctx.index.flush()
@@ -70,6 +75,7 @@ async def shim_overhead(srv, spec: ModelSpec, n: int, rounds: int, count: int) -
     headers = {"Authorization": f"Bearer {token}"}
     texts, rows = queries(), []
     for rate in (1.0, 0.5):
+
         async def shim(i: int, rate=rate) -> None:
             body = {"prompt": texts[i % QUERIES], "top_k": 10, "embedding_rate": rate}
             async with srv.session.post(f"{srv.base}/v1/vector/match", json=body, headers=headers) as r:
@@ -77,15 +83,24 @@ async def shim_overhead(srv, spec: ModelSpec, n: int, rounds: int, count: int) -
                 await r.read()
 
         async def service(i: int, rate=rate) -> None:
-            await srv.ctx.services.hybrid.run([Scope(space)], TextSearch(texts[i % QUERIES], limit=10, weight=rate))
+            await srv.ctx.services.hybrid.run(
+                [Scope(space)], TextSearch(texts[i % QUERIES], limit=10, weight=rate)
+            )
 
         before = load_average()
         t = await interleave(rounds, count, service=service, shim=shim)
-        rows.append({"memories": n, "embedding_rate": rate,
-                     "service_p50_ms": round(t["service"]["p50_ms"], 3), "shim_p50_ms": round(t["shim"]["p50_ms"], 3),
-                     "service_p99_ms": round(t["service"]["p99_ms"], 3), "shim_p99_ms": round(t["shim"]["p99_ms"], 3),
-                     "ratio_p50": round(t["shim"]["p50_ms"] / t["service"]["p50_ms"], 3),
-                     "load_avg": f"{before} -> {load_average()}"})
+        rows.append(
+            {
+                "memories": n,
+                "embedding_rate": rate,
+                "service_p50_ms": round(t["service"]["p50_ms"], 3),
+                "shim_p50_ms": round(t["shim"]["p50_ms"], 3),
+                "service_p99_ms": round(t["service"]["p99_ms"], 3),
+                "shim_p99_ms": round(t["shim"]["p99_ms"], 3),
+                "ratio_p50": round(t["shim"]["p50_ms"] / t["service"]["p50_ms"], 3),
+                "load_avg": f"{before} -> {load_average()}",
+            }
+        )
     return rows
 
 
@@ -95,19 +110,27 @@ async def hybrid_cost(srv, spec: ModelSpec, n: int, rounds: int, count: int) -> 
 
     def search(weight: float):
         async def run(i: int) -> None:
-            await srv.ctx.services.hybrid.run([Scope(space)], TextSearch(texts[i % QUERIES], limit=10, weight=weight))
+            await srv.ctx.services.hybrid.run(
+                [Scope(space)], TextSearch(texts[i % QUERIES], limit=10, weight=weight)
+            )
+
         return run
 
     before = load_average()
     t = await interleave(rounds, count, vector_only=search(1.0), hybrid=search(0.5), keyword_only=search(0.0))
-    return {"memories": n, **{f"{k}_p50_ms": round(v["p50_ms"], 3) for k, v in t.items()},
-            **{f"{k}_p99_ms": round(v["p99_ms"], 3) for k, v in t.items()},
-            "ratio_p50": round(t["hybrid"]["p50_ms"] / t["vector_only"]["p50_ms"], 3),
-            "load_avg": f"{before} -> {load_average()}"}
+    return {
+        "memories": n,
+        **{f"{k}_p50_ms": round(v["p50_ms"], 3) for k, v in t.items()},
+        **{f"{k}_p99_ms": round(v["p99_ms"], 3) for k, v in t.items()},
+        "ratio_p50": round(t["hybrid"]["p50_ms"] / t["vector_only"]["p50_ms"], 3),
+        "load_avg": f"{before} -> {load_average()}",
+    }
 
 
 async def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--small", type=int, default=10_000)
     parser.add_argument("--large", type=int, default=100_000)
     parser.add_argument("--rounds", type=int, default=5)
@@ -123,14 +146,20 @@ async def main() -> None:
     print("\n| memories | embedding_rate | service p50 / p99 ms | shim p50 / p99 ms | shim ÷ service, p50 |")
     print("|---|---|---|---|---|")
     for r in overhead:
-        print(f"| {r['memories']:,} | {r['embedding_rate']} | {r['service_p50_ms']:.2f} / {r['service_p99_ms']:.2f} "
-              f"| {r['shim_p50_ms']:.2f} / {r['shim_p99_ms']:.2f} | **{r['ratio_p50']:.2f}** |")
+        print(
+            f"| {r['memories']:,} | {r['embedding_rate']} | {r['service_p50_ms']:.2f} / {r['service_p99_ms']:.2f} "
+            f"| {r['shim_p50_ms']:.2f} / {r['shim_p99_ms']:.2f} | **{r['ratio_p50']:.2f}** |"
+        )
     h = hybrid
-    print("\n| memories | vector-only p50 / p99 ms | hybrid p50 / p99 ms | keyword-only p50 / p99 ms | hybrid ÷ vector, p50 |")
+    print(
+        "\n| memories | vector-only p50 / p99 ms | hybrid p50 / p99 ms | keyword-only p50 / p99 ms | hybrid ÷ vector, p50 |"
+    )
     print("|---|---|---|---|---|")
-    print(f"| {h['memories']:,} | {h['vector_only_p50_ms']:.2f} / {h['vector_only_p99_ms']:.2f} "
-          f"| {h['hybrid_p50_ms']:.2f} / {h['hybrid_p99_ms']:.2f} "
-          f"| {h['keyword_only_p50_ms']:.2f} / {h['keyword_only_p99_ms']:.2f} | **{h['ratio_p50']:.2f}** |")
+    print(
+        f"| {h['memories']:,} | {h['vector_only_p50_ms']:.2f} / {h['vector_only_p99_ms']:.2f} "
+        f"| {h['hybrid_p50_ms']:.2f} / {h['hybrid_p99_ms']:.2f} "
+        f"| {h['keyword_only_p50_ms']:.2f} / {h['keyword_only_p99_ms']:.2f} | **{h['ratio_p50']:.2f}** |"
+    )
 
 
 if __name__ == "__main__":

@@ -22,18 +22,33 @@ from engram.search.vectors import encode_query_vector
 from engram.store import ModelSpec
 
 QUERIES = [
-    "which package manager does Dana prefer", "postgres version in production", "who approves auth changes",
-    "when does the passport expire", "why were customers billed twice", "weekly sync meeting time",
-    "how do we deploy the web dashboard", "favourite coffee order", "what broke the build last week",
-    "where are the staging credentials kept", "which team owns billing", "book recommendations for the trip",
-    "rate limits of the payments API", "how to rotate the signing key", "preferred code review style",
-    "when is the next release", "who is on call this weekend", "what is the retry policy for webhooks",
-    "how much memory does the search node need", "which editor does Priya use",
+    "which package manager does Dana prefer",
+    "postgres version in production",
+    "who approves auth changes",
+    "when does the passport expire",
+    "why were customers billed twice",
+    "weekly sync meeting time",
+    "how do we deploy the web dashboard",
+    "favourite coffee order",
+    "what broke the build last week",
+    "where are the staging credentials kept",
+    "which team owns billing",
+    "book recommendations for the trip",
+    "rate limits of the payments API",
+    "how to rotate the signing key",
+    "preferred code review style",
+    "when is the next release",
+    "who is on call this weekend",
+    "what is the retry policy for webhooks",
+    "how much memory does the search node need",
+    "which editor does Priya use",
 ]
 
 
 async def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--memories", type=int, default=10_000)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--count", type=int, default=60)
@@ -48,19 +63,31 @@ async def main() -> None:
         await seed(srv.ctx, space, latent(args.memories, spec.dims, seed=1), spec)
         headers = srv.signed(space)
         url = f"{srv.base}/xrpc/garden.engram.searchMemories"
-        vectors = [round_through_f16(embedder.embed([q], "query")[0]) for q in QUERIES]  # one by one, as served
-        vector_params = [{"space": space, "vector": encode_query_vector(v), "model": spec.model,
-                          "modelDigest": spec.digest} for v in vectors]
+        vectors = [
+            round_through_f16(embedder.embed([q], "query")[0]) for q in QUERIES
+        ]  # one by one, as served
+        vector_params = [
+            {
+                "space": space,
+                "vector": encode_query_vector(v),
+                "model": spec.model,
+                "modelDigest": spec.digest,
+            }
+            for v in vectors
+        ]
         text_params = [{"space": space, "q": q} for q in QUERIES]
-        async with srv.session.post(f"{srv.base}/xrpc/garden.engram.warmSpace", json={"space": space},
-                                    headers=headers) as r:
+        async with srv.session.post(
+            f"{srv.base}/xrpc/garden.engram.warmSpace", json={"space": space}, headers=headers
+        ) as r:
             assert r.status == 200
         await srv.ctx.index.flush()
 
         # The text path must rank exactly as the vector path does for the same query.
         for vp, tp in zip(vector_params, text_params, strict=True):
-            async with srv.session.get(url, params=vp, headers=headers) as r1, \
-                    srv.session.get(url, params=tp, headers=headers) as r2:
+            async with (
+                srv.session.get(url, params=vp, headers=headers) as r1,
+                srv.session.get(url, params=tp, headers=headers) as r2,
+            ):
                 a, b = await r1.json(), await r2.json()
                 assert a == b, (r1.status, r2.status, str(a)[:300], str(b)[:300])
 
@@ -78,20 +105,31 @@ async def main() -> None:
                 await r.read()
 
         load_before = load_average()
-        t = await interleave(args.rounds, args.count, bare_embedding=bare_embedding, vector_path=vector_path,
-                             text_path=text_path)
+        t = await interleave(
+            args.rounds,
+            args.count,
+            bare_embedding=bare_embedding,
+            vector_path=vector_path,
+            text_path=text_path,
+        )
         e, v, x = t["bare_embedding"]["p50_ms"], t["vector_path"]["p50_ms"], t["text_path"]["p50_ms"]
         result = {
-            "memories": args.memories, "model": spec.model,
+            "memories": args.memories,
+            "model": spec.model,
             **{f"{name}_p50_ms": round(s["p50_ms"], 3) for name, s in t.items()},
             **{f"{name}_p99_ms": round(s["p99_ms"], 3) for name, s in t.items()},
-            "ratio_p50": round(x / (e + v), 3), "load_avg": f"{load_before} -> {load_average()}",
+            "ratio_p50": round(x / (e + v), 3),
+            "load_avg": f"{load_before} -> {load_average()}",
         }
         print(json.dumps(result))
-        print("\n| memories | bare embedding p50 ms | vector path p50 ms | text path p50 / p99 ms | ratio p50 |")
+        print(
+            "\n| memories | bare embedding p50 ms | vector path p50 ms | text path p50 / p99 ms | ratio p50 |"
+        )
         print("|---|---|---|---|---|")
-        print(f"| {args.memories:,} | {e:.2f} | {v:.2f} | {x:.2f} / {t['text_path']['p99_ms']:.2f} "
-              f"| {result['ratio_p50']:.2f} |")
+        print(
+            f"| {args.memories:,} | {e:.2f} | {v:.2f} | {x:.2f} / {t['text_path']['p99_ms']:.2f} "
+            f"| {result['ratio_p50']:.2f} |"
+        )
 
 
 if __name__ == "__main__":

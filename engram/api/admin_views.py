@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
-from ..store import ApiKey, Space, SpaceStatus
 from ..service.config_json import config_view
+from ..store import ApiKey, Space, SpaceStatus
 
 
 def space_view(space: Space, status: SpaceStatus | None = None) -> dict:

@@ -184,7 +184,9 @@ class AdminVerifier:
                 if key is None:
                     continue
                 verifier = _ClockedVerifier(
-                    self._now, signature_algorithm=_ALG_CLASS[key.alg], key_resolver=_OneKey(keyid, public=key)
+                    self._now,
+                    signature_algorithm=_ALG_CLASS[key.alg],
+                    key_resolver=_OneKey(keyid, public=key),
                 )
                 try:
                     (result,) = verifier.verify(
@@ -198,7 +200,9 @@ class AdminVerifier:
                 except InvalidSignature as e:
                     if not isinstance(e.__cause__, _CryptoMismatch):
                         raise _bad(f"admin signature refused: {e}") from None
-                except HTTPMessageSignaturesException as e:  # selection policy errors, e.g. two tagged signatures
+                except (
+                    HTTPMessageSignaturesException
+                ) as e:  # selection policy errors, e.g. two tagged signatures
                     raise _bad(f"admin signature refused: {e}") from None
         except DidResolutionError as e:
             raise _bad(f"could not resolve {did}: {e}") from None

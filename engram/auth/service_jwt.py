@@ -102,7 +102,11 @@ class ServiceAuthVerifier:
         try:
             async for doc in documents_refreshed_once(self._resolver, did):
                 key = doc.key("#atproto")
-                if key is not None and key.alg == alg and key.verify(signing_input, signature, strict_low_s=False):
+                if (
+                    key is not None
+                    and key.alg == alg
+                    and key.verify(signing_input, signature, strict_low_s=False)
+                ):
                     return
         except DidResolutionError as e:
             raise _err("BadJwtSignature", f"could not resolve JWT issuer: {e}") from None

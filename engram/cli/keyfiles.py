@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..auth.identity import SERVICE_KEY_FILE, read_key_file, write_key_file, build_keyring
+from ..auth.identity import SERVICE_KEY_FILE, build_keyring, read_key_file, write_key_file
 from ..auth.keyring import LocalKeyring
 from ..auth.keys import KeyFormatError, PrivateKey
 from ..config import Settings

@@ -11,7 +11,15 @@ from ..xrpc.errors import XrpcError
 from .errors import CliError
 
 COMMAND_MODULES = (
-    "serve", "space", "importer", "export", "search", "apikey", "keygen", "model", "admin",
+    "serve",
+    "space",
+    "importer",
+    "export",
+    "search",
+    "apikey",
+    "keygen",
+    "model",
+    "admin",
     "mcp",
 )
 

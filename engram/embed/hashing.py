@@ -66,5 +66,11 @@ class HashingEmbedder:
         return dict(self._manifest)
 
     def info(self) -> dict[str, Any]:
-        return {"name": self.name, "digest": self.digest, "dims": self.dims, "max_tokens": self.max_tokens,
-                "backend": self.backend, "engines": {"numpy": np.__version__}}
+        return {
+            "name": self.name,
+            "digest": self.digest,
+            "dims": self.dims,
+            "max_tokens": self.max_tokens,
+            "backend": self.backend,
+            "engines": {"numpy": np.__version__},
+        }

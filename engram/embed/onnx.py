@@ -200,13 +200,17 @@ class OnnxEmbedder:
             "dims": self.dims,
             "max_tokens": self.max_tokens,
             "backend": self.backend,
-            "engines": {"onnxruntime": onnxruntime.__version__, "tokenizers": tokenizers.__version__,
-                        "numpy": np.__version__},
+            "engines": {
+                "onnxruntime": onnxruntime.__version__,
+                "tokenizers": tokenizers.__version__,
+                "numpy": np.__version__,
+            },
         }
 
 
-def plan_batches(lengths: list[int], batch_size: int, max_batch_tokens: int = 4096,
-                 free_padding: int = 32) -> list[list[int]]:
+def plan_batches(
+    lengths: list[int], batch_size: int, max_batch_tokens: int = 4096, free_padding: int = 32
+) -> list[list[int]]:
     """Group item indices into batches of similar token length, longest first.
 
     A text joins the current batch while the batch has room (`batch_size` items, `max_batch_tokens`

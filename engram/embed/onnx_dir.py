@@ -20,9 +20,16 @@ from engram.embed.onnx import OnnxEmbedder, OnnxSpec
 
 MANIFEST_FILE = "embedder.json"
 _TYPES: dict[str, type | tuple[type, ...]] = {
-    "name": str, "dims": int, "pooling": str, "normalize": bool, "max_tokens": int,
-    "query_prefix": str, "document_prefix": str, "output": str,
-    "weights_sha256": str, "tokenizer_sha256": str,
+    "name": str,
+    "dims": int,
+    "pooling": str,
+    "normalize": bool,
+    "max_tokens": int,
+    "query_prefix": str,
+    "document_prefix": str,
+    "output": str,
+    "weights_sha256": str,
+    "tokenizer_sha256": str,
 }
 _REQUIRED = ("name", "dims")
 

@@ -1,10 +1,10 @@
 """Turn a configuration string (ENGRAM_EMBEDDER) into an embedder.
 
-    builtin                        all-MiniLM-L6-v2 int8 ONNX shipped with engram (the default)
-    onnx:<dir>                     model.onnx + tokenizer.json + embedder.json in a local folder
-    sentence-transformers:<dir>    a local sentence-transformers folder (needs engram[st])
-    hashing[:<dims>]               deterministic bag-of-words vectors, for tests (default 256 dims)
-    none                           text search disabled: returns None
+builtin                        all-MiniLM-L6-v2 int8 ONNX shipped with engram (the default)
+onnx:<dir>                     model.onnx + tokenizer.json + embedder.json in a local folder
+sentence-transformers:<dir>    a local sentence-transformers folder (needs engram[st])
+hashing[:<dims>]               deterministic bag-of-words vectors, for tests (default 256 dims)
+none                           text search disabled: returns None
 """
 
 from __future__ import annotations

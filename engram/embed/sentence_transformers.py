@@ -55,8 +55,11 @@ def st_folder_manifest(directory: Path) -> dict[str, Any]:
     if "Pooling" not in types:
         raise EmbedderLoadError(f"{directory}/modules.json declares no Pooling module")
     pooling_cfg = _read_json(directory / types["Pooling"] / "config.json", {})
-    modes = [k.removeprefix("pooling_mode_") for k, v in pooling_cfg.items()
-             if k.startswith("pooling_mode_") and v is True]
+    modes = [
+        k.removeprefix("pooling_mode_")
+        for k, v in pooling_cfg.items()
+        if k.startswith("pooling_mode_") and v is True
+    ]
     names = [{"mean_tokens": "mean", "cls_token": "cls"}.get(m, m) for m in modes]
     pooling = "+".join(names) or "none"
     st_cfg = _read_json(directory / "sentence_bert_config.json", {})
@@ -122,8 +125,12 @@ class SentenceTransformersEmbedder:
         with self._lock:
             # prompt="" stops sentence-transformers adding its default_prompt_name on top of our prefix.
             rows = self._model.encode(
-                [prefix + t for t in items], prompt="", batch_size=32, convert_to_numpy=True,
-                normalize_embeddings=True, show_progress_bar=False,
+                [prefix + t for t in items],
+                prompt="",
+                batch_size=32,
+                convert_to_numpy=True,
+                normalize_embeddings=True,
+                show_progress_bar=False,
             )
         return l2_normalize(rows)
 
@@ -131,8 +138,14 @@ class SentenceTransformersEmbedder:
         return dict(self._manifest)
 
     def info(self) -> dict[str, Any]:
-        return {"name": self.name, "digest": self.digest, "dims": self.dims, "max_tokens": self.max_tokens,
-                "backend": self.backend, "engines": dict(self._versions)}
+        return {
+            "name": self.name,
+            "digest": self.digest,
+            "dims": self.dims,
+            "max_tokens": self.max_tokens,
+            "backend": self.backend,
+            "engines": dict(self._versions),
+        }
 
 
 def _st_version() -> str:

@@ -211,7 +211,9 @@ class IndexManager:
         drops = self._dropped.get(space, 0)
         index = None
         if self.data_dir is not None and not force_build:
-            index = await self.maintenance.run(persist.load, self.data_dir, space, model_key, dims, self.tuning)
+            index = await self.maintenance.run(
+                persist.load, self.data_dir, space, model_key, dims, self.tuning
+            )
         fresh_build = index is None
         if fresh_build:
             index = await self._build(space, model_key, dims)

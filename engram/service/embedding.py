@@ -33,7 +33,7 @@ async def embed_documents(
     prepared = [document_text(t, list(tg), prefix) for t, tg in zip(texts, tags, strict=True)]
     vectors: list[np.ndarray] = []
     for start in range(0, len(prepared), DOCUMENT_BATCH):
-        batch = prepared[start:start + DOCUMENT_BATCH]
+        batch = prepared[start : start + DOCUMENT_BATCH]
         vectors.append(await pool.run(embedder.embed, batch, "document"))
     rows = np.concatenate(vectors) if vectors else np.zeros((0, embedder.dims), np.float32)
     active = space.config.active

@@ -25,9 +25,9 @@ import orjson
 
 from .. import __version__
 from ..store import Embedding, Memory, MemoryWrite
-from .config_json import config_view
 from ..store.queries import iter_export
 from ..xrpc.errors import InvalidRequestError
+from .config_json import config_view
 
 if TYPE_CHECKING:
     from ..context import AppContext
@@ -49,19 +49,32 @@ def _embedding_json(key: str | None, vector: bytes | None) -> dict[str, Any] | N
     if key is None or vector is None:
         return None
     model, digest, dims = split_model_key(key)
-    return {"model": model, "modelDigest": digest, "dims": dims, "encoding": "f16le",
-            "vector": {"$bytes": base64.b64encode(vector).decode().rstrip("=")}}
+    return {
+        "model": model,
+        "modelDigest": digest,
+        "dims": dims,
+        "encoding": "f16le",
+        "vector": {"$bytes": base64.b64encode(vector).decode().rstrip("=")},
+    }
 
 
 def memory_line(memory: Memory) -> bytes:
-    line: dict[str, Any] = {"author": memory.author, "rkey": memory.rkey, "text": memory.text,
-                            "tags": list(memory.tags), "createdAt": memory.created_at, "cid": memory.cid}
+    line: dict[str, Any] = {
+        "author": memory.author,
+        "rkey": memory.rkey,
+        "text": memory.text,
+        "tags": list(memory.tags),
+        "createdAt": memory.created_at,
+        "cid": memory.cid,
+    }
     if memory.source is not None:
         line["source"] = memory.source
     if memory.attrs:
         line["attrs"] = memory.attrs
-    for name, key, vector in (("embedding", memory.model_key, memory.vector),
-                              ("nextEmbedding", memory.next_model_key, memory.next_vector)):
+    for name, key, vector in (
+        ("embedding", memory.model_key, memory.vector),
+        ("nextEmbedding", memory.next_model_key, memory.next_vector),
+    ):
         embedding = _embedding_json(key, vector)
         if embedding is not None:
             line[name] = embedding
@@ -80,11 +93,18 @@ async def write_export(ctx: AppContext, space_uri: str, out: IO[bytes]) -> int:
             await ctx.pool.run(spool.write, chunk)
             count += len(batch)
         config = config_view(space)
-        manifest = orjson.dumps({
-            "format": FORMAT, "space": space.uri, "authority": space.authority, "config": config,
-            "memories": count, "exportedAt": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "generator": f"engram {__version__}",
-        }, option=orjson.OPT_INDENT_2)
+        manifest = orjson.dumps(
+            {
+                "format": FORMAT,
+                "space": space.uri,
+                "authority": space.authority,
+                "config": config,
+                "memories": count,
+                "exportedAt": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                "generator": f"engram {__version__}",
+            },
+            option=orjson.OPT_INDENT_2,
+        )
         await ctx.pool.run(_write_tar, out, manifest, spool)
     finally:
         spool.close()
@@ -114,11 +134,18 @@ def open_export(fileobj: IO[bytes]) -> ExportReader:
     try:
         tar = tarfile.open(fileobj=fileobj, mode="r|*")
         member = tar.next()
-        if member is None or member.name != MANIFEST or not member.isfile() or member.size > MAX_MANIFEST_BYTES:
+        if (
+            member is None
+            or member.name != MANIFEST
+            or not member.isfile()
+            or member.size > MAX_MANIFEST_BYTES
+        ):
             raise InvalidRequestError(f"not an engram export: the first member must be {MANIFEST}")
         manifest = orjson.loads(tar.extractfile(member).read())
         if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
-            raise InvalidRequestError(f"unsupported export format {manifest.get('format')!r}, expected {FORMAT}")
+            raise InvalidRequestError(
+                f"unsupported export format {manifest.get('format')!r}, expected {FORMAT}"
+            )
         member = tar.next()
         if member is None or member.name != MEMORIES or not member.isfile():
             raise InvalidRequestError(f"not an engram export: the second member must be {MEMORIES}")
@@ -176,8 +203,11 @@ def memory_write_from_json(obj: Any, *, default_author: str) -> MemoryWrite:
     if attrs is not None and not isinstance(attrs, dict):
         raise InvalidRequestError("attrs must be an object")
     embedding = decode_embedding(obj["embedding"]) if obj.get("embedding") is not None else None
-    next_embedding = (decode_embedding(obj["nextEmbedding"], "nextEmbedding")
-                      if obj.get("nextEmbedding") is not None else None)
+    next_embedding = (
+        decode_embedding(obj["nextEmbedding"], "nextEmbedding")
+        if obj.get("nextEmbedding") is not None
+        else None
+    )
     return MemoryWrite(
         author=obj.get("author") or default_author,
         text=text,

@@ -30,8 +30,11 @@ class MemoryService:
         missing = [i for i, item in enumerate(items) if item.embedding is None]
         if missing and hosts_model(self.ctx.embedder, space):
             embeddings = await embed_documents(
-                self.ctx.embedder, self.ctx.pool, space,
-                [items[i].text for i in missing], [items[i].tags for i in missing],
+                self.ctx.embedder,
+                self.ctx.pool,
+                space,
+                [items[i].text for i in missing],
+                [items[i].tags for i in missing],
             )
             items = list(items)
             for i, embedding in zip(missing, embeddings, strict=True):

@@ -69,7 +69,9 @@ class SearchService:
         active = require_model(space)
         if query.vector is None:
             if not query.q:
-                raise InvalidRequestError("send vector, model and modelDigest (or q, where text search is on)")
+                raise InvalidRequestError(
+                    "send vector, model and modelDigest (or q, where text search is on)"
+                )
             return await self.text.embed(space, query.q)
         if query.model is None or query.model_digest is None:
             raise InvalidRequestError("vector needs model and modelDigest")
@@ -81,7 +83,8 @@ class SearchService:
         vector = decode_query_vector(query.vector)
         if vector.shape[0] != active.dims:
             raise InvalidRequestError(
-                f"vector has {vector.shape[0]} dimensions; the space's model has {active.dims}", "ModelMismatch"
+                f"vector has {vector.shape[0]} dimensions; the space's model has {active.dims}",
+                "ModelMismatch",
             )
         return vector
 
@@ -100,7 +103,12 @@ class SearchService:
 
         async with self.limiter.acquire(space.uri) as decision:
             search = self.ctx.index.search(
-                space.uri, active.key, active.dims, vector, query.limit, None if filters.is_empty() else filters,
+                space.uri,
+                active.key,
+                active.dims,
+                vector,
+                query.limit,
+                None if filters.is_empty() else filters,
                 generation=space.generation,  # read with the space a moment ago by the auth step
                 then=hydrate,
             )
@@ -109,8 +117,11 @@ class SearchService:
                 # inside the manager) finishes in the background and leaves the index warm.
                 result, memories = await asyncio.wait_for(search, self.hard_limit_s)
             except TimeoutError:
-                raise UnavailableError("the search did not finish in time; retry shortly", "IndexLoading",
-                                       headers={"Retry-After": "1"}) from None
+                raise UnavailableError(
+                    "the search did not finish in time; retry shortly",
+                    "IndexLoading",
+                    headers={"Retry-After": "1"},
+                ) from None
         score = dict(zip(result.row_ids.tolist(), result.scores.tolist(), strict=True))
         hits = [(m, similarity_permille(score[m.row_id])) for m in memories]
         return SearchOutcome(hits, bool(result.approximate), decision.headers())
@@ -137,4 +148,3 @@ class SearchService:
         if space.config is not None:
             active = space.config.active
             await self.ctx.index.warm(space.uri, active.key, active.dims)
-

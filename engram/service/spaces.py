@@ -77,7 +77,11 @@ class SpaceService:
         next: ModelSpec | None = None,
     ) -> Space:
         return await self.store.write(
-            store_spaces.set_config, uri, model, document_prefix=document_prefix, query_prefix=query_prefix,
+            store_spaces.set_config,
+            uri,
+            model,
+            document_prefix=document_prefix,
+            query_prefix=query_prefix,
             next=next,
         )
 

@@ -42,7 +42,9 @@ class TextQueries:
                 "this service does not embed queries: send vector, model and modelDigest"
             )
         if len(q) > MAX_QUERY_CHARS:
-            raise InvalidRequestError(f"q is {len(q)} characters; text search embeds at most {MAX_QUERY_CHARS}")
+            raise InvalidRequestError(
+                f"q is {len(q)} characters; text search embeds at most {MAX_QUERY_CHARS}"
+            )
         if space.config is None:
             raise InvalidRequestError("the space's authority has not declared an embedding model", "NoModel")
         if not hosts_model(self.ctx.embedder, space):
@@ -62,8 +64,11 @@ class TextQueries:
                 "too many text searches for this space's authority; retry later", headers=decision.headers()
             )
         if not self.slots.try_enter(_NODE):
-            raise UnavailableError("too many queries are being embedded; retry shortly", "EmbedderBusy",
-                                   headers={"Retry-After": "1"})
+            raise UnavailableError(
+                "too many queries are being embedded; retry shortly",
+                "EmbedderBusy",
+                headers={"Retry-After": "1"},
+            )
         try:
             text = query_text(q, space.config.query_prefix)
             embed = self.ctx.pool.run(self.ctx.embedder.embed, [text], "query")

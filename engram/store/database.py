@@ -152,7 +152,7 @@ class Store:
 
     # -- shutdown -----------------------------------------------------------------------------------------
 
-    async def close(self, timeout: float = 10.0) -> None:  # noqa: ASYNC109 - bounds a thread join, not I/O
+    async def close(self, timeout: float = 10.0) -> None:
         """Finish queued writes, stop the writer (sentinel + join) and close every connection."""
         with self._lock:
             if self._closed:

@@ -177,7 +177,7 @@ def delete_space(conn: sqlite3.Connection, uri: str) -> bool:
         return False
     now = now_iso()
     for table in ("memories", "tombstones", "skipped", "sync_state", "import_keys"):
-        conn.execute(f"DELETE FROM {table} WHERE space_id = ?", (space.id,))  # noqa: S608 - fixed names
+        conn.execute(f"DELETE FROM {table} WHERE space_id = ?", (space.id,))
     conn.execute(
         "UPDATE api_keys SET revoked_at = ? WHERE space_id = ? AND revoked_at IS NULL", (now, space.id)
     )

@@ -58,8 +58,12 @@ def vector(i: int) -> np.ndarray:
 async def test_acknowledged_writes_survive_kill_9(aiohttp_client, settings):
     settings.data_dir.mkdir(parents=True)
     acknowledged: dict[int, str] = {}
-    with subprocess.Popen([sys.executable, "-c", WRITER, str(settings.data_dir)], stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, text=True) as proc:
+    with subprocess.Popen(
+        [sys.executable, "-c", WRITER, str(settings.data_dir)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    ) as proc:
         deadline = time.monotonic() + 60
         try:
             while len(acknowledged) < 200 and time.monotonic() < deadline:

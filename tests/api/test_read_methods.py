@@ -24,9 +24,14 @@ async def test_get_memory_and_not_found(engram):
 async def test_list_memories_newest_first_with_cursor_and_filters(engram):
     rng = np.random.default_rng(0)
     created = [f"2026-02-{d:02d}T10:00:00.000Z" for d in range(1, 8)]
-    await seed(engram.ctx, engram.space, unit(rng, 7, MODEL.dims), created=created,
-               authors=["did:plc:a" if i < 4 else "did:plc:b" for i in range(7)],
-               tags=[["x"] if i % 2 else [] for i in range(7)])
+    await seed(
+        engram.ctx,
+        engram.space,
+        unit(rng, 7, MODEL.dims),
+        created=created,
+        authors=["did:plc:a" if i < 4 else "did:plc:b" for i in range(7)],
+        tags=[["x"] if i % 2 else [] for i in range(7)],
+    )
     seen, cursor = [], None
     while True:
         params = {"limit": "3"} | ({"cursor": cursor} if cursor else {})
@@ -46,7 +51,9 @@ async def test_space_status_reports_model_counts_and_skipped(engram):
     from engram.store import MemoryWrite
 
     await seed(engram.ctx, engram.space, unit(np.random.default_rng(0), 5, MODEL.dims))
-    await engram.ctx.services.memories.write(engram.space, [MemoryWrite(author="did:plc:novector", text="no vector")])
+    await engram.ctx.services.memories.write(
+        engram.space, [MemoryWrite(author="did:plc:novector", text="no vector")]
+    )
     body = await (await engram.get("garden.engram.getSpaceStatus")).json()
     assert body["memories"] == 5
     assert body["skipped"] == [{"author": "did:plc:novector", "count": 1}]

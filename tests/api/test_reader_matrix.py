@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from auth.reader_cases import ACCEPTED, REJECTED, ReaderWorld
 from api_support import MODEL, settings_with, vector_params
+from auth.reader_cases import ACCEPTED, REJECTED, ReaderWorld
 from fakes.did_server import FakeDidServer
 from multidict import CIMultiDict
 

@@ -70,8 +70,10 @@ async def test_since_filter_is_inclusive(engram):
     [
         (lambda v: v.replace(v[3], "+", 1), "base64url"),
         (lambda v: v + "=", "padding"),
-        (lambda v: base64.urlsafe_b64encode(base64.urlsafe_b64decode(v + "=")[:-1]).decode().rstrip("="),
-         "float16"),
+        (
+            lambda v: base64.urlsafe_b64encode(base64.urlsafe_b64decode(v + "=")[:-1]).decode().rstrip("="),
+            "float16",
+        ),
         (lambda v: v[:-2], "length"),
         (lambda v: v + "!", "base64url"),
         (lambda v: "", "vector"),
@@ -149,16 +151,18 @@ async def test_limit_bounds(engram):
 
 async def test_wrong_audience_is_refused(engram):
     headers = engram.headers(audience="did:web:someone-else.example")
-    r = await engram.client.get(f"/xrpc/{NSID}", params={"space": engram.space, **vector_params(np.ones(16))},
-                                headers=headers)
+    r = await engram.client.get(
+        f"/xrpc/{NSID}", params={"space": engram.space, **vector_params(np.ones(16))}, headers=headers
+    )
     assert r.status == 401 and (await r.json())["error"] == "BadSpaceSignature"
 
 
 async def test_credential_for_another_space_is_refused(engram):
     other = await engram.ctx.services.spaces.create_hosted("other", model=MODEL)
     headers = engram.headers(space=other.uri)
-    r = await engram.client.get(f"/xrpc/{NSID}", params={"space": engram.space, **vector_params(np.ones(16))},
-                                headers=headers)
+    r = await engram.client.get(
+        f"/xrpc/{NSID}", params={"space": engram.space, **vector_params(np.ones(16))}, headers=headers
+    )
     assert r.status == 401 and (await r.json())["error"] == "InvalidToken"
 
 
@@ -171,4 +175,6 @@ async def test_model_change_keeps_old_vectors_out_of_the_new_index(engram):
     assert r.status == 200 and (await r.json())["memories"] == []
     r = await engram.get("garden.engram.getSpaceStatus")
     status = await r.json()
-    assert status["memories"] == 0 and status["skipped"] == [{"author": engram.ctx.settings.service_did, "count": 4}]
+    assert status["memories"] == 0 and status["skipped"] == [
+        {"author": engram.ctx.settings.service_did, "count": 4}
+    ]

@@ -49,12 +49,18 @@ async def test_index_loading_then_ready(aiohttp_client, settings):
 
 
 @pytest.mark.parametrize("deadline_ms,approximate", [(0, True), (10_000, False)])
-async def test_approximate_only_when_the_rerank_deadline_passes(aiohttp_client, settings, deadline_ms, approximate):
+async def test_approximate_only_when_the_rerank_deadline_passes(
+    aiohttp_client, settings, deadline_ms, approximate
+):
     # exact_max below the space's size puts it on the ANN index, whose candidates are re-ranked exactly.
     # (Above 2,000 allowed rows: smaller sets are scanned exactly whatever the index kind.)
-    reader = await start(aiohttp_client, settings_with(settings, exact_max=500, rerank_deadline_ms=deadline_ms))
+    reader = await start(
+        aiohttp_client, settings_with(settings, exact_max=500, rerank_deadline_ms=deadline_ms)
+    )
     await seed(reader.ctx, reader.space, unit(np.random.default_rng(0), 3000, MODEL.dims))
-    body = await (await reader.search(**vector_params(unit(np.random.default_rng(1), 1, MODEL.dims)[0]))).json()
+    body = await (
+        await reader.search(**vector_params(unit(np.random.default_rng(1), 1, MODEL.dims)[0]))
+    ).json()
     assert len(body["memories"]) == 10
     assert body.get("approximate", False) is approximate
 
@@ -114,7 +120,9 @@ async def test_event_loop_never_blocks_during_concurrent_searches(aiohttp_client
     queries = unit(np.random.default_rng(1), 40, MODEL.dims)
     async with loop_guard(max_busy_s=0.1):
         for batch in range(0, 40, 8):  # 8 in flight at a time, client and server sharing this loop
-            results = await asyncio.gather(*(reader.search(**vector_params(q)) for q in queries[batch:batch + 8]))
+            results = await asyncio.gather(
+                *(reader.search(**vector_params(q)) for q in queries[batch : batch + 8])
+            )
             assert all(r.status == 200 for r in results)
     assert len(threads) == 41 and threading.get_ident() not in threads
 

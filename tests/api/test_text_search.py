@@ -29,7 +29,9 @@ async def start(aiohttp_client, settings, name="notes", authority=None) -> Reade
     client = await aiohttp_client(create_app(settings))
     ctx = client.app[context_key]
     space = await ctx.services.spaces.create_hosted(name, authority=authority)
-    await ctx.services.memories.write(space.uri, [MemoryWrite(author=ctx.settings.service_did, text=t) for t in FACTS])
+    await ctx.services.memories.write(
+        space.uri, [MemoryWrite(author=ctx.settings.service_did, text=t) for t in FACTS]
+    )
     return Reader(client, ctx, space.uri, PrivateKey.generate("ES256"))
 
 
@@ -39,8 +41,9 @@ async def test_text_search_equals_vector_search_of_the_same_query(aiohttp_client
     embedder = reader.ctx.embedder
     vector = embedder.embed(["package manager preference"], "query")[0]
     active = reader.ctx.services.spaces.default_model()
-    by_vector = await (await reader.search(vector=encode_query_vector(vector), model=active.model,
-                                           modelDigest=active.digest)).json()
+    by_vector = await (
+        await reader.search(vector=encode_query_vector(vector), model=active.model, modelDigest=active.digest)
+    ).json()
     assert by_text == by_vector
     assert by_text["memories"][0]["text"] == FACTS[0]
 
@@ -59,7 +62,9 @@ async def test_model_not_hosted(aiohttp_client, settings):
 
 
 async def test_text_search_not_allowed_for_other_authorities(aiohttp_client, settings):
-    reader = await start(aiohttp_client, settings_with(settings, text_search_authorities=frozenset({"did:plc:else"})))
+    reader = await start(
+        aiohttp_client, settings_with(settings, text_search_authorities=frozenset({"did:plc:else"}))
+    )
     r = await reader.search(q="postgres")
     assert r.status == 403 and (await r.json())["error"] == "TextSearchNotAllowed"
 
@@ -133,7 +138,9 @@ def builtin_settings(settings):
 
 
 async def test_embedder_busy_under_real_concurrent_load(aiohttp_client, builtin_settings):
-    reader = await start(aiohttp_client, settings_with(builtin_settings, embed_concurrency=1, text_search_burst=100))
+    reader = await start(
+        aiohttp_client, settings_with(builtin_settings, embed_concurrency=1, text_search_burst=100)
+    )
     long_query = " ".join(["which database version runs in production and staging"] * 18)[:1000]
     results = await asyncio.gather(*(reader.search(q=long_query) for _ in range(12)))
     statuses = sorted(r.status for r in results)

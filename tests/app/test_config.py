@@ -25,7 +25,9 @@ def test_defaults_are_the_embedded_ones():
 
 def test_service_did_follows_the_public_url():
     assert did_web_for("https://engram.example.com") == "did:web:engram.example.com"
-    assert read_env({"ENGRAM_PUBLIC_URL": "https://a.example:8443/"}).service_did == "did:web:a.example%3A8443"
+    assert (
+        read_env({"ENGRAM_PUBLIC_URL": "https://a.example:8443/"}).service_did == "did:web:a.example%3A8443"
+    )
 
 
 @pytest.mark.parametrize(
@@ -52,7 +54,10 @@ def test_bad_config_stops_the_cli_with_a_clear_message(tmp_path):
     proc = subprocess.run(
         [sys.executable, "-m", "engram", "serve"],
         env={"ENGRAM_PORT": "not-a-port", "PATH": "/usr/bin:/bin"},
-        capture_output=True, text=True, timeout=60, cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
     )
     assert proc.returncode == 2
     assert "ENGRAM_PORT" in proc.stderr and "Traceback" not in proc.stderr
@@ -60,7 +65,7 @@ def test_bad_config_stops_the_cli_with_a_clear_message(tmp_path):
 
 def test_readme_configuration_table_lists_every_variable():
     readme = (ROOT / "README.md").read_text()
-    documented = set(re.findall(r"^\| `(ENGRAM_[A-Z0-9_]+)` \|", readme, flags=re.M))
+    documented = set(re.findall(r"^\| `(ENGRAM_[A-Z0-9_]+)` \|", readme, flags=re.MULTILINE))
     assert documented == {v.name for v in VARIABLES}
 
 

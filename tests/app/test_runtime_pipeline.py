@@ -50,11 +50,19 @@ LEXICONS = [
                 "type": "procedure",
                 "input": {
                     "encoding": "application/json",
-                    "schema": {"type": "object", "required": ["text"], "properties": {"text": {"type": "string"}}},
+                    "schema": {
+                        "type": "object",
+                        "required": ["text"],
+                        "properties": {"text": {"type": "string"}},
+                    },
                 },
                 "output": {
                     "encoding": "application/json",
-                    "schema": {"type": "object", "required": ["length"], "properties": {"length": {"type": "integer"}}},
+                    "schema": {
+                        "type": "object",
+                        "required": ["length"],
+                        "properties": {"length": {"type": "integer"}},
+                    },
                 },
             }
         },
@@ -119,8 +127,13 @@ async def test_query_params_defaults_and_repeated_array_keys(client):
 
 @pytest.mark.parametrize(
     "query,needle",
-    [("", '"name"'), ("name=123456789", '"name"'), ("name=a&n=9", '"n"'), ("name=a&n=x", '"n"'),
-     ("name=a&tags=1&tags=2&tags=3&tags=4", '"tags"')],
+    [
+        ("", '"name"'),
+        ("name=123456789", '"name"'),
+        ("name=a&n=9", '"n"'),
+        ("name=a&n=x", '"n"'),
+        ("name=a&tags=1&tags=2&tags=3&tags=4", '"tags"'),
+    ],
 )
 async def test_bad_params_are_invalid_request_naming_the_parameter(client, query, needle):
     r = await client.get(f"/xrpc/io.example.echo?{query}")
@@ -156,7 +169,9 @@ async def test_procedure_input_validated_after_auth_sees_body(client):
     assert client.behaviour["auth_saw"] == {"body_space": "hello"}
     r = await client.post("/xrpc/io.example.put", json={"nope": 1})
     assert r.status == 400 and (await r.json())["error"] == "InvalidRequest"
-    r = await client.post("/xrpc/io.example.put", data=b"{not json", headers={"Content-Type": "application/json"})
+    r = await client.post(
+        "/xrpc/io.example.put", data=b"{not json", headers={"Content-Type": "application/json"}
+    )
     assert r.status == 400 and (await r.json())["error"] == "InvalidRequest"
 
 

@@ -73,7 +73,9 @@ def test_access_log_redacts_query_text_and_vectors():
 
 async def test_access_log_line_has_no_query_text(aiohttp_server, aiohttp_client, settings, caplog):
     app = create_app(settings)
-    server = await aiohttp_server(app, access_log_class=AccessLogger, access_log=logging.getLogger("engram.access"))
+    server = await aiohttp_server(
+        app, access_log_class=AccessLogger, access_log=logging.getLogger("engram.access")
+    )
     client = await aiohttp_client(server)
     with caplog.at_level(logging.INFO, logger="engram.access"):
         await client.get("/xrpc/garden.engram.describeService?q=top-secret-words&vector=QUJD")

@@ -17,8 +17,9 @@ def flaky_app(failures: int, status: int = 503, error: str = "IndexLoading") -> 
     async def handler(request: web.Request) -> web.Response:
         calls["n"] += 1
         if calls["n"] <= failures:
-            return web.json_response({"error": error, "message": "retry shortly"}, status=status,
-                                     headers={"Retry-After": "0.1"})
+            return web.json_response(
+                {"error": error, "message": "retry shortly"}, status=status, headers={"Retry-After": "0.1"}
+            )
         return web.json_response({"ok": True})
 
     app = web.Application()

@@ -27,8 +27,12 @@ def test_identity_and_digest_match_embedders_md(builtin):
         "format": "embedder-manifest/1",
         "weights_sha256": "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6",
         "tokenizer_sha256": "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
-        "pooling": "mean", "normalize": True, "max_tokens": 256,
-        "query_prefix": "", "document_prefix": "", "dim": 384,
+        "pooling": "mean",
+        "normalize": True,
+        "max_tokens": 256,
+        "query_prefix": "",
+        "document_prefix": "",
+        "dim": 384,
     }
     info = builtin.info()
     assert info["backend"] == "onnx" and info["digest"] == DIGEST and info["dims"] == 384
@@ -103,12 +107,15 @@ def test_concurrent_calls_from_threads_give_the_serial_answer(builtin, reference
         np.testing.assert_allclose(row, serial[i % len(texts)], atol=1e-6)
 
 
-@pytest.mark.parametrize("texts,kind,err", [
-    ("just a string", "query", TypeError),
-    ([b"bytes"], "query", TypeError),
-    ([None], "document", TypeError),
-    (["ok"], "passage", ValueError),
-])
+@pytest.mark.parametrize(
+    "texts,kind,err",
+    [
+        ("just a string", "query", TypeError),
+        ([b"bytes"], "query", TypeError),
+        ([None], "document", TypeError),
+        (["ok"], "passage", ValueError),
+    ],
+)
 def test_bad_arguments_are_clear_errors(builtin, texts, kind, err):
     with pytest.raises(err):
         builtin.embed(texts, kind)

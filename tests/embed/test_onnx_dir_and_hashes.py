@@ -74,8 +74,15 @@ def test_onnx_dir_with_the_builtin_files_gets_the_builtin_digest_and_vectors(mod
 
 
 def test_onnx_dir_prefixes_and_cls_pooling_change_digest_and_vectors(model_copy, builtin):
-    _write_manifest(model_copy, name="m", dim=384, pooling="cls", query_prefix="query: ",
-                    document_prefix="passage: ", weights_sha256=WEIGHTS_SHA256)
+    _write_manifest(
+        model_copy,
+        name="m",
+        dim=384,
+        pooling="cls",
+        query_prefix="query: ",
+        document_prefix="passage: ",
+        weights_sha256=WEIGHTS_SHA256,
+    )
     e = load_embedder(f"onnx:{model_copy}")
     assert e.digest != DIGEST and e.manifest()["pooling"] == "cls"
     q = e.embed(["hello"], "query")[0]
@@ -84,15 +91,18 @@ def test_onnx_dir_prefixes_and_cls_pooling_change_digest_and_vectors(model_copy,
     assert float(q @ builtin.embed(["hello"], "query")[0]) < 0.99  # cls pooling differs from mean
 
 
-@pytest.mark.parametrize("manifest,match", [
-    ({"name": "x"}, "missing required key 'dims'"),
-    ({"name": "x", "dims": 384, "poling": "cls"}, "unknown keys"),
-    ({"name": "x", "dims": True}, "'dims' must be int"),
-    ({"name": "x", "dims": 384, "pooling": "max"}, "pooling must be"),
-    ({"name": "x", "dims": 768}, "does not produce 768-dim"),
-    ({"name": "x", "dims": 384, "weights_sha256": "00" * 32}, "wrong sha256"),
-    ({"name": "x", "dims": 384, "output": "pooler_output"}, "no output 'pooler_output'"),
-])
+@pytest.mark.parametrize(
+    "manifest,match",
+    [
+        ({"name": "x"}, "missing required key 'dims'"),
+        ({"name": "x", "dims": 384, "poling": "cls"}, "unknown keys"),
+        ({"name": "x", "dims": True}, "'dims' must be int"),
+        ({"name": "x", "dims": 384, "pooling": "max"}, "pooling must be"),
+        ({"name": "x", "dims": 768}, "does not produce 768-dim"),
+        ({"name": "x", "dims": 384, "weights_sha256": "00" * 32}, "wrong sha256"),
+        ({"name": "x", "dims": 384, "output": "pooler_output"}, "no output 'pooler_output'"),
+    ],
+)
 def test_bad_onnx_dir_manifests_are_clear_load_errors(model_copy, manifest, match):
     _write_manifest(model_copy, **manifest)
     with pytest.raises(EmbedderLoadError, match=match):
@@ -117,10 +127,23 @@ def test_registry_specs():
     assert load_embedder("hashing:64").name == "hashing-64"
 
 
-@pytest.mark.parametrize("spec", [
-    "", "bogus", "builtin:extra", "none:x", "onnx:", "onnx", "sentence-transformers:", "hashing:abc",
-    "hashing:-4", "hashing:3", "hashing:1000000", "plugin:foo",
-])
+@pytest.mark.parametrize(
+    "spec",
+    [
+        "",
+        "bogus",
+        "builtin:extra",
+        "none:x",
+        "onnx:",
+        "onnx",
+        "sentence-transformers:",
+        "hashing:abc",
+        "hashing:-4",
+        "hashing:3",
+        "hashing:1000000",
+        "plugin:foo",
+    ],
+)
 def test_registry_rejects_bad_specs(spec):
     with pytest.raises(EmbedderLoadError):
         load_embedder(spec)

@@ -19,15 +19,21 @@ from engram.embed.sentence_transformers import SentenceTransformersEmbedder, st_
 def _st_folder(d, *, pooling=("mean_tokens",), normalize=True, prompts=None):
     (d / "model.safetensors").write_bytes(b"not really weights")
     (d / "tokenizer.json").write_bytes((DATA_DIR / "tokenizer.json").read_bytes())
-    modules = [{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
-               {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"}]
+    modules = [
+        {"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
+        {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"},
+    ]
     if normalize:
-        modules.append({"idx": 2, "name": "2", "path": "2_Normalize",
-                        "type": "sentence_transformers.models.Normalize"})
+        modules.append(
+            {"idx": 2, "name": "2", "path": "2_Normalize", "type": "sentence_transformers.models.Normalize"}
+        )
     (d / "modules.json").write_text(json.dumps(modules))
     (d / "1_Pooling").mkdir()
-    cfg = {"word_embedding_dimension": 384, "pooling_mode_cls_token": False,
-           "pooling_mode_mean_tokens": False}
+    cfg = {
+        "word_embedding_dimension": 384,
+        "pooling_mode_cls_token": False,
+        "pooling_mode_mean_tokens": False,
+    }
     cfg.update({f"pooling_mode_{p}": True for p in pooling})
     (d / "1_Pooling" / "config.json").write_text(json.dumps(cfg))
     (d / "sentence_bert_config.json").write_text(json.dumps({"max_seq_length": 256}))
@@ -43,8 +49,12 @@ def test_manifest_is_read_from_the_folder_files(tmp_path):
         "format": "embedder-manifest/1",
         "weights_sha256": sha256_file(d / "model.safetensors"),
         "tokenizer_sha256": TOKENIZER_SHA256,
-        "pooling": "mean", "normalize": True, "max_tokens": 256,
-        "query_prefix": "", "document_prefix": "", "dim": 384,
+        "pooling": "mean",
+        "normalize": True,
+        "max_tokens": 256,
+        "query_prefix": "",
+        "document_prefix": "",
+        "dim": 384,
     }
     # Extra packaging files (README, vocab.txt, ...) do not change the digest.
     before = manifest_digest(m)
@@ -53,8 +63,12 @@ def test_manifest_is_read_from_the_folder_files(tmp_path):
 
 
 def test_manifest_picks_up_prompts_pooling_and_normalize(tmp_path):
-    d = _st_folder(tmp_path, pooling=("cls_token",), normalize=False,
-                   prompts={"query": "query: ", "passage": "passage: "})
+    d = _st_folder(
+        tmp_path,
+        pooling=("cls_token",),
+        normalize=False,
+        prompts={"query": "query: ", "passage": "passage: "},
+    )
     m = st_folder_manifest(d)
     got = (m["pooling"], m["normalize"], m["query_prefix"], m["document_prefix"])
     assert got == ("cls", False, "query: ", "passage: ")

@@ -13,7 +13,11 @@ def register(xrpc: XrpcServer, ctx: AppContext) -> None:
         out: dict = {"did": ctx.settings.service_did, "registration": "closed"}
         embedder = ctx.embedder
         if embedder is not None and ctx.settings.text_search:
-            out["textSearch"] = {"model": embedder.name, "modelDigest": embedder.digest, "dims": embedder.dims}
+            out["textSearch"] = {
+                "model": embedder.name,
+                "modelDigest": embedder.digest,
+                "dims": embedder.dims,
+            }
         return out
 
     xrpc.add(NSID, handle)

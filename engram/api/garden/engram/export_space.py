@@ -27,11 +27,13 @@ def register(xrpc: XrpcServer, ctx: AppContext) -> None:
             size = spool.tell()
             spool.seek(0)
             name = hashlib.sha256(space.uri.encode()).hexdigest()[:16]
-            response = web.StreamResponse(headers={
-                "Content-Type": "application/x-tar",
-                "Content-Length": str(size),
-                "Content-Disposition": f'attachment; filename="engram-{space.skey}-{name}.tar"',
-            })
+            response = web.StreamResponse(
+                headers={
+                    "Content-Type": "application/x-tar",
+                    "Content-Length": str(size),
+                    "Content-Disposition": f'attachment; filename="engram-{space.skey}-{name}.tar"',
+                }
+            )
             await response.prepare(call.request)
             while chunk := await ctx.pool.run(spool.read, CHUNK):
                 await response.write(chunk)

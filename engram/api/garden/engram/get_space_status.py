@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from ....context import AppContext
+from ....service.config_json import config_view, model_view
 from ....xrpc.server import XrpcRequest, XrpcServer
 from ...auth_modes import space_reader
-from ....service.config_json import config_view, model_view
 
 NSID = "garden.engram.getSpaceStatus"
 

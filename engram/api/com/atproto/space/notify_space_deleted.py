@@ -19,6 +19,5 @@ def register(xrpc: XrpcServer, ctx: AppContext) -> None:
         if call.auth.iss != space.authority:
             raise ForbiddenError("only the space's authority may notify its deletion")
         await ctx.services.spaces.delete(uri)
-        return None
 
     xrpc.add(NSID, handle, auth=service_auth(ctx, NSID))
