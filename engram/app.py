@@ -59,6 +59,12 @@ def create_app(settings: Settings, *, lexicon_dir: Path | Traversable = LEXICON_
     xrpc.install(app)
     install_console(app, ctx)  # the web console under /console/ (engram/console/)
     app.cleanup_ctx.append(_lifecycle)
+    # MCP (engram/mcp/): streamable HTTP at /mcp and its OAuth endpoints; installed after _lifecycle so
+    # its sessions close before the store does. Imported here: the SDK takes ~0.5 s to import, which the
+    # local CLI commands (they import this module for LEXICON_DIR) should not pay.
+    from .mcp.http import install_mcp
+
+    install_mcp(app, ctx)
     return app
 
 

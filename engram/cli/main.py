@@ -21,6 +21,7 @@ COMMAND_MODULES = (
     "model",
     "admin",
     "console",
+    "mcp",
 )
 COMMAND_MODULES += ("evaluate",)  # engram eval (engram/evaluation/)
 

@@ -195,3 +195,10 @@ def find_import_key(conn: sqlite3.Connection, space_uri: str, key: str) -> tuple
     row = conn.execute("SELECT author, rkey FROM import_keys WHERE space_id = ? AND key = ?", (space.id, key))
     found = row.fetchone()
     return (found[0], found[1]) if found else None
+
+
+def memory_uris_with_rkey(conn: sqlite3.Connection, space_uri: str, rkey: str) -> list[str]:
+    """The URIs of a space's live memories with this record key (one per author that used it)."""
+    space = require_space(conn, space_uri)
+    rows = conn.execute("SELECT uri FROM memories WHERE space_id = ? AND rkey = ?", (space.id, rkey))
+    return [row[0] for row in rows]

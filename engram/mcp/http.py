@@ -1,0 +1,167 @@
+"""Streamable HTTP at `/mcp`, and the OAuth endpoints an MCP client discovers from it (docs/mcp.md).
+
+Every request to `/mcp` carries a bearer credential: an engram API key, or an OAuth access token issued
+(by engram's OAuth server, engram/oauth) for one. It is checked here, on every request, before the
+SDK's transport sees anything; the caller's `McpAccess` then travels in the ASGI scope to the tools. A
+request without a valid credential gets 401 with `WWW-Authenticate: Bearer resource_metadata=...`, which
+is where an MCP client starts the OAuth flow (protected-resource metadata, RFC 9728 -> authorization
+server metadata, RFC 8414 -> dynamic registration, RFC 7591 -> consent page with PKCE -> token).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+import orjson
+from aiohttp import web
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from mcp.server.auth.provider import AccessToken
+from mcp.server.mcpserver import Context
+from mcp.server.transport_security import TransportSecuritySettings
+
+from ..compat.keys import KeyGrant, bearer_token
+from ..errors import EngramError, NotAuthenticated
+from ..oauth import OAuthServer
+from ..oauth.consent import ConsentPage
+from ..oauth.metadata import server_metadata
+from ..oauth.registration import registration_handler
+from ..oauth.token_endpoint import token_handler
+from .access import McpAccess, key_access
+from .asgi_bridge import serve_asgi
+from .operations import MemoryOperations
+from .server import build_server
+
+if TYPE_CHECKING:
+    from ..context import AppContext
+
+MCP_PATH = "/mcp"
+OAUTH_PREFIX = "/oauth/mcp"  # the issuer's path: its endpoints are /login, /exchange and /register below it
+SCOPES = {"memories:read": "read", "memories:write": "write"}  # OAuth scope -> engram API key scope
+SCOPE_HELP = {"memories:read": "search and read your memories", "memories:write": "save and delete memories"}
+ACCESS_TTL_S = 3600  # short-lived access tokens; clients renew them with the (rotating) refresh token
+ACCESS_SCOPE_KEY = "engram.mcp.access"
+
+
+async def access_from_request(context: Context) -> McpAccess:
+    request = context.request_context.request
+    access = request.scope.get(ACCESS_SCOPE_KEY) if request is not None else None
+    if access is None:
+        raise NotAuthenticated("no credential reached this call", "AuthRequired")
+    return access
+
+
+class McpEndpoint:
+    def __init__(self, ctx: AppContext):
+        self.ctx = ctx
+        self.oauth = OAuthServer(lambda: ctx.store, SCOPES, access_ttl_s=ACCESS_TTL_S)
+        self.server = build_server(MemoryOperations(ctx), access_from_request)
+        # DNS-rebinding protection guards servers that trust whoever reaches them; every /mcp request here
+        # must carry a bearer credential, which a rebinding page cannot borrow (no cookies are involved).
+        self.asgi = self.server.streamable_http_app(
+            streamable_http_path=MCP_PATH,
+            transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+        )
+
+    @property
+    def public_url(self) -> str:
+        return self.ctx.settings.public_url.rstrip("/")
+
+    @property
+    def issuer(self) -> str:
+        return self.public_url + OAUTH_PREFIX
+
+    @property
+    def resource_metadata_url(self) -> str:
+        return f"{self.public_url}/.well-known/oauth-protected-resource{MCP_PATH}"
+
+    async def access_for(self, token: str) -> McpAccess:
+        grant = await self.oauth.resolve_access(token)
+        if grant is not None and not grant.key_scopes:
+            # Issued through another front door (the Memory Bank's scopes): not a token for /mcp.
+            raise NotAuthenticated("this access token was not issued for /mcp", "InvalidToken")
+        if grant is not None:
+            # The key's spaces, cut down to the scopes the person approved for this token.
+            return McpAccess.of_key(replace(KeyGrant.of(grant.key), scopes=grant.key_scopes))
+        return key_access(self.ctx, token)
+
+    def unauthorized(self, description: str, token_sent: bool) -> web.Response:
+        challenge = f'Bearer resource_metadata="{self.resource_metadata_url}"'
+        if token_sent:  # RFC 6750 §3.1: no error code when the request had no credential at all
+            challenge += f', error="invalid_token", error_description="{description}"'
+        body = orjson.dumps({"error": "invalid_token", "error_description": description})
+        return web.Response(
+            status=401, body=body, content_type="application/json", headers={"WWW-Authenticate": challenge}
+        )
+
+    async def handle(self, request: web.Request) -> web.StreamResponse:
+        token = bearer_token(request)
+        if token is None:
+            return self.unauthorized("a bearer credential is required", token_sent=False)
+        try:
+            access = await self.access_for(token)
+        except EngramError as err:
+            return self.unauthorized(err.message, token_sent=True)
+        # The SDK binds a session to the principal that opened it: another credential cannot resume it.
+        user = AuthenticatedUser(AccessToken(token="", client_id=access.principal, scopes=[]))
+        return await serve_asgi(self.asgi, request, {ACCESS_SCOPE_KEY: access, "user": user})
+
+    # -- discovery ---------------------------------------------------------------------------------
+    async def protected_resource(self, request: web.Request) -> web.Response:
+        return web.json_response(
+            {
+                "resource": self.public_url + MCP_PATH,
+                "authorization_servers": [self.issuer],
+                "scopes_supported": sorted(SCOPES),
+                "bearer_methods_supported": ["header"],
+                "resource_name": "engram memories",
+            }
+        )
+
+    async def authorization_server(self, request: web.Request) -> web.Response:
+        metadata = server_metadata(self.issuer, SCOPES)
+        metadata["registration_endpoint"] = self.issuer + "/register"
+        return web.json_response(metadata)
+
+    async def hold_sessions(self, app: web.Application) -> AsyncIterator[None]:
+        """Run the SDK's session manager for the app's lifetime, in a task of its own: its anyio task
+        group must be entered and left by the same task, which aiohttp's start-up and clean-up are not."""
+        started, stop = asyncio.Event(), asyncio.Event()
+
+        async def hold() -> None:
+            async with self.server.session_manager.run():
+                started.set()
+                await stop.wait()
+
+        task = asyncio.create_task(hold())
+        waiter = asyncio.create_task(started.wait())
+        await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+        waiter.cancel()
+        if task.done():
+            task.result()  # it failed to start: raise why
+        yield
+        stop.set()
+        await task
+
+
+mcp_key = web.AppKey("mcp", McpEndpoint)
+
+
+def install_mcp(app: web.Application, ctx: AppContext) -> McpEndpoint:
+    endpoint = McpEndpoint(ctx)
+    app[mcp_key] = endpoint
+    consent = ConsentPage(endpoint.oauth, "Connect an AI agent to your engram memories", SCOPE_HELP)
+    router = app.router
+    router.add_route("*", MCP_PATH, endpoint.handle)
+    router.add_get("/.well-known/oauth-protected-resource" + MCP_PATH, endpoint.protected_resource)
+    router.add_get("/.well-known/oauth-protected-resource", endpoint.protected_resource)
+    router.add_get("/.well-known/oauth-authorization-server" + OAUTH_PREFIX, endpoint.authorization_server)
+    router.add_get(OAUTH_PREFIX + "/.well-known/oauth-authorization-server", endpoint.authorization_server)
+    router.add_get(OAUTH_PREFIX + "/login", consent.get)
+    router.add_post(OAUTH_PREFIX + "/login", consent.post)
+    router.add_post(OAUTH_PREFIX + "/exchange", token_handler(endpoint.oauth))
+    router.add_post(OAUTH_PREFIX + "/register", registration_handler(endpoint.oauth))
+    app.cleanup_ctx.append(endpoint.hold_sessions)
+    return endpoint

@@ -1,0 +1,195 @@
+"""The MCP tools' work: thin calls into the service layer, answers as plain JSON-able dicts (docs/mcp.md).
+
+No MCP SDK here: `server.py` wraps these in tool functions; tests call them to check the tools' answers
+against the service layer. Every operation takes the caller's `McpAccess` first; arguments only narrow it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote
+
+from ..errors import InvalidInput, NotFound
+from ..service.hybrid import Scope, TextSearch
+from ..service.search import SearchQuery
+from ..store import Memory, MemoryWrite
+from ..store import queries as store_queries
+from ..store.uris import parse_memory_uri
+from .access import McpAccess
+
+if TYPE_CHECKING:
+    from ..context import AppContext
+
+MODES = ("vector", "hybrid", "keyword")
+FUSION_WEIGHT = {"vector": 1.0, "hybrid": 0.5, "keyword": 0.0}  # share of the semantic score (docs/compat.md)
+MAX_RECALL = 50
+MAX_PAGE = 100
+DEDUP_KEY_PREFIX = "mcp-sha256:"  # an import idempotency key: the same text twice is one memory
+
+
+def content_key(text: str) -> str:
+    return DEDUP_KEY_PREFIX + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def memory_view(memory: Memory, access: McpAccess, space_uri: str) -> dict[str, Any]:
+    return {
+        "uri": memory.uri,
+        "space": access.short_id(space_uri),
+        "text": memory.text,
+        "tags": list(memory.tags),
+        "source": memory.source,
+        "author": memory.author,
+        "createdAt": memory.created_at,
+    }
+
+
+class MemoryOperations:
+    def __init__(self, ctx: AppContext):
+        self.ctx = ctx
+
+    @property
+    def services(self):
+        return self.ctx.services
+
+    async def remember(
+        self,
+        access: McpAccess,
+        text: str,
+        tags: list[str] | None = None,
+        source: str | None = None,
+        space: str | None = None,
+    ) -> dict[str, Any]:
+        if not text or not text.strip():
+            raise InvalidInput("text must not be empty", "InvalidText")
+        uri = access.write_space(space)
+        target = await self.services.spaces.require(uri)
+        write = MemoryWrite(
+            author=target.authority,
+            text=text,
+            tags=tuple(tags or ()),
+            source=source,
+            idempotency_key=content_key(text),
+        )
+        [record] = await self.services.memories.write(uri, [write])
+        return {
+            "uri": record.uri,
+            "space": access.short_id(uri),
+            "duplicate": record.status != "created",
+            "status": record.status,
+            "indexed": record.indexed,
+        }
+
+    async def recall(
+        self,
+        access: McpAccess,
+        query: str,
+        spaces: list[str] | None = None,
+        tags: list[str] | None = None,
+        author: str | None = None,
+        since: str | None = None,
+        limit: int = 10,
+        mode: str = "hybrid",
+    ) -> dict[str, Any]:
+        if mode not in MODES:
+            raise InvalidInput(f"mode must be one of {', '.join(MODES)}", "InvalidMode")
+        if not 1 <= limit <= MAX_RECALL:
+            raise InvalidInput(f"limit must be in 1..{MAX_RECALL}", "InvalidLimit")
+        if not query.strip():
+            raise InvalidInput("query must not be empty", "InvalidQuery")
+        uris = access.read_spaces(spaces)
+        targets = [
+            s for s in (self.services.spaces.lookup(u) for u in uris) if s is not None and not s.deleted
+        ]
+        if not spaces:
+            targets = [s for s in targets if s.config is not None]  # all of them: skip spaces without a model
+        if mode == "vector" and len(targets) == 1:
+            found = await self.services.search.search(
+                targets[0],
+                SearchQuery(q=query, limit=limit, author=author, tags=tuple(tags or ()), since=since),
+            )
+            hits = [(m, sim / 1000.0, sim / 1000.0) for m, sim in found.hits]
+            owner = {m.row_id: targets[0].uri for m, _ in found.hits}
+        else:
+            search = TextSearch(
+                query,
+                limit=limit,
+                weight=FUSION_WEIGHT[mode],
+                author=author,
+                tags=tuple(tags or ()),
+                since=since,
+            )
+            ranked = await self.services.hybrid.run([Scope(s) for s in targets], search)
+            hits = [(h.memory, h.similarity, h.score) for h in ranked]
+            owner = {h.memory.row_id: parse_memory_uri(h.memory.uri)[0] for h in ranked}
+        results = []
+        for memory, similarity, score in hits:
+            view = memory_view(memory, access, owner[memory.row_id])
+            view["similarity"] = None if similarity is None else round(similarity, 4)
+            view["score"] = round(score, 4)
+            results.append(view)
+        return {"results": results, "spaces": [access.short_id(s.uri) for s in targets], "mode": mode}
+
+    async def get_memory(self, access: McpAccess, uri: str) -> dict[str, Any]:
+        space = access.memory_space(uri)
+        memory = await self.services.memories.get(space, uri)
+        return memory_view(memory, access, space)
+
+    async def memory_resource(self, access: McpAccess, decoded_uri: str) -> dict[str, Any]:
+        """`get_memory` for a resource read. The SDK hands the URI over percent-decoded, and a did:web with
+        a port spells its colon `%3A`, so the canonical URI is found among the memories with its rkey."""
+        rkey = decoded_uri.rsplit("/", 1)[-1]
+        for uri in access.readable.values():
+            if decoded_uri.startswith(unquote(uri) + "/"):
+                for candidate in await self.ctx.store.read(store_queries.memory_uris_with_rkey, uri, rkey):
+                    if unquote(candidate) == decoded_uri:
+                        return await self.get_memory(access, candidate)
+        raise NotFound("no such memory among your spaces", "MemoryNotFound")
+
+    async def list_memories(
+        self,
+        access: McpAccess,
+        space: str | None = None,
+        tags: list[str] | None = None,
+        author: str | None = None,
+        since: str | None = None,
+        cursor: str | None = None,
+        limit: int = 25,
+    ) -> dict[str, Any]:
+        if not 1 <= limit <= MAX_PAGE:
+            raise InvalidInput(f"limit must be in 1..{MAX_PAGE}", "InvalidLimit")
+        uri = access.read_space(space)
+        memories, next_cursor = await self.services.memories.list(
+            uri, limit=limit, cursor=cursor, author=author, tags=list(tags or ()), since=since
+        )
+        return {"memories": [memory_view(m, access, uri) for m in memories], "cursor": next_cursor}
+
+    async def forget(self, access: McpAccess, uri: str) -> dict[str, Any]:
+        space = access.memory_space(uri, write=True)
+        _, author, rkey = parse_memory_uri(uri)
+        deleted = await self.services.memories.delete(space, author, rkey)
+        return {"uri": uri, "deleted": deleted}
+
+    async def list_spaces(self, access: McpAccess) -> dict[str, Any]:
+        spaces = []
+        for short, uri in access.visible.items():
+            space = self.services.spaces.lookup(uri)
+            if space is None or space.deleted:
+                continue
+            status = await self.services.spaces.status(uri)
+            model = space.config.active if space.config else None
+            spaces.append(
+                {
+                    "id": short,
+                    "name": space.skey,
+                    "uri": uri,
+                    "model": None
+                    if model is None
+                    else {"name": model.model, "digest": model.digest, "dims": model.dims},
+                    "memories": status.memories,
+                    "read": uri in access.readable.values(),
+                    "write": uri in access.writable,
+                    "default": uri == access.default_write,
+                }
+            )
+        return {"spaces": spaces}

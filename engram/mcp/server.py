@@ -1,0 +1,179 @@
+"""The MCP server: engram's memory tools, one resource template and one prompt, on the official `mcp` SDK.
+
+Transports only differ in how they find the caller's `McpAccess`: stdio has one per process (`engram mcp`),
+streamable HTTP one per request (`http.py` puts it in the ASGI scope after checking the bearer). Tool
+failures are the service layer's domain errors, shown to the model as `Name: message`; their text never
+contains the query, so the SDK's own failure log (INFO) stays free of it (docs/mcp.md).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Annotated, Any
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ResourceError, ToolError
+from pydantic import Field
+
+from .. import __version__
+from ..errors import EngramError
+from .access import McpAccess
+from .operations import MAX_PAGE, MAX_RECALL, MemoryOperations
+from .prompt import USAGE_PROMPT
+
+if TYPE_CHECKING:
+    from .remote import RemoteOperations
+
+AccessProvider = Callable[[Context], Awaitable[McpAccess]]
+
+INSTRUCTIONS = (
+    "engram is a long-term memory. Call recall before answering anything that may depend on what the user "
+    "told you earlier; call remember for durable facts, preferences and decisions worth keeping."
+)
+
+# The SDK logs at DEBUG every message it receives, tool arguments included; a query must never reach a
+# log (docs/mcp.md). Its loggers get engram's level as it is when a server is built, but never below INFO,
+# so lowering the root logger later (ENGRAM_LOG_LEVEL=debug, a test's log capture) cannot open them.
+SDK_LOGGERS = ("mcp", "sse_starlette")
+
+
+def hold_sdk_logs_at_info() -> None:
+    level = max(logging.INFO, logging.getLogger().getEffectiveLevel())
+    for name in SDK_LOGGERS:
+        logging.getLogger(name).setLevel(level)
+
+
+SpaceArg = Annotated[
+    str | None,
+    Field(description="A space's id, name or at:// URI from list_spaces. Omit it for your default space."),
+]
+TagsArg = Annotated[
+    list[str] | None, Field(description="Only memories carrying all of these tags.", max_length=16)
+]
+AuthorArg = Annotated[str | None, Field(description="Only memories written by this DID.")]
+SinceArg = Annotated[
+    str | None,
+    Field(description="Only memories created at or after this time (ISO 8601, e.g. 2026-01-31T00:00:00Z)."),
+]
+
+
+def build_server(ops: MemoryOperations | RemoteOperations, access_of: AccessProvider) -> MCPServer:
+    """The tools over `ops`: this engram's services (`MemoryOperations`) or a remote engram's /mcp."""
+    hold_sdk_logs_at_info()
+    server = MCPServer("engram", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
+
+    async def run(context: Context, work: Callable[[McpAccess], Awaitable[Any]]) -> Any:
+        try:
+            return await work(await access_of(context))
+        except EngramError as err:
+            raise ToolError(f"{err.name}: {err.message}") from None
+
+    @server.tool(
+        description=(
+            "Save one memory: a self-contained fact, preference, decision or note, written so it makes "
+            "sense when read alone months later. Remembering the same text again does not make a second "
+            "copy: you get the existing memory's uri with duplicate=true (its tags and source become the "
+            "ones given now)."
+        )
+    )
+    async def remember(
+        text: Annotated[str, Field(description="The memory itself, in plain language.", max_length=30000)],
+        context: Context,
+        tags: Annotated[
+            list[str] | None, Field(description="Short labels to filter by later.", max_length=16)
+        ] = None,
+        source: Annotated[
+            str | None,
+            Field(description="Where this came from (a URL, file, or conversation).", max_length=2000),
+        ] = None,
+        space: SpaceArg = None,
+    ) -> dict[str, Any]:
+        return await run(context, lambda a: ops.remember(a, text, tags, source, space))
+
+    @server.tool(
+        description=(
+            "Search your memories by meaning (mode=vector), by meaning and exact words together "
+            "(mode=hybrid, the default: best for names, ids and rare terms), or by words alone "
+            "(mode=keyword). Searches all your spaces unless you name some; results from several spaces "
+            "are merged by score. Each hit has its uri, text, tags, createdAt and similarity (cosine, 0-1)."
+        )
+    )
+    async def recall(
+        query: Annotated[
+            str, Field(description="What you are looking for, in natural language.", max_length=1000)
+        ],
+        context: Context,
+        space: SpaceArg = None,
+        spaces: Annotated[list[str] | None, Field(description="Several spaces to search at once.")] = None,
+        tags: TagsArg = None,
+        author: AuthorArg = None,
+        since: SinceArg = None,
+        limit: Annotated[int, Field(description="How many hits at most.", ge=1, le=MAX_RECALL)] = 10,
+        mode: Annotated[str, Field(description="vector, hybrid or keyword.")] = "hybrid",
+    ) -> dict[str, Any]:
+        named = ([space] if space else []) + list(spaces or [])
+        return await run(
+            context, lambda a: ops.recall(a, query, named or None, tags, author, since, limit, mode)
+        )
+
+    @server.tool(description="Read one memory by its uri (an at:// URI from recall or list_memories).")
+    async def get_memory(
+        uri: Annotated[str, Field(description="The memory's at:// URI.")], context: Context
+    ) -> dict[str, Any]:
+        return await run(context, lambda a: ops.get_memory(a, uri))
+
+    @server.tool(
+        description=(
+            "List memories of one space, newest first, optionally filtered; pass the returned cursor to get "
+            "the next page (cursor is null on the last page)."
+        )
+    )
+    async def list_memories(
+        context: Context,
+        space: SpaceArg = None,
+        tags: TagsArg = None,
+        author: AuthorArg = None,
+        since: SinceArg = None,
+        cursor: Annotated[str | None, Field(description="From the previous page's answer.")] = None,
+        limit: Annotated[int, Field(description="Page size.", ge=1, le=MAX_PAGE)] = 25,
+    ) -> dict[str, Any]:
+        return await run(context, lambda a: ops.list_memories(a, space, tags, author, since, cursor, limit))
+
+    @server.tool(
+        description=(
+            "Delete one memory by its uri, for good. Only in spaces you may write; use it when the user asks "
+            "you to forget something or a memory is wrong (then remember the corrected version)."
+        )
+    )
+    async def forget(
+        uri: Annotated[str, Field(description="The memory's at:// URI.")], context: Context
+    ) -> dict[str, Any]:
+        return await run(context, lambda a: ops.forget(a, uri))
+
+    @server.tool(
+        description=(
+            "The spaces you can use: id, name, embedding model, number of memories, whether you may read and "
+            "write each, and which one remember uses by default."
+        )
+    )
+    async def list_spaces(context: Context) -> dict[str, Any]:
+        return await run(context, ops.list_spaces)
+
+    @server.resource(
+        "at://{+path}",
+        name="memory",
+        mime_type="application/json",
+        description="One memory, by its at:// URI (the same as get_memory).",
+    )
+    async def memory_resource(path: str, context: Context) -> dict[str, Any]:
+        try:
+            return await ops.memory_resource(await access_of(context), "at://" + path)
+        except EngramError as err:
+            raise ResourceError(f"{err.name}: {err.message}") from None
+
+    @server.prompt(name="use_memory", description="How to use engram's memory tools well.")
+    def use_memory() -> str:
+        return USAGE_PROMPT
+
+    return server
