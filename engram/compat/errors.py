@@ -29,6 +29,23 @@ from .shim import Shim
 log = logging.getLogger("engram.compat")
 
 
+# The HTTP status of each domain-error family, as REST APIs spell it (engram/errors.py). The shims render
+# their own bodies; the status convention is the same for all of them (XRPC has its own table).
+HTTP_STATUS_BY_KIND = {
+    "invalid": 400,
+    "auth": 401,
+    "forbidden": 403,
+    "not_found": 404,
+    "method_not_allowed": 405,
+    "conflict": 409,
+    "too_large": 413,
+    "rate_limited": 429,
+    "internal": 500,
+    "not_implemented": 501,
+    "unavailable": 503,
+}
+
+
 class MethodNotAllowed(EngramError):
     """The path exists but not for this verb (aiohttp's 405), kept apart so shims can answer 405."""
 

@@ -9,21 +9,9 @@ import orjson
 from aiohttp import web
 
 from ...errors import EngramError
+from ..errors import HTTP_STATUS_BY_KIND
 from .models import RequestInvalid
 
-STATUS_BY_KIND = {
-    "invalid": 400,
-    "auth": 401,
-    "forbidden": 403,
-    "not_found": 404,
-    "method_not_allowed": 405,
-    "conflict": 409,
-    "too_large": 413,
-    "rate_limited": 429,
-    "internal": 500,
-    "not_implemented": 501,
-    "unavailable": 503,
-}
 _FASTAPI_TEXT = {404: "Not Found", 405: "Method Not Allowed", 500: "Internal Service Error"}
 
 
@@ -39,7 +27,7 @@ def detail(status: int, message, headers: dict[str, str] | None = None) -> web.R
 def render_error(err: EngramError) -> web.Response:
     if isinstance(err, RequestInvalid):
         return detail(422, err.errors)
-    status = STATUS_BY_KIND.get(err.kind, 500)
+    status = HTTP_STATUS_BY_KIND.get(err.kind, 500)
     headers = dict(err.headers)
     if status == 401:
         headers["WWW-Authenticate"] = 'Bearer realm="memorybank"'
