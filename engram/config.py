@@ -110,6 +110,13 @@ VARIABLES: tuple[Variable, ...] = (
         "600",
         "Lifetime in seconds of the space credentials `getSpaceCredential` issues (1-3600).",
     ),
+    # throughput (docs/architecture.md#using-every-core)
+    Variable(
+        "ENGRAM_VALIDATE_OUTPUT",
+        "0",
+        "`1`: check every XRPC answer against its lexicon (tests, debugging). `0`: check the first answer "
+        "of each method only, then trust the presenters.",
+    ),
 )
 _KNOWN = {v.name for v in VARIABLES}
 
@@ -149,6 +156,10 @@ class Settings:
     keepalive_timeout_ms: int = 75_000
     max_connections: int = 512
     credential_ttl: int = 600  # space host (docs/space-host.md)
+    # Throughput (docs/architecture.md#using-every-core)
+    validate_output: bool = (
+        False  # every XRPC answer against its lexicon (tests, debugging); else once per method
+    )
 
 
 def _int(name: str, raw: str, lo: int, hi: int | None = None) -> int:
@@ -289,6 +300,8 @@ def read_env(environ: Mapping[str, str] | None = None) -> Settings:
         ),
         max_connections=_int("ENGRAM_MAX_CONNECTIONS", get("ENGRAM_MAX_CONNECTIONS") or "", 1, 1_000_000),
         credential_ttl=_int("ENGRAM_CREDENTIAL_TTL", get("ENGRAM_CREDENTIAL_TTL") or "", 1, 3600),
+        # Throughput
+        validate_output=_bool("ENGRAM_VALIDATE_OUTPUT", get("ENGRAM_VALIDATE_OUTPUT") or "0"),
     )
 
 

@@ -4,7 +4,8 @@
 3. the space credential (``CredentialVerifier``; cached by JWT hash) → else InvalidToken
 4. Atproto-Space-Audience == engram's service DID → else BadSpaceSignature
 5. the RFC 9421 atproto-space signature with cnf.kid → else BadSpaceSignature
-Steps 4 and 5 run on every request, cached credential or not. Step 1 (the space exists) is the caller's.
+Steps 3 and 4 run on every request, cached credential or not. Step 5's verdict is cached on the exact bytes
+of the four headers it reads (see ``_signature_key``). Step 1 (the space exists) is the caller's.
 """
 
 from __future__ import annotations
@@ -17,9 +18,11 @@ from engram.auth.credential import CredentialVerifier
 from engram.auth.did_resolver import DocumentSource
 from engram.auth.keys import PublicKey
 from engram.auth.space_signature import Headers, verify_space_signature
+from engram.auth.ttl_cache import TtlCache
 from engram.errors import NotAuthenticated
 
 SCHEME = "atproto-space"
+SIGNATURE_CACHE_SIZE = 10_000
 
 
 @dataclass(frozen=True)
@@ -35,6 +38,12 @@ class ReaderVerifier:
     def __init__(self, service_did: str, resolver: DocumentSource, now: Callable[[], float] = time.time):
         self.service_did = service_did
         self.credentials = CredentialVerifier(resolver, now=now)
+        # Verified signatures (docs/protocol.md#the-atproto-space-request-signature): the signature base is
+        # built only from Authorization, Atproto-Space-Audience and Signature-Input, so the same bytes of
+        # those plus Signature verify the same way every time; a client reuses one signature for the
+        # credential's whole life. Entries live until the credential's exp, and the credential's window is
+        # still checked on every request (step 3), so an expired credential is refused even when cached.
+        self._signatures: TtlCache[bool] = TtlCache(SIGNATURE_CACHE_SIZE, now)
 
     async def verify(self, headers: Headers, space: str, audience: str | None = None) -> ReaderAuth:
         """``audience``: the DID the signature must be addressed to (default engram's own; repo reads of a
@@ -53,5 +62,20 @@ class ReaderVerifier:
         cred = await self.credentials.verify(token, space)
         if audiences[0].strip() != audience:
             raise NotAuthenticated(f"Atproto-Space-Audience must be {audience}", "BadSpaceSignature")
-        verify_space_signature(headers, cred.holder_key)
+        signature_key = _signature_key(headers, authorizations[0], audiences[0], audience)
+        if self._signatures.get(signature_key) is None:
+            verify_space_signature(headers, cred.holder_key)
+            self._signatures.put(signature_key, True, cred.exp)
         return ReaderAuth(cred.space, cred.issuer, cred.holder_key, cred.jti, cred.exp)
+
+
+def _signature_key(headers: Headers, authorization: str, audience_header: str, audience: str) -> tuple:
+    """Every byte step 5 reads: the two covered headers, all Signature-Input and Signature lines, and the
+    audience the caller requires (the exchange form never reaches this cache)."""
+    return (
+        authorization,
+        audience_header,
+        tuple(headers.getall("Signature-Input", ())),
+        tuple(headers.getall("Signature", ())),
+        audience,
+    )

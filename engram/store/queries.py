@@ -68,6 +68,31 @@ def get_memories(conn: sqlite3.Connection, space_uri: str, row_ids: Sequence[int
     return [found[row_id] for row_id in ids if row_id in found]
 
 
+def get_hits(conn: sqlite3.Connection, space_id: int, row_ids: Sequence[int]) -> list[Memory]:
+    """`get_memories` for search hits of a space the caller has just looked up (the auth step did): one
+    prepared statement (sqlite3 caches it by text, so up to `limit` ids reuse a handful), no space lookup.
+    One statement is one snapshot, so the caller needs no transaction around it."""
+    ids = [int(row_id) for row_id in row_ids]
+    if not ids:
+        return []
+    found = {}
+    for start in range(0, len(ids), 500):  # stay under SQLite's bound-parameter limit
+        chunk = ids[start : start + 500]
+        sql = _HITS_SQL.get(len(chunk)) or _hits_sql(len(chunk))
+        for row in conn.execute(sql, (space_id, *chunk)):
+            found[row[0]] = _memory(row)
+    return [found[row_id] for row_id in ids if row_id in found]
+
+
+_HITS_SQL: dict[int, str] = {}
+
+
+def _hits_sql(n: int) -> str:
+    sql = f"SELECT {_VIEW_COLUMNS} FROM memories WHERE space_id = ? AND row_id IN ({','.join('?' * n)})"
+    _HITS_SQL[n] = sql
+    return sql
+
+
 def encode_cursor(created_ms: int, row_id: int) -> str:
     return base64.urlsafe_b64encode(f"{created_ms}:{row_id}".encode()).decode().rstrip("=")
 

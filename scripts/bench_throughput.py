@@ -1,0 +1,178 @@
+"""Signed-search throughput, side by side (docs/benchmarks.md#throughput).
+
+Each engram under test runs in its own process (`serve` mode: a real server on 127.0.0.1 with a seeded
+space, rate limits off); this process is the client. Rounds alternate between the servers so co-tenant noise
+on a shared machine hits all of them alike; the table gives each server's median QPS and p50/p99 over rounds.
+
+    .venv/bin/python scripts/bench_throughput.py --size 10000 --concurrency 32 --seconds 5 --rounds 3
+    # compare against another checkout of engram (e.g. `git archive main | tar -x -C /tmp/base`, then copy
+    # this script into /tmp/base/scripts/):
+    .venv/bin/python scripts/bench_throughput.py --tree /tmp/base --tree .
+    # a cProfile of the server side, written to DIR/<n>.prof:
+    .venv/bin/python scripts/bench_throughput.py --profile DIR
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+
+async def serve(size: int, ready: Path, profile: str | None, settings_json: str) -> None:
+    import numpy as np
+    from benchlib import engram_server, latent, seed
+
+    import engram
+    from engram.search.vectors import encode_query_vector
+    from engram.store import ModelSpec
+
+    print(f"serving engram from {Path(engram.__file__).parent}", file=sys.stderr)
+    spec = ModelSpec("bench-384", "sha256:bench", 384)
+    async with engram_server(search_concurrency=1024, **json.loads(settings_json)) as srv:
+        space = (await srv.ctx.services.spaces.create_hosted("bench", model=spec)).uri
+        await seed(srv.ctx, space, latent(size, spec.dims, seed=1), spec)
+        qs = latent(64, spec.dims, seed=2).astype(np.float16).astype(np.float32)
+        params = [
+            {"space": space, "vector": encode_query_vector(q / np.linalg.norm(q)), "model": spec.model}
+            | {"modelDigest": spec.digest, "limit": "10"}
+            for q in qs
+        ]
+        url = f"{srv.base}/xrpc/garden.engram.searchMemories"
+        async with srv.session.get(url, params=params[0], headers=srv.signed(space)) as r:
+            assert r.status == 200, await r.text()  # loads the index before the clock starts
+        profiler = None
+        if profile:
+            import cProfile
+
+            profiler = cProfile.Profile()
+            profiler.enable()
+        ready.write_text(json.dumps({"url": url, "headers": srv.signed(space), "params": params}))
+        await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)  # until the parent closes it
+        if profiler is not None:
+            profiler.disable()
+            profiler.dump_stats(profile)
+
+
+async def drive(target: dict, concurrency: int, seconds: float) -> dict:
+    import aiohttp
+
+    latencies: list[float] = []
+    statuses: dict[int, int] = {}
+    stop = time.perf_counter() + seconds
+    connector = aiohttp.TCPConnector(limit=concurrency)
+    async with aiohttp.ClientSession(connector=connector) as session:
+
+        async def worker(offset: int) -> None:
+            i = offset
+            while time.perf_counter() < stop:
+                t0 = time.perf_counter()
+                async with session.get(
+                    target["url"],
+                    params=target["params"][i % len(target["params"])],
+                    headers=target["headers"],
+                ) as r:
+                    await r.read()
+                latencies.append(time.perf_counter() - t0)
+                statuses[r.status] = statuses.get(r.status, 0) + 1
+                i += 1
+
+        t0 = time.perf_counter()
+        await asyncio.gather(*(worker(n) for n in range(concurrency)))
+        elapsed = time.perf_counter() - t0
+    latencies.sort()
+    return {
+        "qps": len(latencies) / elapsed,
+        "p50_ms": 1000 * latencies[len(latencies) // 2],
+        "p99_ms": 1000 * latencies[int(len(latencies) * 0.99)],
+        "statuses": statuses,
+    }
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far (Linux /proc): the server's cost per request does not
+    depend on how busy the neighbours keep the machine, its QPS does."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def start_server(tree: Path, size: int, workdir: Path, n: int, profile: str | None, settings: str):
+    ready = workdir / f"ready-{n}.json"
+    script = tree / "scripts" / "bench_throughput.py"
+    if not script.exists():  # the server must import that tree's engram (benchlib puts its tree first)
+        raise SystemExit(f"copy scripts/bench_throughput.py into {tree}/scripts first")
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    args = [sys.executable, str(script), "serve", "--size", str(size), "--ready", str(ready)]
+    args += ["--settings", settings] + (["--profile-out", profile] if profile else [])
+    proc = subprocess.Popen(args, stdin=subprocess.PIPE, env=env, cwd=tree)
+    return proc, ready
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("mode", nargs="?", default="bench", choices=["bench", "serve"])
+    parser.add_argument("--size", type=int, default=10_000)
+    parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--tree", action="append", type=Path, help="engram checkout(s) to compare")
+    parser.add_argument("--settings", default="{}", help="JSON of Settings fields for every server")
+    parser.add_argument("--profile", type=Path, help="directory for server-side cProfile dumps")
+    parser.add_argument("--ready", type=Path)
+    parser.add_argument("--profile-out")
+    args = parser.parse_args()
+    if args.mode == "serve":
+        sys.path.insert(0, str(HERE))
+        asyncio.run(serve(args.size, args.ready, args.profile_out, args.settings))
+        return
+    trees = args.tree or [HERE.parent]
+    with tempfile.TemporaryDirectory(prefix="engram-thr-") as tmp:
+        servers = []
+        for n, tree in enumerate(trees):
+            profile = str(args.profile / f"{n}.prof") if args.profile else None
+            servers.append(start_server(tree.resolve(), args.size, Path(tmp), n, profile, args.settings))
+        try:
+            for proc, ready in servers:
+                while not ready.exists():
+                    if proc.poll() is not None:
+                        raise SystemExit("a server exited before it was ready")
+                    time.sleep(0.2)
+            targets = [json.loads(ready.read_text()) for _, ready in servers]
+            rounds: list[list[dict]] = [[] for _ in servers]
+            for _ in range(args.rounds):
+                for n, target in enumerate(targets):
+                    cpu0 = cpu_seconds(servers[n][0].pid)
+                    result = asyncio.run(drive(target, args.concurrency, args.seconds))
+                    served = sum(result["statuses"].values())
+                    result["cpu_us"] = 1e6 * (cpu_seconds(servers[n][0].pid) - cpu0) / max(served, 1)
+                    rounds[n].append(result)
+        finally:
+            for proc, _ in servers:
+                proc.stdin.close()
+                proc.wait(timeout=60)
+    load = Path("/proc/loadavg").read_text().split()[0]
+    print(f"size={args.size} c={args.concurrency} {args.seconds}s x {args.rounds} rounds, load {load}")
+    for tree, results in zip(trees, rounds, strict=True):
+        qps = statistics.median(r["qps"] for r in results)
+        p50 = statistics.median(r["p50_ms"] for r in results)
+        p99 = statistics.median(r["p99_ms"] for r in results)
+        statuses = {k: sum(r["statuses"].get(k, 0) for r in results) for k in results[0]["statuses"]}
+        cpu = statistics.median(r["cpu_us"] for r in results)
+        rounds_qps = [round(r["qps"]) for r in results]
+        print(
+            f"{tree}: {qps:.0f} QPS (rounds {rounds_qps}) p50 {p50:.2f} ms p99 {p99:.2f} ms {statuses}; "
+            f"server CPU {cpu:.0f} µs per request (rounds {[round(r['cpu_us']) for r in results]})"
+        )
+
+
+if __name__ == "__main__":
+    main()
