@@ -117,6 +117,12 @@ VARIABLES: tuple[Variable, ...] = (
         "`1`: check every XRPC answer against its lexicon (tests, debugging). `0`: check the first answer "
         "of each method only, then trust the presenters.",
     ),
+    Variable(
+        "ENGRAM_PROCESSES",
+        "1",
+        "Serving processes on one port (SO_REUSEPORT) over the same data directory; rate limits are "
+        "split between them. Above 1 only for search serving: see docs/architecture.md#using-every-core.",
+    ),
 )
 _KNOWN = {v.name for v in VARIABLES}
 
@@ -157,9 +163,9 @@ class Settings:
     max_connections: int = 512
     credential_ttl: int = 600  # space host (docs/space-host.md)
     # Throughput (docs/architecture.md#using-every-core)
-    validate_output: bool = (
-        False  # every XRPC answer against its lexicon (tests, debugging); else once per method
-    )
+    # every XRPC answer against its lexicon (tests, debugging); else once per method
+    validate_output: bool = False
+    processes: int = 1  # serving processes on one port (engram/serving/processes.py)
 
 
 def _int(name: str, raw: str, lo: int, hi: int | None = None) -> int:
@@ -302,6 +308,7 @@ def read_env(environ: Mapping[str, str] | None = None) -> Settings:
         credential_ttl=_int("ENGRAM_CREDENTIAL_TTL", get("ENGRAM_CREDENTIAL_TTL") or "", 1, 3600),
         # Throughput
         validate_output=_bool("ENGRAM_VALIDATE_OUTPUT", get("ENGRAM_VALIDATE_OUTPUT") or "0"),
+        processes=_int("ENGRAM_PROCESSES", get("ENGRAM_PROCESSES") or "", 1, 256),
     )
 
 
