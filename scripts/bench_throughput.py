@@ -8,6 +8,8 @@ on a shared machine hits all of them alike; the table gives each server's median
     # compare against another checkout of engram (e.g. `git archive main | tar -x -C /tmp/base`, then copy
     # this script into /tmp/base/scripts/):
     .venv/bin/python scripts/bench_throughput.py --tree /tmp/base --tree .
+    # `engram serve` with ENGRAM_PROCESSES=1 and =2 side by side over one seeded data directory:
+    .venv/bin/python scripts/bench_throughput.py --processes 1 2
     # a cProfile of the server side, written to DIR/<n>.prof:
     .venv/bin/python scripts/bench_throughput.py --profile DIR
 """
@@ -105,6 +107,122 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def tree_cpu_and_rss(pid: int) -> tuple[float, list[int]]:
+    """CPU seconds of a process and its children, and the RSS (KiB) of each serving process (the children
+    when there are any: the parent of ENGRAM_PROCESSES>1 only waits)."""
+    children = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        children += [int(c) for c in (task / "children").read_text().split()]
+    serving = [c for c in children if "spawn_main" in Path(f"/proc/{c}/cmdline").read_text()] or [pid]
+    rss = []
+    for p in serving:
+        for line in Path(f"/proc/{p}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                rss.append(int(line.split()[1]))
+    return sum(cpu_seconds(p) for p in {pid, *serving}), rss
+
+
+async def seed_data_dir(data_dir: Path, env: dict[str, str], size: int) -> dict:
+    """A space of `size` latent vectors written through the service into `data_dir`, and signed request
+    material for it (the servers then open the same directory)."""
+    sys.path.insert(0, str(HERE))
+    from benchlib import latent, seed
+
+    from engram.auth.credential import mint_space_credential
+    from engram.auth.keys import PrivateKey
+    from engram.auth.space_signature import sign_space_request
+    from engram.config import read_env
+    from engram.lifecycle import open_context
+    from engram.search.vectors import encode_query_vector
+    from engram.store import ModelSpec
+
+    spec = ModelSpec("bench-384", "sha256:bench", 384)
+    async with open_context(read_env(env), embedder=False) as ctx:
+        space = await ctx.services.spaces.create_hosted("bench", model=spec)
+        await seed(ctx, space.uri, latent(size, spec.dims, seed=1), spec)
+        holder = PrivateKey.generate("ES256")
+        token = mint_space_credential(
+            ctx.keyring.private_key(space.authority),
+            issuer=space.authority,
+            space=space.uri,
+            holder_did_key=holder.public_key.did_key,
+            ttl=3600,
+        )
+        headers = sign_space_request(holder, token, ctx.settings.service_did)
+    qs = latent(64, spec.dims, seed=2)
+    params = [
+        {"space": space.uri, "vector": encode_query_vector(q), "model": spec.model}
+        | {"modelDigest": spec.digest, "limit": "10"}
+        for q in qs
+    ]
+    return {"headers": headers, "params": params}
+
+
+def bench_processes(args: argparse.Namespace) -> None:
+    import urllib.request
+
+    with tempfile.TemporaryDirectory(prefix="engram-procs-") as tmp:
+        base_env = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")}
+        env = base_env | {
+            "ENGRAM_DATA_DIR": f"{tmp}/data",
+            "ENGRAM_EMBEDDER": "none",
+            "ENGRAM_SERVICE_DID": "did:web:bench.test",
+            "ENGRAM_PUBLIC_URL": "https://bench.test",
+            "ENGRAM_SEARCH_RATE": "0",
+            "ENGRAM_SEARCH_CONCURRENCY": "1024",
+            "ENGRAM_LOG_LEVEL": "warning",
+        }
+        material = asyncio.run(seed_data_dir(Path(tmp) / "data", env, args.size))
+        servers = []
+        for n, processes in enumerate(args.processes):
+            port = 18600 + n
+            proc_env = env | {"ENGRAM_PROCESSES": str(processes), "ENGRAM_PORT": str(port)}
+            log = open(f"{tmp}/serve-{n}.log", "wb")  # noqa: SIM115 - closed with the directory
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "engram", "serve"], env=proc_env, stdout=log, stderr=log
+            )
+            url = f"http://127.0.0.1:{port}/xrpc/garden.engram.searchMemories"
+            servers.append((proc, {"url": url, **material}, processes))
+        try:
+            for proc, target, _ in servers:
+                deadline = time.monotonic() + 120
+                while time.monotonic() < deadline:
+                    try:
+                        urllib.request.urlopen(
+                            target["url"].replace("garden.engram.searchMemories", "_health")
+                        )
+                        break
+                    except OSError:
+                        time.sleep(0.3)
+                asyncio.run(drive(target, 2, 1.0))  # loads the index in every process before the clock
+            results: list[list[dict]] = [[] for _ in servers]
+            rss_before = [tree_cpu_and_rss(proc.pid)[1] for proc, _, _ in servers]
+            for _ in range(args.rounds):
+                for n, (proc, target, _) in enumerate(servers):
+                    cpu0, _rss = tree_cpu_and_rss(proc.pid)
+                    result = asyncio.run(drive(target, args.concurrency, args.seconds))
+                    cpu1, rss = tree_cpu_and_rss(proc.pid)
+                    result["cpu_us"] = 1e6 * (cpu1 - cpu0) / max(sum(result["statuses"].values()), 1)
+                    result["rss"] = rss
+                    results[n].append(result)
+        finally:
+            for proc, _, _ in servers:
+                proc.terminate()
+                proc.wait(timeout=60)
+    load = Path("/proc/loadavg").read_text().split()[0]
+    print(f"size={args.size} c={args.concurrency} {args.seconds}s x {args.rounds} rounds, load {load}")
+    for (_, _, processes), rounds, before in zip(servers, results, rss_before, strict=True):
+        qps = statistics.median(r["qps"] for r in rounds)
+        p50 = statistics.median(r["p50_ms"] for r in rounds)
+        p99 = statistics.median(r["p99_ms"] for r in rounds)
+        cpu = statistics.median(r["cpu_us"] for r in rounds)
+        print(
+            f"ENGRAM_PROCESSES={processes}: {qps:.0f} QPS (rounds {[round(r['qps']) for r in rounds]}) "
+            f"p50 {p50:.2f} ms p99 {p99:.2f} ms; CPU {cpu:.0f} µs/request; "
+            f"RSS per process KiB {before} -> {rounds[-1]['rss']}"
+        )
+
+
 def start_server(tree: Path, size: int, workdir: Path, n: int, profile: str | None, settings: str):
     ready = workdir / f"ready-{n}.json"
     script = tree / "scripts" / "bench_throughput.py"
@@ -127,12 +245,16 @@ def main() -> None:
     parser.add_argument("--tree", action="append", type=Path, help="engram checkout(s) to compare")
     parser.add_argument("--settings", default="{}", help="JSON of Settings fields for every server")
     parser.add_argument("--profile", type=Path, help="directory for server-side cProfile dumps")
+    parser.add_argument("--processes", type=int, nargs="+", help="compare ENGRAM_PROCESSES values")
     parser.add_argument("--ready", type=Path)
     parser.add_argument("--profile-out")
     args = parser.parse_args()
     if args.mode == "serve":
         sys.path.insert(0, str(HERE))
         asyncio.run(serve(args.size, args.ready, args.profile_out, args.settings))
+        return
+    if args.processes:
+        bench_processes(args)
         return
     trees = args.tree or [HERE.parent]
     with tempfile.TemporaryDirectory(prefix="engram-thr-") as tmp:
