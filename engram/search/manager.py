@@ -60,10 +60,14 @@ def _search_job(
     return then(result) if then is not None else result
 
 
-def _finish(entry: _Entry, job: concurrent.futures.Future, answer: asyncio.Future) -> None:
-    """On the loop once the worker is done with the index (or the job was cancelled before it started)."""
+def _release(entry: _Entry) -> None:
     entry.lock.release_read()
     entry.busy -= 1
+
+
+def _finish(entry: _Entry, job: concurrent.futures.Future, answer: asyncio.Future) -> None:
+    """On the loop once the worker is done with the index (or the job was cancelled before it started)."""
+    _release(entry)
     if answer.done():  # the caller gave up meanwhile
         return
     if job.cancelled():
@@ -164,7 +168,11 @@ class IndexManager:
         # to the end and releases the share then (docs/architecture.md#concurrency).
         loop = asyncio.get_running_loop()
         answer = loop.create_future()
-        job = self.pool.start(_search_job, entry.index, query, k, filters, deadline, then)
+        try:
+            job = self.pool.start(_search_job, entry.index, query, k, filters, deadline, then)
+        except BaseException:  # the pool is shut down: nothing will run, give the share back now
+            _release(entry)
+            raise
         # One wake-up of the loop per search (wrap_future plus a release callback would be two).
         job.add_done_callback(lambda done: loop.call_soon_threadsafe(_finish, entry, done, answer))
         answer.add_done_callback(lambda a: job.cancel() if a.cancelled() else None)
