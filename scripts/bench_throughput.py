@@ -50,8 +50,12 @@ async def serve(size: int, ready: Path, profile: str | None, settings_json: str)
             for q in qs
         ]
         url = f"{srv.base}/xrpc/garden.engram.searchMemories"
-        async with srv.session.get(url, params=params[0], headers=srv.signed(space)) as r:
-            assert r.status == 200, await r.text()  # loads the index before the clock starts
+        for _ in range(600):  # load the index before the clock starts (an HNSW build can take a minute)
+            async with srv.session.get(url, params=params[0], headers=srv.signed(space)) as r:
+                if r.status == 200:
+                    break
+                assert r.status == 503, await r.text()
+            await asyncio.sleep(0.5)
         profiler = None
         if profile:
             import cProfile
@@ -98,6 +102,54 @@ async def drive(target: dict, concurrency: int, seconds: float) -> dict:
         "p99_ms": 1000 * latencies[int(len(latencies) * 0.99)],
         "statuses": statuses,
     }
+
+
+def bare_index(size: int):
+    """The same vectors in a `SpaceIndex` of this process, for the bare-FAISS series."""
+    sys.path.insert(0, str(HERE))
+    import numpy as np
+    from benchlib import latent
+
+    from engram.search.index import SpaceIndex
+    from engram.search.rows import IndexRows
+
+    vectors = latent(size, 384, seed=1)
+    rows = IndexRows(
+        np.arange(1, size + 1, dtype=np.int64),
+        vectors.astype(np.float16),
+        ["did:web:bench.test"] * size,
+        np.zeros(size, np.int64),
+        [()] * size,
+    )
+    queries = latent(64, 384, seed=2).astype(np.float16).astype(np.float32)
+    return SpaceIndex.build(rows, 384, 1), queries / np.linalg.norm(queries, axis=1, keepdims=True)
+
+
+def bare_qps(index, queries, seconds: float, threads: int = 2) -> float:
+    """Searches per second of `threads` threads calling SpaceIndex.search back to back (FAISS releases the
+    GIL), each pinned to one OpenMP thread as engram's workers are."""
+    import threading
+
+    import faiss
+
+    counts = [0] * threads
+    stop = time.perf_counter() + seconds
+
+    def run(n: int) -> None:
+        faiss.omp_set_num_threads(1)
+        i = n
+        while time.perf_counter() < stop:
+            index.search(queries[i % len(queries)], 10, None, float("inf"))
+            counts[n] += 1
+            i += 1
+
+    workers = [threading.Thread(target=run, args=(n,)) for n in range(threads)]
+    t0 = time.perf_counter()
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    return sum(counts) / (time.perf_counter() - t0)
 
 
 def cpu_seconds(pid: int) -> float:
@@ -246,6 +298,7 @@ def main() -> None:
     parser.add_argument("--settings", default="{}", help="JSON of Settings fields for every server")
     parser.add_argument("--profile", type=Path, help="directory for server-side cProfile dumps")
     parser.add_argument("--processes", type=int, nargs="+", help="compare ENGRAM_PROCESSES values")
+    parser.add_argument("--bare", action="store_true", help="add a bare SpaceIndex.search series, 2 threads")
     parser.add_argument("--ready", type=Path)
     parser.add_argument("--profile-out")
     args = parser.parse_args()
@@ -270,7 +323,11 @@ def main() -> None:
                     time.sleep(0.2)
             targets = [json.loads(ready.read_text()) for _, ready in servers]
             rounds: list[list[dict]] = [[] for _ in servers]
+            bare: list[float] = []
+            index, queries = bare_index(args.size) if args.bare else (None, None)
             for _ in range(args.rounds):
+                if index is not None:
+                    bare.append(bare_qps(index, queries, args.seconds))
                 for n, target in enumerate(targets):
                     cpu0 = cpu_seconds(servers[n][0].pid)
                     result = asyncio.run(drive(target, args.concurrency, args.seconds))
@@ -283,6 +340,10 @@ def main() -> None:
                 proc.wait(timeout=60)
     load = Path("/proc/loadavg").read_text().split()[0]
     print(f"size={args.size} c={args.concurrency} {args.seconds}s x {args.rounds} rounds, load {load}")
+    if bare:
+        print(
+            f"bare SpaceIndex.search, 2 threads: {statistics.median(bare):.0f} QPS (rounds {[round(b) for b in bare]})"
+        )
     for tree, results in zip(trees, rounds, strict=True):
         qps = statistics.median(r["qps"] for r in results)
         p50 = statistics.median(r["p50_ms"] for r in results)
@@ -293,6 +354,7 @@ def main() -> None:
         print(
             f"{tree}: {qps:.0f} QPS (rounds {rounds_qps}) p50 {p50:.2f} ms p99 {p99:.2f} ms {statuses}; "
             f"server CPU {cpu:.0f} µs per request (rounds {[round(r['cpu_us']) for r in results]})"
+            + (f"; ÷ bare {qps / statistics.median(bare):.2f}" if bare else "")
         )
 
 
