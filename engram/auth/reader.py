@@ -4,8 +4,9 @@
 3. the space credential (``CredentialVerifier``; cached by JWT hash) → else InvalidToken
 4. Atproto-Space-Audience == engram's service DID → else BadSpaceSignature
 5. the RFC 9421 atproto-space signature with cnf.kid → else BadSpaceSignature
-Steps 3 and 4 run on every request, cached credential or not. Step 5's verdict is cached on the exact bytes
-of the four headers it reads (see ``_signature_key``). Step 1 (the space exists) is the caller's.
+A request whose four auth headers are byte-identical to one that passed steps 3-5 (and that asks for the
+same audience) reuses that verdict until the credential's exp; the credential's window and space are
+checked again on every request. Step 1 (the space exists) is the caller's.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from engram.auth.credential import CredentialVerifier
+from engram.auth.credential import Credential, CredentialVerifier, check_window_and_space
 from engram.auth.did_resolver import DocumentSource
 from engram.auth.keys import PublicKey
 from engram.auth.space_signature import Headers, verify_space_signature
@@ -38,12 +39,14 @@ class ReaderVerifier:
     def __init__(self, service_did: str, resolver: DocumentSource, now: Callable[[], float] = time.time):
         self.service_did = service_did
         self.credentials = CredentialVerifier(resolver, now=now)
-        # Verified signatures (docs/protocol.md#the-atproto-space-request-signature): the signature base is
+        # Verified requests (docs/protocol.md#the-atproto-space-request-signature): the signature base is
         # built only from Authorization, Atproto-Space-Audience and Signature-Input, so the same bytes of
         # those plus Signature verify the same way every time; a client reuses one signature for the
-        # credential's whole life. Entries live until the credential's exp, and the credential's window is
-        # still checked on every request (step 3), so an expired credential is refused even when cached.
-        self._signatures: TtlCache[bool] = TtlCache(SIGNATURE_CACHE_SIZE, now)
+        # credential's whole life. Entries live until the credential's exp, and the credential's window
+        # and space are still checked on every request, so an expired credential is refused even while
+        # cached, and a request for another space is refused.
+        self._now = now
+        self._verified: TtlCache[Credential] = TtlCache(SIGNATURE_CACHE_SIZE, now)
 
     async def verify(self, headers: Headers, space: str, audience: str | None = None) -> ReaderAuth:
         """``audience``: the DID the signature must be addressed to (default engram's own; repo reads of a
@@ -55,6 +58,13 @@ class ReaderVerifier:
             raise NotAuthenticated(
                 "exactly one Authorization and one Atproto-Space-Audience header are required", "AuthRequired"
             )
+        request_key = _signature_key(headers, authorizations[0], audiences[0], audience)
+        cred = self._verified.get(request_key)
+        if (
+            cred is not None
+        ):  # these exact bytes passed steps 3-5 before: only the window and space can change
+            check_window_and_space(cred, space, self._now())
+            return ReaderAuth(cred.space, cred.issuer, cred.holder_key, cred.jti, cred.exp)
         scheme, _, token = authorizations[0].strip().partition(" ")
         token = token.strip()
         if scheme.lower() != SCHEME or not token:
@@ -62,10 +72,8 @@ class ReaderVerifier:
         cred = await self.credentials.verify(token, space)
         if audiences[0].strip() != audience:
             raise NotAuthenticated(f"Atproto-Space-Audience must be {audience}", "BadSpaceSignature")
-        signature_key = _signature_key(headers, authorizations[0], audiences[0], audience)
-        if self._signatures.get(signature_key) is None:
-            verify_space_signature(headers, cred.holder_key)
-            self._signatures.put(signature_key, True, cred.exp)
+        verify_space_signature(headers, cred.holder_key)
+        self._verified.put(request_key, cred, cred.exp)
         return ReaderAuth(cred.space, cred.issuer, cred.holder_key, cred.jti, cred.exp)
 
 

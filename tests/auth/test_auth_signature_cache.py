@@ -88,3 +88,22 @@ async def test_an_expired_credential_is_refused_even_though_its_signature_is_cac
         await verifier.verify(CIMultiDict(headers), SPACE)
     assert refused.value.name == "InvalidToken"
     assert len(verifications) == 1
+
+
+async def test_a_cached_request_is_still_refused_for_another_space(signed):
+    verifier, headers, _clock, verifications = signed
+    await verifier.verify(CIMultiDict(headers), SPACE)
+    with pytest.raises(NotAuthenticated) as refused:
+        await verifier.verify(CIMultiDict(headers), SPACE + "-other")
+    assert refused.value.name == "InvalidToken"
+    assert len(verifications) == 1
+
+
+async def test_the_cached_path_checks_the_window_between_exp_and_the_skew(signed):
+    """The cache entry ends at exp; inside the clock-skew allowance the credential is still valid, and the
+    signature is verified again rather than trusted."""
+    verifier, headers, clock, verifications = signed
+    await verifier.verify(CIMultiDict(headers), SPACE)
+    clock.t += 600  # exactly exp: the entry has expired, the credential is still within the skew
+    await verifier.verify(CIMultiDict(headers), SPACE)
+    assert len(verifications) == 2
