@@ -76,7 +76,7 @@ def get_memories(conn: sqlite3.Connection, space_uri: str, row_ids: Sequence[int
 def get_hits(conn: sqlite3.Connection, space_id: int, row_ids: Sequence[int]) -> list[Memory]:
     """`get_memories` for search hits of a space the caller has just looked up (the auth step did): one
     prepared statement (sqlite3 caches it by text, so up to `limit` ids reuse a handful), no space lookup.
-    One statement is one snapshot, so the caller needs no transaction around it."""
+    A search asks for at most 100 ids, so this is one statement, one snapshot: no transaction around it."""
     ids = [int(row_id) for row_id in row_ids]
     if not ids:
         return []
