@@ -49,7 +49,9 @@ def create_app(settings: Settings, *, lexicon_dir: Path | Traversable = LEXICON_
     app.middlewares.append(ctx.metrics.middleware())  # outermost: sees the final status of every answer
     install_http_basics(app)
     app.middlewares.append(body_deadline_middleware(settings.body_timeout_ms / 1000))  # inside the errors
-    xrpc = XrpcServer(registry, max_body_bytes=settings.max_body_bytes)
+    xrpc = XrpcServer(
+        registry, max_body_bytes=settings.max_body_bytes, validate_every_output=settings.validate_output
+    )
     app[context_key] = ctx
     app[xrpc_key] = xrpc
     register_all(xrpc, ctx)

@@ -131,6 +131,19 @@ VARIABLES: tuple[Variable, ...] = (
         "Most memories a synced space may hold; writes beyond wait (0 = no limit).",
     ),
     Variable("ENGRAM_LIMIT_BYTES", "0", "Most text+source bytes a synced space may hold (0 = no limit)."),
+    # throughput (docs/architecture.md#using-every-core)
+    Variable(
+        "ENGRAM_VALIDATE_OUTPUT",
+        "0",
+        "`1`: check every XRPC answer against its lexicon (tests, debugging). `0`: check the first answer "
+        "of each method only, then trust the presenters.",
+    ),
+    Variable(
+        "ENGRAM_PROCESSES",
+        "1",
+        "Serving processes on one port (SO_REUSEPORT) over the same data directory; rate limits are "
+        "split between them. Above 1 only for search serving: see docs/architecture.md#using-every-core.",
+    ),
 )
 _KNOWN = {v.name for v in VARIABLES}
 
@@ -176,6 +189,10 @@ class Settings:
     sync_timeout: float = 30.0
     limit_memories: int = 0
     limit_bytes: int = 0
+    # Throughput (docs/architecture.md#using-every-core)
+    # every XRPC answer against its lexicon (tests, debugging); else once per method
+    validate_output: bool = False
+    processes: int = 1  # serving processes on one port (engram/serving/processes.py)
 
 
 def _int(name: str, raw: str, lo: int, hi: int | None = None) -> int:
@@ -324,6 +341,9 @@ def read_env(environ: Mapping[str, str] | None = None) -> Settings:
         sync_timeout=_float("ENGRAM_SYNC_TIMEOUT", get("ENGRAM_SYNC_TIMEOUT") or "", 0.1),
         limit_memories=_int("ENGRAM_LIMIT_MEMORIES", get("ENGRAM_LIMIT_MEMORIES") or "", 0),
         limit_bytes=_int("ENGRAM_LIMIT_BYTES", get("ENGRAM_LIMIT_BYTES") or "", 0),
+        # Throughput
+        validate_output=_bool("ENGRAM_VALIDATE_OUTPUT", get("ENGRAM_VALIDATE_OUTPUT") or "0"),
+        processes=_int("ENGRAM_PROCESSES", get("ENGRAM_PROCESSES") or "", 1, 256),
     )
 
 

@@ -8,6 +8,7 @@ two OpenMP threads is several times slower than with one (docs/architecture.md#c
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextvars
 import functools
 from collections.abc import Callable
@@ -38,6 +39,11 @@ class WorkerPool:
         ctx = contextvars.copy_context()
         call = functools.partial(ctx.run, fn, *args, **kwargs)
         return await loop.run_in_executor(self._executor, call)
+
+    def start(self, fn: Callable[..., T], /, *args) -> concurrent.futures.Future:
+        """Queue fn(*args) (in a copy of the caller's context) and return its concurrent future: the
+        search hot path attaches its own done callback instead of paying for a task around `run`."""
+        return self._executor.submit(contextvars.copy_context().run, fn, *args)
 
     def submit(self, fn: Callable[..., T], /, *args, **kwargs):
         """Start work without awaiting it (a background load keeps going after its callers give up)."""

@@ -60,6 +60,7 @@ def settings(tmp_path) -> Settings:
         # A search waits for its index to load (tests of 503 IndexLoading set 0): on a busy CI machine the
         # default 2 s can pass while a freshly seeded space loads, and that would test the machine.
         load_wait_ms=10_000,  # the most ENGRAM_LOAD_WAIT_MS allows
+        validate_output=True,  # every answer checked against its lexicon, not only each method's first
     )
 
 

@@ -4,7 +4,9 @@
 3. the space credential (``CredentialVerifier``; cached by JWT hash) → else InvalidToken
 4. Atproto-Space-Audience == engram's service DID → else BadSpaceSignature
 5. the RFC 9421 atproto-space signature with cnf.kid → else BadSpaceSignature
-Steps 4 and 5 run on every request, cached credential or not. Step 1 (the space exists) is the caller's.
+A request whose four auth headers are byte-identical to one that passed steps 3-5 (and that asks for the
+same audience) reuses that verdict until the credential's exp; the credential's window and space are
+checked again on every request. Step 1 (the space exists) is the caller's.
 """
 
 from __future__ import annotations
@@ -13,13 +15,15 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from engram.auth.credential import CredentialVerifier
+from engram.auth.credential import Credential, CredentialVerifier, check_window_and_space
 from engram.auth.did_resolver import DocumentSource
 from engram.auth.keys import PublicKey
 from engram.auth.space_signature import Headers, verify_space_signature
+from engram.auth.ttl_cache import TtlCache
 from engram.errors import NotAuthenticated
 
 SCHEME = "atproto-space"
+SIGNATURE_CACHE_SIZE = 10_000
 
 
 @dataclass(frozen=True)
@@ -35,6 +39,14 @@ class ReaderVerifier:
     def __init__(self, service_did: str, resolver: DocumentSource, now: Callable[[], float] = time.time):
         self.service_did = service_did
         self.credentials = CredentialVerifier(resolver, now=now)
+        # Verified requests (docs/protocol.md#the-atproto-space-request-signature): the signature base is
+        # built only from Authorization, Atproto-Space-Audience and Signature-Input, so the same bytes of
+        # those plus Signature verify the same way every time; a client reuses one signature for the
+        # credential's whole life. Entries live until the credential's exp, and the credential's window
+        # and space are still checked on every request, so an expired credential is refused even while
+        # cached, and a request for another space is refused.
+        self._now = now
+        self._verified: TtlCache[Credential] = TtlCache(SIGNATURE_CACHE_SIZE, now)
 
     async def verify(self, headers: Headers, space: str, audience: str | None = None) -> ReaderAuth:
         """``audience``: the DID the signature must be addressed to (default engram's own; repo reads of a
@@ -46,6 +58,13 @@ class ReaderVerifier:
             raise NotAuthenticated(
                 "exactly one Authorization and one Atproto-Space-Audience header are required", "AuthRequired"
             )
+        request_key = _signature_key(headers, authorizations[0], audiences[0], audience)
+        cred = self._verified.get(request_key)
+        if (
+            cred is not None
+        ):  # these exact bytes passed steps 3-5 before: only the window and space can change
+            check_window_and_space(cred, space, self._now())
+            return ReaderAuth(cred.space, cred.issuer, cred.holder_key, cred.jti, cred.exp)
         scheme, _, token = authorizations[0].strip().partition(" ")
         token = token.strip()
         if scheme.lower() != SCHEME or not token:
@@ -54,4 +73,17 @@ class ReaderVerifier:
         if audiences[0].strip() != audience:
             raise NotAuthenticated(f"Atproto-Space-Audience must be {audience}", "BadSpaceSignature")
         verify_space_signature(headers, cred.holder_key)
+        self._verified.put(request_key, cred, cred.exp)
         return ReaderAuth(cred.space, cred.issuer, cred.holder_key, cred.jti, cred.exp)
+
+
+def _signature_key(headers: Headers, authorization: str, audience_header: str, audience: str) -> tuple:
+    """Every byte step 5 reads: the two covered headers, all Signature-Input and Signature lines, and the
+    audience the caller requires (the exchange form never reaches this cache)."""
+    return (
+        authorization,
+        audience_header,
+        tuple(headers.getall("Signature-Input", ())),
+        tuple(headers.getall("Signature", ())),
+        audience,
+    )

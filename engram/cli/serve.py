@@ -29,6 +29,10 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         # Re-read rather than patch the port: the public URL and DID derive from it.
         settings = read_env_with({name: value for name, value in flags.items() if value})
     configure_logging(settings.log_level)
+    if settings.processes > 1:  # several processes on one port (docs/architecture.md#using-every-core)
+        from ..serving.processes import serve_processes
+
+        return serve_processes(settings, access_log_class=AccessLogger)
     # engram's runner, not web.run_app: it adds the header deadline and connection cap (engram/serving)
     run_server(create_app(settings), settings, access_log_class=AccessLogger)
     return 0

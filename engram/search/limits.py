@@ -131,12 +131,20 @@ class SearchLimiter:
 
     @asynccontextmanager
     async def acquire(self, key: str) -> AsyncIterator[Decision]:
+        decision = self.enter(key)
+        try:
+            yield decision
+        finally:
+            self.caps.leave(key)
+
+    def enter(self, key: str) -> Decision:
+        """`acquire` without the context manager (the search hot path): the caller must `leave(key)`."""
         decision = self.buckets.take(key)
         if not decision.allowed:
             raise decision.refusal("rate limit exceeded; retry later")
         if not self.caps.try_enter(key):
             raise decision.refusal("too many concurrent searches; retry shortly", retry_after_s=1)
-        try:
-            yield decision
-        finally:
-            self.caps.leave(key)
+        return decision
+
+    def leave(self, key: str) -> None:
+        self.caps.leave(key)

@@ -8,8 +8,10 @@
   readers-writer lock; big ones, index-kind switches and >20 % tombstones build a replacement off-lock
   (searches keep using the old index meanwhile) and swap it in.
 - Work that must not be abandoned half-way (a search holding the read lock while FAISS runs in a worker
-  thread, a delta being applied) runs in a detached task that the caller merely awaits through `shield`:
-  cancelling the caller never releases a lock while a worker thread still uses the index.
+  thread, a delta being applied) never gives its lock back while a worker thread still uses the index. A
+  search on an uncontended index takes its read share synchronously and gives it back from the worker
+  future's done callback (no task, no shield); otherwise, and for deltas, the work runs in a detached task
+  that the caller merely awaits through `shield`.
 - All FAISS/numpy work runs in worker pools; the event loop only coordinates. Searches use the search pool;
   disk loads, small builds and saves use a load pool of several threads (cold loads of different spaces run
   in parallel); big HNSW builds and compactions use the maintenance pool. A warm search therefore never
@@ -21,6 +23,7 @@
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import logging
 import time
 from collections import OrderedDict
@@ -43,6 +46,36 @@ from engram.workers import WorkerPool
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 Key = tuple[str, str]  # (space uri, model key)
+
+
+def _search_job(
+    index: SpaceIndex,
+    query: np.ndarray,
+    k: int,
+    filters: Filters | None,
+    deadline: float,
+    then: Callable[[SearchResult], Any] | None,
+) -> Any:
+    result = index.search(query, k, filters, deadline)
+    return then(result) if then is not None else result
+
+
+def _release(entry: _Entry) -> None:
+    entry.lock.release_read()
+    entry.busy -= 1
+
+
+def _finish(entry: _Entry, job: concurrent.futures.Future, answer: asyncio.Future) -> None:
+    """On the loop once the worker is done with the index (or the job was cancelled before it started)."""
+    _release(entry)
+    if answer.done():  # the caller gave up meanwhile
+        return
+    if job.cancelled():
+        answer.cancel()
+    elif job.exception() is not None:
+        answer.set_exception(job.exception())
+    else:
+        answer.set_result(job.result())
 
 
 @dataclass
@@ -126,8 +159,24 @@ class IndexManager:
         entry.busy += 1
         # The re-rank budget starts once the index is ready: a load or delta is not the re-rank's fault.
         deadline = time.monotonic() + self.rerank_deadline_s
-        task = self._detached(self._locked_search(entry, query, k, filters, deadline, then))
-        return await asyncio.shield(task)
+        if not entry.lock.try_read():  # a delta holds or awaits the lock: queue behind it, the careful way
+            task = self._detached(self._locked_search(entry, query, k, filters, deadline, then))
+            return await asyncio.shield(task)
+        # The hot path, without a task or shield: the read share is given back by the worker future's own
+        # done callback, i.e. only once no worker thread uses the index. Cancelling the caller cancels the
+        # future only if the job has not started (then the index was never touched); a running job runs
+        # to the end and releases the share then (docs/architecture.md#concurrency).
+        loop = asyncio.get_running_loop()
+        answer = loop.create_future()
+        try:
+            job = self.pool.start(_search_job, entry.index, query, k, filters, deadline, then)
+        except BaseException:  # the pool is shut down: nothing will run, give the share back now
+            _release(entry)
+            raise
+        # One wake-up of the loop per search (wrap_future plus a release callback would be two).
+        job.add_done_callback(lambda done: loop.call_soon_threadsafe(_finish, entry, done, answer))
+        answer.add_done_callback(lambda a: job.cancel() if a.cancelled() else None)
+        return await answer
 
     async def graph(self, space: str, model_key: str, dims: int, limit: int, k: int) -> Neighbors:
         """Exact kNN among the space's newest `limit` live rows (getMemoryGraph), on a fresh index."""
@@ -330,13 +379,9 @@ class IndexManager:
         deadline: float,
         then: Callable[[SearchResult], Any] | None = None,
     ) -> Any:
-        def job() -> Any:
-            result = entry.index.search(query, k, filters, deadline)
-            return then(result) if then is not None else result
-
         try:
             async with entry.lock.read():
-                return await self.pool.run(job)
+                return await self.pool.run(_search_job, entry.index, query, k, filters, deadline, then)
         finally:
             entry.busy -= 1
 

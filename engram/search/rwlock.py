@@ -18,6 +18,24 @@ class ReadWriteLock:
         self._writing = False
         self._writers_waiting = 0
 
+    def try_read(self) -> bool:
+        """Take a read share at once if no writer holds or awaits the lock (the search hot path: no
+        Condition round trip); pair with `release_read`. False: use `read()` and wait."""
+        if self._writing or self._writers_waiting:
+            return False
+        self._readers += 1
+        return True
+
+    def release_read(self) -> None:
+        """Give back a share taken by `try_read`; wakes a waiting writer when the last reader leaves."""
+        self._readers -= 1
+        if self._readers == 0 and self._writers_waiting:
+            asyncio.get_running_loop().create_task(self._notify())
+
+    async def _notify(self) -> None:
+        async with self._cond:
+            self._cond.notify_all()
+
     @asynccontextmanager
     async def read(self) -> AsyncIterator[None]:
         async with self._cond:

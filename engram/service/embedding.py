@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 
 import numpy as np
@@ -22,7 +23,13 @@ def hosts_model(embedder, space: Space) -> bool:
 
 
 async def embed_documents(
-    embedder, pool: WorkerPool, space: Space, texts: Sequence[str], tags: Sequence[Sequence[str]]
+    embedder,
+    pool: WorkerPool,
+    space: Space,
+    texts: Sequence[str],
+    tags: Sequence[Sequence[str]],
+    *,
+    parallel: int = 1,
 ) -> list[Embedding]:
     """Embed with the space's documentPrefix and the reference agents' text rule (24000-byte cut, Tags line).
 
@@ -31,10 +38,13 @@ async def embed_documents(
     assert space.config is not None
     prefix = space.config.document_prefix
     prepared = [document_text(t, list(tg), prefix) for t, tg in zip(texts, tags, strict=True)]
+    # `parallel` worker calls at a time: 1 for writes that share the pool with searches (a search waits
+    # behind at most one chunk); bulk imports pass the pool's size to use every worker.
+    chunks = [prepared[start : start + DOCUMENT_BATCH] for start in range(0, len(prepared), DOCUMENT_BATCH)]
     vectors: list[np.ndarray] = []
-    for start in range(0, len(prepared), DOCUMENT_BATCH):
-        batch = prepared[start : start + DOCUMENT_BATCH]
-        vectors.append(await pool.run(embedder.embed, batch, "document"))
+    for start in range(0, len(chunks), max(1, parallel)):
+        window = chunks[start : start + max(1, parallel)]
+        vectors += await asyncio.gather(*(pool.run(embedder.embed, chunk, "document") for chunk in window))
     rows = np.concatenate(vectors) if vectors else np.zeros((0, embedder.dims), np.float32)
     active = space.config.active
     return [Embedding(active.model, active.digest, active.dims, row.astype(np.float16)) for row in rows]

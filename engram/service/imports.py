@@ -12,6 +12,7 @@ rewrites nothing (the store answers "unchanged") and never duplicates a memory.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
@@ -19,10 +20,11 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from ..errors import InvalidInput, UnknownSpace
+from ..errors import EngramError, InvalidInput, UnknownSpace
 from ..store import MemoryWrite
 from ..store import queries as store_queries
 from ..store.uris import memory_uri
+from .embedding import embed_documents, hosts_model
 from .export import memory_write_from_json
 
 if TYPE_CHECKING:
@@ -95,25 +97,68 @@ async def import_values(
     space = await ctx.services.spaces.require(space_uri)
     report = ImportReport()
     batch: list[tuple[int, MemoryWrite]] = []
-    for number, value in values:
-        if isinstance(value, InvalidInput):
-            report.skipped.append((number, value.message))
-        else:
-            try:
-                batch.append((number, parse_line(value, space.authority)))
-            except InvalidInput as exc:
-                report.skipped.append((number, exc.message))
-        if len(batch) >= batch_size:
-            report.add(await _write_batch(ctx, space_uri, batch))
+    # Pipelined: the next batch is embedded (on every worker) while the one before it is written, and
+    # batches are still written one at a time in file order (docs/benchmarks.md#throughput).
+    ahead: asyncio.Task | None = None
+
+    async def write_ahead() -> None:
+        nonlocal ahead
+        if ahead is not None:
+            embedded = await ahead
+            ahead = None
+            report.add(await _write_batch(ctx, space_uri, embedded))
             if progress:
-                progress(len(batch))
-            batch = []
-    if batch:
-        report.add(await _write_batch(ctx, space_uri, batch))
-        if progress:
-            progress(len(batch))
+                progress(len(embedded))
+
+    try:
+        for number, value in values:
+            if isinstance(value, InvalidInput):
+                report.skipped.append((number, value.message))
+            else:
+                try:
+                    batch.append((number, parse_line(value, space.authority)))
+                except InvalidInput as exc:
+                    report.skipped.append((number, exc.message))
+            if len(batch) >= batch_size:
+                embedding = asyncio.ensure_future(_embedded(ctx, space, batch))
+                await write_ahead()
+                ahead, batch = embedding, []
+        if batch:
+            embedding = asyncio.ensure_future(_embedded(ctx, space, batch))
+            await write_ahead()
+            ahead = embedding
+        await write_ahead()
+    finally:
+        if ahead is not None:  # an error (the space went away) left one batch embedding: stop it
+            ahead.cancel()
     report.skipped.sort()
     return report
+
+
+async def _embedded(
+    ctx: AppContext, space, batch: list[tuple[int, MemoryWrite]]
+) -> list[tuple[int, MemoryWrite]]:
+    """The batch with vectors for the lines that lack one, when engram runs the space's model; lines it
+    cannot embed are left as they are, and the write reports them as before."""
+    memories = ctx.services.memories
+    missing = [i for i, (_, write) in enumerate(batch) if write.embedding is None]
+    if not missing or not hosts_model(memories.embedder, space):
+        return batch
+    try:
+        embeddings = await embed_documents(
+            memories.embedder,
+            memories.pool,
+            space,
+            [batch[i][1].text for i in missing],
+            [batch[i][1].tags for i in missing],
+            parallel=memories.pool.size,
+        )
+    except EngramError:
+        return batch  # the write embeds them itself and reports what fails, line by line
+    out = list(batch)
+    for i, embedding in zip(missing, embeddings, strict=True):
+        out[i] = (out[i][0], replace(out[i][1], embedding=embedding))
+    return out
 
 
 def _keep_created_at(conn, space_uri: str, writes: list[MemoryWrite]) -> list[MemoryWrite]:

@@ -110,28 +110,31 @@ class SearchService:
         reader = self.direct_reads
 
         def hydrate(result):  # runs in the FAISS worker right after the search: one thread hop, not two
-            return result, reader.run(store_queries.get_memories, space.uri, result.row_ids.tolist())
+            return result, reader.statement(store_queries.get_hits, space.id, result.row_ids.tolist())
 
-        async with self.limiter.acquire(space.uri) as decision:
-            search = self.index.search(
-                space.uri,
-                active.key,
-                active.dims,
-                vector,
-                query.limit,
-                None if filters.is_empty() else filters,
-                generation=space.generation,  # read with the space a moment ago by the auth step
-                then=hydrate,
-            )
-            try:
-                # The hard limit (docs/architecture.md#search): past it the caller is told to retry; the
-                # work itself (shielded inside the manager) finishes in the background and leaves the
-                # index warm.
-                result, memories = await asyncio.wait_for(search, self.hard_limit_s)
-            except TimeoutError:
-                raise Unavailable(
-                    "the search did not finish in time; retry shortly", "IndexLoading", retry_after=1
-                ) from None
+        decision = self.limiter.enter(space.uri)
+        try:
+            # The hard limit (docs/architecture.md#search): past it the caller is told to retry. A load or
+            # a delta in flight (detached inside the manager) finishes in the background and leaves the
+            # index warm; a search already running in a worker finishes there and then frees its lock.
+            # asyncio.timeout, not wait_for: no extra task per search.
+            async with asyncio.timeout(self.hard_limit_s):
+                result, memories = await self.index.search(
+                    space.uri,
+                    active.key,
+                    active.dims,
+                    vector,
+                    query.limit,
+                    None if filters.is_empty() else filters,
+                    generation=space.generation,  # read with the space a moment ago by the auth step
+                    then=hydrate,
+                )
+        except TimeoutError:
+            raise Unavailable(
+                "the search did not finish in time; retry shortly", "IndexLoading", retry_after=1
+            ) from None
+        finally:
+            self.limiter.leave(space.uri)
         score = dict(zip(result.row_ids.tolist(), result.scores.tolist(), strict=True))
         hits = [(m, similarity_permille(score[m.row_id])) for m in memories]
         return SearchOutcome(hits, bool(result.approximate), decision)

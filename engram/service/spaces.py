@@ -123,8 +123,9 @@ class SpaceService:
 
     def lookup(self, uri: str) -> Space | None:
         """The same as `get`, as a point read on the calling thread (the per-request auth step uses it:
-        a unique-key lookup is cheaper than the thread hop `get` pays)."""
-        return self.direct_reads.run(store_spaces.get_space, uri)
+        a unique-key lookup is cheaper than the thread hop `get` pays). One statement, so no BEGIN/ROLLBACK
+        around it: each of those released and re-took the GIL on the loop (docs/benchmarks.md#throughput)."""
+        return self.direct_reads.statement(store_spaces.get_space, uri)
 
     async def require(self, uri: str) -> Space:
         """The live space or 400 `UnknownSpace`."""

@@ -102,19 +102,22 @@ def _warn_if_descriptors_short(settings: Settings) -> None:
         )
 
 
-async def _serve(app: web.Application, settings: Settings, access_log_class: Any) -> None:
+async def _serve(app: web.Application, settings: Settings, access_log_class: Any, reuse_port: bool) -> None:
     runner = EngramAppRunner(app, handle_signals=True, access_log_class=access_log_class)
     await runner.setup()
     try:
-        await web.TCPSite(runner, settings.host, settings.port).start()
+        # reuse_port: several engram processes share the port (ENGRAM_PROCESSES, engram/serving/processes.py)
+        await web.TCPSite(runner, settings.host, settings.port, reuse_port=reuse_port or None).start()
         await asyncio.Event().wait()  # until SIGINT/SIGTERM (the runner turns them into GracefulExit)
     finally:
         await runner.cleanup()
 
 
-def run_server(app: web.Application, settings: Settings, *, access_log_class: Any) -> None:
+def run_server(
+    app: web.Application, settings: Settings, *, access_log_class: Any, reuse_port: bool = False
+) -> None:
     _warn_if_descriptors_short(settings)
     try:
-        asyncio.run(_serve(app, settings, access_log_class))
+        asyncio.run(_serve(app, settings, access_log_class, reuse_port))
     except (web.GracefulExit, KeyboardInterrupt):
         pass

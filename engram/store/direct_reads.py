@@ -44,18 +44,28 @@ class DirectReader:
         self._lock = threading.Lock()
 
     def run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        conn = getattr(self._local, "conn", None)
-        if conn is None:
-            conn = connect(self.path, busy_timeout_ms=self._busy_timeout_ms, query_only=True)
-            self._local.conn = conn
-            with self._lock:
-                self._conns.append(conn)
+        conn = self._connection()
         conn.execute("BEGIN")  # one snapshot for everything fn reads
         try:
             return fn(conn, *args, **kwargs)
         finally:
             if conn.in_transaction:  # SQLite may already have ended it after an error; keep the real error
                 conn.execute("ROLLBACK")
+
+    def statement(self, fn: Callable[..., T], *args: Any) -> T:
+        """`run` for a function that executes ONE statement (a single statement reads one snapshot by
+        itself): saves the BEGIN/ROLLBACK round trip on the search hot path."""
+        conn = self._connection()
+        return fn(conn, *args)
+
+    def _connection(self) -> sqlite3.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = connect(self.path, busy_timeout_ms=self._busy_timeout_ms, query_only=True)
+            self._local.conn = conn
+            with self._lock:
+                self._conns.append(conn)
+        return conn
 
     def close(self) -> None:
         with self._lock:

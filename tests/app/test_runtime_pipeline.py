@@ -77,9 +77,9 @@ LEXICONS = [
 LEXICONS.append({**LEXICONS[-2], "id": "io.example.putAfterAuth"})
 
 
-def build_app(behaviour: dict) -> web.Application:
+def build_app(behaviour: dict, *, validate_every_output: bool = True) -> web.Application:
     registry = LexiconRegistry.from_docs(LEXICONS)
-    xrpc = XrpcServer(registry, max_body_bytes=1024)
+    xrpc = XrpcServer(registry, max_body_bytes=1024, validate_every_output=validate_every_output)
 
     async def echo(call):
         mode = call.params["name"]
@@ -196,6 +196,34 @@ async def test_output_violating_its_lexicon_is_a_500(client):
     r = await client.get("/xrpc/io.example.echo?name=bad-out")
     assert r.status == 500
     assert await r.json() == {"error": "InternalServerError", "message": "Internal Server Error"}
+
+
+async def test_without_validate_every_output_each_method_is_checked_once(aiohttp_client):
+    """Production (ENGRAM_VALIDATE_OUTPUT=0): a method's first answer is checked, later ones trusted."""
+    client = await aiohttp_client(build_app({}, validate_every_output=False))
+    r = await client.get("/xrpc/io.example.echo?name=bad-out")
+    assert r.status == 500  # the first answer of a method is always checked
+    r = await client.get("/xrpc/io.example.echo?name=fine&n=1")
+    assert r.status == 200
+    r = await client.get("/xrpc/io.example.echo?name=bad-out")
+    assert r.status == 200  # trusted once the method has answered within its lexicon
+
+
+async def test_validate_every_output_checks_after_a_good_answer_too(client):
+    r = await client.get("/xrpc/io.example.echo?name=fine&n=1")
+    assert r.status == 200
+    r = await client.get("/xrpc/io.example.echo?name=bad-out")
+    assert r.status == 500
+
+
+def test_the_test_suite_validates_every_output(settings):
+    """The suite's settings fixture turns ENGRAM_VALIDATE_OUTPUT on, so every app a test builds from it
+    checks every answer against its lexicon (off-lexicon output still fails tests)."""
+    from engram.app import create_app
+    from engram.keys import xrpc_key
+
+    assert settings.validate_output is True
+    assert create_app(settings)[xrpc_key].validate_every_output is True
 
 
 async def test_declared_error_passes_and_undeclared_is_a_500(client):

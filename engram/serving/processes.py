@@ -1,0 +1,101 @@
+"""`ENGRAM_PROCESSES`: several serving processes on one port over one data directory
+(docs/architecture.md#using-every-core).
+
+One engram process serialises its requests' Python on the GIL. With N processes each opens the same data
+directory (SQLite in WAL mode takes several processes; a write reaches every process's index through the
+space's store generation, which every search compares), and each binds the same port with SO_REUSEPORT so
+the kernel spreads connections over them.
+
+- The data directory is prepared once, in the parent, before any child starts: engram's key is created and
+  the migrations run exactly once (N processes racing to create a key would each make a different one).
+- Children are spawned, not forked: the parent has run SQLite and maybe thread pools, which a fork would
+  copy in an unknown state.
+- Rate limits: each process keeps its own token buckets with 1/N of the configured rate and burst, so the
+  sum over processes is the configured budget whichever process a connection reaches. The connection cap
+  is divided the same way. Only the first process serves metrics (one port).
+- SIGINT/SIGTERM to the parent is passed to every child (each shuts down gracefully, saving its indexes);
+  if one child dies, the others are stopped and the parent exits non-zero.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import multiprocessing
+import signal
+from dataclasses import replace
+from typing import Any
+
+from ..config import Settings
+
+log = logging.getLogger(__name__)
+
+
+def settings_for_process(settings: Settings, index: int) -> Settings:
+    """One process's share of the limits that must hold across all of them."""
+    n = settings.processes
+    return replace(
+        settings,
+        search_rate=settings.search_rate / n,
+        search_burst=max(1, math.ceil(settings.search_burst / n)),
+        text_search_rate=settings.text_search_rate / n,
+        text_search_burst=max(1, math.ceil(settings.text_search_burst / n)),
+        max_connections=max(1, settings.max_connections // n),
+        metrics_port=settings.metrics_port if index == 0 else 0,
+    )
+
+
+async def _prepare(settings: Settings) -> None:
+    from ..lifecycle import open_context
+
+    async with open_context(settings, network=False, embedder=False):
+        pass  # opening creates engram's key and migrates the database; closing leaves both on disk
+
+
+def _child(settings: Settings, index: int, access_log_class: Any) -> None:
+    from ..app import create_app
+    from ..logs import configure_logging
+    from .runner import run_server
+
+    configure_logging(settings.log_level)
+    mine = settings_for_process(settings, index)
+    run_server(create_app(mine), mine, access_log_class=access_log_class, reuse_port=True)
+
+
+def serve_processes(settings: Settings, *, access_log_class: Any) -> int:
+    asyncio.run(_prepare(settings))
+    spawn = multiprocessing.get_context("spawn")
+    children = [
+        spawn.Process(target=_child, args=(settings, i, access_log_class), name=f"engram-{i}")
+        for i in range(settings.processes)
+    ]
+    for child in children:
+        child.start()
+    log.info("engram serving with %d processes on port %d", len(children), settings.port)
+    stopping = False
+
+    def stop(signum: int, _frame: Any) -> None:
+        nonlocal stopping
+        stopping = True
+        for child in children:
+            if child.is_alive():
+                child.terminate()  # SIGTERM: the child's runner shuts down gracefully
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    failed = False
+    try:
+        while any(child.is_alive() for child in children):
+            for child in children:
+                child.join(timeout=0.5)
+                if child.exitcode not in (None, 0) and not stopping:
+                    log.error(
+                        "serving process %s exited with %s; stopping the others", child.name, child.exitcode
+                    )
+                    failed = True
+                    stop(signal.SIGTERM, None)
+    finally:
+        for child in children:
+            child.join()
+    return 1 if failed else 0

@@ -1,0 +1,362 @@
+"""Signed-search throughput, side by side (docs/benchmarks.md#throughput).
+
+Each engram under test runs in its own process (`serve` mode: a real server on 127.0.0.1 with a seeded
+space, rate limits off); this process is the client. Rounds alternate between the servers so co-tenant noise
+on a shared machine hits all of them alike; the table gives each server's median QPS and p50/p99 over rounds.
+
+    .venv/bin/python scripts/bench_throughput.py --size 10000 --concurrency 32 --seconds 5 --rounds 3
+    # compare against another checkout of engram (e.g. `git archive main | tar -x -C /tmp/base`, then copy
+    # this script into /tmp/base/scripts/):
+    .venv/bin/python scripts/bench_throughput.py --tree /tmp/base --tree .
+    # `engram serve` with ENGRAM_PROCESSES=1 and =2 side by side over one seeded data directory:
+    .venv/bin/python scripts/bench_throughput.py --processes 1 2
+    # a cProfile of the server side, written to DIR/<n>.prof:
+    .venv/bin/python scripts/bench_throughput.py --profile DIR
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+
+async def serve(size: int, ready: Path, profile: str | None, settings_json: str) -> None:
+    import numpy as np
+    from benchlib import engram_server, latent, seed
+
+    import engram
+    from engram.search.vectors import encode_query_vector
+    from engram.store import ModelSpec
+
+    print(f"serving engram from {Path(engram.__file__).parent}", file=sys.stderr)
+    spec = ModelSpec("bench-384", "sha256:bench", 384)
+    async with engram_server(search_concurrency=1024, **json.loads(settings_json)) as srv:
+        space = (await srv.ctx.services.spaces.create_hosted("bench", model=spec)).uri
+        await seed(srv.ctx, space, latent(size, spec.dims, seed=1), spec)
+        qs = latent(64, spec.dims, seed=2).astype(np.float16).astype(np.float32)
+        params = [
+            {"space": space, "vector": encode_query_vector(q / np.linalg.norm(q)), "model": spec.model}
+            | {"modelDigest": spec.digest, "limit": "10"}
+            for q in qs
+        ]
+        url = f"{srv.base}/xrpc/garden.engram.searchMemories"
+        for _ in range(600):  # load the index before the clock starts (an HNSW build can take a minute)
+            async with srv.session.get(url, params=params[0], headers=srv.signed(space)) as r:
+                if r.status == 200:
+                    break
+                assert r.status == 503, await r.text()
+            await asyncio.sleep(0.5)
+        profiler = None
+        if profile:
+            import cProfile
+
+            profiler = cProfile.Profile()
+            profiler.enable()
+        ready.write_text(json.dumps({"url": url, "headers": srv.signed(space), "params": params}))
+        await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)  # until the parent closes it
+        if profiler is not None:
+            profiler.disable()
+            profiler.dump_stats(profile)
+
+
+async def drive(target: dict, concurrency: int, seconds: float) -> dict:
+    import aiohttp
+
+    latencies: list[float] = []
+    statuses: dict[int, int] = {}
+    stop = time.perf_counter() + seconds
+    connector = aiohttp.TCPConnector(limit=concurrency)
+    async with aiohttp.ClientSession(connector=connector) as session:
+
+        async def worker(offset: int) -> None:
+            i = offset
+            while time.perf_counter() < stop:
+                t0 = time.perf_counter()
+                async with session.get(
+                    target["url"],
+                    params=target["params"][i % len(target["params"])],
+                    headers=target["headers"],
+                ) as r:
+                    await r.read()
+                latencies.append(time.perf_counter() - t0)
+                statuses[r.status] = statuses.get(r.status, 0) + 1
+                i += 1
+
+        t0 = time.perf_counter()
+        await asyncio.gather(*(worker(n) for n in range(concurrency)))
+        elapsed = time.perf_counter() - t0
+    latencies.sort()
+    return {
+        "qps": len(latencies) / elapsed,
+        "p50_ms": 1000 * latencies[len(latencies) // 2],
+        "p99_ms": 1000 * latencies[int(len(latencies) * 0.99)],
+        "statuses": statuses,
+    }
+
+
+def bare_index(size: int):
+    """The same vectors in a `SpaceIndex` of this process, for the bare-FAISS series."""
+    sys.path.insert(0, str(HERE))
+    import numpy as np
+    from benchlib import latent
+
+    from engram.search.index import SpaceIndex
+    from engram.search.rows import IndexRows
+
+    vectors = latent(size, 384, seed=1)
+    rows = IndexRows(
+        np.arange(1, size + 1, dtype=np.int64),
+        vectors.astype(np.float16),
+        ["did:web:bench.test"] * size,
+        np.zeros(size, np.int64),
+        [()] * size,
+    )
+    queries = latent(64, 384, seed=2).astype(np.float16).astype(np.float32)
+    return SpaceIndex.build(rows, 384, 1), queries / np.linalg.norm(queries, axis=1, keepdims=True)
+
+
+def bare_qps(index, queries, seconds: float, threads: int = 2) -> float:
+    """Searches per second of `threads` threads calling SpaceIndex.search back to back (FAISS releases the
+    GIL), each pinned to one OpenMP thread as engram's workers are."""
+    import threading
+
+    import faiss
+
+    counts = [0] * threads
+    stop = time.perf_counter() + seconds
+
+    def run(n: int) -> None:
+        faiss.omp_set_num_threads(1)
+        i = n
+        while time.perf_counter() < stop:
+            index.search(queries[i % len(queries)], 10, None, float("inf"))
+            counts[n] += 1
+            i += 1
+
+    workers = [threading.Thread(target=run, args=(n,)) for n in range(threads)]
+    t0 = time.perf_counter()
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    return sum(counts) / (time.perf_counter() - t0)
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far (Linux /proc): the server's cost per request does not
+    depend on how busy the neighbours keep the machine, its QPS does."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def tree_cpu_and_rss(pid: int) -> tuple[float, list[int]]:
+    """CPU seconds of a process and its children, and the RSS (KiB) of each serving process (the children
+    when there are any: the parent of ENGRAM_PROCESSES>1 only waits)."""
+    children = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        children += [int(c) for c in (task / "children").read_text().split()]
+    serving = [c for c in children if "spawn_main" in Path(f"/proc/{c}/cmdline").read_text()] or [pid]
+    rss = []
+    for p in serving:
+        for line in Path(f"/proc/{p}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                rss.append(int(line.split()[1]))
+    return sum(cpu_seconds(p) for p in {pid, *serving}), rss
+
+
+async def seed_data_dir(data_dir: Path, env: dict[str, str], size: int) -> dict:
+    """A space of `size` latent vectors written through the service into `data_dir`, and signed request
+    material for it (the servers then open the same directory)."""
+    sys.path.insert(0, str(HERE))
+    from benchlib import latent, seed
+
+    from engram.auth.credential import mint_space_credential
+    from engram.auth.keys import PrivateKey
+    from engram.auth.space_signature import sign_space_request
+    from engram.config import read_env
+    from engram.lifecycle import open_context
+    from engram.search.vectors import encode_query_vector
+    from engram.store import ModelSpec
+
+    spec = ModelSpec("bench-384", "sha256:bench", 384)
+    async with open_context(read_env(env), embedder=False) as ctx:
+        space = await ctx.services.spaces.create_hosted("bench", model=spec)
+        await seed(ctx, space.uri, latent(size, spec.dims, seed=1), spec)
+        holder = PrivateKey.generate("ES256")
+        token = mint_space_credential(
+            ctx.keyring.private_key(space.authority),
+            issuer=space.authority,
+            space=space.uri,
+            holder_did_key=holder.public_key.did_key,
+            ttl=3600,
+        )
+        headers = sign_space_request(holder, token, ctx.settings.service_did)
+    qs = latent(64, spec.dims, seed=2)
+    params = [
+        {"space": space.uri, "vector": encode_query_vector(q), "model": spec.model}
+        | {"modelDigest": spec.digest, "limit": "10"}
+        for q in qs
+    ]
+    return {"headers": headers, "params": params}
+
+
+def bench_processes(args: argparse.Namespace) -> None:
+    import urllib.request
+
+    with tempfile.TemporaryDirectory(prefix="engram-procs-") as tmp:
+        base_env = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")}
+        env = base_env | {
+            "ENGRAM_DATA_DIR": f"{tmp}/data",
+            "ENGRAM_EMBEDDER": "none",
+            "ENGRAM_SERVICE_DID": "did:web:bench.test",
+            "ENGRAM_PUBLIC_URL": "https://bench.test",
+            "ENGRAM_SEARCH_RATE": "0",
+            "ENGRAM_SEARCH_CONCURRENCY": "1024",
+            "ENGRAM_LOG_LEVEL": "warning",
+        }
+        material = asyncio.run(seed_data_dir(Path(tmp) / "data", env, args.size))
+        servers = []
+        for n, processes in enumerate(args.processes):
+            port = 18600 + n
+            proc_env = env | {"ENGRAM_PROCESSES": str(processes), "ENGRAM_PORT": str(port)}
+            log = open(f"{tmp}/serve-{n}.log", "wb")  # noqa: SIM115 - closed with the directory
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "engram", "serve"], env=proc_env, stdout=log, stderr=log
+            )
+            url = f"http://127.0.0.1:{port}/xrpc/garden.engram.searchMemories"
+            servers.append((proc, {"url": url, **material}, processes))
+        try:
+            for proc, target, _ in servers:
+                deadline = time.monotonic() + 120
+                while time.monotonic() < deadline:
+                    try:
+                        urllib.request.urlopen(
+                            target["url"].replace("garden.engram.searchMemories", "_health")
+                        )
+                        break
+                    except OSError:
+                        time.sleep(0.3)
+                asyncio.run(drive(target, 2, 1.0))  # loads the index in every process before the clock
+            results: list[list[dict]] = [[] for _ in servers]
+            rss_before = [tree_cpu_and_rss(proc.pid)[1] for proc, _, _ in servers]
+            for _ in range(args.rounds):
+                for n, (proc, target, _) in enumerate(servers):
+                    cpu0, _rss = tree_cpu_and_rss(proc.pid)
+                    result = asyncio.run(drive(target, args.concurrency, args.seconds))
+                    cpu1, rss = tree_cpu_and_rss(proc.pid)
+                    result["cpu_us"] = 1e6 * (cpu1 - cpu0) / max(sum(result["statuses"].values()), 1)
+                    result["rss"] = rss
+                    results[n].append(result)
+        finally:
+            for proc, _, _ in servers:
+                proc.terminate()
+                proc.wait(timeout=60)
+    load = Path("/proc/loadavg").read_text().split()[0]
+    print(f"size={args.size} c={args.concurrency} {args.seconds}s x {args.rounds} rounds, load {load}")
+    for (_, _, processes), rounds, before in zip(servers, results, rss_before, strict=True):
+        qps = statistics.median(r["qps"] for r in rounds)
+        p50 = statistics.median(r["p50_ms"] for r in rounds)
+        p99 = statistics.median(r["p99_ms"] for r in rounds)
+        cpu = statistics.median(r["cpu_us"] for r in rounds)
+        print(
+            f"ENGRAM_PROCESSES={processes}: {qps:.0f} QPS (rounds {[round(r['qps']) for r in rounds]}) "
+            f"p50 {p50:.2f} ms p99 {p99:.2f} ms; CPU {cpu:.0f} µs/request; "
+            f"RSS per process KiB {before} -> {rounds[-1]['rss']}"
+        )
+
+
+def start_server(tree: Path, size: int, workdir: Path, n: int, profile: str | None, settings: str):
+    ready = workdir / f"ready-{n}.json"
+    script = tree / "scripts" / "bench_throughput.py"
+    if not script.exists():  # the server must import that tree's engram (benchlib puts its tree first)
+        raise SystemExit(f"copy scripts/bench_throughput.py into {tree}/scripts first")
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    args = [sys.executable, str(script), "serve", "--size", str(size), "--ready", str(ready)]
+    args += ["--settings", settings] + (["--profile-out", profile] if profile else [])
+    proc = subprocess.Popen(args, stdin=subprocess.PIPE, env=env, cwd=tree)
+    return proc, ready
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("mode", nargs="?", default="bench", choices=["bench", "serve"])
+    parser.add_argument("--size", type=int, default=10_000)
+    parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--tree", action="append", type=Path, help="engram checkout(s) to compare")
+    parser.add_argument("--settings", default="{}", help="JSON of Settings fields for every server")
+    parser.add_argument("--profile", type=Path, help="directory for server-side cProfile dumps")
+    parser.add_argument("--processes", type=int, nargs="+", help="compare ENGRAM_PROCESSES values")
+    parser.add_argument("--bare", action="store_true", help="add a bare SpaceIndex.search series, 2 threads")
+    parser.add_argument("--ready", type=Path)
+    parser.add_argument("--profile-out")
+    args = parser.parse_args()
+    if args.mode == "serve":
+        sys.path.insert(0, str(HERE))
+        asyncio.run(serve(args.size, args.ready, args.profile_out, args.settings))
+        return
+    if args.processes:
+        bench_processes(args)
+        return
+    trees = args.tree or [HERE.parent]
+    with tempfile.TemporaryDirectory(prefix="engram-thr-") as tmp:
+        servers = []
+        for n, tree in enumerate(trees):
+            profile = str(args.profile / f"{n}.prof") if args.profile else None
+            servers.append(start_server(tree.resolve(), args.size, Path(tmp), n, profile, args.settings))
+        try:
+            for proc, ready in servers:
+                while not ready.exists():
+                    if proc.poll() is not None:
+                        raise SystemExit("a server exited before it was ready")
+                    time.sleep(0.2)
+            targets = [json.loads(ready.read_text()) for _, ready in servers]
+            rounds: list[list[dict]] = [[] for _ in servers]
+            bare: list[float] = []
+            index, queries = bare_index(args.size) if args.bare else (None, None)
+            for _ in range(args.rounds):
+                if index is not None:
+                    bare.append(bare_qps(index, queries, args.seconds))
+                for n, target in enumerate(targets):
+                    cpu0 = cpu_seconds(servers[n][0].pid)
+                    result = asyncio.run(drive(target, args.concurrency, args.seconds))
+                    served = sum(result["statuses"].values())
+                    result["cpu_us"] = 1e6 * (cpu_seconds(servers[n][0].pid) - cpu0) / max(served, 1)
+                    rounds[n].append(result)
+        finally:
+            for proc, _ in servers:
+                proc.stdin.close()
+                proc.wait(timeout=60)
+    load = Path("/proc/loadavg").read_text().split()[0]
+    print(f"size={args.size} c={args.concurrency} {args.seconds}s x {args.rounds} rounds, load {load}")
+    if bare:
+        print(
+            f"bare SpaceIndex.search, 2 threads: {statistics.median(bare):.0f} QPS (rounds {[round(b) for b in bare]})"
+        )
+    for tree, results in zip(trees, rounds, strict=True):
+        qps = statistics.median(r["qps"] for r in results)
+        p50 = statistics.median(r["p50_ms"] for r in results)
+        p99 = statistics.median(r["p99_ms"] for r in results)
+        statuses = {k: sum(r["statuses"].get(k, 0) for r in results) for k in results[0]["statuses"]}
+        cpu = statistics.median(r["cpu_us"] for r in results)
+        rounds_qps = [round(r["qps"]) for r in results]
+        print(
+            f"{tree}: {qps:.0f} QPS (rounds {rounds_qps}) p50 {p50:.2f} ms p99 {p99:.2f} ms {statuses}; "
+            f"server CPU {cpu:.0f} µs per request (rounds {[round(r['cpu_us']) for r in results]})"
+            + (f"; ÷ bare {qps / statistics.median(bare):.2f}" if bare else "")
+        )
+
+
+if __name__ == "__main__":
+    main()

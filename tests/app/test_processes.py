@@ -1,0 +1,96 @@
+"""ENGRAM_PROCESSES: several `engram serve` processes on one port over one data directory
+(engram/serving/processes.py, docs/architecture.md#using-every-core)."""
+
+import os
+import sys
+from pathlib import Path
+
+import aiohttp
+import pytest
+from engram_process import start_engram, stop
+
+from engram.auth.credential import mint_space_credential
+from engram.auth.keys import PrivateKey
+from engram.auth.space_signature import sign_space_request
+from engram.config import Settings, read_env
+from engram.lifecycle import open_context
+from engram.search.vectors import encode_query_vector
+from engram.serving.processes import settings_for_process
+from engram.store import MemoryWrite
+
+
+def test_each_process_gets_a_share_of_the_limits_that_sums_to_the_budget():
+    settings = Settings(
+        processes=4, search_rate=50.0, search_burst=100, text_search_rate=2.0, metrics_port=9100
+    )
+    shares = [settings_for_process(settings, i) for i in range(4)]
+    assert sum(s.search_rate for s in shares) == pytest.approx(50.0)
+    assert sum(s.search_burst for s in shares) == 100
+    assert sum(s.text_search_rate for s in shares) == pytest.approx(2.0)
+    assert sum(s.max_connections for s in shares) <= settings.max_connections
+    assert [s.metrics_port for s in shares] == [9100, 0, 0, 0]  # one metrics listener
+
+
+def _listeners(port: int) -> int:
+    """Sockets listening on 127.0.0.1:<port> (one per serving process with SO_REUSEPORT)."""
+    wanted = f"0100007F:{port:04X}"
+    lines = Path("/proc/net/tcp").read_text().splitlines()[1:]
+    return sum(1 for line in lines if line.split()[1] == wanted and line.split()[3] == "0A")
+
+
+async def test_two_processes_share_the_port_and_every_write_reaches_both_views(tmp_path):
+    data_dir = tmp_path / "data"
+    base_env = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")}
+
+    def env(port: int) -> dict[str, str]:
+        return base_env | {
+            "ENGRAM_DATA_DIR": str(data_dir),
+            "ENGRAM_EMBEDDER": "hashing",
+            "ENGRAM_PORT": str(port),
+            "ENGRAM_PUBLIC_URL": f"http://127.0.0.1:{port}",
+            "ENGRAM_PROCESSES": "2",
+            "ENGRAM_SEARCH_RATE": "0",
+            "ENGRAM_LOAD_WAIT_MS": "10000",
+            "ENGRAM_LOG_LEVEL": "warning",
+        }
+
+    proc, port = start_engram([sys.executable, "-m", "engram", "serve"], env, tmp_path / "serve.log")
+    try:
+        assert _listeners(port) == 2
+        # A third process (this one) writes to the same data directory while both servers run.
+        async with open_context(read_env(env(port))) as ctx:
+            space = await ctx.services.spaces.create_hosted("shared")
+            holder = PrivateKey.generate("ES256")
+            token = mint_space_credential(
+                ctx.keyring.private_key(space.authority),
+                issuer=space.authority,
+                space=space.uri,
+                holder_did_key=holder.public_key.did_key,
+            )
+            headers = sign_space_request(holder, token, ctx.settings.service_did)
+            active = space.config.active
+            author = ctx.settings.service_did
+            url = f"http://127.0.0.1:{port}/xrpc/garden.engram.searchMemories"
+            for i in range(12):
+                text = f"fact number {i}: the {['red', 'blue', 'green'][i % 3]} build server is {i * 7} years old"
+                await ctx.services.memories.write(space.uri, [MemoryWrite(author=author, text=text)])
+                vector = ctx.embedder.embed([text], "query")[0]
+                params = {
+                    "space": space.uri,
+                    "vector": encode_query_vector(vector),
+                    "model": active.model,
+                    "modelDigest": active.digest,
+                    "limit": "1",
+                }
+                # A fresh connection each time, so the kernel spreads them over both processes: whichever
+                # answers must already see the write (it compares the space's store generation).
+                async with (
+                    aiohttp.ClientSession() as session,
+                    session.get(url, params=params, headers=headers) as r,
+                ):
+                    body = await r.json()
+                assert r.status == 200, body
+                assert body["memories"][0]["text"] == text
+    finally:
+        stop(proc)
+    assert proc.returncode == 0  # SIGTERM to the parent stops both children gracefully

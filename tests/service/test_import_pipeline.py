@@ -1,0 +1,26 @@
+"""Text-only imports embed the next batch while the previous one is written (engram/service/imports.py):
+many batches, every line embedded and written once, bad lines still reported by number."""
+
+from engram.lifecycle import open_context
+from engram.service.imports import import_values
+
+
+async def test_a_pipelined_text_import_embeds_and_writes_every_batch(settings):
+    async with open_context(settings) as ctx:  # the hashing embedder: engram hosts the space's model
+        space = (await ctx.services.spaces.create_hosted("pipeline")).uri
+        lines = [(n, {"text": f"line {n} about the build server"}) for n in range(1, 24)]
+        lines[6] = (7, {"text": ""})  # refused by the store: reported, the rest goes on
+        # The same line as line 3, four batches later: written after line 3's batch committed, it finds
+        # that memory (same stable key, createdAt kept) and is unchanged, not a second memory.
+        lines[15] = (16, {"text": "line 3 about the build server"})
+        seen = []
+        report = await import_values(ctx, space, lines, batch_size=4, progress=seen.append)
+        assert (report.created, report.unchanged, report.not_indexed) == (21, 1, 0)
+        assert [number for number, _ in report.skipped] == [7]
+        assert sum(seen) == 22 and all(0 < n <= 4 for n in seen)  # one progress call per written batch
+        memories, _cursor = await ctx.services.memories.list(space, limit=100)
+        assert len(memories) == 21
+        assert all(m.model_key is not None for m in memories)  # every line was embedded and indexed
+        # Re-running the same import changes nothing (stable keys, createdAt kept).
+        again = await import_values(ctx, space, lines, batch_size=4)
+        assert (again.created, again.unchanged) == (0, 22)
