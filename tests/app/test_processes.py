@@ -1,6 +1,7 @@
 """ENGRAM_PROCESSES: several `engram serve` processes on one port over one data directory
 (engram/serving/processes.py, docs/architecture.md#using-every-core)."""
 
+import asyncio
 import os
 import sys
 from pathlib import Path
@@ -38,6 +39,14 @@ def _listeners(port: int) -> int:
     return sum(1 for line in lines if line.split()[1] == wanted and line.split()[3] == "0A")
 
 
+async def _until(condition, what: str, timeout: float = 60.0) -> None:
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not condition():
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError(f"timed out waiting for: {what}")
+        await asyncio.sleep(0.05)
+
+
 async def test_two_processes_share_the_port_and_every_write_reaches_both_views(tmp_path):
     data_dir = tmp_path / "data"
     base_env = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")}
@@ -56,7 +65,8 @@ async def test_two_processes_share_the_port_and_every_write_reaches_both_views(t
 
     proc, port = start_engram([sys.executable, "-m", "engram", "serve"], env, tmp_path / "serve.log")
     try:
-        assert _listeners(port) == 2
+        # start_engram returns once one process answers /_health; the other may still be starting.
+        await _until(lambda: _listeners(port) == 2, "both serving processes listen")
         # A third process (this one) writes to the same data directory while both servers run.
         async with open_context(read_env(env(port))) as ctx:
             space = await ctx.services.spaces.create_hosted("shared")
