@@ -16,7 +16,7 @@ import numpy as np
 
 from engram.errors import InvalidInput
 
-MAX_DIMS = 16_000  # the reference implementation's bound (1..16000 entries)
+MAX_DIMS = 16_000  # the reference implementation's bound, 1..16000 entries (docs/protocol.md#vector-encoding)
 _NOT_B64URL = re.compile(r"[^A-Za-z0-9_-]")
 
 
@@ -99,5 +99,5 @@ def unit_rows(vectors: np.ndarray) -> np.ndarray:
 
 
 def similarity_permille(cosine: float) -> int:
-    """API similarity: int(clamp(cos, 0, 1) * 1000), truncated like the reference implementation."""
+    """API similarity: int(clamp(cos, 0, 1) * 1000), truncated as the reference does (docs/protocol.md#similarity)."""
     return int(min(max(float(cosine), 0.0), 1.0) * 1000)

@@ -19,7 +19,7 @@ from ..store.models import Space
 if TYPE_CHECKING:
     from ..context import AppContext
 
-REGISTRATION_TTL = 24 * 3600  # the reference host's lifetime; syncers renew at half of it
+REGISTRATION_TTL = 24 * 3600  # syncers renew at half of it (docs/space-host.md#write-notifications)
 DEFAULT_FRAGMENT = "#atproto_space_syncer"
 
 

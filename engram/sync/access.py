@@ -25,7 +25,7 @@ from engram.sync.errors import AccessError, UpstreamError
 from engram.sync.http import XrpcClient
 from engram.sync.secrets import SecretStore
 
-RENEW_MARGIN = 90.0  # seconds before exp a credential is replaced (the reference indexer's margin)
+RENEW_MARGIN = 90.0  # seconds before exp a credential is replaced (docs/sync.md#read-access)
 _SESSION_EXPIRED = {"ExpiredToken", "InvalidToken", "AuthRequired", "AuthenticationRequired"}
 
 

@@ -1,6 +1,6 @@
 """Repo records as engram sees them: garden.engram.memory → a memory, garden.engram.config/self (from the
 authority only) → the space config. Records that do not fit are not indexed (a record without text is
-treated as deleted, as the reference indexer does); an embedding that is malformed is dropped, so the
+treated as deleted, docs/sync.md#records-models-and-limits); an embedding that is malformed is dropped, so the
 memory is stored and counted as skipped rather than failing the whole repo."""
 
 from __future__ import annotations

@@ -18,5 +18,5 @@ def register(xrpc: XrpcServer, ctx: AppContext) -> None:
         return {"credential": issued.credential}
 
     # No auth hook: the delegation token and the exchange signature are this method's input, checked
-    # after the space (SpaceNotFound/SpaceDeleted come first, as the reference host answers).
+    # after the space (SpaceNotFound/SpaceDeleted come first, docs/space-host.md#the-credential-exchange).
     xrpc.add(NSID, handle)
