@@ -80,7 +80,7 @@ def test_deadline_passed_returns_coarse_order_flagged_approximate(data):
     assert got.approximate is True and len(got.row_ids) == K
     assert set(got.row_ids.tolist()) <= set(rows.row_ids.tolist())
     assert np.all(np.diff(got.scores) <= 0)
-    assert index.search(queries[0], K, None, deadline=time.monotonic() + 5).approximate is False
+    assert index.search(queries[0], K, None, deadline=time.monotonic() + 600).approximate is False
 
 
 def test_selective_filter_stays_exact_even_past_deadline(data):
