@@ -15,7 +15,6 @@ import argparse
 import os
 import statistics
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -24,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import faiss
 import numpy as np
-from benchlib import latent
+from benchlib import latent, threaded_qps
 
 from engram.search.index import IndexTuning, SpaceIndex
 from engram.search.rows import IndexRows
@@ -74,24 +73,7 @@ def usearch_index(vectors: np.ndarray):
 
 
 def qps(search, queries: np.ndarray, seconds: float, threads: int = 2) -> float:
-    counts = [0] * threads
-    stop = time.perf_counter() + seconds
-
-    def run(n: int) -> None:
-        faiss.omp_set_num_threads(1)
-        i = n
-        while time.perf_counter() < stop:
-            search(queries[i % len(queries)])
-            counts[n] += 1
-            i += 1
-
-    workers = [threading.Thread(target=run, args=(n,)) for n in range(threads)]
-    t0 = time.perf_counter()
-    for w in workers:
-        w.start()
-    for w in workers:
-        w.join()
-    return sum(counts) / (time.perf_counter() - t0)
+    return threaded_qps(search, queries, seconds, threads)
 
 
 def main() -> None:

@@ -126,30 +126,10 @@ def bare_index(size: int):
 
 
 def bare_qps(index, queries, seconds: float, threads: int = 2) -> float:
-    """Searches per second of `threads` threads calling SpaceIndex.search back to back (FAISS releases the
-    GIL), each pinned to one OpenMP thread as engram's workers are."""
-    import threading
+    """Searches per second of bare SpaceIndex.search from `threads` threads (benchlib.threaded_qps)."""
+    from benchlib import threaded_qps
 
-    import faiss
-
-    counts = [0] * threads
-    stop = time.perf_counter() + seconds
-
-    def run(n: int) -> None:
-        faiss.omp_set_num_threads(1)
-        i = n
-        while time.perf_counter() < stop:
-            index.search(queries[i % len(queries)], 10, None, float("inf"))
-            counts[n] += 1
-            i += 1
-
-    workers = [threading.Thread(target=run, args=(n,)) for n in range(threads)]
-    t0 = time.perf_counter()
-    for w in workers:
-        w.start()
-    for w in workers:
-        w.join()
-    return sum(counts) / (time.perf_counter() - t0)
+    return threaded_qps(lambda q: index.search(q, 10, None, float("inf")), queries, seconds, threads)
 
 
 def cpu_seconds(pid: int) -> float:

@@ -151,3 +151,32 @@ def load_average() -> str:
         return Path("/proc/loadavg").read_text().split(" ")[0]
     except OSError:
         return "?"
+
+
+def threaded_qps(
+    search: Callable[[np.ndarray], object], queries: np.ndarray, seconds: float, threads: int = 2
+):
+    """Calls per second of `threads` threads calling `search(query)` back to back for `seconds` (FAISS and
+    the peers release the GIL), each pinned to one OpenMP thread as engram's workers are."""
+    import threading
+
+    import faiss
+
+    counts = [0] * threads
+    stop = time.perf_counter() + seconds
+
+    def run(n: int) -> None:
+        faiss.omp_set_num_threads(1)
+        i = n
+        while time.perf_counter() < stop:
+            search(queries[i % len(queries)])
+            counts[n] += 1
+            i += 1
+
+    workers = [threading.Thread(target=run, args=(n,)) for n in range(threads)]
+    t0 = time.perf_counter()
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    return sum(counts) / (time.perf_counter() - t0)
