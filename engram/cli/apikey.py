@@ -128,22 +128,22 @@ def run_list(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-def run_bind(args: argparse.Namespace, settings: Settings) -> int:
-    async def work(ctx):
-        return await apikeys.bind_space(ctx, args.id, resolve_space(ctx, args.space))
+def _change_binding(operation):
+    """`engram apikey bind|unbind <id> <space>`: the same command around one service operation."""
 
-    key = run_local(settings, work)
-    print(f"key {key.id} spaces: {_spaces(key)}")
-    return 0
+    def run(args: argparse.Namespace, settings: Settings) -> int:
+        async def work(ctx):
+            return await operation(ctx, args.id, resolve_space(ctx, args.space))
+
+        key = run_local(settings, work)
+        print(f"key {key.id} spaces: {_spaces(key)}")
+        return 0
+
+    return run
 
 
-def run_unbind(args: argparse.Namespace, settings: Settings) -> int:
-    async def work(ctx):
-        return await apikeys.unbind_space(ctx, args.id, resolve_space(ctx, args.space))
-
-    key = run_local(settings, work)
-    print(f"key {key.id} spaces: {_spaces(key)}")
-    return 0
+run_bind = _change_binding(apikeys.bind_space)
+run_unbind = _change_binding(apikeys.unbind_space)
 
 
 def run_revoke(args: argparse.Namespace, settings: Settings) -> int:
