@@ -75,17 +75,24 @@ class TextQueries:
             decision = self.buckets.take(self.bucket_key(space))
             if not decision.allowed:
                 raise decision.refusal("too many text searches for this space's authority; retry later")
-            text = query_text(q, space.config.query_prefix)
-            embed = self.pool.run(self.embedder.embed, [text], "query")
-            try:
-                vectors = await asyncio.wait_for(embed, EMBED_TIMEOUT_S)
-            except TimeoutError:
-                raise Unavailable(
-                    "embedding the query took too long; retry shortly", "EmbedderBusy", retry_after=1
-                ) from None
+            return (await embed_query_vectors(self.pool, self.embedder, space, [q], EMBED_TIMEOUT_S))[0]
         finally:
             self.slots.leave(_NODE)
-        # Round through float16 and re-normalise exactly as a caller's vector is decoded, so a text search
-        # and a vector search of the same query answer identically (similarities included).
-        rounded = round_through_f16(vectors[0])
-        return rounded / np.float32(np.linalg.norm(rounded))
+
+
+async def embed_query_vectors(
+    pool: WorkerPool, embedder: Embedder, space: Space, texts: list[str], timeout_s: float
+) -> np.ndarray:
+    """Query vectors for `texts` with the space's query prefix, off the loop, within `timeout_s` (503
+    EmbedderBusy past it). Each is rounded through float16 and re-normalised exactly as a caller's vector is
+    decoded, so a text search and a vector search of the same query answer identically."""
+    assert space.config is not None
+    prepared = [query_text(text, space.config.query_prefix) for text in texts]
+    try:
+        vectors = await asyncio.wait_for(pool.run(embedder.embed, prepared, "query"), timeout_s)
+    except TimeoutError:
+        raise Unavailable(
+            "embedding the query took too long; retry shortly", "EmbedderBusy", retry_after=1
+        ) from None
+    rounded = np.stack([round_through_f16(v) for v in vectors])
+    return rounded / np.linalg.norm(rounded, axis=1, keepdims=True).astype(np.float32)

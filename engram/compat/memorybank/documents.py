@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ...embed.text import query_text, round_through_f16
 from ...errors import InvalidInput, TooLarge, Unavailable
 from ...search.filters import Filters
 from ...service.embedding import embed_documents, hosts_model
+from ...service.text_query import embed_query_vectors
 from ...store import Memory, MemoryWrite, Space
 from ...store import queries as store_queries
 from ..keys import KeyGrant
@@ -132,18 +132,7 @@ class MemoryBank:
         return True
 
     async def _embed_queries(self, space: Space, texts: list[str]) -> np.ndarray:
-        assert space.config is not None
-        prepared = [query_text(text, space.config.query_prefix) for text in texts]
-        embed = self.ctx.pool.run(self.ctx.embedder.embed, prepared, "query")
-        try:
-            vectors = await asyncio.wait_for(embed, SEARCH_TIMEOUT_S)
-        except TimeoutError:
-            raise Unavailable(
-                "embedding the queries took too long; retry shortly", "EmbedderBusy", retry_after=1
-            ) from None
-        # Rounded through float16 like every query vector engram searches with (engram/service/text_query.py).
-        rounded = np.stack([round_through_f16(v) for v in vectors])
-        return rounded / np.linalg.norm(rounded, axis=1, keepdims=True).astype(np.float32)
+        return await embed_query_vectors(self.ctx.pool, self.ctx.embedder, space, texts, SEARCH_TIMEOUT_S)
 
     async def _search(
         self, space: Space, vector: np.ndarray, k: int, filters: Filters
