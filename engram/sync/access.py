@@ -83,7 +83,7 @@ class AppPasswordAccess:
             raise AccessError("the account's PDS keeps refusing its session")
 
     async def _sign_in(self, *, refresh_first: bool) -> None:
-        secrets = self._secrets.load(self.space)
+        secrets = await asyncio.to_thread(self._secrets.load, self.space)  # file I/O: off the loop
         pds = await self._pds()
         if refresh_first and secrets.get("refreshJwt"):
             try:
@@ -93,7 +93,7 @@ class AppPasswordAccess:
                     None,
                     {"Authorization": f"Bearer {secrets['refreshJwt']}"},
                 )
-                return self._keep(session)
+                return await self._keep(session)
             except UpstreamError:
                 pass  # refresh token expired or revoked: sign in again with the app password
         if not secrets.get("appPassword"):
@@ -107,15 +107,15 @@ class AppPasswordAccess:
             )
         except UpstreamError as e:
             raise AccessError(f"createSession failed: {e.message}") from None
-        self._keep(session)
+        await self._keep(session)
 
-    def _keep(self, session: dict) -> None:
+    async def _keep(self, session: dict) -> None:
         access, refresh = session.get("accessJwt"), session.get("refreshJwt")
         if not isinstance(access, str) or not access:
             raise AccessError("the PDS answered a session without accessJwt")
         self._access_jwt = access
         if isinstance(refresh, str) and refresh:
-            self._secrets.update(self.space, refreshJwt=refresh)
+            await asyncio.to_thread(self._secrets.update, self.space, refreshJwt=refresh)
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,8 @@ and file; a running server picks the space up on its next poll)."""
 
 from __future__ import annotations
 
+import asyncio
+
 from engram.errors import InvalidInput
 from engram.identifiers import space_authority
 from engram.store import synced as store_synced
@@ -27,5 +29,5 @@ async def register_app_password_space(
         raise InvalidInput(f"the PDS must be an http(s) URL, got {pds_url!r}")
     access = {"account": account, **({"pds": pds_url} if pds_url else {})}
     synced = await store.write(store_synced.add_synced_space, uri, "app_password", access)
-    secrets.save(uri, {"appPassword": app_password})
+    await asyncio.to_thread(secrets.save, uri, {"appPassword": app_password})  # file I/O: off the loop
     return synced

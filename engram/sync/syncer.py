@@ -150,7 +150,7 @@ class Syncer:
             registration.cancel()
         self.credentials.forget(uri)
         self._sources.pop(uri, None)
-        self.secrets.delete(uri)
+        await asyncio.to_thread(self.secrets.delete, uri)
         await self.ctx.services.spaces.delete(uri)
 
     # -- notifications -------------------------------------------------------------------------------
