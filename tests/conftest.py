@@ -70,3 +70,33 @@ hypothesis_settings.register_profile(
     "engram", deadline=None, suppress_health_check=[HealthCheck.too_slow], print_blob=True
 )
 hypothesis_settings.load_profile("engram")
+
+
+# -- PostgreSQL: one real server per session, a fresh database per test (tests/postgres_server.py) ----------
+
+
+@pytest.fixture(scope="session")
+def postgres_server():
+    """The session's PostgreSQL server; skips (saying what to install) where no binaries exist."""
+    from postgres_server import SKIP_MESSAGE, PostgresServer, find_binaries
+
+    bin_dir = find_binaries()
+    if bin_dir is None:
+        pytest.skip(SKIP_MESSAGE)
+    server = PostgresServer(bin_dir).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def postgres_dsn(postgres_server) -> str:
+    """DSN of the session server's maintenance database (create and drop databases through it)."""
+    return postgres_server.dsn
+
+
+@pytest.fixture
+def pg_database_url(postgres_server):
+    """A new, empty database for this test, dropped afterwards: what ENGRAM_DATABASE_URL would name."""
+    url = postgres_server.create_database()
+    yield url
+    postgres_server.drop_database(url)

@@ -1,0 +1,163 @@
+"""A real PostgreSQL server for the tests, started from the binaries on this machine.
+
+`PostgresServer.start()` runs `initdb` into a fresh temp dir (trust auth, loopback only) and `pg_ctl start`s
+it on 127.0.0.1 on a free port, with its unix socket in the same temp dir; `create_database()` gives each
+test a clean database (`CREATE DATABASE`, a cheap template copy); `stop()` shuts it down. An `atexit` hook
+stops it with `-m immediate` too, so a crashed or interrupted session does not leave a server behind.
+
+initdb and postgres refuse to run as root. When the tests run as root (CI containers do), both run as the
+unprivileged `nobody` user through `setpriv` (util-linux), with the temp dir chowned to it; /tmp is
+world-traversable, so the dir is made there with `tempfile.mkdtemp` rather than under pytest's 0700
+basetemp.
+
+Binaries are found on PATH (`initdb`, `pg_ctl`) or in Debian's `/usr/lib/postgresql/<version>/bin`
+(newest version first). Without them, `find_binaries()` returns None and the fixtures skip.
+"""
+
+from __future__ import annotations
+
+import atexit
+import glob
+import itertools
+import os
+import pwd
+import shutil
+import socket
+import subprocess
+import tempfile
+from pathlib import Path
+
+SKIP_MESSAGE = "PostgreSQL server binaries (initdb, pg_ctl) not found: install postgresql (Debian: apt-get install postgresql)"
+SUPERUSER = "engram"
+_UNPRIVILEGED = "nobody"
+
+
+def find_binaries() -> Path | None:
+    """The directory holding initdb and pg_ctl, or None."""
+    on_path = shutil.which("initdb")
+    if on_path and shutil.which("pg_ctl"):
+        return Path(os.path.realpath(on_path)).parent
+    versions = sorted(glob.glob("/usr/lib/postgresql/*/bin"), key=_version_key, reverse=True)
+    for directory in versions:
+        if os.access(f"{directory}/initdb", os.X_OK) and os.access(f"{directory}/pg_ctl", os.X_OK):
+            return Path(directory)
+    return None
+
+
+def _version_key(directory: str) -> tuple[int, ...]:
+    version = Path(directory).parent.name
+    return tuple(int(part) for part in version.split(".") if part.isdigit())
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class PostgresServer:
+    def __init__(self, bin_dir: Path):
+        self.bin_dir = bin_dir
+        self.root = Path(tempfile.mkdtemp(prefix="engram-pg-"))
+        self.data = self.root / "data"
+        self.socket_dir = self.root / "sock"
+        self.log = self.root / "server.log"
+        self.port = 0
+        self._as_other_user: list[str] = []
+        self._names = itertools.count(1)
+        self._running = False
+
+    @property
+    def dsn(self) -> str:
+        """The DSN of the maintenance database `postgres`, over TCP on loopback."""
+        return self.url("postgres")
+
+    def url(self, database: str) -> str:
+        return f"postgresql://{SUPERUSER}@127.0.0.1:{self.port}/{database}"
+
+    def start(self) -> PostgresServer:
+        self.socket_dir.mkdir()
+        if os.geteuid() == 0:
+            user = pwd.getpwnam(_UNPRIVILEGED)
+            for path in (self.root, self.socket_dir):
+                os.chown(path, user.pw_uid, user.pw_gid)
+            self._as_other_user = [
+                "setpriv",
+                f"--reuid={user.pw_uid}",
+                f"--regid={user.pw_gid}",
+                "--clear-groups",
+                "--",
+            ]
+        # --no-sync: only initdb's own files; the running server keeps fsync on (the durability contract).
+        self._run(
+            "initdb",
+            "-D",
+            str(self.data),
+            "-A",
+            "trust",
+            "-U",
+            SUPERUSER,
+            "-E",
+            "UTF8",
+            "--locale=C.UTF-8",
+            "--no-sync",
+        )
+        atexit.register(self._stop_immediately)
+        for attempt in range(5):  # the free port can be taken between probing and binding it
+            self.port = _free_port()
+            options = f"-h 127.0.0.1 -p {self.port} -k {self.socket_dir} -c max_connections=200"
+            started = self._run(
+                "pg_ctl",
+                "-D",
+                str(self.data),
+                "-l",
+                str(self.log),
+                "-w",
+                "-t",
+                "60",
+                "-o",
+                options,
+                "start",
+                check=False,
+            )
+            if started.returncode == 0:
+                self._running = True
+                return self
+        raise RuntimeError(f"postgres did not start: {self.log.read_text(errors='replace')[-2000:]}")
+
+    def create_database(self) -> str:
+        """A new empty database (a copy of template1); returns its URL."""
+        import psycopg
+
+        name = f"engram_test_{next(self._names)}"
+        with psycopg.connect(self.dsn, autocommit=True) as conn:
+            conn.execute(f'CREATE DATABASE "{name}"')
+        return self.url(name)
+
+    def drop_database(self, url: str) -> None:
+        import psycopg
+
+        name = url.rsplit("/", 1)[1]
+        with psycopg.connect(self.dsn, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+    def stop(self) -> None:
+        if self._running:
+            self._running = False
+            self._run("pg_ctl", "-D", str(self.data), "-m", "fast", "-w", "stop", check=False)
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    def _stop_immediately(self) -> None:
+        if self._running:
+            self._running = False
+            self._run("pg_ctl", "-D", str(self.data), "-m", "immediate", "-w", "stop", check=False)
+            shutil.rmtree(self.root, ignore_errors=True)
+
+    def _run(self, program: str, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+        command = [*self._as_other_user, str(self.bin_dir / program), *args]
+        done = subprocess.run(
+            command, check=False, capture_output=True, text=True, timeout=120, cwd=self.root
+        )
+        if check and done.returncode != 0:
+            raise RuntimeError(f"{program} failed ({done.returncode}): {done.stderr[-2000:]}")
+        return done
