@@ -67,7 +67,26 @@ def create_app(settings: Settings, *, lexicon_dir: Path | Traversable = LEXICON_
     from .mcp.http import install_mcp
 
     install_mcp(app, ctx)
+    if settings.cluster:
+        _install_cluster(app, ctx)
     return app
+
+
+def _install_cluster(app: web.Application, ctx: AppContext) -> None:
+    """Cluster mode (engram/cluster, docs/scale-out.md): requests for a space go to the node holding its
+    lease. The node starts after the service's parts (it needs the index manager) and stops before them."""
+    from .cluster.middleware import cluster_middleware
+    from .cluster.node import ClusterNode
+
+    app.middlewares.append(cluster_middleware(ctx))  # inside the error middleware: errors get their shape
+
+    async def cluster_node(app: web.Application) -> AsyncIterator[None]:
+        async with ClusterNode.running(ctx) as node:
+            ctx.cluster = node
+            yield
+            ctx.cluster = None
+
+    app.cleanup_ctx.append(cluster_node)
 
 
 async def _lifecycle(app: web.Application) -> AsyncIterator[None]:

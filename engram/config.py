@@ -144,6 +144,26 @@ VARIABLES: tuple[Variable, ...] = (
         "Serving processes on one port (SO_REUSEPORT) over the same data directory; rate limits are "
         "split between them. Above 1 only for search serving: see docs/architecture.md#using-every-core.",
     ),
+    # cluster: several nodes over one PostgreSQL store (engram/cluster, docs/scale-out.md)
+    Variable(
+        "ENGRAM_DATABASE_URL",
+        None,
+        "`postgresql://...`: the shared PostgreSQL store. Unset: SQLite in the data dir.",
+    ),
+    Variable(
+        "ENGRAM_NODE_URL",
+        None,
+        "This node's base URL as its peers reach it. With a PostgreSQL store, turns on cluster mode.",
+    ),
+    Variable(
+        "ENGRAM_NODE_ID", None, "This node's stable name in the cluster. Default: the node URL's host:port."
+    ),
+    Variable("ENGRAM_HEARTBEAT_MS", "2000", "How often a node renews its registration and its space leases."),
+    Variable(
+        "ENGRAM_LEASE_TIMEOUT_MS",
+        "10000",
+        "A node silent this long is dead: its space leases lapse and its spaces move. Several heartbeats.",
+    ),
 )
 _KNOWN = {v.name for v in VARIABLES}
 
@@ -193,6 +213,17 @@ class Settings:
     # every XRPC answer against its lexicon (tests, debugging); else once per method
     validate_output: bool = False
     processes: int = 1  # serving processes on one port (engram/serving/processes.py)
+    # cluster (engram/cluster, docs/scale-out.md)
+    database_url: str | None = None
+    node_url: str | None = None
+    node_id: str | None = None
+    heartbeat_ms: int = 2000
+    lease_timeout_ms: int = 10_000
+
+    @property
+    def cluster(self) -> bool:
+        """Cluster mode: a PostgreSQL store that peers share, and a URL they reach this node at."""
+        return bool(self.node_url) and (self.database_url or "").startswith(("postgresql://", "postgres://"))
 
 
 def _int(name: str, raw: str, lo: int, hi: int | None = None) -> int:
@@ -344,7 +375,33 @@ def read_env(environ: Mapping[str, str] | None = None) -> Settings:
         # Throughput
         validate_output=_bool("ENGRAM_VALIDATE_OUTPUT", get("ENGRAM_VALIDATE_OUTPUT") or "0"),
         processes=_int("ENGRAM_PROCESSES", get("ENGRAM_PROCESSES") or "", 1, 256),
+        **_cluster_settings(get),
     )
+
+
+def _cluster_settings(get) -> dict[str, Any]:
+    database_url = (get("ENGRAM_DATABASE_URL") or "").strip() or None
+    if database_url is not None and urlsplit(database_url).scheme not in {"postgresql", "postgres"}:
+        raise ConfigError("ENGRAM_DATABASE_URL must be a postgresql:// URL (unset for SQLite)")
+    node_url = _url("ENGRAM_NODE_URL", raw) if (raw := (get("ENGRAM_NODE_URL") or "").strip()) else None
+    node_id = (get("ENGRAM_NODE_ID") or "").strip() or None
+    if node_id is None and node_url is not None:
+        parts = urlsplit(node_url)  # stable across restarts, so a restarted node gets its spaces back
+        node_id = f"{parts.hostname}:{parts.port or (443 if parts.scheme == 'https' else 80)}"
+    heartbeat_ms = _int("ENGRAM_HEARTBEAT_MS", get("ENGRAM_HEARTBEAT_MS") or "", 50, 600_000)
+    lease_timeout_ms = _int("ENGRAM_LEASE_TIMEOUT_MS", get("ENGRAM_LEASE_TIMEOUT_MS") or "", 200, 3_600_000)
+    if lease_timeout_ms < 2 * heartbeat_ms:
+        raise ConfigError(
+            f"ENGRAM_LEASE_TIMEOUT_MS={lease_timeout_ms} must be at least twice ENGRAM_HEARTBEAT_MS={heartbeat_ms}"
+            " (one missed heartbeat must not cost a node its spaces)"
+        )
+    return {
+        "database_url": database_url,
+        "node_url": node_url,
+        "node_id": node_id,
+        "heartbeat_ms": heartbeat_ms,
+        "lease_timeout_ms": lease_timeout_ms,
+    }
 
 
 def override(settings: Settings, **changes: Any) -> Settings:

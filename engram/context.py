@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from .auth.reader import ReaderVerifier
     from .auth.service_jwt import ServiceAuthVerifier
     from .auth.space_host import SpaceHostAuth
+    from .cluster.node import ClusterNode
     from .config import Settings
     from .embed.base import Embedder
     from .metrics import Metrics
@@ -56,6 +57,7 @@ class AppContext:
     notifier: WriteNotifier | None = None  # notifyWrite to registered syncers (server only)
     syncer: Syncer | None = None  # synced spaces (the HTTP service only)
     ready: bool = False
+    cluster: ClusterNode | None = None  # cluster mode only (engram/cluster, docs/scale-out.md)
     # Wall-clock seconds for expiries (console sessions and sign-in links); tests replace it to move time
     # without sleeping.
     clock: Callable[[], float] = time.time

@@ -200,6 +200,22 @@ class IndexManager:
         if key not in self._entries:
             self._start_load(key, dims)
 
+    async def catch_up(self, space: str) -> None:
+        """Apply the store's delta to the loaded indexes of `space` now (cluster: another node committed a
+        write to it, docs/scale-out.md#writes-from-any-node), so the next search does not wait for it."""
+        for model_key in list(self._slots.get(space, ())):
+            entry = self._entries.get((space, model_key))
+            if entry is not None:
+                await self._fresh(entry, space, model_key)
+
+    async def unload(self, space: str) -> None:
+        """Save and forget the loaded indexes of `space`, keeping its files (cluster: another node serves it
+        now and loads the files this leaves behind)."""
+        for model_key in list(self._slots.get(space, ())):
+            key = (space, model_key)
+            entry = self._remove(key)
+            await self._save(entry, key)
+
     async def rebuild(self, space: str, model_key: str, dims: int | None = None) -> None:
         """Rebuild from the store (reindex) and persist; searches use the old index until the swap.
 

@@ -166,6 +166,10 @@ class XrpcServer:
         return self._respond(method, call, output)
 
     async def _read_body(self, request: web.Request) -> bytes:
+        if (
+            RAW_BODY in request
+        ):  # read already by a middleware that routes on it (engram/cluster/middleware.py)
+            return request[RAW_BODY]
         if request.content_length is not None and request.content_length > self.max_body_bytes:
             raise PayloadTooLargeError(f"Request body is larger than {self.max_body_bytes} bytes")
         chunks, size = [], 0

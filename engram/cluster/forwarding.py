@@ -1,0 +1,84 @@
+"""Relaying a request to the node that holds its space's lease, and its answer back, unchanged.
+
+The request keeps its method, path, query, body and headers (Authorization, Signature-Input, Signature,
+Atproto-Space-Audience, Content-Digest, Host...): the owner verifies the caller's signature itself, exactly
+as if the caller had reached it directly, which works because every node shares engram's DID, public URL
+and keys. Only hop-by-hop headers are dropped, and `X-Engram-Forwarded-By` is added: the loop guard (a
+forwarded request is never forwarded again). The answer's status, headers and body come back verbatim; the
+session does not decompress, so a compressed body is relayed as it came.
+
+One `aiohttp.ClientSession` with keep-alive connections to the peers serves every forward.
+docs/scale-out.md#forwarding.
+"""
+
+from __future__ import annotations
+
+import aiohttp
+from aiohttp import web
+from multidict import CIMultiDict
+
+from engram.errors import Unavailable
+
+FORWARDED_BY = "X-Engram-Forwarded-By"
+# RFC 9110 section 7.6.1 plus the framing headers aiohttp recomputes for the body it sends.
+HOP_BY_HOP = frozenset(
+    {
+        "connection",
+        "keep-alive",
+        "proxy-authenticate",
+        "proxy-authorization",
+        "proxy-connection",
+        "te",
+        "trailer",
+        "transfer-encoding",
+        "upgrade",
+        "content-length",
+    }
+)
+_STREAM_ABOVE = 1 << 20  # answers bigger than this (or of unknown size: exportSpace's tar) are streamed
+
+
+def peer_session(timeout_s: float) -> aiohttp.ClientSession:
+    return aiohttp.ClientSession(
+        connector=aiohttp.TCPConnector(limit=0, limit_per_host=64, keepalive_timeout=60),
+        timeout=aiohttp.ClientTimeout(total=timeout_s, connect=min(timeout_s, 2.0)),
+        auto_decompress=False,
+        # Nothing of the client's own: the peer sees exactly the caller's headers.
+        skip_auto_headers=("User-Agent", "Accept", "Accept-Encoding", "Content-Type"),
+    )
+
+
+async def forward(
+    session: aiohttp.ClientSession, base_url: str, request: web.Request, body: bytes, node_id: str
+) -> web.StreamResponse:
+    """Send `request` (its body already read: `body`) to `base_url` and relay the answer. Raises
+    `Unavailable("OwnerUnavailable")` when the owner cannot be reached."""
+    headers = CIMultiDict((k, v) for k, v in request.headers.items() if k.lower() not in HOP_BY_HOP)
+    headers[FORWARDED_BY] = node_id
+    try:
+        async with session.request(
+            request.method,
+            base_url + request.path_qs,
+            headers=headers,
+            data=body if body else None,
+            allow_redirects=False,
+        ) as answer:
+            relayed = CIMultiDict((k, v) for k, v in answer.headers.items() if k.lower() not in HOP_BY_HOP)
+            size = answer.content_length
+            if size is not None and size <= _STREAM_ABOVE:
+                return web.Response(status=answer.status, body=await answer.read(), headers=relayed)
+            out = web.StreamResponse(status=answer.status, headers=relayed)
+            await out.prepare(request)
+            try:
+                async for chunk in answer.content.iter_chunked(65536):
+                    await out.write(chunk)
+            except (aiohttp.ClientError, TimeoutError):
+                return out  # headers are gone already: the body is cut short, as the owner's own would be
+            await out.write_eof()
+            return out
+    except (aiohttp.ClientConnectionError, TimeoutError) as exc:
+        raise Unavailable(
+            f"the node serving this space did not answer ({type(exc).__name__}); retry",
+            "OwnerUnavailable",
+            retry_after=1,
+        ) from exc

@@ -1,0 +1,81 @@
+"""The aiohttp middleware that sends a space's requests to the node serving the space.
+
+Which requests: the XRPC methods whose answer comes from the space's index or that act on it
+(`SPACE_METHODS`). Writes are not among them: any node writes to the shared store and the owner catches up
+(docs/scale-out.md#writes-from-any-node). The REST shims and MCP are served where they arrive (documented).
+
+Where the space comes from: routing happens *before* auth, from the `space` query parameter (queries) or
+the `space` field of the JSON body (procedures), because only the owner should verify the caller: it has
+the replay caches and rate-limit buckets of the space, and the verified credential names the same space the
+request does (a credential for another space is refused by the owner exactly as it would be by any node).
+A request with no parseable space is served here, so the usual error answers it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import orjson
+from aiohttp import web
+
+from engram.cluster.forwarding import FORWARDED_BY, forward
+from engram.xrpc.server import RAW_BODY
+
+if TYPE_CHECKING:
+    from engram.cluster.node import ClusterNode
+    from engram.context import AppContext
+
+QUERY_METHODS = frozenset(
+    {
+        "garden.engram.searchMemories",
+        "garden.engram.listMemories",
+        "garden.engram.getMemory",
+        "garden.engram.getMemoryGraph",
+        "garden.engram.getSpaceStatus",
+        "garden.engram.exportSpace",
+    }
+)
+PROCEDURE_METHODS = frozenset({"garden.engram.warmSpace", "garden.engram.admin.reindexSpace"})
+SPACE_METHODS = QUERY_METHODS | PROCEDURE_METHODS
+_MAX_ROUTED_BODY = 64 * 1024  # warmSpace/reindexSpace bodies are a few hundred bytes
+
+
+def cluster_middleware(ctx: AppContext):
+    @web.middleware
+    async def route_to_owner(request: web.Request, handler) -> web.StreamResponse:
+        node: ClusterNode | None = ctx.cluster
+        nsid = request.path[len("/xrpc/") :] if request.path.startswith("/xrpc/") else ""
+        if node is None or nsid not in SPACE_METHODS:
+            return await handler(request)
+        body = b""
+        if nsid in PROCEDURE_METHODS:
+            if request.method != "POST" or (request.content_length or 0) > _MAX_ROUTED_BODY:
+                return await handler(request)  # the XRPC runtime answers the wrong method or size
+            body = await request.read()
+            request[RAW_BODY] = body  # the pipeline reads the body from here (the stream is consumed)
+            space = _space_in_body(body)
+        else:
+            space = request.query.get("space")
+        if not space:
+            return await handler(request)
+        route = await node.ownership.route(space, forwarded=FORWARDED_BY in request.headers)
+        if route.local:
+            return await handler(request)
+        node.metrics.forwards.labels(nsid).inc()
+        try:
+            return await forward(node.session, route.url, request, body, node.ownership.node_id)
+        except Exception:
+            node.metrics.forward_failures.inc()
+            node.ownership.forget_holder(space)
+            raise
+
+    return route_to_owner
+
+
+def _space_in_body(body: bytes) -> str | None:
+    try:
+        parsed = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return None
+    space = parsed.get("space") if isinstance(parsed, dict) else None
+    return space if isinstance(space, str) else None

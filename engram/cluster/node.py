@@ -1,0 +1,138 @@
+"""`ClusterNode`: this process as one node of the cluster, from start-up to clean shutdown.
+
+`ClusterNode.running(ctx)` creates the cluster's tables, registers the node (one heartbeat before anything
+is served, so peers see it at once), and then runs the heartbeat loop and the write listener until the app
+stops; on a clean stop it expires its leases so peers take its spaces over on their next heartbeat instead
+of waiting out the lease timeout.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING
+
+import aiohttp
+import psycopg
+
+from engram.cluster.forwarding import peer_session
+from engram.cluster.listener import listen_for_writes
+from engram.cluster.metrics import ClusterMetrics
+from engram.cluster.ownership import Ownership, OwnershipEvents
+from engram.cluster.schema import ensure_schema
+
+if TYPE_CHECKING:
+    from engram.context import AppContext
+
+log = logging.getLogger(__name__)
+_POLL_EVERY_BEATS = 5  # without the write trigger, owned indexes poll the store every 5 heartbeats
+
+
+class ClusterNode:
+    def __init__(self, ownership: Ownership, session: aiohttp.ClientSession, metrics: ClusterMetrics):
+        self.ownership = ownership
+        self.session = session
+        self.metrics = metrics
+        self._unloads: set[asyncio.Task] = set()
+
+    @classmethod
+    @contextlib.asynccontextmanager
+    async def running(cls, ctx: AppContext) -> AsyncIterator[ClusterNode]:
+        settings = ctx.settings
+        assert settings.database_url and settings.node_url and settings.node_id  # settings.cluster
+        async with contextlib.AsyncExitStack() as stack:
+            conn = await psycopg.AsyncConnection.connect(settings.database_url, autocommit=True)
+            stack.push_async_callback(conn.close)
+            notified = await ensure_schema(conn)
+            holder: list[ClusterNode] = []
+            events = OwnershipEvents(
+                acquired=lambda space, epoch: holder[0].metrics.lease_changes.labels("acquired").inc(),
+                lost=lambda space: holder[0]._moved(ctx, space, "lost"),
+                released=lambda space: holder[0]._moved(ctx, space, "handed_over"),
+            )
+            ownership = Ownership(
+                conn, settings.node_id, settings.node_url, settings.lease_timeout_ms, events
+            )
+            registry = ctx.metrics.registry if ctx.metrics is not None else None
+            metrics = ClusterMetrics(registry, lambda: len(ownership.held))
+            session = peer_session(timeout_s=max(30.0, settings.lease_timeout_ms / 1000))
+            stack.push_async_callback(session.close)
+            node = cls(ownership, session, metrics)
+            holder.append(node)
+            await ownership.beat()
+            log.info(
+                "cluster node registered",
+                extra={
+                    "fields": {
+                        "node": settings.node_id,
+                        "url": settings.node_url,
+                        "live": len(ownership.live),
+                    }
+                },
+            )
+            tasks = [asyncio.ensure_future(node._heartbeats(ctx, poll=not notified))]
+            if notified:
+                tasks.append(
+                    asyncio.ensure_future(
+                        listen_for_writes(
+                            settings.database_url,
+                            ownership.holds,
+                            ctx.index.catch_up,
+                            on_owned=metrics.write_notifications.inc,
+                        )
+                    )
+                )
+            try:
+                yield node
+            finally:
+                for task in tasks:
+                    task.cancel()
+                await asyncio.gather(*tasks, return_exceptions=True)
+                with contextlib.suppress(psycopg.Error):
+                    await ownership.leave()
+
+    async def _heartbeats(self, ctx: AppContext, *, poll: bool) -> None:
+        interval = ctx.settings.heartbeat_ms / 1000
+        beats = 0
+        while True:
+            await asyncio.sleep(interval)
+            beats += 1
+            try:
+                await self.ownership.beat()
+            except psycopg.Error as exc:
+                # Leases are trusted locally only until their expiry, so a node cut off from the database
+                # stops serving its spaces on time; it keeps trying (reconnecting if the link broke).
+                self.metrics.heartbeat_failures.inc()
+                log.warning("heartbeat failed: %s", exc)
+                await self._reconnect(ctx)
+                continue
+            self.metrics.live_nodes.set(len(self.ownership.live))
+            if poll and beats % _POLL_EVERY_BEATS == 0:
+                for space in list(self.ownership.held):
+                    with contextlib.suppress(Exception):
+                        await ctx.index.catch_up(space)
+
+    async def _reconnect(self, ctx: AppContext) -> None:
+        if not self.ownership.conn.closed:
+            return
+        with contextlib.suppress(psycopg.Error):
+            self.ownership.conn = await psycopg.AsyncConnection.connect(
+                ctx.settings.database_url, autocommit=True
+            )
+
+    def _moved(self, ctx: AppContext, space: str, change: str) -> None:
+        """Another node serves `space` now: count it and free its index memory in the background (saving
+        it first, so the new owner loads a current file instead of building)."""
+        self.metrics.lease_changes.labels(change).inc()
+        task = asyncio.ensure_future(_unload(ctx, space))
+        self._unloads.add(task)
+        task.add_done_callback(self._unloads.discard)
+
+
+async def _unload(ctx: AppContext, space: str) -> None:
+    try:
+        await ctx.index.unload(space)
+    except Exception:  # the lease is gone either way; a failed save only means the new owner builds
+        log.exception("unloading %s after its lease moved failed", space)
