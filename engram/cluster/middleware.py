@@ -37,6 +37,7 @@ QUERY_METHODS = frozenset(
 )
 PROCEDURE_METHODS = frozenset({"garden.engram.warmSpace", "garden.engram.admin.reindexSpace"})
 SPACE_METHODS = QUERY_METHODS | PROCEDURE_METHODS
+SERVED_BY = "X-Engram-Node"
 _MAX_ROUTED_BODY = 64 * 1024  # warmSpace/reindexSpace bodies are a few hundred bytes
 
 
@@ -60,7 +61,10 @@ def cluster_middleware(ctx: AppContext):
             return await handler(request)
         route = await node.ownership.route(space, forwarded=FORWARDED_BY in request.headers)
         if route.local:
-            return await handler(request)
+            response = await handler(request)
+            if not response.prepared:  # which node answered, for operators (and the cluster tests)
+                response.headers[SERVED_BY] = node.ownership.node_id
+            return response
         node.metrics.forwards.labels(nsid).inc()
         try:
             return await forward(node.session, route.url, request, body, node.ownership.node_id)
