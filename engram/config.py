@@ -144,6 +144,13 @@ VARIABLES: tuple[Variable, ...] = (
         "Serving processes on one port (SO_REUSEPORT) over the same data directory; rate limits are "
         "split between them. Above 1 only for search serving: see docs/architecture.md#using-every-core.",
     ),
+    # -- store backend (docs/scale-out.md#the-store-on-postgresql) --
+    Variable(
+        "ENGRAM_DATABASE_URL",
+        None,
+        "`postgresql://user@host:port/db`: keep the store in PostgreSQL instead of SQLite in the data dir "
+        "(index files and keys stay in the data dir). Unset: SQLite.",
+    ),
 )
 _KNOWN = {v.name for v in VARIABLES}
 
@@ -193,6 +200,7 @@ class Settings:
     # every XRPC answer against its lexicon (tests, debugging); else once per method
     validate_output: bool = False
     processes: int = 1  # serving processes on one port (engram/serving/processes.py)
+    database_url: str | None = None  # PostgreSQL store (engram/store/postgres/); None: SQLite in data_dir
 
 
 def _int(name: str, raw: str, lo: int, hi: int | None = None) -> int:
@@ -344,7 +352,17 @@ def read_env(environ: Mapping[str, str] | None = None) -> Settings:
         # Throughput
         validate_output=_bool("ENGRAM_VALIDATE_OUTPUT", get("ENGRAM_VALIDATE_OUTPUT") or "0"),
         processes=_int("ENGRAM_PROCESSES", get("ENGRAM_PROCESSES") or "", 1, 256),
+        database_url=_database_url("ENGRAM_DATABASE_URL", get("ENGRAM_DATABASE_URL") or None),
     )
+
+
+def _database_url(name: str, raw: str | None) -> str | None:
+    if raw is None or not raw.strip():
+        return None
+    parts = urlsplit(raw.strip())
+    if parts.scheme not in {"postgresql", "postgres"} or not (parts.hostname or parts.query):
+        raise ConfigError(f"{name} must be a postgresql://user@host:port/database URL")
+    return raw.strip()
 
 
 def override(settings: Settings, **changes: Any) -> Settings:
