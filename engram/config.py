@@ -144,12 +144,14 @@ VARIABLES: tuple[Variable, ...] = (
         "Serving processes on one port (SO_REUSEPORT) over the same data directory; rate limits are "
         "split between them. Above 1 only for search serving: see docs/architecture.md#using-every-core.",
     ),
-    # cluster: several nodes over one PostgreSQL store (engram/cluster, docs/scale-out.md)
+    # -- store backend (docs/scale-out.md#the-store-on-postgresql) --
     Variable(
         "ENGRAM_DATABASE_URL",
         None,
-        "`postgresql://...`: the shared PostgreSQL store. Unset: SQLite in the data dir.",
+        "`postgresql://user@host:port/db`: keep the store in PostgreSQL instead of SQLite in the data dir "
+        "(index files and keys stay in the data dir). Unset: SQLite.",
     ),
+    # cluster: several nodes over one PostgreSQL store (engram/cluster, docs/scale-out.md)
     Variable(
         "ENGRAM_NODE_URL",
         None,
@@ -213,8 +215,8 @@ class Settings:
     # every XRPC answer against its lexicon (tests, debugging); else once per method
     validate_output: bool = False
     processes: int = 1  # serving processes on one port (engram/serving/processes.py)
+    database_url: str | None = None  # PostgreSQL store (engram/store/postgres/); None: SQLite in data_dir
     # cluster (engram/cluster, docs/scale-out.md)
-    database_url: str | None = None
     node_url: str | None = None
     node_id: str | None = None
     heartbeat_ms: int = 2000
@@ -375,14 +377,21 @@ def read_env(environ: Mapping[str, str] | None = None) -> Settings:
         # Throughput
         validate_output=_bool("ENGRAM_VALIDATE_OUTPUT", get("ENGRAM_VALIDATE_OUTPUT") or "0"),
         processes=_int("ENGRAM_PROCESSES", get("ENGRAM_PROCESSES") or "", 1, 256),
+        database_url=_database_url("ENGRAM_DATABASE_URL", get("ENGRAM_DATABASE_URL") or None),
         **_cluster_settings(get),
     )
 
 
+def _database_url(name: str, raw: str | None) -> str | None:
+    if raw is None or not raw.strip():
+        return None
+    parts = urlsplit(raw.strip())
+    if parts.scheme not in {"postgresql", "postgres"} or not (parts.hostname or parts.query):
+        raise ConfigError(f"{name} must be a postgresql://user@host:port/database URL")
+    return raw.strip()
+
+
 def _cluster_settings(get) -> dict[str, Any]:
-    database_url = (get("ENGRAM_DATABASE_URL") or "").strip() or None
-    if database_url is not None and urlsplit(database_url).scheme not in {"postgresql", "postgres"}:
-        raise ConfigError("ENGRAM_DATABASE_URL must be a postgresql:// URL (unset for SQLite)")
     node_url = _url("ENGRAM_NODE_URL", raw) if (raw := (get("ENGRAM_NODE_URL") or "").strip()) else None
     node_id = (get("ENGRAM_NODE_ID") or "").strip() or None
     if node_id is None and node_url is not None:
@@ -396,7 +405,6 @@ def _cluster_settings(get) -> dict[str, Any]:
             " (one missed heartbeat must not cost a node its spaces)"
         )
     return {
-        "database_url": database_url,
         "node_url": node_url,
         "node_id": node_id,
         "heartbeat_ms": heartbeat_ms,

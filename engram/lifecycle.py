@@ -27,7 +27,8 @@ from .service import Services
 from .service.write_notifier import WriteNotifier
 from .store import repo as store_repo
 from .store import repo_backfill
-from .store.database import Store, database_path
+from .store.backends import open_store
+from .store.database import Store
 from .store.index_source import StoreIndexSource
 from .workers import WorkerPool
 from .xrpc.lexicons import LexiconRegistry
@@ -61,7 +62,7 @@ async def open_parts(
         keyring = build_keyring(settings.service_did, key, operator_keys, settings.public_url)
         ctx.keyring = keyring
 
-        ctx.store = await Store.open(database_path(settings.data_dir))
+        ctx.store = await open_store(settings.data_dir, settings.database_url)
         stack.push_async_callback(ctx.store.close)
         ctx.direct_reads = ctx.store.readers  # point reads on the calling thread's own connection
         # Hosted spaces' repos: every write transaction signs a commit for the records it changed

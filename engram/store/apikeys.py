@@ -94,7 +94,10 @@ def bind_space(conn: sqlite3.Connection, key_id: int, space_uri: str) -> ApiKey:
     space = _require_hosted(conn, space_uri)
     if short_space_id(space.id) not in key.spaces and len(key.spaces) >= MAX_SPACES_PER_KEY:
         raise InvalidInput(f"a key may be bound to at most {MAX_SPACES_PER_KEY} spaces")
-    conn.execute("INSERT OR IGNORE INTO api_key_spaces (key_id, space_id) VALUES (?, ?)", (key_id, space.id))
+    conn.execute(
+        "INSERT INTO api_key_spaces (key_id, space_id) VALUES (?, ?) ON CONFLICT DO NOTHING",
+        (key_id, space.id),
+    )
     return get_api_key(conn, key_id)
 
 

@@ -8,24 +8,43 @@ they were started (their first message's createdAt, then row id), as Sim lists t
 from __future__ import annotations
 
 import sqlite3
+from dataclasses import dataclass
 
+from engram.store.dialect import dialect_of
 from engram.store.models import Memory
 from engram.store.queries import _VIEW_COLUMNS, _memory
 from engram.store.spaces import require_space
 
-_WORKFLOW = "json_extract(attrs, '$.workflowId')"
-_KEY = "json_extract(attrs, '$.conversationKey')"
-# A memory is a Sim message only when it carries a string simId too (imports may bring partial attrs).
-_IS_MESSAGE = "json_type(attrs, '$.simId') = 'text' AND json_type(attrs, '$.conversationKey') = 'text'"
-_ORDER = "ORDER BY json_extract(attrs, '$.sequence'), row_id"
+
+@dataclass(frozen=True)
+class _Fragments:
+    """The attrs expressions every query here uses, spelled for the connection's backend."""
+
+    workflow: str
+    key: str
+    sim_id: str
+    is_message: str  # a Sim message only when it carries a string simId too (imports may bring partial attrs)
+    order: str
+
+    @classmethod
+    def of(cls, conn) -> _Fragments:
+        d = dialect_of(conn)
+        return cls(
+            workflow=d.json_text("attrs", "workflowId"),
+            key=d.json_text("attrs", "conversationKey"),
+            sim_id=d.json_text("attrs", "simId"),
+            is_message=f"{d.json_is_string('attrs', 'simId')} AND {d.json_is_string('attrs', 'conversationKey')}",
+            order=f"ORDER BY {d.json_value('attrs', 'sequence')}, row_id",
+        )
 
 
 def conversation(conn: sqlite3.Connection, space_uri: str, workflow_id: str, key: str) -> list[Memory]:
     """The messages of one conversation, oldest first ([] when there is none)."""
     space = require_space(conn, space_uri)
+    f = _Fragments.of(conn)
     rows = conn.execute(
-        f"SELECT {_VIEW_COLUMNS} FROM memories WHERE space_id = ? AND {_WORKFLOW} = ? AND {_KEY} = ?"
-        f" AND {_IS_MESSAGE} {_ORDER}",
+        f"SELECT {_VIEW_COLUMNS} FROM memories WHERE space_id = ? AND {f.workflow} = ? AND {f.key} = ?"
+        f" AND {f.is_message} {f.order}",
         (space.id, workflow_id, key),
     )
     return [_memory(row) for row in rows]
@@ -35,9 +54,10 @@ def conversation_by_id(
     conn: sqlite3.Connection, space_uri: str, workflow_id: str, sim_id: str
 ) -> list[Memory]:
     space = require_space(conn, space_uri)
+    f = _Fragments.of(conn)
     row = conn.execute(
-        f"SELECT {_KEY} FROM memories WHERE space_id = ? AND {_WORKFLOW} = ?"
-        f" AND json_extract(attrs, '$.simId') = ? AND {_IS_MESSAGE} LIMIT 1",
+        f"SELECT {f.key} FROM memories WHERE space_id = ? AND {f.workflow} = ?"
+        f" AND {f.sim_id} = ? AND {f.is_message} LIMIT 1",
         (space.id, workflow_id, sim_id),
     ).fetchone()
     return conversation(conn, space_uri, workflow_id, row[0]) if row else []
@@ -49,13 +69,14 @@ def conversations(
     """Up to `limit` conversations of the workflow whose key contains `key_contains` (case-sensitive, like
     SQL LIKE '%q%' on Postgres), oldest conversation first."""
     space = require_space(conn, space_uri)
-    where, params = f"space_id = ? AND {_WORKFLOW} = ? AND {_IS_MESSAGE}", [space.id, workflow_id]
+    f = _Fragments.of(conn)
+    where, params = f"space_id = ? AND {f.workflow} = ? AND {f.is_message}", [space.id, workflow_id]
     if key_contains:
-        where += f" AND instr({_KEY}, ?) > 0"
+        where += f" AND {dialect_of(conn).contains(f.key)}"
         params.append(key_contains)
     keys = conn.execute(
-        f"SELECT {_KEY} FROM memories WHERE {where} AND {_KEY} IS NOT NULL"
-        f" GROUP BY {_KEY} ORDER BY min(created_ms), min(row_id) LIMIT ?",
+        f"SELECT {f.key} FROM memories WHERE {where} AND {f.key} IS NOT NULL"
+        f" GROUP BY {f.key} ORDER BY min(created_ms), min(row_id) LIMIT ?",
         (*params, limit),
     ).fetchall()
     return [conversation(conn, space_uri, workflow_id, key) for (key,) in keys]

@@ -42,15 +42,20 @@ def database_path(data_dir: str | Path) -> Path:
 
 
 class Store:
+    backend = "sqlite"  # names the threads; the PostgreSQL store says "postgres"
+
     def __init__(self, path: Path, *, readers: int = 2, busy_timeout_ms: int = 5000):
         self.path = Path(path)
         self._busy_timeout_ms = busy_timeout_ms
+        # Reader threads each keep their own query-only connection; DirectReader owns them all.
+        self._init_threads(readers, DirectReader(self.path, busy_timeout_ms=busy_timeout_ms))
+
+    def _init_threads(self, readers: int, direct_reader: Any) -> None:
         self._readers = max(1, readers)
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
         self._writer: threading.Thread | None = None
         self._reader_pool: concurrent.futures.ThreadPoolExecutor | None = None
-        # Reader threads each keep their own query-only connection; DirectReader owns them all.
-        self.readers = DirectReader(self.path, busy_timeout_ms=busy_timeout_ms)
+        self.readers = direct_reader
         self._lock = threading.Lock()
         self._closed = False
         # Transaction hooks (engram/store/repo.py): `before_commit(conn)` runs on the writer thread after
@@ -69,6 +74,20 @@ class Store:
         return store
 
     def _start(self) -> None:
+        conn = self._open_writer()
+        self._writer = threading.Thread(
+            target=self._write_loop, args=(conn,), name=f"engram-{self.backend}-writer"
+        )
+        self._writer.daemon = True  # a hung fn must not keep the process alive; close() warns about it
+        self._writer.start()
+        self._reader_pool = concurrent.futures.ThreadPoolExecutor(
+            max_workers=self._readers, thread_name_prefix=f"engram-{self.backend}-reader"
+        )
+
+    # The transaction seam: the PostgreSQL store (engram/store/postgres/store.py) overrides these five and
+    # keeps the queue, the writer thread, the hooks and the readers' thread pool as they are here.
+    def _open_writer(self) -> Any:
+        """The writer's connection, with the schema brought up to date."""
         if self.path.is_dir():
             raise ValueError(f"{self.path} is a directory: open database_path(data_dir) instead")
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -81,12 +100,23 @@ class Store:
         except BaseException:
             conn.close()
             raise
-        self._writer = threading.Thread(target=self._write_loop, args=(conn,), name="engram-sqlite-writer")
-        self._writer.daemon = True  # a hung fn must not keep the process alive; close() warns about it
-        self._writer.start()
-        self._reader_pool = concurrent.futures.ThreadPoolExecutor(
-            max_workers=self._readers, thread_name_prefix="engram-sqlite-reader"
-        )
+        return conn
+
+    def _begin(self, conn: Any) -> None:
+        conn.execute("BEGIN IMMEDIATE")
+
+    def _commit(self, conn: Any) -> None:
+        conn.execute("COMMIT")
+
+    def _rollback(self, conn: Any) -> None:
+        try:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+        except sqlite3.Error:  # the writer must outlive one broken write; SQLite rolls back on its own
+            log.exception("rollback failed")
+
+    def _close_writer(self, conn: Any) -> None:
+        conn.close()
 
     # -- writes -------------------------------------------------------------------------------------------
 
@@ -99,7 +129,7 @@ class Store:
             self._queue.put((fn, args, kwargs, future))
         return await asyncio.wrap_future(future)
 
-    def _write_loop(self, conn: sqlite3.Connection) -> None:
+    def _write_loop(self, conn: Any) -> None:
         try:
             while True:
                 item = self._queue.get()
@@ -111,10 +141,10 @@ class Store:
                 if not future.set_running_or_notify_cancel():
                     continue
                 try:
-                    conn.execute("BEGIN IMMEDIATE")
+                    self._begin(conn)
                     result = fn(conn, *args, **kwargs)
                     hooked = self.before_commit(conn) if self.before_commit is not None else None
-                    conn.execute("COMMIT")
+                    self._commit(conn)
                 except BaseException as exc:  # noqa: BLE001 - every failure goes back to the caller
                     self._rollback(conn)
                     future.set_exception(exc)
@@ -124,7 +154,7 @@ class Store:
                     self._run_after_commit(hooked)
                     future.set_result(result)
         finally:
-            conn.close()
+            self._close_writer(conn)
             self._fail_pending()
 
     def _run_after_commit(self, hooked: Any) -> None:
@@ -135,14 +165,6 @@ class Store:
                 Exception
             ):  # the write is committed and acknowledged; a hook failure must not stop the writer
                 log.exception("after-commit hook failed")
-
-    @staticmethod
-    def _rollback(conn: sqlite3.Connection) -> None:
-        try:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-        except sqlite3.Error:  # the writer must outlive one broken write; SQLite rolls back on its own
-            log.exception("rollback failed")
 
     def _fail_pending(self) -> None:
         """Writes still queued when the writer stops would otherwise wait forever."""
@@ -180,7 +202,7 @@ class Store:
         if self._writer is not None:
             await asyncio.to_thread(self._writer.join, timeout)
             if self._writer.is_alive():
-                log.warning("sqlite writer thread did not stop within %.1f s", timeout)
+                log.warning("store writer thread did not stop within %.1f s", timeout)
         if self._reader_pool is not None:
             await asyncio.to_thread(self._reader_pool.shutdown, True)
         self.readers.close()

@@ -10,8 +10,8 @@ import sqlite3
 from collections.abc import Sequence
 
 import numpy as np
-import orjson
 
+from engram.store.dialect import dialect_of
 from engram.store.spaces import require_space
 from engram.store.writes import filter_clauses
 
@@ -21,12 +21,13 @@ def document_rows(conn: sqlite3.Connection, space_uri: str, document_ids: Sequen
     if not document_ids:
         return []
     space = require_space(conn, space_uri)
-    ids = orjson.dumps([str(d) for d in document_ids]).decode()
+    dialect = dialect_of(conn)
+    document_id = dialect.json_text("attrs", "documentId")
+    in_ids, ids = dialect.in_list([str(d) for d in document_ids])
     rows = conn.execute(
-        "SELECT row_id FROM memories WHERE space_id = ?"
-        " AND json_extract(attrs, '$.documentId') IN (SELECT value FROM json_each(?))"
-        " UNION SELECT row_id FROM memories WHERE space_id = ? AND rkey IN (SELECT value FROM json_each(?))"
-        " AND json_extract(attrs, '$.documentId') IS NULL ORDER BY row_id",
+        f"SELECT row_id FROM memories WHERE space_id = ? AND {document_id} {in_ids}"
+        f" UNION SELECT row_id FROM memories WHERE space_id = ? AND rkey {in_ids}"
+        f" AND {document_id} IS NULL ORDER BY row_id",
         (space.id, ids, space.id, ids),
     )
     return [row_id for (row_id,) in rows]
@@ -50,10 +51,11 @@ def row_vectors(
     params += [model_key]
     # CROSS JOIN makes the id list the outer loop: one primary-key lookup per id, where a plain
     # `row_id IN (...)` let the planner walk the whole space through memories_by_space (20 ms at 100k).
+    id_table, ids = dialect_of(conn).id_table(row_ids, "j")
     rows = conn.execute(
-        "SELECT m.row_id, m.vector FROM json_each(?) AS j CROSS JOIN memories AS m ON m.row_id = j.value"
+        f"SELECT m.row_id, m.vector FROM {id_table} CROSS JOIN memories AS m ON m.row_id = j.value"
         f" WHERE {' AND '.join(where)}",
-        [orjson.dumps([int(r) for r in row_ids]).decode(), *params],
+        [ids, *params],
     ).fetchall()
     if not rows:
         return np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32)

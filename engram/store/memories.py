@@ -78,7 +78,7 @@ def _insert_row(
          memory.vector, memory.model_key, memory.next_vector, memory.next_model_key),
     ).fetchone()[0]  # fmt: skip
     conn.executemany(
-        "INSERT OR IGNORE INTO memory_tags (space_id, tag, row_id) VALUES (?, ?, ?)",
+        "INSERT INTO memory_tags (space_id, tag, row_id) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
         [(space_id, tag, row_id) for tag in memory.tags],
     )
     return row_id
@@ -124,7 +124,7 @@ def put_memories(
         )  # fmt: skip
         if memory.idempotency_key is not None:
             conn.execute(
-                "INSERT OR IGNORE INTO import_keys (space_id, key, author, rkey) VALUES (?, ?, ?, ?)",
+                "INSERT INTO import_keys (space_id, key, author, rkey) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
                 (space.id, memory.idempotency_key, memory.author, rkey),
             )
     if changed:
@@ -166,7 +166,7 @@ def prune_tombstones(conn: sqlite3.Connection, space_uri: str, up_to_generation:
         "DELETE FROM tombstones WHERE space_id = ? AND generation <= ?", (space.id, up_to_generation)
     )
     conn.execute(
-        "UPDATE spaces SET tombstones_pruned_through = max(tombstones_pruned_through, ?) WHERE id = ?",
-        (up_to_generation, space.id),
+        "UPDATE spaces SET tombstones_pruned_through = ? WHERE id = ? AND tombstones_pruned_through < ?",
+        (up_to_generation, space.id, up_to_generation),
     )
     return cursor.rowcount

@@ -15,10 +15,12 @@ from importlib import resources
 _NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
 
 
-def available_migrations() -> list[tuple[int, str, str]]:
-    """(version, file name, sql) for every shipped migration, in order; versions must be 1..n."""
+def available_migrations(package: str = "engram.store.migrations") -> list[tuple[int, str, str]]:
+    """(version, file name, sql) for every shipped migration, in order; versions must be 1..n.
+
+    `package`: the SQLite set, or its PostgreSQL twin `engram.store.postgres.migrations`."""
     found = []
-    for entry in resources.files("engram.store.migrations").iterdir():
+    for entry in resources.files(package).iterdir():
         match = _NAME.match(entry.name)
         if match:
             found.append((int(match.group(1)), entry.name, entry.read_text(encoding="utf-8")))

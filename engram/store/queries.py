@@ -18,6 +18,7 @@ import orjson
 from engram.errors import InvalidInput
 from engram.store import skipped
 from engram.store import spaces as store_spaces
+from engram.store.dialect import dialect_of
 from engram.store.models import Memory, SpaceStatus
 from engram.store.spaces import require_space
 from engram.store.writes import filter_clauses
@@ -139,8 +140,9 @@ def list_memories(
     for name, value in (attrs or {}).items():
         if not _ATTR_NAME.fullmatch(name) or not isinstance(value, str | int | float | bool):
             raise InvalidInput(f"bad attrs filter {name!r}")
-        where.append(f"json_extract(attrs, '$.{name}') = ?")
-        params.append(value)
+        condition, param = dialect_of(conn).json_equals("attrs", name, value)
+        where.append(condition)
+        params.append(param)
     if cursor is not None:
         created_ms, row_id = decode_cursor(cursor)
         where.append("(created_ms < ? OR (created_ms = ? AND row_id < ?))")

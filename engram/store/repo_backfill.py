@@ -16,6 +16,7 @@ import orjson
 
 from engram.atrepo.blocks import encode_block
 from engram.store import repo
+from engram.store.dialect import dialect_of
 from engram.store.records import cid_of_bytes, embedding_record, encode_record, memory_record
 
 
@@ -69,12 +70,13 @@ def backfill_space(conn: sqlite3.Connection, space_id: int) -> tuple[int, int]:
 
 def spaces_without_repo(conn: sqlite3.Connection, authorities: list[str]) -> list[int]:
     """Live hosted spaces of these authorities (those engram can sign for) that have no repo yet."""
+    in_list, authorities_param = dialect_of(conn).in_list(authorities)
     return [
         row[0]
         for row in conn.execute(
             "SELECT id FROM spaces s WHERE kind = 'hosted' AND deleted_at IS NULL"
-            " AND authority IN (SELECT value FROM json_each(?))"
+            f" AND authority {in_list}"
             " AND NOT EXISTS (SELECT 1 FROM repo_ops o WHERE o.space_id = s.id)",
-            (orjson.dumps(authorities).decode(),),
+            (authorities_param,),
         )
     ]

@@ -1,7 +1,8 @@
 """Which memories are not indexed under the space's active model, and why.
 
-The rule lives in `skip_reason` only; the bulk recompute after a config change runs the same Python
-function inside SQLite (`create_function`) so per-write bookkeeping and recompute cannot disagree.
+The rule lives in `skip_reason` only; the bulk recompute after a config change applies the same Python
+function to every row of the space (on either backend), so per-write bookkeeping and recompute cannot
+disagree.
 A model change needs no re-fetch: every memory keeps its vector and model key whatever the config, so
 the recompute is one INSERT ... SELECT over the space's rows.
 """
@@ -43,14 +44,21 @@ def mark(conn: sqlite3.Connection, space_id: int, author: str, rkey: str, reason
 
 
 def recompute(conn: sqlite3.Connection, space_id: int, active_key: str | None) -> None:
-    conn.create_function("engram_skip_reason", 3, skip_reason, deterministic=True)
+    # Only the distinct (model key, next model key) pairs go through Python, not every row: a space holds a
+    # handful of them, so the recompute stays one INSERT ... SELECT per pair on the database side.
     conn.execute("DELETE FROM skipped WHERE space_id = ?", (space_id,))
-    conn.execute(
-        "INSERT INTO skipped (space_id, author, rkey, reason)"
-        " SELECT space_id, author, rkey, engram_skip_reason(?1, model_key, next_model_key) AS reason"
-        " FROM memories WHERE space_id = ?2 AND reason IS NOT NULL",
-        (active_key, space_id),
-    )
+    pairs = conn.execute(
+        "SELECT DISTINCT model_key, next_model_key FROM memories WHERE space_id = ?", (space_id,)
+    ).fetchall()
+    for vector_key, next_vector_key in pairs:
+        reason = skip_reason(active_key, vector_key, next_vector_key)
+        if reason is not None:
+            conn.execute(
+                "INSERT INTO skipped (space_id, author, rkey, reason) SELECT space_id, author, rkey, ?"
+                " FROM memories WHERE space_id = ? AND model_key IS NOT DISTINCT FROM ?"
+                " AND next_model_key IS NOT DISTINCT FROM ?",
+                (reason, space_id, vector_key, next_vector_key),
+            )
 
 
 def counts_by_author(conn: sqlite3.Connection, space_id: int) -> list[tuple[str, int]]:

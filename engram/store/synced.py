@@ -15,6 +15,7 @@ import orjson
 
 from engram.errors import InvalidInput
 from engram.store import memories as store_memories
+from engram.store.dialect import dialect_of
 from engram.store.models import MemoryWrite
 from engram.store.spaces import create_space, get_space, require_space
 from engram.store.writes import now_iso
@@ -173,7 +174,7 @@ def reset_positions(conn: sqlite3.Connection, uri: str, except_repo: str | None 
     """Forget every repo's position (a config change): the next pass re-exports each repo in full."""
     space = require_space(conn, uri)
     conn.execute(
-        "UPDATE sync_state SET rev = NULL, set_state = NULL WHERE space_id = ? AND repo IS NOT ?",
+        "UPDATE sync_state SET rev = NULL, set_state = NULL WHERE space_id = ? AND repo IS DISTINCT FROM ?",
         (space.id, except_repo),
     )
 
@@ -189,8 +190,10 @@ def drop_repo(conn: sqlite3.Connection, uri: str, repo: str) -> None:
 def memory_usage(conn: sqlite3.Connection, uri: str) -> tuple[int, int]:
     """(memories, text+source bytes) of a space, for the per-space write limits."""
     space = require_space(conn, uri)
+    dialect = dialect_of(conn)
+    text_bytes, source_bytes = dialect.byte_length("text"), dialect.byte_length("source")
     row = conn.execute(
-        "SELECT count(*), coalesce(sum(length(CAST(text AS BLOB)) + coalesce(length(CAST(source AS BLOB)), 0)), 0)"
+        f"SELECT count(*), coalesce(sum({text_bytes} + coalesce({source_bytes}, 0)), 0)"
         " FROM memories WHERE space_id = ?",
         (space.id,),
     ).fetchone()

@@ -1,0 +1,40 @@
+"""`PgConnection`: a psycopg connection shaped like the part of sqlite3.Connection the repositories use.
+
+`execute(sql, params)` and `executemany` take SQLite-flavoured SQL (engram/store/postgres/translate.py)
+and return psycopg cursors, which already have `fetchone`, `fetchall`, iteration and `rowcount`.
+`dialect` tells repositories which fragments to use (engram/store/dialect.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import psycopg
+
+from engram.store.dialect import POSTGRES
+from engram.store.postgres.translate import adapt_params, translate
+
+
+class PgConnection:
+    dialect = POSTGRES
+
+    def __init__(self, raw: psycopg.Connection):
+        self.raw = raw
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> psycopg.Cursor:
+        query, numbered = translate(sql)
+        # Parameters always go (even none), so psycopg un-doubles the `%%` the translation wrote.
+        return self.raw.execute(query, adapt_params(params, numbered))
+
+    def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> psycopg.Cursor:
+        query, numbered = translate(sql)
+        cursor = self.raw.cursor()
+        batch = [adapt_params(row, numbered) for row in rows]
+        if batch:
+            cursor.executemany(query, batch)
+        return cursor
+
+    @property
+    def in_transaction(self) -> bool:
+        return self.raw.info.transaction_status != psycopg.pq.TransactionStatus.IDLE
