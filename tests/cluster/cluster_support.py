@@ -12,7 +12,7 @@ from pathlib import Path
 import aiohttp
 import orjson
 import psycopg
-from engram_process import start_engram, stop
+from engram_process import free_port, start_engram, stop
 
 from engram.auth.admin_signature import sign_admin_request
 from engram.auth.credential import mint_space_credential
@@ -33,6 +33,7 @@ class Node:
     proc: object
     port: int
     index: int
+    metrics_port: int
 
     @property
     def url(self) -> str:
@@ -59,6 +60,7 @@ class Cluster:
         save_operator_key(self.data_dir, OPS_DID, self.ops_key)
         self.holder = PrivateKey.generate("ES256")
         self.embedder = load_embedder("hashing")
+        self._metrics_ports: dict[int, int] = {}  # serving port -> its /metrics port
 
     def env(self, port: int) -> dict[str, str]:
         base = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")}
@@ -77,6 +79,7 @@ class Cluster:
             "ENGRAM_SEARCH_RATE": "0",
             "ENGRAM_LOAD_WAIT_MS": "10000",
             "ENGRAM_LOG_LEVEL": "warning",
+            "ENGRAM_METRICS_PORT": str(self._metrics_ports.setdefault(port, free_port())),
         }
 
     def start_node(self) -> Node:
@@ -84,7 +87,7 @@ class Cluster:
         proc, port = start_engram(
             [sys.executable, "-m", "engram", "serve"], self.env, self.root / f"node{index}.log"
         )
-        node = Node(proc, port, index)
+        node = Node(proc, port, index, self._metrics_ports[port])
         self.nodes.append(node)
         return node
 
@@ -96,6 +99,16 @@ class Cluster:
         for node in self.nodes:
             if node.proc.poll() is None:
                 stop(node.proc)
+
+    async def metric(self, session: aiohttp.ClientSession, node: Node, name: str) -> float:
+        """The sum of a metric's samples on `node`'s /metrics (0 when absent)."""
+        async with session.get(f"http://127.0.0.1:{node.metrics_port}/metrics") as r:
+            text = await r.text()
+        return sum(
+            float(line.rsplit(" ", 1)[1])
+            for line in text.splitlines()
+            if line.startswith(name) and (line[len(name)] in " {")
+        )
 
     # ----- the database's view ---------------------------------------------------------------------
 

@@ -159,3 +159,11 @@ async def test_concurrent_writers_on_two_nodes_lose_nothing_and_the_index_conver
         ) as r:
             listed = await r.json()
         assert r.status == 200 and len(listed["memories"]) == len(texts)
+
+        # The owner heard of the other nodes' writes (LISTEN/NOTIFY) and counts its lease; the writers
+        # forwarded the reads they got for a space they do not own.
+        owner = next(n for n in nodes if n.node_id == owner_id)
+        assert await cluster.metric(http, owner, "engram_cluster_write_notifications_total") >= 1
+        assert await cluster.metric(http, owner, "engram_cluster_spaces_owned") == 1
+        assert await cluster.metric(http, owner, 'engram_cluster_lease_changes_total{change="acquired"}') == 1
+        assert await cluster.metric(http, nodes[2], "engram_cluster_forwards_total") >= 1 or nodes[2] is owner
