@@ -24,6 +24,7 @@ COMMAND_MODULES = (
     "mcp",
 )
 COMMAND_MODULES += ("evaluate",)  # engram eval (engram/evaluation/)
+COMMAND_MODULES += ("nodes",)  # engram nodes (engram/cluster/)
 
 
 def build_parser() -> argparse.ArgumentParser:
