@@ -144,6 +144,19 @@ VARIABLES: tuple[Variable, ...] = (
         "Serving processes on one port (SO_REUSEPORT) over the same data directory; rate limits are "
         "split between them. Above 1 only for search serving: see docs/architecture.md#using-every-core.",
     ),
+    # index snapshots in a shared object store (docs/scale-out.md#index-snapshots)
+    Variable(
+        "ENGRAM_INDEX_STORE",
+        None,
+        "`file:///abs/dir` or `s3://bucket/prefix`: share index snapshots between nodes (a node loads the "
+        "newest snapshot plus the store's delta instead of rebuilding). Unset: index files stay in the data dir.",
+    ),
+    Variable(
+        "ENGRAM_S3_ENDPOINT_URL",
+        None,
+        "Endpoint of an S3-compatible server for `s3://` index stores (credentials and region: the "
+        "standard `AWS_*` variables).",
+    ),
 )
 _KNOWN = {v.name for v in VARIABLES}
 
@@ -193,6 +206,9 @@ class Settings:
     # every XRPC answer against its lexicon (tests, debugging); else once per method
     validate_output: bool = False
     processes: int = 1  # serving processes on one port (engram/serving/processes.py)
+    # Index snapshots (docs/scale-out.md#index-snapshots)
+    index_store: str | None = None
+    s3_endpoint_url: str | None = None
 
 
 def _int(name: str, raw: str, lo: int, hi: int | None = None) -> int:
@@ -241,6 +257,17 @@ def _url(name: str, raw: str) -> str:
     if parts.scheme not in {"http", "https"} or not parts.hostname or parts.query or parts.fragment:
         raise ConfigError(f"{name}={raw!r} must be an http(s) URL with a host and no query or fragment")
     return raw.rstrip("/")
+
+
+def _index_store(name: str, raw: str | None) -> str | None:
+    if not raw:
+        return None
+    parts = urlsplit(raw)
+    if parts.scheme == "file" and not parts.netloc and parts.path.startswith("/") and parts.path != "/":
+        return raw
+    if parts.scheme == "s3" and parts.netloc and not parts.query and not parts.fragment:
+        return raw
+    raise ConfigError(f"{name}={raw!r} must be file:///absolute/dir or s3://bucket[/prefix]")
 
 
 def did_web_for(public_url: str) -> str:
@@ -344,6 +371,11 @@ def read_env(environ: Mapping[str, str] | None = None) -> Settings:
         # Throughput
         validate_output=_bool("ENGRAM_VALIDATE_OUTPUT", get("ENGRAM_VALIDATE_OUTPUT") or "0"),
         processes=_int("ENGRAM_PROCESSES", get("ENGRAM_PROCESSES") or "", 1, 256),
+        # Index snapshots
+        index_store=_index_store("ENGRAM_INDEX_STORE", get("ENGRAM_INDEX_STORE")),
+        s3_endpoint_url=_url("ENGRAM_S3_ENDPOINT_URL", raw)
+        if (raw := get("ENGRAM_S3_ENDPOINT_URL"))
+        else None,
     )
 
 
