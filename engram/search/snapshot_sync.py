@@ -27,6 +27,12 @@ from engram.workers import WorkerPool
 log = logging.getLogger(__name__)
 
 
+def _brief(exc: BaseException) -> str:
+    """obstore's errors carry a multi-line debug dump after the first line; a log line wants the first."""
+    lines = str(exc).splitlines()
+    return f"{type(exc).__name__}: {lines[0] if lines else ''}"
+
+
 @dataclass
 class SnapshotStats:
     """Monotonic counters, exported on /metrics (engram/metrics.py)."""
@@ -66,7 +72,7 @@ class SnapshotSync:
             return None
         except Exception as exc:  # noqa: BLE001 - an unreachable or odd store means "no snapshot"
             self.stats.download_failures += 1
-            log.warning("index snapshot store unavailable for %s: %r", space, exc)
+            log.warning("index snapshot store unavailable for %s: %s", space, _brief(exc))
             return None
         if remote is None:
             self._behind.add((space, model_key))  # an upload only happens if a local file turns out to exist
@@ -90,7 +96,7 @@ class SnapshotSync:
             data = await self.store.get(space, model_key)
         except Exception as exc:  # noqa: BLE001
             self.stats.download_failures += 1
-            log.warning("index snapshot download failed for %s: %r", space, exc)
+            log.warning("index snapshot download failed for %s: %s", space, _brief(exc))
             return None
         if data is None:  # removed between the header read and the download
             return None
@@ -143,7 +149,7 @@ class SnapshotSync:
             self._distrusted.discard((space, model_key))
         except Exception as exc:  # noqa: BLE001 - retried with the next save; never fails a request
             self.stats.upload_failures += 1
-            log.warning("index snapshot upload failed for %s: %r", space, exc)
+            log.warning("index snapshot upload failed for %s: %s", space, _brief(exc))
             return
         self.stats.uploads += 1
         self.stats.bytes_uploaded += len(data)
@@ -153,4 +159,4 @@ class SnapshotSync:
         try:
             await self.store.remove(space, model_key)
         except Exception as exc:  # noqa: BLE001
-            log.warning("could not remove index snapshots of %s: %r", space, exc)
+            log.warning("could not remove index snapshots of %s: %s", space, _brief(exc))
