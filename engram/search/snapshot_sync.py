@@ -15,6 +15,7 @@ there were no snapshot store (build from the database, keep the local file). Not
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,7 +53,7 @@ class SnapshotSync:
         self.data_dir = data_dir
         self.pool = pool  # file reads, writes and checks (the manager's load pool)
         self.stats = SnapshotStats()
-        self._uploading: set[tuple[str, str]] = set()
+        self._uploading: dict[tuple[str, str], asyncio.Event] = {}  # set when that slot's upload ends
         self._again: set[tuple[str, str]] = set()
         # Slots whose snapshot was refused (damaged, or ahead of this store): the next upload replaces it
         # even though its generation may not be newer.
@@ -122,7 +123,7 @@ class SnapshotSync:
         if key in self._uploading:
             self._again.add(key)
             return
-        self._uploading.add(key)
+        done = self._uploading[key] = asyncio.Event()
         try:
             while True:
                 self._again.discard(key)
@@ -130,7 +131,8 @@ class SnapshotSync:
                 if key not in self._again:
                     return
         finally:
-            self._uploading.discard(key)
+            del self._uploading[key]
+            done.set()
 
     async def _upload_once(self, space: str, model_key: str) -> None:
         data = await self.pool.run(persist.read_file, self.data_dir, space, model_key)
@@ -155,7 +157,14 @@ class SnapshotSync:
         self.stats.bytes_uploaded += len(data)
 
     async def remove(self, space: str, model_key: str | None = None) -> None:
-        """Forget the snapshots of a deleted space, or of a slot being rebuilt from scratch (reindex)."""
+        """Forget the snapshots of a deleted space, or of a slot being rebuilt from scratch (reindex).
+
+        The caller removed the local files first; an upload already under way is waited for, so it cannot
+        put the snapshot back after the removal."""
+        for (upload_space, upload_model), done in list(self._uploading.items()):
+            if upload_space == space and model_key in (None, upload_model):
+                self._again.discard((upload_space, upload_model))
+                await done.wait()
         try:
             await self.store.remove(space, model_key)
         except Exception as exc:  # noqa: BLE001

@@ -179,3 +179,16 @@ async def test_an_unreachable_store_never_fails_a_search(pool, tmp_path, monkeyp
     assert manager.builds == 1 and stats.download_failures == 1
     assert stats.upload_failures == 2 and stats.uploads == 0  # each save tried again
     assert persist.load(tmp_path / "a", SPACE, MODEL, D) is not None  # the local file is unaffected
+
+
+async def test_a_space_deleted_while_its_snapshot_uploads_leaves_none(pool, tmp_path, snapshot_store_url):
+    """The drop waits for an upload under way, so the upload cannot put the snapshot back afterwards."""
+    store = SnapshotStore.open(*snapshot_store_url)
+    for n in (250, 300, 350):  # the upload is at a different step when the drop comes, in some of these
+        source, _ = seeded(n=n)
+        manager = node(source, pool, tmp_path / f"n{n}", snapshot_store_url)
+        await check_oracle(manager, source, QUERIES[:1])  # built; its save and upload run in the background
+        await manager.drop(SPACE)
+        await manager.flush()
+        assert await store.header(SPACE, MODEL) is None
+        assert persist.space_files(tmp_path / f"n{n}", SPACE) == []
