@@ -3,7 +3,8 @@
 moto in server mode is a real HTTP server speaking the S3 protocol (signatures, ranged GETs, 404s), so the
 s3:// backend is exercised over the network exactly as against AWS, only on loopback. One server per test
 session; each test gets a bucket of its own. Fake credentials are set in the environment, where obstore
-reads them, so nothing can reach a real account.
+reads them, so nothing can reach a real account. obstore connects from Rust, past the Python socket fence
+of tests/conftest.py: every endpoint made here is 127.0.0.1 by construction.
 """
 
 from __future__ import annotations
