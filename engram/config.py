@@ -166,6 +166,19 @@ VARIABLES: tuple[Variable, ...] = (
         "10000",
         "A node silent this long is dead: its space leases lapse and its spaces move. Several heartbeats.",
     ),
+    # index snapshots in a shared object store (docs/scale-out.md#index-snapshots)
+    Variable(
+        "ENGRAM_INDEX_STORE",
+        None,
+        "`file:///abs/dir` or `s3://bucket/prefix`: share index snapshots between nodes (a node loads the "
+        "newest snapshot plus the store's delta instead of rebuilding). Unset: index files stay in the data dir.",
+    ),
+    Variable(
+        "ENGRAM_S3_ENDPOINT_URL",
+        None,
+        "Endpoint of an S3-compatible server for `s3://` index stores (credentials and region: the "
+        "standard `AWS_*` variables).",
+    ),
 )
 _KNOWN = {v.name for v in VARIABLES}
 
@@ -215,6 +228,9 @@ class Settings:
     # every XRPC answer against its lexicon (tests, debugging); else once per method
     validate_output: bool = False
     processes: int = 1  # serving processes on one port (engram/serving/processes.py)
+    # Index snapshots (docs/scale-out.md#index-snapshots)
+    index_store: str | None = None
+    s3_endpoint_url: str | None = None
     database_url: str | None = None  # PostgreSQL store (engram/store/postgres/); None: SQLite in data_dir
     # cluster (engram/cluster, docs/scale-out.md)
     node_url: str | None = None
@@ -274,6 +290,17 @@ def _url(name: str, raw: str) -> str:
     if parts.scheme not in {"http", "https"} or not parts.hostname or parts.query or parts.fragment:
         raise ConfigError(f"{name}={raw!r} must be an http(s) URL with a host and no query or fragment")
     return raw.rstrip("/")
+
+
+def _index_store(name: str, raw: str | None) -> str | None:
+    if not raw:
+        return None
+    parts = urlsplit(raw)
+    if parts.scheme == "file" and not parts.netloc and parts.path.startswith("/") and parts.path != "/":
+        return raw
+    if parts.scheme == "s3" and parts.netloc and not parts.query and not parts.fragment:
+        return raw
+    raise ConfigError(f"{name}={raw!r} must be file:///absolute/dir or s3://bucket[/prefix]")
 
 
 def did_web_for(public_url: str) -> str:
@@ -379,6 +406,11 @@ def read_env(environ: Mapping[str, str] | None = None) -> Settings:
         processes=_int("ENGRAM_PROCESSES", get("ENGRAM_PROCESSES") or "", 1, 256),
         database_url=_database_url("ENGRAM_DATABASE_URL", get("ENGRAM_DATABASE_URL") or None),
         **_cluster_settings(get),
+        # Index snapshots
+        index_store=_index_store("ENGRAM_INDEX_STORE", get("ENGRAM_INDEX_STORE")),
+        s3_endpoint_url=_url("ENGRAM_S3_ENDPOINT_URL", raw)
+        if (raw := get("ENGRAM_S3_ENDPOINT_URL"))
+        else None,
     )
 
 

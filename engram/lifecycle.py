@@ -23,6 +23,8 @@ from .config import Settings
 from .context import AppContext
 from .metrics import serve_metrics
 from .search.manager import IndexManager
+from .search.snapshot_sync import SnapshotSync
+from .search.snapshots import SnapshotStore
 from .service import Services
 from .service.write_notifier import WriteNotifier
 from .store import repo as store_repo
@@ -99,6 +101,7 @@ async def open_parts(
             rerank_deadline_ms=settings.rerank_deadline_ms,
             maintenance_pool=maintenance,
             load_pool=loads,
+            snapshots=_snapshot_sync(settings, loads),
         )
         stack.push_async_callback(ctx.index.close)
 
@@ -112,6 +115,14 @@ async def open_parts(
                 serve_metrics(ctx.metrics, settings.host, settings.metrics_port, ctx.index)
             )
         yield ctx
+
+
+def _snapshot_sync(settings: Settings, loads: WorkerPool) -> SnapshotSync | None:
+    """The shared index snapshot store, when ENGRAM_INDEX_STORE names one (docs/scale-out.md#index-snapshots)."""
+    if settings.index_store is None:
+        return None
+    store = SnapshotStore.open(settings.index_store, settings.s3_endpoint_url)
+    return SnapshotSync(store, settings.data_dir, loads)
 
 
 async def _backfill_repos(store: Store, keyring) -> None:

@@ -12,6 +12,7 @@ from contextlib import asynccontextmanager
 
 from aiohttp import web
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client.core import CounterMetricFamily
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 
 from . import __version__
@@ -69,6 +70,34 @@ class Metrics:
         return measure
 
 
+class SnapshotCollector:
+    """Index snapshot transfers (engram/search/snapshot_sync.py), read from the manager's plain counters at
+    scrape time: the search layer stays free of Prometheus, and nothing is counted twice."""
+
+    def __init__(self, index) -> None:
+        self._index = index
+
+    def collect(self):
+        stats = self._index.snapshot_stats()
+        if stats is None:
+            return
+        ops = CounterMetricFamily(
+            "engram_index_snapshot_transfers", "Index snapshot uploads and downloads", labels=["op", "result"]
+        )
+        ops.add_metric(["upload", "ok"], stats.uploads)
+        ops.add_metric(["upload", "failed"], stats.upload_failures)
+        ops.add_metric(["download", "ok"], stats.downloads)
+        ops.add_metric(["download", "failed"], stats.download_failures)
+        ops.add_metric(["download", "rejected"], stats.rejected)
+        moved = CounterMetricFamily(
+            "engram_index_snapshot_bytes", "Bytes of index snapshots moved", labels=["op"]
+        )
+        moved.add_metric(["upload"], stats.bytes_uploaded)
+        moved.add_metric(["download"], stats.bytes_downloaded)
+        yield ops
+        yield moved
+
+
 @asynccontextmanager
 async def serve_metrics(metrics: Metrics, host: str, port: int, index=None) -> AsyncIterator[int]:
     """Serve GET /metrics on host:port (port 0 picks a free one); yields the bound port."""
@@ -80,6 +109,9 @@ async def serve_metrics(metrics: Metrics, host: str, port: int, index=None) -> A
             body=generate_latest(metrics.registry), headers={"Content-Type": CONTENT_TYPE_LATEST}
         )
 
+    snapshots = SnapshotCollector(index) if index is not None else None
+    if snapshots is not None:
+        metrics.registry.register(snapshots)
     app = web.Application()
     app.router.add_get("/metrics", scrape)
     runner = web.AppRunner(app, access_log=None)
@@ -90,3 +122,5 @@ async def serve_metrics(metrics: Metrics, host: str, port: int, index=None) -> A
         yield site._server.sockets[0].getsockname()[1]
     finally:
         await runner.cleanup()
+        if snapshots is not None:
+            metrics.registry.unregister(snapshots)

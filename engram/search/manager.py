@@ -41,6 +41,7 @@ from engram.search.graph import Neighbors, newest_neighbors
 from engram.search.index import IndexTuning, SearchResult, SpaceIndex
 from engram.search.rows import DeltaUnavailable, IndexSource
 from engram.search.rwlock import ReadWriteLock
+from engram.search.snapshot_sync import SnapshotStats, SnapshotSync
 from engram.workers import WorkerPool
 
 log = logging.getLogger(__name__)
@@ -106,6 +107,7 @@ class IndexManager:
         maintenance_pool: WorkerPool | None = None,
         load_pool: WorkerPool | None = None,
         shutdown_save_s: float = 10.0,
+        snapshots: SnapshotSync | None = None,
     ):
         self.source = source
         self.pool = pool
@@ -116,6 +118,7 @@ class IndexManager:
         self.loads = load_pool or self.maintenance
         self.shutdown_save_s = shutdown_save_s
         self.data_dir = Path(data_dir) if data_dir is not None else None  # None: never persist
+        self.snapshots = snapshots if self.data_dir is not None else None  # ENGRAM_INDEX_STORE
         self.tuning = tuning or IndexTuning(exact_max=exact_max)
         self.ram_bytes = ram_bytes
         self.load_wait_s = load_wait_s
@@ -228,6 +231,8 @@ class IndexManager:
             await self._start_load(key, dims, force_build=True)
         elif self.data_dir is not None:
             await self.loads.run(persist.remove, self.data_dir, space, model_key)
+            if self.snapshots is not None:  # else the next load would fetch the snapshot instead of building
+                await self.snapshots.remove(space, model_key)
 
     async def drop(self, space: str) -> None:
         """Forget a deleted space: its loaded indexes, any load in flight, and its files."""
@@ -238,6 +243,8 @@ class IndexManager:
                 pass
         if self.data_dir is not None:
             await self.loads.run(persist.remove, self.data_dir, space)
+        if self.snapshots is not None:
+            await self.snapshots.remove(space)
 
     async def flush(self) -> None:
         """Wait for background loads and saves (tests; shutdown)."""
@@ -263,6 +270,8 @@ class IndexManager:
         for task in done:
             if not task.cancelled() and task.exception() is not None:
                 log.warning("shutdown: index save failed: %r", task.exception())
+        if self.snapshots is not None and self._background:  # the uploads those saves started
+            await asyncio.wait(list(self._background), timeout=self.shutdown_save_s)
 
     def loaded_bytes(self) -> int:
         return self._bytes
@@ -277,6 +286,9 @@ class IndexManager:
 
     def is_loaded(self, space: str, model_key: str) -> bool:
         return (space, model_key) in self._entries
+
+    def snapshot_stats(self) -> SnapshotStats | None:
+        return self.snapshots.stats if self.snapshots is not None else None
 
     # ----- loading ---------------------------------------------------------------------------------
 
@@ -307,7 +319,9 @@ class IndexManager:
         drops = self._dropped.get(space, 0)
         index = None
         if self.data_dir is not None and not force_build:
-            index = await self.loads.run(persist.load, self.data_dir, space, model_key, dims, self.tuning)
+            index = await self._snapshot(space, model_key, dims)
+            if index is None:
+                index = await self.loads.run(persist.load, self.data_dir, space, model_key, dims, self.tuning)
         fresh_build = index is None
         if fresh_build:
             index = await self._build(space, model_key, dims)
@@ -321,8 +335,17 @@ class IndexManager:
         self._install(key, entry)
         if fresh_build:
             self._detached(self._save(entry, key))
+        elif self.snapshots is not None and self.snapshots.behind(space, model_key):
+            self._detached(self.snapshots.upload(space, model_key))
         self._evict(keep=key)
         return entry
+
+    async def _snapshot(self, space: str, model_key: str, dims: int) -> SpaceIndex | None:
+        """The shared store's snapshot when it is newer than the local file (engram/search/snapshot_sync.py)."""
+        if self.snapshots is None:
+            return None
+        generation = await self.source.generation(space)
+        return await self.snapshots.fetch(space, model_key, dims, self.tuning, generation)
 
     async def _build(self, space: str, model_key: str, dims: int) -> SpaceIndex:
         delta = await self.source.delta(space, model_key, 0, 0)
@@ -410,6 +433,8 @@ class IndexManager:
                 return
             await self._pool_for(len(index)).run(persist.save, index, self.data_dir, key[0], key[1])
             entry.saved_generation = index.generation
+            if self.snapshots is not None:  # off the request path; a failure waits for the next save
+                self._detached(self.snapshots.upload(key[0], key[1]))
         await self._prune(key[0])
 
     async def _prune(self, space: str) -> None:

@@ -42,6 +42,11 @@ def _space_hash(space: str) -> str:
     return hashlib.sha256(space.encode()).hexdigest()
 
 
+def space_hash(space: str) -> str:
+    """The name a space's index files (and snapshot objects) are filed under."""
+    return _space_hash(space)
+
+
 def shard_dir(data_dir: Path | str, space: str) -> Path:
     return Path(data_dir) / "indexes" / _space_hash(space)[:2]
 
@@ -148,6 +153,56 @@ def load(
     except Exception as exc:  # noqa: BLE001 - any damage means "rebuild from the store", never a crash
         log.warning("discarding persisted index for %s: %s", space, exc)
         return None
+
+
+def header_size(prefix: bytes) -> int:
+    """How many leading bytes of an index file hold its magic, length and header (from its first 12)."""
+    if prefix[: len(MAGIC)] != MAGIC or len(prefix) < len(MAGIC) + _HEADER_LEN.size:
+        raise ValueError("not an engram index file")
+    (head_len,) = _HEADER_LEN.unpack_from(prefix, len(MAGIC))
+    return len(MAGIC) + _HEADER_LEN.size + head_len
+
+
+def parse_header(data: bytes) -> dict:
+    """The header of an index file from its first `header_size` bytes (or more)."""
+    return json.loads(data[len(MAGIC) + _HEADER_LEN.size : header_size(data)])
+
+
+def local_generation(data_dir: Path | str, space: str, model_key: str) -> int:
+    """The store generation the local index file reflects; -1 when there is none or it is unreadable."""
+    try:
+        return int(read_header(index_path(data_dir, space, model_key))["generation"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return -1
+
+
+def read_file(data_dir: Path | str, space: str, model_key: str) -> bytes | None:
+    """The local index file's bytes as saved (a snapshot upload sends exactly these), or None."""
+    try:
+        return index_path(data_dir, space, model_key).read_bytes()
+    except FileNotFoundError:
+        return None
+
+
+def adopt(
+    data: bytes, data_dir: Path | str, space: str, model_key: str, dims: int, tuning: IndexTuning | None
+) -> SpaceIndex | None:
+    """Decode an index file obtained elsewhere (a snapshot) and, when it checks out, keep it as the local
+    file, so a restart starts from it. Damaged or foreign data gives None and leaves the local file alone."""
+    try:
+        index = _decode(data, space, model_key, dims, tuning)
+    except Exception as exc:  # noqa: BLE001 - any damage means "rebuild from the store", never a crash
+        log.warning("discarding index snapshot for %s: %s", space, exc)
+        return None
+    if index is not None:
+        path = index_path(data_dir, space, model_key)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            _write_atomic(path, data)
+            _fsync_dir(path.parent)
+        except OSError as exc:  # a full disk costs the local copy, not the load: the index is good
+            log.warning("could not keep the index snapshot of %s locally: %s", space, exc)
+    return index
 
 
 def read_header(path: Path) -> dict:
