@@ -1,5 +1,6 @@
-"""Real `engram serve` nodes on loopback sharing one PostgreSQL and one data dir (keys, index files), and the
-signed client calls the cluster tests make (admin writes, reader searches)."""
+"""Real `engram serve` nodes on loopback sharing one PostgreSQL store and one file:// index snapshot store
+(each node has a data dir of its own), and the signed client calls the cluster tests make (admin writes,
+reader searches)."""
 
 from __future__ import annotations
 
@@ -53,19 +54,22 @@ class Cluster:
     nodes: list[Node] = field(default_factory=list)
 
     def __post_init__(self):
-        self.data_dir = self.root / "data"
-        self.data_dir.mkdir(parents=True, exist_ok=True)
-        self.service_key = PrivateKey.generate("ES256")
+        self.snapshots = self.root / "snapshots"
+        self.snapshots.mkdir(parents=True, exist_ok=True)
+        self.service_key = PrivateKey.generate("ES256")  # every node: engram's one DID and key
         self.ops_key = PrivateKey.generate("ES256")
-        save_operator_key(self.data_dir, OPS_DID, self.ops_key)
         self.holder = PrivateKey.generate("ES256")
         self.embedder = load_embedder("hashing")
         self._metrics_ports: dict[int, int] = {}  # serving port -> its /metrics port
 
     def env(self, port: int) -> dict[str, str]:
         base = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")}
+        data_dir = self.root / f"data-{port}"
+        if not data_dir.exists():  # the operator's key, so every node verifies admin signatures offline
+            save_operator_key(data_dir, OPS_DID, self.ops_key)
         return base | {
-            "ENGRAM_DATA_DIR": str(self.data_dir),
+            "ENGRAM_DATA_DIR": str(data_dir),
+            "ENGRAM_INDEX_STORE": self.snapshots.as_uri(),
             "ENGRAM_DATABASE_URL": self.database_url,
             "ENGRAM_NODE_URL": f"http://127.0.0.1:{port}",
             "ENGRAM_HEARTBEAT_MS": str(self.heartbeat_ms),
