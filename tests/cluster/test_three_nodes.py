@@ -101,6 +101,10 @@ async def test_killing_the_owner_mid_writes_moves_the_space_and_keeps_every_ackn
             assert status == 200 and body["memories"][0]["text"] == text, (text, body)
         new_owner = cluster.lease_owners()[space]
         assert new_owner in {n.node_id for n in survivors}
+        # The new owner started from the old owner's snapshot in the shared store, not from scratch.
+        successor = next(n for n in survivors if n.node_id == new_owner)
+        downloaded = 'engram_index_snapshot_transfers_total{op="download",result="ok"}'
+        assert await cluster.metric(http, successor, downloaded) >= 1
 
 
 async def test_a_joining_node_takes_over_only_the_spaces_that_hash_to_it(cluster):
