@@ -43,6 +43,9 @@ def peer_session(timeout_s: float) -> aiohttp.ClientSession:
         connector=aiohttp.TCPConnector(limit=0, limit_per_host=64, keepalive_timeout=60),
         timeout=aiohttp.ClientTimeout(total=timeout_s, connect=min(timeout_s, 2.0)),
         auto_decompress=False,
+        # One session serves every caller: a cookie one owner sets must never ride along on another caller's
+        # request (and cookie handling is work for nothing; engram's XRPC answers set none).
+        cookie_jar=aiohttp.DummyCookieJar(),
         # Nothing of the client's own: the peer sees exactly the caller's headers.
         skip_auto_headers=("User-Agent", "Accept", "Accept-Encoding", "Content-Type"),
     )
