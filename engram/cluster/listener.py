@@ -38,8 +38,8 @@ async def listen_for_writes(
                     task = asyncio.ensure_future(_catch_up(catch_up, note.payload))
                     pending.add(task)
                     task.add_done_callback(pending.discard)
-        except psycopg.OperationalError as exc:
-            log.warning("write listener lost its connection: %s", exc)
+        except Exception as exc:  # noqa: BLE001 - reconnect after anything but cancellation
+            log.warning("write listener lost its connection: %r", exc)
             await asyncio.sleep(1)
 
 

@@ -53,7 +53,7 @@ class ClusterNode:
                 released=lambda space: holder[0]._moved(ctx, space, "handed_over"),
             )
             ownership = Ownership(
-                conn, settings.node_id, settings.node_url, settings.lease_timeout_ms, events
+                conn, settings.node_id, settings.node_url, settings.lease_timeout_ms, events, _store_has(ctx)
             )
             registry = ctx.metrics.registry if ctx.metrics is not None else None
             metrics = ClusterMetrics(registry, lambda: len(ownership.held))
@@ -101,11 +101,11 @@ class ClusterNode:
             beats += 1
             try:
                 await self.ownership.beat()
-            except psycopg.Error as exc:
+            except Exception as exc:  # noqa: BLE001 - the heartbeat must outlive any one failure
                 # Leases are trusted locally only until their expiry, so a node cut off from the database
                 # stops serving its spaces on time; it keeps trying (reconnecting if the link broke).
                 self.metrics.heartbeat_failures.inc()
-                log.warning("heartbeat failed: %s", exc)
+                log.warning("heartbeat failed: %r", exc)
                 await self._reconnect(ctx)
                 continue
             self.metrics.live_nodes.set(len(self.ownership.live))
@@ -115,7 +115,7 @@ class ClusterNode:
                         await ctx.index.catch_up(space)
 
     async def _reconnect(self, ctx: AppContext) -> None:
-        if not self.ownership.conn.closed:
+        if not (self.ownership.conn.closed or self.ownership.conn.broken):
             return
         with contextlib.suppress(psycopg.Error):
             self.ownership.conn = await psycopg.AsyncConnection.connect(
@@ -136,3 +136,11 @@ async def _unload(ctx: AppContext, space: str) -> None:
         await ctx.index.unload(space)
     except Exception:  # the lease is gone either way; a failed save only means the new owner builds
         log.exception("unloading %s after its lease moved failed", space)
+
+
+def _store_has(ctx: AppContext):
+    async def exists(space: str) -> bool:
+        found = await ctx.services.spaces.get(space)
+        return found is not None and not found.deleted
+
+    return exists

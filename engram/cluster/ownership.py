@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 import psycopg
@@ -65,12 +65,16 @@ class Ownership:
         node_url: str,
         lease_timeout_ms: int,
         events: OwnershipEvents | None = None,
+        exists: Callable[[str], Awaitable[bool]] | None = None,
     ):
         self.conn = conn
         self.node_id = node_id
         self.node_url = node_url
         self.lease_timeout_ms = lease_timeout_ms
         self.events = events or OwnershipEvents()
+        # Whether the store knows the space: a request naming a space that does not exist is answered
+        # where it arrives (UnknownSpace), so made-up URIs never create lease rows or cause forwards.
+        self.exists = exists
         self.held: dict[str, _Held] = {}
         self.live: dict[str, str] = {node_id: node_url}  # node id -> URL, refreshed every heartbeat
         self.urls: dict[str, str] = {node_id: node_url}  # every registered node, live or not
@@ -132,9 +136,19 @@ class Ownership:
         refuses with 503 NotOwner (the client retries; views converge within a heartbeat)."""
         if self.holds(space):
             return LOCAL
+        try:
+            return await self._route(space, forwarded)
+        except psycopg.Error as exc:
+            raise Unavailable(
+                "the cluster's database did not answer; retry", "ClusterUnavailable", retry_after=1
+            ) from exc
+
+    async def _route(self, space: str, forwarded: bool) -> Route:
         holder = self._holders.get(space)
         if holder is not None and holder in self.live and not forwarded:
             return Route(self.live[holder], holder)
+        if self.exists is not None and not await self.exists(space):
+            return LOCAL
         lease = await leases.lease_of(self.conn, space)
         if lease is not None and lease.valid and lease.owner != self.node_id:
             return self._elsewhere(space, lease.owner, forwarded)

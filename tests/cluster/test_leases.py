@@ -182,3 +182,17 @@ async def test_a_clean_leave_frees_the_leases_at_once(connect):
     await a.leave()
     await b.beat()
     assert set(b.held) >= set(mine) and "a" not in b.live
+
+
+async def test_a_space_the_store_does_not_know_is_answered_locally_and_leaves_no_lease(connect):
+    async def exists(space: str) -> bool:
+        return space != "at://did:plc:nobody/garden.engram.space/made-up"
+
+    a = Ownership(await connect(), "a", "http://a.test", 60_000, exists=exists)
+    b = Ownership(await connect(), "b", "http://b.test", 60_000, exists=exists)
+    await a.beat()
+    await b.beat()
+    await a.beat()
+    for node in (a, b):
+        assert (await node.route("at://did:plc:nobody/garden.engram.space/made-up")).local
+    assert await leases.all_leases(a.conn) == []
