@@ -8,6 +8,7 @@ import asyncio
 import time
 
 import aiohttp
+import orjson
 import pytest
 from cluster_support import Cluster
 
@@ -52,6 +53,18 @@ async def test_signed_searches_to_any_node_get_the_owners_answer(cluster):
                 assert body["memories"][0]["text"] == f"space {i} fact 3 about topic 39"
                 assert served_by == expected  # relayed verbatim from the owner, whichever node was asked
         assert cluster.lease_owners() == {space: rendezvous.owner(space, ids) for space in spaces}
+
+        # A procedure routed by the space in its JSON body: warmSpace sent to a non-owner warms the owner.
+        cold = await cluster.create_space(http, nodes[0], "cold")
+        owner_id = rendezvous.owner(cold, ids)
+        other = next(n for n in nodes if n.node_id != owner_id)
+        headers = {**cluster.reader_headers(cold), "Content-Type": "application/json"}
+        async with http.post(
+            other.url + "/xrpc/garden.engram.warmSpace", data=orjson.dumps({"space": cold}), headers=headers
+        ) as r:
+            assert r.status == 200, await r.text()
+            assert r.headers["X-Engram-Node"] == owner_id
+        assert cluster.lease_owners()[cold] == owner_id
 
         # The owner verifies the reader itself: a forwarded request with a bad signature is refused there.
         space = spaces[0]
