@@ -16,6 +16,7 @@ from __future__ import annotations
 import aiohttp
 from aiohttp import web
 from multidict import CIMultiDict
+from yarl import URL
 
 from engram.errors import Unavailable
 
@@ -61,7 +62,9 @@ async def forward(
     try:
         async with session.request(
             request.method,
-            base_url + request.path_qs,
+            # The target exactly as the caller sent it (raw, not re-quoted): what a signature covers stays
+            # byte-identical, and yarl skips re-parsing a long query (a base64 vector).
+            URL(base_url + request.raw_path, encoded=True),
             headers=headers,
             data=body if body else None,
             allow_redirects=False,
