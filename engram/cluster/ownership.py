@@ -151,7 +151,7 @@ class Ownership:
             return LOCAL
         lease = await leases.lease_of(self.conn, space)
         if lease is not None and lease.valid and lease.owner != self.node_id:
-            return self._elsewhere(space, lease.owner, forwarded)
+            return await self._elsewhere(space, lease.owner, forwarded)
         target = self.node_id if forwarded else rendezvous.owner(space, self.live)
         if target != self.node_id:
             return Route(self.live[target], target)
@@ -160,10 +160,13 @@ class Ownership:
         lease = await leases.lease_of(self.conn, space)  # lost a race for it: follow the winner
         if lease is None or lease.owner == self.node_id:
             raise Unavailable(f"the owner of {space} is changing; retry", "NotOwner", retry_after=1)
-        return self._elsewhere(space, lease.owner, forwarded)
+        return await self._elsewhere(space, lease.owner, forwarded)
 
-    def _elsewhere(self, space: str, owner: str, forwarded: bool) -> Route:
+    async def _elsewhere(self, space: str, owner: str, forwarded: bool) -> Route:
         url = self.live.get(owner) or self.urls.get(owner)
+        if url is None and not forwarded:  # a node registered since our last heartbeat
+            self.urls = {n.node_id: n.url for n in await leases.nodes(self.conn, self.lease_timeout_ms)}
+            url = self.urls.get(owner)
         if forwarded or url is None:
             raise Unavailable(f"{space} is served by another node; retry", "NotOwner", retry_after=1)
         self._holders[space] = owner
