@@ -80,6 +80,9 @@ class Ownership:
         self.urls: dict[str, str] = {node_id: node_url}  # every registered node, live or not
         self._holders: dict[str, str] = {}  # space -> other node holding it (cleared every heartbeat)
         self._acquiring: dict[str, asyncio.Task[int | None]] = {}
+        # space -> its rendezvous owner among the live nodes, kept until membership changes: every heartbeat
+        # checks every held space, and 10k spaces x N sha256 each time would be loop time for nothing.
+        self._wanted: dict[str, str] = {}
 
     # ----- the heartbeat ---------------------------------------------------------------------------
 
@@ -89,11 +92,14 @@ class Ownership:
         await leases.heartbeat(self.conn, self.node_id, self.node_url)
         registered = await leases.nodes(self.conn, self.lease_timeout_ms)
         self.urls = {n.node_id: n.url for n in registered}
-        self.live = {n.node_id: n.url for n in registered if n.live}
-        self.live[self.node_id] = self.node_url
+        live = {n.node_id: n.url for n in registered if n.live}
+        live[self.node_id] = self.node_url
+        if live.keys() != self.live.keys():
+            self._wanted.clear()  # membership changed: rendezvous answers may have too
+        self.live = live
         self._holders.clear()
 
-        keep = [s for s in self.held if rendezvous.owner(s, self.live) == self.node_id]
+        keep = [s for s in self.held if self._rendezvous_owner(s) == self.node_id]
         give = [s for s in self.held if s not in keep]
         started = time.monotonic()
         kept = await leases.renew(self.conn, self.node_id, keep, self.lease_timeout_ms)
@@ -112,8 +118,14 @@ class Ownership:
             log.info("leases handed over", extra={"fields": {"spaces": len(give)}})
 
         for space in await leases.expired_spaces(self.conn):
-            if space not in self.held and rendezvous.owner(space, self.live) == self.node_id:
+            if space not in self.held and self._rendezvous_owner(space) == self.node_id:
                 await self._acquire(space)
+
+    def _rendezvous_owner(self, space: str) -> str:
+        owner = self._wanted.get(space)
+        if owner is None:
+            owner = self._wanted[space] = rendezvous.owner(space, self.live) or self.node_id
+        return owner
 
     async def leave(self) -> None:
         """A clean shutdown: expire our leases and unregister, so peers take over on their next beat."""
@@ -152,7 +164,7 @@ class Ownership:
         lease = await leases.lease_of(self.conn, space)
         if lease is not None and lease.valid and lease.owner != self.node_id:
             return await self._elsewhere(space, lease.owner, forwarded)
-        target = self.node_id if forwarded else rendezvous.owner(space, self.live)
+        target = self.node_id if forwarded else self._rendezvous_owner(space)
         if target != self.node_id:
             return Route(self.live[target], target)
         if await self._acquire(space) is not None:
