@@ -95,8 +95,28 @@ def postgres_dsn(postgres_server) -> str:
 
 
 @pytest.fixture
-def pg_database_url(postgres_server):
-    """A new, empty database for this test, dropped afterwards: what ENGRAM_DATABASE_URL would name."""
+def pg_empty_database_url(postgres_server):
+    """A brand-new database without any schema (migration tests), dropped afterwards."""
     url = postgres_server.create_database()
     yield url
     postgres_server.drop_database(url)
+
+
+@pytest.fixture(scope="session")
+def _pg_migrated_database(postgres_server):
+    import psycopg
+
+    from engram.store.postgres.migrate import apply_migrations
+
+    url = postgres_server.create_database()
+    with psycopg.connect(url, autocommit=True) as conn:
+        apply_migrations(conn)
+    return url
+
+
+@pytest.fixture
+def pg_database_url(postgres_server, _pg_migrated_database):
+    """A database with engram's schema and no rows, for this test alone: what ENGRAM_DATABASE_URL would
+    name. Shared by the session's tests one after another and emptied after each (see empty_tables)."""
+    yield _pg_migrated_database
+    postgres_server.empty_tables(_pg_migrated_database)

@@ -26,6 +26,7 @@ import socket
 import subprocess
 import tempfile
 from pathlib import Path
+from urllib.parse import urlsplit
 
 SKIP_MESSAGE = "PostgreSQL server binaries (initdb, pg_ctl) not found: install postgresql (Debian: apt-get install postgresql)"
 SUPERUSER = "engram"
@@ -70,10 +71,12 @@ class PostgresServer:
     @property
     def dsn(self) -> str:
         """The DSN of the maintenance database `postgres`, over TCP on loopback."""
-        return self.url("postgres")
+        return f"postgresql://{SUPERUSER}@127.0.0.1:{self.port}/postgres"
 
     def url(self, database: str) -> str:
-        return f"postgresql://{SUPERUSER}@127.0.0.1:{self.port}/{database}"
+        """A database's URL over the unix socket: a round trip costs ~40 % less than loopback TCP on the
+        busy CI machine, and the store tests make tens of thousands of them."""
+        return f"postgresql://{SUPERUSER}@/{database}?host={self.socket_dir}&port={self.port}"
 
     def start(self) -> PostgresServer:
         self.socket_dir.mkdir()
@@ -134,10 +137,34 @@ class PostgresServer:
             conn.execute(f'CREATE DATABASE "{name}"')
         return self.url(name)
 
+    def empty_tables(self, url: str) -> None:
+        """Delete every row of every engram table and restart the id sequences: a migrated database as
+        good as new for the next test, at a fraction of the cost of CREATE + migrate + DROP (~1 s with
+        fsync on). The schema version row stays."""
+        import psycopg
+
+        with psycopg.connect(url, autocommit=True) as conn:
+            tables = [
+                row[0]
+                for row in conn.execute(
+                    "SELECT tablename FROM pg_tables WHERE schemaname = 'public' AND tablename <> 'engram_schema'"
+                )
+            ]
+            # DELETE, not TRUNCATE: TRUNCATE gives every table and index a new file, each created and
+            # fsynced at commit (~0.5 s for engram's schema); deleting a test's few rows is one commit.
+            with conn.transaction():
+                conn.execute("SET CONSTRAINTS ALL DEFERRED")
+                for table in tables:
+                    conn.execute(f'DELETE FROM "{table}"')
+                for (sequence,) in conn.execute(
+                    "SELECT sequencename FROM pg_sequences WHERE schemaname = 'public'"
+                ).fetchall():
+                    conn.execute(f'ALTER SEQUENCE "{sequence}" RESTART')
+
     def drop_database(self, url: str) -> None:
         import psycopg
 
-        name = url.rsplit("/", 1)[1]
+        name = urlsplit(url).path.lstrip("/")
         with psycopg.connect(self.dsn, autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
