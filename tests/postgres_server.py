@@ -108,25 +108,26 @@ class PostgresServer:
         atexit.register(self._stop_immediately)
         for attempt in range(5):  # the free port can be taken between probing and binding it
             self.port = _free_port()
-            options = f"-h 127.0.0.1 -p {self.port} -k {self.socket_dir} -c max_connections=200"
-            started = self._run(
-                "pg_ctl",
-                "-D",
-                str(self.data),
-                "-l",
-                str(self.log),
-                "-w",
-                "-t",
-                "60",
-                "-o",
-                options,
-                "start",
-                check=False,
-            )
+            self._options = f"-h 127.0.0.1 -p {self.port} -k {self.socket_dir} -c max_connections=200"
+            started = self._pg_ctl_start()
             if started.returncode == 0:
                 self._running = True
                 return self
         raise RuntimeError(f"postgres did not start: {self.log.read_text(errors='replace')[-2000:]}")
+
+    def _pg_ctl_start(self) -> subprocess.CompletedProcess:
+        return self._run(
+            "pg_ctl", "-D", str(self.data), "-l", str(self.log), "-w", "-t", "60", "-o", self._options, "start",
+            check=False,
+        )  # fmt: skip
+
+    def crash_and_restart(self) -> None:
+        """Stop the server the way a power cut would leave it (`-m immediate`: no checkpoint, no clean
+        shutdown; the next start runs crash recovery from the WAL) and start it again on the same port."""
+        self._run("pg_ctl", "-D", str(self.data), "-m", "immediate", "-w", "stop")
+        started = self._pg_ctl_start()
+        if started.returncode != 0:
+            raise RuntimeError(f"postgres did not restart: {self.log.read_text(errors='replace')[-2000:]}")
 
     def create_database(self) -> str:
         """A new empty database (a copy of template1); returns its URL."""
