@@ -2,6 +2,7 @@
 reads over HTTP, writes and deletes through the services, and a restart that finds everything again."""
 
 import shutil
+import threading
 
 import numpy as np
 from api_support import MODEL, Reader, seed, settings_with, unit, vector_params
@@ -63,3 +64,25 @@ async def test_the_service_runs_on_postgres_and_survives_a_restart(aiohttp_clien
     body = await (await again.search(**vector_params(vectors[7]), limit="1")).json()
     assert body["memories"][0]["uri"] == records[7].uri
     await again.client.close()
+
+
+async def test_the_auth_steps_space_lookup_leaves_the_event_loop(aiohttp_client, settings, pg_database_url):
+    """On SQLite the lookup is a ~10 us point read on the loop; on PostgreSQL it is a round trip, so it runs
+    on a reader thread and the loop serves other requests meanwhile."""
+    reader = await _start(aiohttp_client, settings_with(settings, database_url=pg_database_url))
+    readers = reader.ctx.store.readers
+    threads: list[int] = []
+    original = readers.statement
+
+    def recording(fn, *args):
+        threads.append(threading.get_ident())
+        return original(fn, *args)
+
+    readers.statement = recording
+    try:
+        r = await reader.search(**vector_params(np.ones(MODEL.dims)))
+        assert r.status == 200
+    finally:
+        readers.statement = original
+        await reader.client.close()
+    assert threads and threading.get_ident() not in threads
