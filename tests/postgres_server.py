@@ -92,19 +92,13 @@ class PostgresServer:
                 "--",
             ]
         # --no-sync: only initdb's own files; the running server keeps fsync on (the durability contract).
-        self._run(
-            "initdb",
-            "-D",
-            str(self.data),
-            "-A",
-            "trust",
-            "-U",
-            SUPERUSER,
-            "-E",
-            "UTF8",
-            "--locale=C.UTF-8",
-            "--no-sync",
-        )
+        # The default collation is ICU en-US where the server has ICU (PostgreSQL 15+), like a typical
+        # production database, so a query that silently relies on byte order (SQLite's) fails here too.
+        base = ["initdb", "-D", str(self.data), "-A", "trust", "-U", SUPERUSER, "-E", "UTF8", "--no-sync"]
+        icu = self._run(*base, "--locale=C.UTF-8", "--locale-provider=icu", "--icu-locale=en-US", check=False)
+        if icu.returncode != 0:
+            shutil.rmtree(self.data, ignore_errors=True)
+            self._run(*base, "--locale=C.UTF-8")
         atexit.register(self._stop_immediately)
         for attempt in range(5):  # the free port can be taken between probing and binding it
             self.port = _free_port()

@@ -157,3 +157,15 @@ async def test_the_writer_reconnects_after_its_connection_is_lost(pg_database_ur
         assert await store.read(lambda c: c.execute("SELECT n FROM counter").fetchone()[0]) == 1
     finally:
         await store.close()
+
+
+async def test_text_orders_by_bytes_on_both_backends(store):
+    """Cursors over URIs and rkeys rely on one order: byte order (SQLite's BINARY, COLLATE "C" on
+    PostgreSQL), whatever the database's locale would say about case and punctuation."""
+    from engram.store.spaces import create_space, list_spaces
+
+    names = ["b", "B", "a-c", "ab", "a_c", "Z9", "z"]
+    for name in names:
+        await store.write(create_space, f"at://did:plc:authority1/space/garden.engram.space/{name}", "hosted")
+    listed = [space.skey for space in await store.read(list_spaces)]
+    assert listed == sorted(names, key=str.encode)
