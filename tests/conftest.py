@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+import os
 import socket
 
 import pytest
@@ -49,8 +50,11 @@ def network_fence(monkeypatch):
 
 
 @pytest.fixture
-def settings(tmp_path) -> Settings:
+def settings(tmp_path, request) -> Settings:
     return Settings(
+        # TEST_STORE_BACKEND=postgres runs every test built on these settings on a PostgreSQL store
+        # (docs/scale-out.md#running-the-tests-on-postgresql); unset, SQLite in data_dir.
+        database_url=_test_database_url(request),
         data_dir=tmp_path / "engram-data",
         public_url=PUBLIC_URL,
         service_did=SERVICE_DID,
@@ -62,6 +66,12 @@ def settings(tmp_path) -> Settings:
         load_wait_ms=10_000,  # the most ENGRAM_LOAD_WAIT_MS allows
         validate_output=True,  # every answer checked against its lexicon, not only each method's first
     )
+
+
+def _test_database_url(request) -> str | None:
+    if os.environ.get("TEST_STORE_BACKEND", "sqlite") != "postgres":
+        return None
+    return request.getfixturevalue("pg_database_url")
 
 
 # Hypothesis' per-example deadline (200 ms) and its too_slow health check are wall-clock assertions: on a
@@ -95,8 +105,28 @@ def postgres_dsn(postgres_server) -> str:
 
 
 @pytest.fixture
-def pg_database_url(postgres_server):
-    """A new, empty database for this test, dropped afterwards: what ENGRAM_DATABASE_URL would name."""
+def pg_empty_database_url(postgres_server):
+    """A brand-new database without any schema (migration tests), dropped afterwards."""
     url = postgres_server.create_database()
     yield url
     postgres_server.drop_database(url)
+
+
+@pytest.fixture(scope="session")
+def _pg_migrated_database(postgres_server):
+    import psycopg
+
+    from engram.store.postgres.migrate import apply_migrations
+
+    url = postgres_server.create_database()
+    with psycopg.connect(url, autocommit=True) as conn:
+        apply_migrations(conn)
+    return url
+
+
+@pytest.fixture
+def pg_database_url(postgres_server, _pg_migrated_database):
+    """A database with engram's schema and no rows, for this test alone: what ENGRAM_DATABASE_URL would
+    name. Shared by the session's tests one after another and emptied after each (see empty_tables)."""
+    yield _pg_migrated_database
+    postgres_server.empty_tables(_pg_migrated_database)

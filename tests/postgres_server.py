@@ -26,6 +26,7 @@ import socket
 import subprocess
 import tempfile
 from pathlib import Path
+from urllib.parse import urlsplit
 
 SKIP_MESSAGE = "PostgreSQL server binaries (initdb, pg_ctl) not found: install postgresql (Debian: apt-get install postgresql)"
 SUPERUSER = "engram"
@@ -70,10 +71,12 @@ class PostgresServer:
     @property
     def dsn(self) -> str:
         """The DSN of the maintenance database `postgres`, over TCP on loopback."""
-        return self.url("postgres")
+        return f"postgresql://{SUPERUSER}@127.0.0.1:{self.port}/postgres"
 
     def url(self, database: str) -> str:
-        return f"postgresql://{SUPERUSER}@127.0.0.1:{self.port}/{database}"
+        """A database's URL over the unix socket: a round trip costs ~40 % less than loopback TCP on the
+        busy CI machine, and the store tests make tens of thousands of them."""
+        return f"postgresql://{SUPERUSER}@/{database}?host={self.socket_dir}&port={self.port}"
 
     def start(self) -> PostgresServer:
         self.socket_dir.mkdir()
@@ -89,41 +92,36 @@ class PostgresServer:
                 "--",
             ]
         # --no-sync: only initdb's own files; the running server keeps fsync on (the durability contract).
-        self._run(
-            "initdb",
-            "-D",
-            str(self.data),
-            "-A",
-            "trust",
-            "-U",
-            SUPERUSER,
-            "-E",
-            "UTF8",
-            "--locale=C.UTF-8",
-            "--no-sync",
-        )
+        # The default collation is ICU en-US where the server has ICU (PostgreSQL 15+), like a typical
+        # production database, so a query that silently relies on byte order (SQLite's) fails here too.
+        base = ["initdb", "-D", str(self.data), "-A", "trust", "-U", SUPERUSER, "-E", "UTF8", "--no-sync"]
+        icu = self._run(*base, "--locale=C.UTF-8", "--locale-provider=icu", "--icu-locale=en-US", check=False)
+        if icu.returncode != 0:
+            shutil.rmtree(self.data, ignore_errors=True)
+            self._run(*base, "--locale=C.UTF-8")
         atexit.register(self._stop_immediately)
         for attempt in range(5):  # the free port can be taken between probing and binding it
             self.port = _free_port()
-            options = f"-h 127.0.0.1 -p {self.port} -k {self.socket_dir} -c max_connections=200"
-            started = self._run(
-                "pg_ctl",
-                "-D",
-                str(self.data),
-                "-l",
-                str(self.log),
-                "-w",
-                "-t",
-                "60",
-                "-o",
-                options,
-                "start",
-                check=False,
-            )
+            self._options = f"-h 127.0.0.1 -p {self.port} -k {self.socket_dir} -c max_connections=200"
+            started = self._pg_ctl_start()
             if started.returncode == 0:
                 self._running = True
                 return self
         raise RuntimeError(f"postgres did not start: {self.log.read_text(errors='replace')[-2000:]}")
+
+    def _pg_ctl_start(self) -> subprocess.CompletedProcess:
+        return self._run(
+            "pg_ctl", "-D", str(self.data), "-l", str(self.log), "-w", "-t", "60", "-o", self._options, "start",
+            check=False,
+        )  # fmt: skip
+
+    def crash_and_restart(self) -> None:
+        """Stop the server the way a power cut would leave it (`-m immediate`: no checkpoint, no clean
+        shutdown; the next start runs crash recovery from the WAL) and start it again on the same port."""
+        self._run("pg_ctl", "-D", str(self.data), "-m", "immediate", "-w", "stop")
+        started = self._pg_ctl_start()
+        if started.returncode != 0:
+            raise RuntimeError(f"postgres did not restart: {self.log.read_text(errors='replace')[-2000:]}")
 
     def create_database(self) -> str:
         """A new empty database (a copy of template1); returns its URL."""
@@ -134,10 +132,34 @@ class PostgresServer:
             conn.execute(f'CREATE DATABASE "{name}"')
         return self.url(name)
 
+    def empty_tables(self, url: str) -> None:
+        """Delete every row of every engram table and restart the id sequences: a migrated database as
+        good as new for the next test, at a fraction of the cost of CREATE + migrate + DROP (~1 s with
+        fsync on). The schema version row stays."""
+        import psycopg
+
+        with psycopg.connect(url, autocommit=True) as conn:
+            tables = [
+                row[0]
+                for row in conn.execute(
+                    "SELECT tablename FROM pg_tables WHERE schemaname = 'public' AND tablename <> 'engram_schema'"
+                )
+            ]
+            # DELETE, not TRUNCATE: TRUNCATE gives every table and index a new file, each created and
+            # fsynced at commit (~0.5 s for engram's schema); deleting a test's few rows is one commit.
+            with conn.transaction():
+                conn.execute("SET CONSTRAINTS ALL DEFERRED")
+                for table in tables:
+                    conn.execute(f'DELETE FROM "{table}"')
+                for (sequence,) in conn.execute(
+                    "SELECT sequencename FROM pg_sequences WHERE schemaname = 'public'"
+                ).fetchall():
+                    conn.execute(f'ALTER SEQUENCE "{sequence}" RESTART')
+
     def drop_database(self, url: str) -> None:
         import psycopg
 
-        name = url.rsplit("/", 1)[1]
+        name = urlsplit(url).path.lstrip("/")
         with psycopg.connect(self.dsn, autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 

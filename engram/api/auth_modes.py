@@ -34,7 +34,7 @@ def space_reader(ctx: AppContext) -> AuthHook:
             uri = body.get("space")
         if not isinstance(uri, str) or not uri:
             raise InvalidRequestError('Missing required parameter "space"')
-        space = ctx.services.spaces.lookup(uri)
+        space = await ctx.services.spaces.find(uri)
         if space is None or space.deleted:
             raise UnknownSpace(f"this service does not index the space {uri}")
         auth = await ctx.reader_verifier.verify(request.headers, uri)
@@ -72,7 +72,7 @@ def syncer_notification(ctx: AppContext, nsid: str) -> AuthHook:
         uri = body.get("space") if isinstance(body, dict) else None
         if not isinstance(uri, str) or not uri:
             raise InvalidRequestError('Missing required property "space"')
-        space = ctx.services.spaces.lookup(uri)
+        space = await ctx.services.spaces.find(uri)
         if space is None or space.deleted:
             raise InvalidRequestError(f"this service does not index the space {uri}", "UnknownSpace")
         try:

@@ -127,6 +127,14 @@ class SpaceService:
         around it: each of those released and re-took the GIL on the loop (docs/benchmarks.md#throughput)."""
         return self.direct_reads.statement(store_spaces.get_space, uri)
 
+    async def find(self, uri: str) -> Space | None:
+        """`lookup` for async callers on the event loop (the per-request auth step): inline where a point
+        read is cheaper than a thread hop (SQLite), on a reader thread where it is a network round trip
+        (PostgreSQL, docs/scale-out.md#the-store-on-postgresql)."""
+        if self.store.point_reads_on_loop:
+            return self.lookup(uri)
+        return await self.store.read_statement(store_spaces.get_space, uri)
+
     async def require(self, uri: str) -> Space:
         """The live space or 400 `UnknownSpace`."""
         return await self.store.read(store_spaces.require_space, uri)

@@ -53,8 +53,8 @@ def row_vectors(
     # `row_id IN (...)` let the planner walk the whole space through memories_by_space (20 ms at 100k).
     id_table, ids = dialect_of(conn).id_table(row_ids, "j")
     rows = conn.execute(
-        f"SELECT m.row_id, m.vector FROM {id_table} CROSS JOIN memories AS m ON m.row_id = j.value"
-        f" WHERE {' AND '.join(where)}",
+        f"SELECT m.row_id, m.vector FROM {id_table} CROSS JOIN memories AS m"
+        f" WHERE m.row_id = j.value AND {' AND '.join(where)}",
         [ids, *params],
     ).fetchall()
     if not rows:

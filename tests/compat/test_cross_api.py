@@ -93,6 +93,8 @@ async def test_an_engram_import_is_found_through_gptbots_and_sim(aiohttp_client,
         "ENGRAM_PUBLIC_URL": settings.public_url,
         "ENGRAM_LOG_LEVEL": "warning",
     }
+    if settings.database_url:  # the same store as the app under test (TEST_STORE_BACKEND=postgres)
+        env["ENGRAM_DATABASE_URL"] = settings.database_url
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",

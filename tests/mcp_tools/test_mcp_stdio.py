@@ -30,6 +30,8 @@ def stdio(settings, *args: str) -> Client:
         "ENGRAM_PUBLIC_URL": settings.public_url,
         "ENGRAM_LOG_LEVEL": "warning",
     }
+    if settings.database_url:  # the same store as the app under test (TEST_STORE_BACKEND=postgres)
+        env["ENGRAM_DATABASE_URL"] = settings.database_url
     return Client(StdioServerParameters(command=sys.executable, args=["-m", "engram", "mcp", *args], env=env))
 
 

@@ -7,6 +7,7 @@ import asyncio
 from test_chunks import MULTILINGUAL
 
 from engram.compat.memorybank.chunks import split_text
+from engram.store.dialect import dialect_of
 
 
 async def chunks_of(bank, document_id: str, user_id: str = "u1", token: str | None = None) -> list[dict]:
@@ -20,9 +21,10 @@ async def stored_chunks(bank, document_id: str) -> list[tuple[str, str]]:
     """(chunkId, text) of every memory of the space with this documentId, straight from the store."""
 
     def read(conn):
+        d = dialect_of(conn)  # the test reads either backend (TEST_STORE_BACKEND)
         rows = conn.execute(
-            "SELECT json_extract(attrs, '$.chunkId'), text FROM memories"
-            " WHERE json_extract(attrs, '$.documentId') = ? ORDER BY json_extract(attrs, '$.chunkIndex')",
+            f"SELECT {d.json_text('attrs', 'chunkId')}, text FROM memories"
+            f" WHERE {d.json_text('attrs', 'documentId')} = ? ORDER BY {d.json_value('attrs', 'chunkIndex')}",
             (document_id,),
         )
         return [tuple(row) for row in rows]

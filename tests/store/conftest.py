@@ -1,4 +1,8 @@
-"""Fixtures for the store tests: a real SQLite store in tmp_path, and a configured hosted space."""
+"""Fixtures for the store tests: a real store on each backend (SQLite in tmp_path, PostgreSQL in a fresh
+database of the session's server), and a configured hosted space.
+
+Every test that takes `store` runs once per backend; a module about one backend's own machinery overrides
+`backend` with a plain fixture returning that backend's name."""
 
 import numpy as np
 import pytest
@@ -24,9 +28,19 @@ def make_embedding():
     return make
 
 
+@pytest.fixture(params=["sqlite", "postgres"])
+def backend(request) -> str:
+    return request.param
+
+
 @pytest.fixture
-async def store(tmp_path):
-    opened = await Store.open(database_path(tmp_path))
+async def store(backend, tmp_path, request):
+    if backend == "postgres":
+        from engram.store.postgres.store import PostgresStore
+
+        opened = await PostgresStore.open(request.getfixturevalue("pg_database_url"))
+    else:
+        opened = await Store.open(database_path(tmp_path))
     yield opened
     await opened.close()
 

@@ -1,16 +1,20 @@
 """Run by test_store_durability.py: write memories one acknowledged batch at a time and print each rkey
-only after `store.write` has returned, until killed."""
+only after `store.write` has returned, until killed. The target is a data dir (SQLite) or a
+postgresql:// URL."""
 
 import asyncio
 import sys
+from pathlib import Path
 
-from engram.store import MemoryWrite, Store, database_path
+from engram.store import MemoryWrite
+from engram.store.backends import open_store
 from engram.store.memories import put_memories
 from engram.store.spaces import create_space, get_space
 
 
-async def main(data_dir: str, space: str) -> None:
-    store = await Store.open(database_path(data_dir))
+async def main(target: str, space: str) -> None:
+    url = target if target.startswith("postgresql://") else None
+    store = await open_store(Path(target), url)
     if await store.read(get_space, space) is None:
         await store.write(create_space, space, "hosted")
     print("ready", flush=True)

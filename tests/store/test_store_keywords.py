@@ -8,6 +8,13 @@ from engram.store.spaces import create_space, delete_space
 ALICE, BOB = "did:plc:alice", "did:plc:bob"
 
 
+@pytest.fixture
+def backend() -> str:
+    """The FTS5 table exists only in the SQLite schema (docs/scale-out.md: keyword ranking on both backends
+    is the in-memory index's, tested in test_store_keyword_parity.py)."""
+    return "sqlite"
+
+
 def _fts_integrity(conn):
     # 'integrity-check' with rank 1 compares the index against the content table (memories)
     conn.execute("INSERT INTO memories_fts (memories_fts, rank) VALUES ('integrity-check', 1)")

@@ -78,6 +78,7 @@ class PgReaders:
 
 class PostgresStore(Store):
     backend = "postgres"
+    point_reads_on_loop = False
 
     def __init__(self, url: str, *, readers: int = 2):
         self.url = url

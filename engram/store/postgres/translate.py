@@ -19,7 +19,9 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-_TOKENS = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|--[^\n]*|\?(\d*)|%|\bINDEXED\s+BY\s+\w+\s*", re.IGNORECASE)
+_TOKENS = re.compile(
+    r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|--[^\n]*|\?(\d*)|%|\bINDEXED\s+BY\s+\w+\s*", re.IGNORECASE
+)
 
 
 @functools.lru_cache(maxsize=1024)
