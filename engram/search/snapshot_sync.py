@@ -38,6 +38,7 @@ def _brief(exc: BaseException) -> str:
 # does: bounds on top of obstore's own connect and request timeouts. A header is one small ranged GET; a
 # download's bound grows with the snapshot's size, at 10 MB/s at the least.
 HEADER_TIMEOUT_S = 1.0
+REMOVE_TIMEOUT_S = 10.0
 
 
 def _transfer_timeout(header: dict) -> float:
@@ -178,6 +179,6 @@ class SnapshotSync:
                 self._again.discard((upload_space, upload_model))
                 await done.wait()
         try:
-            await self.store.remove(space, model_key)
+            await asyncio.wait_for(self.store.remove(space, model_key), REMOVE_TIMEOUT_S)
         except Exception as exc:  # noqa: BLE001
             log.warning("could not remove index snapshots of %s: %s", space, _brief(exc))
