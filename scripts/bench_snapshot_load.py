@@ -113,7 +113,7 @@ def run_child(source: Path, work: Path, uri: str, store_url: str | None, exact_m
     shutil.rmtree(node, ignore_errors=True)
     shutil.copytree(source, node, ignore=shutil.ignore_patterns("indexes"))
     args = [sys.executable, __file__, "--child", str(node), uri, store_url or "-", str(exact_max)]
-    out = subprocess.run(args, capture_output=True, text=True)
+    out = subprocess.run(args, check=False, capture_output=True, text=True)
     if out.returncode != 0:
         sys.exit(f"child failed:\n{out.stderr}")
     return json.loads(out.stdout.strip().splitlines()[-1])
