@@ -124,6 +124,7 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=100_000)
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
+    load_before = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="engram-bench-snapshot-") as tmp:
         work = Path(tmp)
         source = work / "first-node"
@@ -151,7 +152,10 @@ def main() -> None:
                 f"{kind}: snapshot {snap:.2f} s, rebuild {build:.2f} s, ratio {build / snap:.1f}",
                 file=sys.stderr,
             )
-        print(json.dumps({"n": args.n, "dims": SPEC.dims, "results": results}, indent=2))
+        load = {"before": load_before, "after": os.getloadavg()}
+        print(
+            json.dumps({"n": args.n, "dims": SPEC.dims, "load_average": load, "results": results}, indent=2)
+        )
 
 
 if __name__ == "__main__":
