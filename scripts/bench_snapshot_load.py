@@ -48,7 +48,7 @@ def settings_for(data_dir: Path, **changes) -> Settings:
         service_did="did:web:bench.test",
         public_url="https://bench.test",
         search_rate=0,
-        load_wait_ms=10_000,
+        load_wait_ms=600_000,  # a first search waits for the build, however long it takes
     )
     return replace(base, **changes)
 
@@ -113,7 +113,9 @@ def run_child(source: Path, work: Path, uri: str, store_url: str | None, exact_m
     shutil.rmtree(node, ignore_errors=True)
     shutil.copytree(source, node, ignore=shutil.ignore_patterns("indexes"))
     args = [sys.executable, __file__, "--child", str(node), uri, store_url or "-", str(exact_max)]
-    out = subprocess.run(args, check=True, capture_output=True, text=True)
+    out = subprocess.run(args, check=False, capture_output=True, text=True)
+    if out.returncode != 0:
+        sys.exit(f"child failed:\n{out.stderr}")
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -122,6 +124,7 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=100_000)
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
+    load_before = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="engram-bench-snapshot-") as tmp:
         work = Path(tmp)
         source = work / "first-node"
@@ -149,7 +152,10 @@ def main() -> None:
                 f"{kind}: snapshot {snap:.2f} s, rebuild {build:.2f} s, ratio {build / snap:.1f}",
                 file=sys.stderr,
             )
-        print(json.dumps({"n": args.n, "dims": SPEC.dims, "results": results}, indent=2))
+        load = {"before": load_before, "after": os.getloadavg()}
+        print(
+            json.dumps({"n": args.n, "dims": SPEC.dims, "load_average": load, "results": results}, indent=2)
+        )
 
 
 if __name__ == "__main__":

@@ -243,8 +243,8 @@ class IndexManager:
                 pass
         if self.data_dir is not None:
             await self.loads.run(persist.remove, self.data_dir, space)
-        if self.snapshots is not None:
-            await self.snapshots.remove(space)
+        if self.snapshots is not None:  # in the background: a slow object store must not hold up the delete
+            self._detached(self.snapshots.remove(space))
 
     async def flush(self) -> None:
         """Wait for background loads and saves (tests; shutdown)."""

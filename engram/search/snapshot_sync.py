@@ -34,6 +34,18 @@ def _brief(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {lines[0] if lines else ''}"
 
 
+# A hung store (say, a blackholed endpoint) must hold a cold load hardly longer than a refused connection
+# does: bounds on top of obstore's own connect and request timeouts. A header is one small ranged GET; a
+# download's bound grows with the snapshot's size, at 10 MB/s at the least.
+HEADER_TIMEOUT_S = 1.0
+REMOVE_TIMEOUT_S = 10.0
+
+
+def _transfer_timeout(header: dict) -> float:
+    body = sum(int(section.get("length", 0)) for section in header.get("sections", {}).values())
+    return 10.0 + body / 10e6
+
+
 @dataclass
 class SnapshotStats:
     """Monotonic counters, exported on /metrics (engram/metrics.py)."""
@@ -65,7 +77,7 @@ class SnapshotSync:
     ) -> SpaceIndex | None:
         """The snapshot as a loaded index when it is newer than the local file; else None (use the file)."""
         try:
-            remote = await self.store.header(space, model_key)
+            remote = await asyncio.wait_for(self.store.header(space, model_key), HEADER_TIMEOUT_S)
         except ValueError as exc:  # a damaged header: replace the snapshot with the next upload
             self.stats.rejected += 1
             self._distrusted.add((space, model_key))
@@ -94,8 +106,8 @@ class SnapshotSync:
         if local >= generation:
             return None
         try:
-            data = await self.store.get(space, model_key)
-        except Exception as exc:  # noqa: BLE001
+            data = await asyncio.wait_for(self.store.get(space, model_key), _transfer_timeout(remote))
+        except Exception as exc:  # noqa: BLE001 - a failed or cut-off download: build instead
             self.stats.download_failures += 1
             log.warning("index snapshot download failed for %s: %s", space, _brief(exc))
             return None
@@ -139,15 +151,16 @@ class SnapshotSync:
         if data is None:
             return  # removed meanwhile (space dropped, reindex)
         try:
-            generation = int(persist.parse_header(data)["generation"])
+            header = persist.parse_header(data)  # our own file: trusted
+            generation = int(header["generation"])
             if (space, model_key) not in self._distrusted:
                 try:
-                    remote = await self.store.header(space, model_key)
+                    remote = await asyncio.wait_for(self.store.header(space, model_key), HEADER_TIMEOUT_S)
                 except ValueError:  # damaged header: ours replaces it
                     remote = None
                 if remote is not None and int(remote.get("generation", -1)) >= generation:
                     return
-            await self.store.put(space, model_key, data)
+            await asyncio.wait_for(self.store.put(space, model_key, data), _transfer_timeout(header))
             self._distrusted.discard((space, model_key))
         except Exception as exc:  # noqa: BLE001 - retried with the next save; never fails a request
             self.stats.upload_failures += 1
@@ -166,6 +179,6 @@ class SnapshotSync:
                 self._again.discard((upload_space, upload_model))
                 await done.wait()
         try:
-            await self.store.remove(space, model_key)
+            await asyncio.wait_for(self.store.remove(space, model_key), REMOVE_TIMEOUT_S)
         except Exception as exc:  # noqa: BLE001
             log.warning("could not remove index snapshots of %s: %s", space, _brief(exc))

@@ -1,6 +1,7 @@
-"""Index snapshots through the real service: two engram apps over two data dirs share one file:// snapshot
-store; the second serves the space from the first one's snapshot instead of building it, and /metrics says
-so. An unreachable S3 endpoint costs nothing but counted failures: every search still answers."""
+"""Index snapshots through the real service: two engram apps over two data dirs share one snapshot store
+(file://, then s3:// on moto); the second serves the space from the first one's snapshot instead of
+building it, and /metrics says so. An unreachable S3 endpoint costs nothing but counted failures: every
+search still answers."""
 
 from __future__ import annotations
 
@@ -50,8 +51,11 @@ async def search_uris(reader: Reader, query) -> list[str]:
     return [m["uri"] for m in (await r.json())["memories"]]
 
 
-async def test_a_second_node_serves_the_first_nodes_snapshot(aiohttp_client, settings, tmp_path):
-    shared = (tmp_path / "shared-snapshots").as_uri()
+async def test_a_second_node_serves_the_first_nodes_snapshot(
+    aiohttp_client, settings, tmp_path, snapshot_store_url
+):
+    shared, endpoint = snapshot_store_url  # file:// and s3:// (moto on 127.0.0.1)
+    settings = override(settings, s3_endpoint_url=endpoint)
     query = unit(np.random.default_rng(5), 1, MODEL.dims)[0]
     # exact_max below the space's size: an HNSW graph, what a new node would otherwise rebuild
     client, ctx, port = await start(aiohttp_client, settings, index_store=shared, exact_max=100)

@@ -4,6 +4,8 @@ Each "node" is an IndexManager with a data dir of its own; the nodes share one s
 `MemorySource`, the database every node reads) and one snapshot store. Whether a node built or loaded is
 proven by counting (`builds`, full deltas, the snapshot counters), never by timing."""
 
+import asyncio
+
 import numpy as np
 import pytest
 from fakes.object_store import closed_port, fake_aws_env
@@ -155,6 +157,7 @@ async def test_deleting_a_space_or_reindexing_removes_its_snapshots(pool, tmp_pa
     first = await first_node_uploads(source, pool, tmp_path, snapshot_store_url)
     store = SnapshotStore.open(*snapshot_store_url)
     await first.drop(SPACE)
+    await first.flush()  # the snapshot store is cleaned up in the background
     assert await store.header(SPACE, MODEL) is None
 
     await check_oracle(first, source, QUERIES)  # loads again (builds: nothing to fetch) and uploads
@@ -192,3 +195,28 @@ async def test_a_space_deleted_while_its_snapshot_uploads_leaves_none(pool, tmp_
         await manager.flush()
         assert await store.header(SPACE, MODEL) is None
         assert persist.space_files(tmp_path / f"n{n}", SPACE) == []
+
+
+async def test_a_hung_store_costs_a_bounded_wait_and_no_failed_search(pool, tmp_path, monkeypatch):
+    """An endpoint that accepts connections and never answers (a blackholed S3): loads and uploads give
+    up after their bounds, the search is answered from a build."""
+    fake_aws_env(monkeypatch)
+    held = []
+
+    async def never_answer(reader, writer):
+        held.append(writer)
+
+    server = await asyncio.start_server(never_answer, "127.0.0.1", 0)
+    try:
+        endpoint = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
+        source, _ = seeded(n=300)
+        manager = node(source, pool, tmp_path / "a", ("s3://hung/indexes", endpoint))
+        await check_oracle(manager, source, QUERIES)
+        await manager.flush()  # the upload gave up too
+        stats = manager.snapshot_stats()
+        assert manager.builds == 1 and stats.download_failures == 1 and stats.upload_failures == 1
+        assert held  # the requests did reach the hung server
+    finally:
+        for writer in held:
+            writer.close()
+        server.close()
