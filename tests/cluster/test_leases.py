@@ -18,20 +18,32 @@ TIMEOUT_MS = 600  # short leases: expiry is awaited by polling, never by sleepin
 SPACES = [f"at://did:plc:u{i}/garden.engram.space/s{i}" for i in range(60)]
 
 
-@pytest.fixture
-async def connect(pg_database_url):
+async def _connections(url: str):
     opened = []
 
     async def open_one() -> psycopg.AsyncConnection:
-        conn = await psycopg.AsyncConnection.connect(pg_database_url, autocommit=True)
+        conn = await psycopg.AsyncConnection.connect(url, autocommit=True)
         opened.append(conn)
         return conn
 
-    first = await open_one()
-    await ensure_schema(first)
+    await ensure_schema(await open_one())
     yield open_one
     for conn in opened:
         await conn.close()
+
+
+@pytest.fixture
+async def connect(pg_database_url):
+    """Connections to a database with the store's schema (the cluster tables are emptied after each test)."""
+    async for open_one in _connections(pg_database_url):
+        yield open_one
+
+
+@pytest.fixture
+async def connect_bare(pg_empty_database_url):
+    """Connections to a database without the store's tables."""
+    async for open_one in _connections(pg_empty_database_url):
+        yield open_one
 
 
 async def until(condition, bound_s: float = 30.0):
@@ -69,8 +81,8 @@ async def test_racing_nodes_get_exactly_one_winner(connect):
     assert results.count(None) == 3
 
 
-async def test_schema_is_idempotent_and_the_trigger_needs_the_store_tables(connect):
-    conn = await connect()
+async def test_schema_is_idempotent_and_the_trigger_needs_the_store_tables(connect_bare):
+    conn = await connect_bare()
     assert await ensure_schema(conn) is False  # no store tables in this database: no trigger
     await conn.execute(
         "CREATE TABLE spaces (id bigint PRIMARY KEY, uri text NOT NULL, generation bigint NOT NULL)"
@@ -80,8 +92,8 @@ async def test_schema_is_idempotent_and_the_trigger_needs_the_store_tables(conne
     assert await ensure_schema(conn) is True  # again: nothing breaks
 
 
-async def test_a_write_notifies_on_commit_and_a_rolled_back_one_never(connect):
-    writer, listener = await connect(), await connect()
+async def test_a_write_notifies_on_commit_and_a_rolled_back_one_never(connect_bare):
+    writer, listener = await connect_bare(), await connect_bare()
     await writer.execute(
         "CREATE TABLE spaces (id bigint PRIMARY KEY, uri text NOT NULL, generation bigint NOT NULL)"
     )
