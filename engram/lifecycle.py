@@ -29,6 +29,7 @@ from .store import repo as store_repo
 from .store import repo_backfill
 from .store.database import Store, database_path
 from .store.index_source import StoreIndexSource
+from .store.replays import StoreReplayGuard
 from .workers import WorkerPool
 from .xrpc.lexicons import LexiconRegistry
 
@@ -74,9 +75,13 @@ async def open_parts(
             stack.push_async_callback(session.close)
             ctx.resolver = DidResolver(session, plc_url=settings.plc_url, dev=settings.dev, keyring=keyring)
             ctx.reader_verifier = ReaderVerifier(settings.service_did, ctx.resolver)
-            ctx.service_verifier = ServiceAuthVerifier(settings.service_did, ctx.resolver)
-            ctx.admin_verifier = AdminVerifier(settings.public_url, settings.admin_dids, ctx.resolver)
-            ctx.space_host = SpaceHostAuth.build(ctx.resolver, session, dev=settings.dev)
+            # Replay claims live in the store so every serving process shares them (engram/store/replays.py).
+            replays = StoreReplayGuard(ctx.store)
+            ctx.service_verifier = ServiceAuthVerifier(settings.service_did, ctx.resolver, replays=replays)
+            ctx.admin_verifier = AdminVerifier(
+                settings.public_url, settings.admin_dids, ctx.resolver, replays=replays
+            )
+            ctx.space_host = SpaceHostAuth.build(ctx.resolver, session, dev=settings.dev, replays=replays)
             # notifyWrite to the syncers registered for hosted spaces, after each commit (engram/store/repo.py)
             ctx.notifier = WriteNotifier(ctx, session)
             ctx.store.after_commit = ctx.notifier.committed

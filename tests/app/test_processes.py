@@ -10,7 +10,9 @@ import aiohttp
 import pytest
 from engram_process import start_engram, stop
 
+from engram.auth.admin_signature import sign_admin_request
 from engram.auth.credential import mint_space_credential
+from engram.auth.identity import save_operator_key
 from engram.auth.keys import PrivateKey
 from engram.auth.space_signature import sign_space_request
 from engram.config import Settings, read_env
@@ -104,3 +106,40 @@ async def test_two_processes_share_the_port_and_every_write_reaches_both_views(t
     finally:
         stop(proc)
     assert proc.returncode == 0  # SIGTERM to the parent stops both children gracefully
+
+
+async def test_a_signed_admin_request_is_accepted_once_across_processes(tmp_path):
+    """The admin nonce is claimed in the store (engram/store/replays.py): the same signed request sent on
+    many fresh connections, which the kernel spreads over both processes, succeeds exactly once."""
+    data_dir = tmp_path / "data"
+    ops_did, ops_key = "did:plc:multiprocadmin00000000000", PrivateKey.generate("ES256")
+    save_operator_key(data_dir, ops_did, ops_key)  # engram holds the key, so the DID resolves offline
+    base_env = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")}
+
+    def env(port: int) -> dict[str, str]:
+        return base_env | {
+            "ENGRAM_DATA_DIR": str(data_dir),
+            "ENGRAM_EMBEDDER": "hashing",
+            "ENGRAM_PORT": str(port),
+            "ENGRAM_PUBLIC_URL": f"http://127.0.0.1:{port}",
+            "ENGRAM_PROCESSES": "2",
+            "ENGRAM_ADMIN_DIDS": ops_did,
+            "ENGRAM_LOG_LEVEL": "warning",
+        }
+
+    proc, port = start_engram([sys.executable, "-m", "engram", "serve"], env, tmp_path / "serve.log")
+    try:
+        await _until(lambda: _listeners(port) == 2, "both serving processes listen")
+        path = "/xrpc/garden.engram.admin.listSpaces"
+        headers = sign_admin_request(ops_key, ops_did, "GET", f"http://127.0.0.1:{port}{path}")
+        answers = []
+        for _ in range(16):
+            async with (
+                aiohttp.ClientSession() as session,
+                session.get(f"http://127.0.0.1:{port}{path}", headers=headers) as r,
+            ):
+                answers.append((r.status, (await r.json()).get("error")))
+    finally:
+        stop(proc)
+    assert answers.count((200, None)) == 1, answers
+    assert answers.count((401, "BadAdminSignature")) == 15, answers
