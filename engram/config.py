@@ -9,10 +9,19 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlsplit
+
+
+def usable_cores() -> int:
+    """Cores this process may run on: its CPU affinity (a container or `taskset` limit), not the machine's
+    count, so `ENGRAM_PROCESSES`' default never starts more servers than there are cores to run them."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # no sched_getaffinity (macOS)
+        return os.cpu_count() or 1
 
 
 class ConfigError(ValueError):
@@ -140,9 +149,10 @@ VARIABLES: tuple[Variable, ...] = (
     ),
     Variable(
         "ENGRAM_PROCESSES",
-        "1",
-        "Serving processes on one port (SO_REUSEPORT) over the same data directory; rate limits are "
-        "split between them. Above 1 only for search serving: see docs/architecture.md#using-every-core.",
+        None,
+        "Serving processes on one port (SO_REUSEPORT) over the same data directory; rate limits and the "
+        "connection cap are split between them. Default: the number of cores this process may run on. "
+        "See docs/architecture.md#using-every-core.",
     ),
 )
 _KNOWN = {v.name for v in VARIABLES}
@@ -192,7 +202,8 @@ class Settings:
     # Throughput (docs/architecture.md#using-every-core)
     # every XRPC answer against its lexicon (tests, debugging); else once per method
     validate_output: bool = False
-    processes: int = 1  # serving processes on one port (engram/serving/processes.py)
+    # serving processes on one port (engram/serving/processes.py)
+    processes: int = field(default_factory=lambda: usable_cores())
 
 
 def _int(name: str, raw: str, lo: int, hi: int | None = None) -> int:
@@ -343,7 +354,9 @@ def read_env(environ: Mapping[str, str] | None = None) -> Settings:
         limit_bytes=_int("ENGRAM_LIMIT_BYTES", get("ENGRAM_LIMIT_BYTES") or "", 0),
         # Throughput
         validate_output=_bool("ENGRAM_VALIDATE_OUTPUT", get("ENGRAM_VALIDATE_OUTPUT") or "0"),
-        processes=_int("ENGRAM_PROCESSES", get("ENGRAM_PROCESSES") or "", 1, 256),
+        processes=_int("ENGRAM_PROCESSES", get("ENGRAM_PROCESSES"), 1, 256)
+        if get("ENGRAM_PROCESSES")
+        else usable_cores(),
     )
 
 
