@@ -154,6 +154,12 @@ VARIABLES: tuple[Variable, ...] = (
         "connection cap are split between them. Default: the number of cores this process may run on. "
         "See docs/architecture.md#using-every-core.",
     ),
+    Variable(
+        "ENGRAM_BUILD_THREADS",
+        None,
+        "OpenMP threads an HNSW index build may use, at a lower priority than searches. Default: the "
+        "number of cores this process may run on.",
+    ),
 )
 _KNOWN = {v.name for v in VARIABLES}
 
@@ -204,6 +210,7 @@ class Settings:
     validate_output: bool = False
     # serving processes on one port (engram/serving/processes.py)
     processes: int = field(default_factory=lambda: usable_cores())
+    build_threads: int = field(default_factory=lambda: usable_cores())  # HNSW builds (engram/workers.py)
 
 
 def _int(name: str, raw: str, lo: int, hi: int | None = None) -> int:
@@ -356,6 +363,9 @@ def read_env(environ: Mapping[str, str] | None = None) -> Settings:
         validate_output=_bool("ENGRAM_VALIDATE_OUTPUT", get("ENGRAM_VALIDATE_OUTPUT") or "0"),
         processes=_int("ENGRAM_PROCESSES", get("ENGRAM_PROCESSES"), 1, 256)
         if get("ENGRAM_PROCESSES")
+        else usable_cores(),
+        build_threads=_int("ENGRAM_BUILD_THREADS", get("ENGRAM_BUILD_THREADS"), 1, 256)
+        if get("ENGRAM_BUILD_THREADS")
         else usable_cores(),
     )
 

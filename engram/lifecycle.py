@@ -30,7 +30,7 @@ from .store import repo_backfill
 from .store.database import Store, database_path
 from .store.index_source import StoreIndexSource
 from .store.replays import StoreReplayGuard
-from .workers import WorkerPool
+from .workers import BUILD_NICE, WorkerPool
 from .xrpc.lexicons import LexiconRegistry
 
 log = logging.getLogger("engram")
@@ -89,7 +89,10 @@ async def open_parts(
 
         ctx.embedder = await _load_embedder(ctx) if embedder else None
 
-        maintenance = WorkerPool(1, name="engram-index-build")
+        # HNSW builds spread over ENGRAM_BUILD_THREADS cores at a lower priority (engram/workers.py)
+        maintenance = WorkerPool(
+            1, name="engram-index-build", omp_threads=settings.build_threads, nice=BUILD_NICE
+        )
         stack.callback(maintenance.close)
         loads = WorkerPool(settings.load_workers, name="engram-index-load")
         stack.callback(loads.close)
