@@ -77,13 +77,15 @@ async def main_async(args: argparse.Namespace) -> None:
         idle_rate = searches.rate()
     builds: dict[int, list[float]] = {t: [] for t in args.threads}
     rates: dict[int, list[float]] = {t: [] for t in args.threads}
+    cpu: dict[int, list[float]] = {t: [] for t in args.threads}
     for _ in range(args.rounds):
         for t in args.threads:
             if searches:
                 searches.reset()
-            t0 = time.perf_counter()
+            t0, cpu0 = time.perf_counter(), time.process_time()
             index = await pools[t].run(SpaceIndex.build, rows, args.dims, 1, tuning)
             builds[t].append(time.perf_counter() - t0)
+            cpu[t].append(time.process_time() - cpu0)  # every thread of this process, searches included
             if searches:
                 rates[t].append(searches.rate())
             assert index.coarse is not None and index.coarse.ntotal == args.rows
@@ -100,6 +102,7 @@ async def main_async(args: argparse.Namespace) -> None:
         "load_average": load_average(),
         "build_s": {t: round(statistics.median(v), 2) for t, v in builds.items()},
         "build_s_rounds": {t: [round(x, 2) for x in v] for t, v in builds.items()},
+        "process_cpu_s": {t: round(statistics.median(v), 2) for t, v in cpu.items()},
     }
     if searches:
         report["search_qps_idle"] = round(idle_rate)

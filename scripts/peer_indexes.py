@@ -108,7 +108,14 @@ def lancedb_index(vectors: np.ndarray):
     )
 
     def search(q: np.ndarray):
-        hits = table.search(q).distance_type("dot").limit(K).nprobes(partitions).ef(EF_SEARCH).select(["id"])
+        hits = (
+            table.search(q)
+            .distance_type("dot")
+            .limit(K)
+            .nprobes(partitions)
+            .ef(EF_SEARCH)
+            .select(["id", "_distance"])
+        )
         return hits.to_arrow()["id"].to_numpy()
 
     return search
