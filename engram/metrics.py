@@ -2,10 +2,16 @@
 
 Each app has its own registry (no process globals), so tests can run several apps side by side.
 Labels are bounded: the XRPC method only when it is one of the lexicon's methods, else "other".
+
+With several serving processes (engram/serving/processes.py) the parent sets prometheus_client's own
+switch, PROMETHEUS_MULTIPROC_DIR, before spawning them: every process then keeps its values in files there,
+and the one process that listens for scrapes answers with the sum over all of them
+(docs/architecture.md#using-every-core).
 """
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -13,8 +19,11 @@ from contextlib import asynccontextmanager
 from aiohttp import web
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
+from prometheus_client.multiprocess import MultiProcessCollector
 
 from . import __version__
+
+MULTIPROCESS_DIR_ENV = "PROMETHEUS_MULTIPROC_DIR"  # prometheus_client reads it when it is imported
 
 
 class Metrics:
@@ -34,13 +43,26 @@ class Metrics:
             registry=self.registry,
             buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10),
         )
+        # multiprocess_mode only matters with several processes: how their values combine.
         self.in_flight = Gauge(
-            "engram_http_requests_in_flight", "HTTP requests being served", registry=self.registry
+            "engram_http_requests_in_flight",
+            "HTTP requests being served",
+            registry=self.registry,
+            multiprocess_mode="livesum",
         )
         self.index_bytes = Gauge(
-            "engram_index_ram_bytes", "Approximate RAM held by loaded indexes", registry=self.registry
+            "engram_index_ram_bytes",
+            "Approximate RAM held by loaded indexes (of the process answering the scrape)",
+            registry=self.registry,
+            multiprocess_mode="liveall",
         )
-        build = Gauge("engram_build_info", "engram version", ["version"], registry=self.registry)
+        build = Gauge(
+            "engram_build_info",
+            "engram version",
+            ["version"],
+            registry=self.registry,
+            multiprocess_mode="max",
+        )
         build.labels(__version__).set(1)
 
     def route(self, request: web.Request) -> str:
@@ -69,6 +91,15 @@ class Metrics:
         return measure
 
 
+def _exposition(metrics: Metrics) -> bytes:
+    shared = os.environ.get(MULTIPROCESS_DIR_ENV)
+    if not shared:
+        return generate_latest(metrics.registry)
+    every_process = CollectorRegistry()
+    MultiProcessCollector(every_process, path=shared)
+    return generate_latest(every_process)
+
+
 @asynccontextmanager
 async def serve_metrics(metrics: Metrics, host: str, port: int, index=None) -> AsyncIterator[int]:
     """Serve GET /metrics on host:port (port 0 picks a free one); yields the bound port."""
@@ -76,9 +107,7 @@ async def serve_metrics(metrics: Metrics, host: str, port: int, index=None) -> A
     async def scrape(request: web.Request) -> web.Response:
         if index is not None:
             metrics.index_bytes.set(index.loaded_bytes())
-        return web.Response(
-            body=generate_latest(metrics.registry), headers={"Content-Type": CONTENT_TYPE_LATEST}
-        )
+        return web.Response(body=_exposition(metrics), headers={"Content-Type": CONTENT_TYPE_LATEST})
 
     app = web.Application()
     app.router.add_get("/metrics", scrape)

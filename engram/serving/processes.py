@@ -12,7 +12,8 @@ the kernel spreads connections over them.
   copy in an unknown state.
 - Rate limits: each process keeps its own token buckets with 1/N of the configured rate and burst, so the
   sum over processes is the configured budget whichever process a connection reaches. The connection cap
-  is divided the same way. Only the first process serves metrics (one port).
+  is divided the same way. Only the first process serves metrics (one port), summed over every process
+  through prometheus_client's multiprocess files in a temporary directory the parent owns (engram/metrics.py).
 - SIGINT/SIGTERM to the parent is passed to every child (each shuts down gracefully, saving its indexes);
   if one child dies, the others are stopped and the parent exits non-zero.
 """
@@ -23,7 +24,9 @@ import asyncio
 import logging
 import math
 import multiprocessing
+import os
 import signal
+import tempfile
 from dataclasses import replace
 from typing import Any
 
@@ -65,6 +68,15 @@ def _child(settings: Settings, index: int, access_log_class: Any) -> None:
 
 def serve_processes(settings: Settings, *, access_log_class: Any) -> int:
     asyncio.run(_prepare(settings))
+    from ..metrics import MULTIPROCESS_DIR_ENV
+
+    with tempfile.TemporaryDirectory(prefix="engram-metrics-") as metrics_dir:
+        # Spawned children inherit the environment: their metrics go to files here (engram/metrics.py).
+        os.environ[MULTIPROCESS_DIR_ENV] = metrics_dir
+        return _run_children(settings, access_log_class)
+
+
+def _run_children(settings: Settings, access_log_class: Any) -> int:
     spawn = multiprocessing.get_context("spawn")
     children = [
         spawn.Process(target=_child, args=(settings, i, access_log_class), name=f"engram-{i}")

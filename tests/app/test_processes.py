@@ -8,7 +8,7 @@ from pathlib import Path
 
 import aiohttp
 import pytest
-from engram_process import start_engram, stop
+from engram_process import free_port, start_engram, stop
 
 from engram.auth.admin_signature import sign_admin_request
 from engram.auth.credential import mint_space_credential
@@ -143,3 +143,42 @@ async def test_a_signed_admin_request_is_accepted_once_across_processes(tmp_path
         stop(proc)
     assert answers.count((200, None)) == 1, answers
     assert answers.count((401, "BadAdminSignature")) == 15, answers
+
+
+async def test_the_metrics_listener_counts_the_requests_of_every_process(tmp_path):
+    metrics_port = free_port()
+    base_env = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")}
+
+    def env(port: int) -> dict[str, str]:
+        return base_env | {
+            "ENGRAM_DATA_DIR": str(tmp_path / "data"),
+            "ENGRAM_EMBEDDER": "hashing",
+            "ENGRAM_PORT": str(port),
+            "ENGRAM_PUBLIC_URL": f"http://127.0.0.1:{port}",
+            "ENGRAM_PROCESSES": "2",
+            "ENGRAM_METRICS_PORT": str(metrics_port),
+            "ENGRAM_LOG_LEVEL": "warning",
+        }
+
+    proc, port = start_engram([sys.executable, "-m", "engram", "serve"], env, tmp_path / "serve.log")
+    try:
+        await _until(lambda: _listeners(port) == 2, "both serving processes listen")
+        for _ in range(20):  # fresh connections: the kernel spreads them over both processes
+            async with (
+                aiohttp.ClientSession() as session,
+                session.get(f"http://127.0.0.1:{port}/.well-known/did.json") as r,
+            ):
+                assert r.status == 200
+        async with (
+            aiohttp.ClientSession() as session,
+            session.get(f"http://127.0.0.1:{metrics_port}/metrics") as r,
+        ):
+            scraped = await r.text()
+    finally:
+        stop(proc)
+    counted = [
+        float(line.rsplit(" ", 1)[1])
+        for line in scraped.splitlines()
+        if line.startswith("engram_http_requests_total{") and 'route="/.well-known/did.json"' in line
+    ]
+    assert counted == [20.0], scraped  # one series, summed over both processes
