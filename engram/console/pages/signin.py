@@ -7,7 +7,6 @@ also set as a cookie (double submit), since no session exists yet to hold one.
 
 from __future__ import annotations
 
-import asyncio
 import hmac
 import secrets
 
@@ -69,7 +68,7 @@ async def login_with_link(request: web.Request) -> web.StreamResponse:
     form = await _checked_form(request)
     state = request.app[console_state_key]
     token = str(form.get("token", ""))
-    redeemed = await asyncio.to_thread(redeem_link_token, state.ctx.settings.data_dir, token, state.clock())
+    redeemed = await redeem_link_token(state.ctx.store, token, state.clock())
     if not redeemed:
         raise NotAuthenticated(
             "this sign-in link was already used or has expired; run `engram console login` for a new one",

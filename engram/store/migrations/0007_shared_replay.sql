@@ -23,3 +23,11 @@ CREATE TABLE console_sessions (
 CREATE INDEX console_sessions_expiry ON console_sessions (expires_ms);
 CREATE INDEX console_sessions_key ON console_sessions (key_id);
 
+
+-- One-time console sign-in links (`engram console login` writes one, any serving process redeems it),
+-- by the sha256 of the token: the token itself exists only in the printed link.
+CREATE TABLE console_links (
+    digest TEXT PRIMARY KEY,
+    expires_ms BIGINT NOT NULL
+);
+CREATE INDEX console_links_expiry ON console_links (expires_ms);
