@@ -209,8 +209,8 @@ class Settings:
     # every XRPC answer against its lexicon (tests, debugging); else once per method
     validate_output: bool = False
     # serving processes on one port (engram/serving/processes.py)
-    processes: int = field(default_factory=lambda: usable_cores())
-    build_threads: int = field(default_factory=lambda: usable_cores())  # HNSW builds (engram/workers.py)
+    processes: int = field(default_factory=usable_cores)
+    build_threads: int = field(default_factory=usable_cores)  # HNSW builds (engram/workers.py)
 
 
 def _int(name: str, raw: str, lo: int, hi: int | None = None) -> int:
