@@ -234,7 +234,8 @@ def bench_processes(args: argparse.Namespace) -> None:
                         break
                     except OSError:
                         time.sleep(0.3)
-                asyncio.run(drive(target, 2, 1.0))  # loads the index in every process before the clock
+                # 8 connections for 3 s: every process gets some, so each loads the index before the clock
+                asyncio.run(drive(target, 8, 3.0))
             results: list[list[dict]] = [[] for _ in servers]
             rss_before = [tree_cpu_and_rss(proc.pid)[1] for proc, _, _ in servers]
             index, queries = bare_index(args.size) if args.bare else (None, None)
