@@ -21,8 +21,8 @@ from engram.embed.builtin import load_builtin
 _SPACES = re.compile(r"\s+")
 
 
-def docstrings(limit: int) -> list[str]:
-    """Up to `limit` distinct first paragraphs (40-600 characters) of docstrings, in a seeded shuffle."""
+def docstrings() -> list[str]:
+    """Every distinct first paragraph (40-600 characters) of the installed docstrings, in a seeded shuffle."""
     seen: set[str] = set()
     found: list[str] = []
     for path in sorted(Path(sysconfig.get_paths()["purelib"]).rglob("*.py")):
@@ -41,20 +41,21 @@ def docstrings(limit: int) -> list[str]:
                 seen.add(text)
                 found.append(text)
     random.Random(7).shuffle(found)
-    return found[:limit]
+    return found
 
 
 def embedded_corpus(size: int, queries: int, threads: int = 2) -> tuple[np.ndarray, np.ndarray, int]:
-    """(stored vectors, query vectors, texts available): `size` docstrings embedded as documents, and
+    """(stored vectors, query vectors, distinct docstrings installed): `size` docstrings embedded as documents, and
     `queries` other docstrings (never stored) embedded as queries; unit float32 rows."""
-    texts = docstrings(size + queries)
-    if len(texts) < size + queries:
-        raise SystemExit(f"only {len(texts)} docstrings installed; ask for fewer")
+    found = docstrings()
+    if len(found) < size + queries:
+        raise SystemExit(f"only {len(found)} docstrings installed; ask for fewer")
+    texts = found[: size + queries]
     key = hashlib.sha256("\n".join(texts).encode()).hexdigest()[:16]
     cache = Path(tempfile.gettempdir()) / f"engram-bench-docstrings-{size}-{queries}-{key}.npz"
     if cache.exists():
         saved = np.load(cache)
-        return saved["stored"], saved["queries"], len(texts)
+        return saved["stored"], saved["queries"], len(found)
     embedder = load_builtin()
     batches = [texts[i : i + 64] for i in range(0, size, 64)]
     batches[-1] = texts[(len(batches) - 1) * 64 : size]
@@ -62,4 +63,4 @@ def embedded_corpus(size: int, queries: int, threads: int = 2) -> tuple[np.ndarr
         stored = np.vstack(list(pool.map(lambda b: embedder.embed(b, "document"), batches)))
     asked = embedder.embed(texts[size:], "query")
     np.savez(cache, stored=stored, queries=asked)
-    return stored, asked, len(texts)
+    return stored, asked, len(found)
