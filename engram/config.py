@@ -69,7 +69,11 @@ VARIABLES: tuple[Variable, ...] = (
         " their own). More load faster but hold the GIL against warm searches (docs/benchmarks.md).",
     ),
     Variable("ENGRAM_EXACT_MAX", "200000", "Spaces up to this many vectors are searched exactly."),
-    Variable("ENGRAM_RAM_BYTES", "8589934592", "Memory budget for loaded indexes; idle spaces are evicted."),
+    Variable(
+        "ENGRAM_RAM_BYTES",
+        "8589934592",
+        "Memory budget for loaded indexes; idle spaces are evicted. Split between the serving processes.",
+    ),
     Variable(
         "ENGRAM_RERANK_DEADLINE_MS", "250", "Exact re-rank deadline; past it results are `approximate`."
     ),

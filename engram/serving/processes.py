@@ -12,7 +12,7 @@ the kernel spreads connections over them.
   copy in an unknown state.
 - Rate limits: each process keeps its own token buckets with 1/N of the configured rate and burst, so the
   sum over processes is the configured budget whichever process a connection reaches. The connection cap
-  is divided the same way. Only the first process serves metrics (one port), summed over every process
+  and the index RAM budget are divided the same way. Only the first process serves metrics (one port), summed over every process
   through prometheus_client's multiprocess files in a temporary directory the parent owns (engram/metrics.py).
 - SIGINT/SIGTERM to the parent is passed to every child (each shuts down gracefully, saving its indexes);
   if one child dies, the others are stopped and the parent exits non-zero.
@@ -45,6 +45,9 @@ def settings_for_process(settings: Settings, index: int) -> Settings:
         text_search_rate=settings.text_search_rate / n,
         text_search_burst=max(1, math.ceil(settings.text_search_burst / n)),
         max_connections=max(1, settings.max_connections // n),
+        # Each process holds its own copy of every index it loads, so each gets 1/N of the RAM budget and
+        # the total stays what was configured (the index in use is never evicted, so any space still loads).
+        ram_bytes=max(1, settings.ram_bytes // n),
         metrics_port=settings.metrics_port if index == 0 else 0,
     )
 

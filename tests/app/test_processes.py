@@ -31,6 +31,7 @@ def test_each_process_gets_a_share_of_the_limits_that_sums_to_the_budget():
     assert sum(s.search_burst for s in shares) == 100
     assert sum(s.text_search_rate for s in shares) == pytest.approx(2.0)
     assert sum(s.max_connections for s in shares) <= settings.max_connections
+    assert sum(s.ram_bytes for s in shares) <= settings.ram_bytes  # each process holds its own indexes
     assert [s.metrics_port for s in shares] == [9100, 0, 0, 0]  # one metrics listener
 
 
