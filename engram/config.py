@@ -215,6 +215,9 @@ class Settings:
     # serving processes on one port (engram/serving/processes.py)
     processes: int = field(default_factory=usable_cores)
     build_threads: int = field(default_factory=usable_cores)  # HNSW builds (engram/workers.py)
+    # Not configuration: which of the serving processes this is (engram/serving/processes.py sets it).
+    # Process 0 alone runs the background work that must not run N times (the sync poll loop).
+    process_index: int = 0
 
 
 def _int(name: str, raw: str, lo: int, hi: int | None = None) -> int:

@@ -12,8 +12,11 @@ the kernel spreads connections over them.
   copy in an unknown state.
 - Rate limits: each process keeps its own token buckets with 1/N of the configured rate and burst, so the
   sum over processes is the configured budget whichever process a connection reaches. The connection cap
-  and the index RAM budget are divided the same way. Only the first process serves metrics (one port), summed over every process
-  through prometheus_client's multiprocess files in a temporary directory the parent owns (engram/metrics.py).
+  and the index RAM budget are divided the same way.
+- Only the first process serves metrics (one port), summed over every process through prometheus_client's
+  multiprocess files in a temporary directory the parent owns (engram/metrics.py).
+- Only the first process runs the sync poll loop: N processes polling every synced space would pull each
+  one N times, concurrently. Every process answers notifications and admin calls.
 - SIGINT/SIGTERM to the parent is passed to every child (each shuts down gracefully, saving its indexes);
   if one child dies, the others are stopped and the parent exits non-zero.
 """
@@ -49,6 +52,7 @@ def settings_for_process(settings: Settings, index: int) -> Settings:
         # the total stays what was configured (the index in use is never evicted, so any space still loads).
         ram_bytes=max(1, settings.ram_bytes // n),
         metrics_port=settings.metrics_port if index == 0 else 0,
+        process_index=index,
     )
 
 

@@ -4,6 +4,7 @@
 import asyncio
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import aiohttp
@@ -33,6 +34,7 @@ def test_each_process_gets_a_share_of_the_limits_that_sums_to_the_budget():
     assert sum(s.max_connections for s in shares) <= settings.max_connections
     assert sum(s.ram_bytes for s in shares) <= settings.ram_bytes  # each process holds its own indexes
     assert [s.metrics_port for s in shares] == [9100, 0, 0, 0]  # one metrics listener
+    assert [s.process_index for s in shares] == [0, 1, 2, 3]  # process 0 alone polls synced spaces
 
 
 def _listeners(port: int) -> int:
@@ -183,3 +185,11 @@ async def test_the_metrics_listener_counts_the_requests_of_every_process(tmp_pat
         if line.startswith("engram_http_requests_total{") and 'route="/.well-known/did.json"' in line
     ]
     assert counted == [20.0], scraped  # one series, summed over both processes
+
+
+@pytest.mark.parametrize(("index", "polls"), [(0, True), (1, False)])
+async def test_only_the_first_process_polls_synced_spaces(settings, index, polls):
+    async with open_context(replace(settings, processes=2, process_index=index), network=True) as ctx:
+        assert ctx.syncer is not None  # every process answers notifications and admin calls
+        running = {task.get_name() for task in asyncio.all_tasks()}
+        assert ("sync poll" in running) is polls
