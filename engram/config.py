@@ -9,10 +9,19 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlsplit
+
+
+def usable_cores() -> int:
+    """Cores this process may run on: its CPU affinity (a container or `taskset` limit), not the machine's
+    count, so `ENGRAM_PROCESSES`' default never starts more servers than there are cores to run them."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # no sched_getaffinity (macOS)
+        return os.cpu_count() or 1
 
 
 class ConfigError(ValueError):
@@ -60,7 +69,11 @@ VARIABLES: tuple[Variable, ...] = (
         " their own). More load faster but hold the GIL against warm searches (docs/benchmarks.md).",
     ),
     Variable("ENGRAM_EXACT_MAX", "200000", "Spaces up to this many vectors are searched exactly."),
-    Variable("ENGRAM_RAM_BYTES", "8589934592", "Memory budget for loaded indexes; idle spaces are evicted."),
+    Variable(
+        "ENGRAM_RAM_BYTES",
+        "8589934592",
+        "Memory budget for loaded indexes; idle spaces are evicted. Split between the serving processes.",
+    ),
     Variable(
         "ENGRAM_RERANK_DEADLINE_MS", "250", "Exact re-rank deadline; past it results are `approximate`."
     ),
@@ -140,9 +153,16 @@ VARIABLES: tuple[Variable, ...] = (
     ),
     Variable(
         "ENGRAM_PROCESSES",
-        "1",
-        "Serving processes on one port (SO_REUSEPORT) over the same data directory; rate limits are "
-        "split between them. Above 1 only for search serving: see docs/architecture.md#using-every-core.",
+        None,
+        "Serving processes on one port (SO_REUSEPORT) over the same data directory; rate limits and the "
+        "connection cap are split between them. Default: the number of cores this process may run on. "
+        "See docs/architecture.md#using-every-core.",
+    ),
+    Variable(
+        "ENGRAM_BUILD_THREADS",
+        None,
+        "OpenMP threads an HNSW index build may use, at a lower priority than searches. Default: the "
+        "number of cores this process may run on.",
     ),
     # -- store backend (docs/scale-out.md#the-store-on-postgresql) --
     Variable(
@@ -227,7 +247,12 @@ class Settings:
     # Throughput (docs/architecture.md#using-every-core)
     # every XRPC answer against its lexicon (tests, debugging); else once per method
     validate_output: bool = False
-    processes: int = 1  # serving processes on one port (engram/serving/processes.py)
+    # serving processes on one port (engram/serving/processes.py)
+    processes: int = field(default_factory=usable_cores)
+    build_threads: int = field(default_factory=usable_cores)  # HNSW builds (engram/workers.py)
+    # Not configuration: which of the serving processes this is (engram/serving/processes.py sets it).
+    # Process 0 alone runs the background work that must not run N times (the sync poll loop).
+    process_index: int = 0
     # Index snapshots (docs/scale-out.md#index-snapshots)
     index_store: str | None = None
     s3_endpoint_url: str | None = None
@@ -403,7 +428,10 @@ def read_env(environ: Mapping[str, str] | None = None) -> Settings:
         limit_bytes=_int("ENGRAM_LIMIT_BYTES", get("ENGRAM_LIMIT_BYTES") or "", 0),
         # Throughput
         validate_output=_bool("ENGRAM_VALIDATE_OUTPUT", get("ENGRAM_VALIDATE_OUTPUT") or "0"),
-        processes=_int("ENGRAM_PROCESSES", get("ENGRAM_PROCESSES") or "", 1, 256),
+        processes=_processes(get),
+        build_threads=_int("ENGRAM_BUILD_THREADS", get("ENGRAM_BUILD_THREADS"), 1, 256)
+        if get("ENGRAM_BUILD_THREADS")
+        else usable_cores(),
         database_url=_database_url("ENGRAM_DATABASE_URL", get("ENGRAM_DATABASE_URL") or None),
         **_cluster_settings(get),
         # Index snapshots
@@ -421,6 +449,25 @@ def _database_url(name: str, raw: str | None) -> str | None:
     if parts.scheme not in {"postgresql", "postgres"} or not (parts.hostname or parts.query):
         raise ConfigError(f"{name} must be a postgresql://user@host:port/database URL")
     return raw.strip()
+
+
+def _processes(get) -> int:
+    """Serving processes: the usable cores by default, but one on a cluster node. A node is one lease
+    holder with one heartbeat and one set of owner-side buckets (docs/scale-out.md), and its gauges read
+    in-process state that the multiprocess metrics files cannot sum; run more nodes to use more cores."""
+    clustered = bool((get("ENGRAM_NODE_URL") or "").strip()) and bool(
+        (get("ENGRAM_DATABASE_URL") or "").strip()
+    )
+    raw = (get("ENGRAM_PROCESSES") or "").strip()
+    if not raw:
+        return 1 if clustered else usable_cores()
+    processes = _int("ENGRAM_PROCESSES", raw, 1, 256)
+    if clustered and processes > 1:
+        raise ConfigError(
+            f"ENGRAM_PROCESSES={processes} is not supported on a cluster node (ENGRAM_NODE_URL with "
+            "ENGRAM_DATABASE_URL): run one node per process, each with its own ENGRAM_NODE_URL"
+        )
+    return processes
 
 
 def _cluster_settings(get) -> dict[str, Any]:

@@ -32,7 +32,8 @@ from .store import repo_backfill
 from .store.backends import open_store
 from .store.database import Store
 from .store.index_source import StoreIndexSource
-from .workers import WorkerPool
+from .store.replays import StoreReplayGuard
+from .workers import BUILD_NICE, WorkerPool
 from .xrpc.lexicons import LexiconRegistry
 
 log = logging.getLogger("engram")
@@ -77,9 +78,13 @@ async def open_parts(
             stack.push_async_callback(session.close)
             ctx.resolver = DidResolver(session, plc_url=settings.plc_url, dev=settings.dev, keyring=keyring)
             ctx.reader_verifier = ReaderVerifier(settings.service_did, ctx.resolver)
-            ctx.service_verifier = ServiceAuthVerifier(settings.service_did, ctx.resolver)
-            ctx.admin_verifier = AdminVerifier(settings.public_url, settings.admin_dids, ctx.resolver)
-            ctx.space_host = SpaceHostAuth.build(ctx.resolver, session, dev=settings.dev)
+            # Replay claims live in the store so every serving process shares them (engram/store/replays.py).
+            replays = StoreReplayGuard(ctx.store)
+            ctx.service_verifier = ServiceAuthVerifier(settings.service_did, ctx.resolver, replays=replays)
+            ctx.admin_verifier = AdminVerifier(
+                settings.public_url, settings.admin_dids, ctx.resolver, replays=replays
+            )
+            ctx.space_host = SpaceHostAuth.build(ctx.resolver, session, dev=settings.dev, replays=replays)
             # notifyWrite to the syncers registered for hosted spaces, after each commit (engram/store/repo.py)
             ctx.notifier = WriteNotifier(ctx, session)
             ctx.store.after_commit = ctx.notifier.committed
@@ -87,7 +92,10 @@ async def open_parts(
 
         ctx.embedder = await _load_embedder(ctx) if embedder else None
 
-        maintenance = WorkerPool(1, name="engram-index-build")
+        # HNSW builds spread over ENGRAM_BUILD_THREADS cores at a lower priority (engram/workers.py)
+        maintenance = WorkerPool(
+            1, name="engram-index-build", omp_threads=settings.build_threads, nice=BUILD_NICE
+        )
         stack.callback(maintenance.close)
         loads = WorkerPool(settings.load_workers, name="engram-index-load")
         stack.callback(loads.close)

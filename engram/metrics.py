@@ -2,10 +2,16 @@
 
 Each app has its own registry (no process globals), so tests can run several apps side by side.
 Labels are bounded: the XRPC method only when it is one of the lexicon's methods, else "other".
+
+With several serving processes (engram/serving/processes.py) the parent sets prometheus_client's own
+switch, PROMETHEUS_MULTIPROC_DIR, before spawning them: every process then keeps its values in files there,
+and the one process that listens for scrapes answers with the sum over all of them
+(docs/architecture.md#using-every-core).
 """
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -14,8 +20,11 @@ from aiohttp import web
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.core import CounterMetricFamily
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
+from prometheus_client.multiprocess import MultiProcessCollector
 
 from . import __version__
+
+MULTIPROCESS_DIR_ENV = "PROMETHEUS_MULTIPROC_DIR"  # prometheus_client reads it when it is imported
 
 
 class Metrics:
@@ -35,13 +44,26 @@ class Metrics:
             registry=self.registry,
             buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10),
         )
+        # multiprocess_mode only matters with several processes: how their values combine.
         self.in_flight = Gauge(
-            "engram_http_requests_in_flight", "HTTP requests being served", registry=self.registry
+            "engram_http_requests_in_flight",
+            "HTTP requests being served",
+            registry=self.registry,
+            multiprocess_mode="livesum",
         )
         self.index_bytes = Gauge(
-            "engram_index_ram_bytes", "Approximate RAM held by loaded indexes", registry=self.registry
+            "engram_index_ram_bytes",
+            "Approximate RAM held by loaded indexes (of the process answering the scrape)",
+            registry=self.registry,
+            multiprocess_mode="liveall",
         )
-        build = Gauge("engram_build_info", "engram version", ["version"], registry=self.registry)
+        build = Gauge(
+            "engram_build_info",
+            "engram version",
+            ["version"],
+            registry=self.registry,
+            multiprocess_mode="max",
+        )
         build.labels(__version__).set(1)
 
     def route(self, request: web.Request) -> str:
@@ -98,6 +120,19 @@ class SnapshotCollector:
         yield moved
 
 
+def _exposition(metrics: Metrics, *local_collectors) -> bytes:
+    shared = os.environ.get(MULTIPROCESS_DIR_ENV)
+    if not shared:
+        return generate_latest(metrics.registry)
+    every_process = CollectorRegistry()
+    MultiProcessCollector(every_process, path=shared)
+    # Collectors that read this process's own objects at scrape time (snapshot transfers) cannot be summed
+    # through the multiprocess files: with several processes they report the process serving /metrics.
+    for collector in local_collectors:
+        every_process.register(collector)
+    return generate_latest(every_process)
+
+
 @asynccontextmanager
 async def serve_metrics(metrics: Metrics, host: str, port: int, index=None) -> AsyncIterator[int]:
     """Serve GET /metrics on host:port (port 0 picks a free one); yields the bound port."""
@@ -105,13 +140,11 @@ async def serve_metrics(metrics: Metrics, host: str, port: int, index=None) -> A
     async def scrape(request: web.Request) -> web.Response:
         if index is not None:
             metrics.index_bytes.set(index.loaded_bytes())
-        return web.Response(
-            body=generate_latest(metrics.registry), headers={"Content-Type": CONTENT_TYPE_LATEST}
-        )
+        return web.Response(body=_exposition(metrics, *local), headers={"Content-Type": CONTENT_TYPE_LATEST})
 
-    snapshots = SnapshotCollector(index) if index is not None else None
-    if snapshots is not None:
-        metrics.registry.register(snapshots)
+    local = [SnapshotCollector(index)] if index is not None else []
+    for collector in local:
+        metrics.registry.register(collector)
     app = web.Application()
     app.router.add_get("/metrics", scrape)
     runner = web.AppRunner(app, access_log=None)
@@ -122,5 +155,5 @@ async def serve_metrics(metrics: Metrics, host: str, port: int, index=None) -> A
         yield site._server.sockets[0].getsockname()[1]
     finally:
         await runner.cleanup()
-        if snapshots is not None:
-            metrics.registry.unregister(snapshots)
+        for collector in local:
+            metrics.registry.unregister(collector)

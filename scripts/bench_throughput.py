@@ -154,6 +154,14 @@ def tree_cpu_and_rss(pid: int) -> tuple[float, list[int]]:
     return sum(cpu_seconds(p) for p in {pid, *serving}), rss
 
 
+def machine_cpu() -> float:
+    """Busy CPU seconds of the whole machine so far, every core summed (/proc/stat): next to the server's
+    and the client's own CPU it shows where the cores went during a round."""
+    fields = [int(x) for x in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
+    busy = sum(fields[:8]) - fields[3] - fields[4]  # user nice system irq softirq steal; not idle, iowait
+    return busy / os.sysconf("SC_CLK_TCK")
+
+
 async def seed_data_dir(data_dir: Path, env: dict[str, str], size: int) -> dict:
     """A space of `size` latent vectors written through the service into `data_dir`, and signed request
     material for it (the servers then open the same directory)."""
@@ -226,15 +234,28 @@ def bench_processes(args: argparse.Namespace) -> None:
                         break
                     except OSError:
                         time.sleep(0.3)
-                asyncio.run(drive(target, 2, 1.0))  # loads the index in every process before the clock
+                # 8 connections for 3 s: every process gets some, so each loads the index before the clock
+                asyncio.run(drive(target, 8, 3.0))
             results: list[list[dict]] = [[] for _ in servers]
             rss_before = [tree_cpu_and_rss(proc.pid)[1] for proc, _, _ in servers]
+            index, queries = bare_index(args.size) if args.bare else (None, None)
+            bare: list[float] = []
             for _ in range(args.rounds):
+                if index is not None:
+                    bare.append(bare_qps(index, queries, args.seconds))
                 for n, (proc, target, _) in enumerate(servers):
                     cpu0, _rss = tree_cpu_and_rss(proc.pid)
+                    client0, busy0, wall0 = time.process_time(), machine_cpu(), time.monotonic()
                     result = asyncio.run(drive(target, args.concurrency, args.seconds))
                     cpu1, rss = tree_cpu_and_rss(proc.pid)
-                    result["cpu_us"] = 1e6 * (cpu1 - cpu0) / max(sum(result["statuses"].values()), 1)
+                    client1, busy1, wall = time.process_time(), machine_cpu(), time.monotonic() - wall0
+                    served = max(sum(result["statuses"].values()), 1)
+                    result["cpu_us"] = 1e6 * (cpu1 - cpu0) / served
+                    result["client_us"] = 1e6 * (client1 - client0) / served
+                    # Cores' worth of CPU during the round: the whole machine's, the server's, the client's.
+                    result["cores_busy"] = (busy1 - busy0) / wall
+                    result["cores_server"] = (cpu1 - cpu0) / wall
+                    result["cores_client"] = (client1 - client0) / wall
                     result["rss"] = rss
                     results[n].append(result)
         finally:
@@ -243,15 +264,26 @@ def bench_processes(args: argparse.Namespace) -> None:
                 proc.wait(timeout=60)
     load = Path("/proc/loadavg").read_text().split()[0]
     print(f"size={args.size} c={args.concurrency} {args.seconds}s x {args.rounds} rounds, load {load}")
+    print(f"cores this process may use: {len(os.sched_getaffinity(0))}")
+    if bare:
+        print(
+            f"bare SpaceIndex.search, 2 threads: {statistics.median(bare):.0f} QPS (rounds {[round(b) for b in bare]})"
+        )
     for (_, _, processes), rounds, before in zip(servers, results, rss_before, strict=True):
         qps = statistics.median(r["qps"] for r in rounds)
         p50 = statistics.median(r["p50_ms"] for r in rounds)
         p99 = statistics.median(r["p99_ms"] for r in rounds)
-        cpu = statistics.median(r["cpu_us"] for r in rounds)
+
+        def med(key: str) -> float:
+            return statistics.median(r[key] for r in rounds)  # noqa: B023 - used at once
+
         print(
             f"ENGRAM_PROCESSES={processes}: {qps:.0f} QPS (rounds {[round(r['qps']) for r in rounds]}) "
-            f"p50 {p50:.2f} ms p99 {p99:.2f} ms; CPU {cpu:.0f} µs/request; "
-            f"RSS per process KiB {before} -> {rounds[-1]['rss']}"
+            f"p50 {p50:.2f} ms p99 {p99:.2f} ms; CPU µs/request server {med('cpu_us'):.0f} client "
+            f"{med('client_us'):.0f}; cores busy {med('cores_busy'):.2f} (server {med('cores_server'):.2f}, "
+            f"client {med('cores_client'):.2f}, the rest co-tenants)"
+            + (f"; ÷ bare {qps / statistics.median(bare):.2f}" if bare else "")
+            + f"; RSS per process KiB {before} -> {rounds[-1]['rss']}"
         )
 
 

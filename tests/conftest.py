@@ -65,6 +65,8 @@ def settings(tmp_path, request) -> Settings:
         # default 2 s can pass while a freshly seeded space loads, and that would test the machine.
         load_wait_ms=10_000,  # the most ENGRAM_LOAD_WAIT_MS allows
         validate_output=True,  # every answer checked against its lexicon, not only each method's first
+        # One process: tests that run `engram serve` from these settings inspect its in-process state.
+        processes=1,
     )
 
 

@@ -38,7 +38,7 @@ from yarl import URL
 
 from engram.auth.did_resolver import DidResolutionError, DocumentSource, documents_refreshed_once
 from engram.auth.keys import PrivateKey, PublicKey
-from engram.auth.ttl_cache import TtlCache
+from engram.auth.replay import MemoryReplayGuard, ReplayGuard
 from engram.errors import NotAllowed, NotAuthenticated
 
 TAG = "engram-admin"
@@ -146,12 +146,14 @@ class AdminVerifier:
         *,
         now: Callable[[], float] = time.time,
         nonce_cache_size: int = 100_000,
+        replays: ReplayGuard | None = None,
     ):
         self._public_url = public_url.rstrip("/")
         self._allowed = frozenset(allowed_dids)
         self._resolver = resolver
         self._now = now
-        self._nonces: TtlCache[bool] = TtlCache(nonce_cache_size, now)
+        # The server passes the store's guard, so a nonce is used once across every serving process.
+        self._replays = replays or MemoryReplayGuard(nonce_cache_size, now)
 
     async def verify(self, method: str, path_qs: str, headers: Any, body: bytes) -> str:
         """The verified operator DID; 401 BadAdminSignature, or 403 Forbidden for a DID not allowed."""
@@ -174,7 +176,7 @@ class AdminVerifier:
         nonce, created = result.parameters.get("nonce"), result.parameters.get("created")
         if not isinstance(nonce, str) or not nonce:
             raise _bad("admin signature nonce is required")
-        if not self._nonces.add_if_absent((did, nonce), True, created + MAX_AGE + 2 * CLOCK_SKEW):
+        if not await self._replays.claim("admin_nonce", did, nonce, created + MAX_AGE + 2 * CLOCK_SKEW):
             raise _bad("admin signature nonce already used")
         return did
 

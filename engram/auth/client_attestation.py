@@ -26,6 +26,7 @@ import orjson
 from engram.auth.did_resolver import _is_internal_ip_literal
 from engram.auth.jws import JwsError, b64url_decode, parse_jws
 from engram.auth.keys import KeyFormatError, PublicKey
+from engram.auth.replay import MemoryReplayGuard, ReplayGuard
 from engram.auth.ttl_cache import TtlCache
 from engram.errors import NotAuthenticated
 
@@ -62,13 +63,15 @@ class ClientAttestationVerifier:
         dev: bool = False,
         now: Callable[[], float] = time.time,
         timeout: float = 3.0,
+        replays: ReplayGuard | None = None,
     ):
         self._session = session
         self._dev = dev
         self._now = now
         self._timeout = aiohttp.ClientTimeout(total=timeout)
         self._metadata: TtlCache[dict] = TtlCache(1000, time.monotonic)
-        self._seen: TtlCache[bool] = TtlCache(100_000, now)
+        # The server passes the store's guard, so an attestation is used once across every serving process.
+        self._replays = replays or MemoryReplayGuard(100_000, now)
 
     async def verify(self, token: str, authority: str) -> str:
         """The attested client_id."""
@@ -96,7 +99,7 @@ class ClientAttestationVerifier:
         key = await self._client_key(client_id, h["kid"])
         if key.alg != h["alg"] or not key.verify(jws.signing_input, jws.signature, strict_low_s=False):
             raise _invalid("client attestation signature does not verify with the client's key")
-        if not self._seen.add_if_absent((client_id, jti), True, exp + CLOCK_SKEW):
+        if not await self._replays.claim("client_attestation", client_id, jti, exp + CLOCK_SKEW):
             raise _invalid("client attestation jti already used")
         return client_id
 

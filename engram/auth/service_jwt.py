@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from engram.auth.did_resolver import DidResolutionError, DocumentSource, documents_refreshed_once
 from engram.auth.jws import JwsError, parse_jws, sign_jws
 from engram.auth.keys import PrivateKey
-from engram.auth.ttl_cache import TtlCache
+from engram.auth.replay import MemoryReplayGuard, ReplayGuard
 from engram.errors import NotAllowed, NotAuthenticated
 
 CLOCK_SKEW = 5
@@ -51,13 +51,15 @@ class ServiceAuthVerifier:
         now: Callable[[], float] = time.time,
         audiences: Iterable[str] | None = None,
         replay_cache_size: int = 100_000,
+        replays: ReplayGuard | None = None,
     ):
         self._audiences = frozenset(
             audiences or (service_did, f"{service_did}#atproto_space_syncer", f"{service_did}#engram")
         )
         self._resolver = resolver
         self._now = now
-        self._seen: TtlCache[bool] = TtlCache(replay_cache_size, now)
+        # The server passes the store's guard, so a jti is used once across every serving process.
+        self._replays = replays or MemoryReplayGuard(replay_cache_size, now)
 
     async def verify(
         self,
@@ -110,7 +112,7 @@ class ServiceAuthVerifier:
         if issuer is not None and issuer_did != issuer:
             raise NotAllowed(f"this call must be signed by {issuer}, not {issuer_did}")
         await self._verify_signature(issuer_did, alg, jws.signing_input, jws.signature)
-        if not self._seen.add_if_absent((issuer_did, jti), True, exp + CLOCK_SKEW):
+        if not await self._replays.claim("service_jwt", issuer_did, jti, exp + CLOCK_SKEW):
             raise _err("JwtReplayed", "JWT jti already used")
         sub = p.get("sub")
         return ServiceAuth(issuer_did, aud, jti, exp, sub if isinstance(sub, str) else None, typ)

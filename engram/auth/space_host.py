@@ -9,6 +9,7 @@ import aiohttp
 from engram.auth.client_attestation import ClientAttestationVerifier
 from engram.auth.delegation import DelegationVerifier
 from engram.auth.did_resolver import DocumentSource
+from engram.auth.replay import ReplayGuard
 
 
 @dataclass
@@ -17,5 +18,12 @@ class SpaceHostAuth:
     attestations: ClientAttestationVerifier
 
     @classmethod
-    def build(cls, resolver: DocumentSource, session: aiohttp.ClientSession, *, dev: bool) -> SpaceHostAuth:
-        return cls(DelegationVerifier(resolver), ClientAttestationVerifier(session, dev=dev))
+    def build(
+        cls,
+        resolver: DocumentSource,
+        session: aiohttp.ClientSession,
+        *,
+        dev: bool,
+        replays: ReplayGuard | None = None,
+    ) -> SpaceHostAuth:
+        return cls(DelegationVerifier(resolver), ClientAttestationVerifier(session, dev=dev, replays=replays))

@@ -1,16 +1,18 @@
 """`engram console login`: print a one-time sign-in link to the web console for the operator.
 
-Run it where the server's data dir is (it writes the link's hash there; the server redeems it). The link
+Run it where the server's data dir is (it writes the link's hash into the store; the server redeems it). The link
 works once, within 10 minutes, and signs the browser in as the operator, who sees every space."""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import sys
 import time
 
 from ..config import Settings
 from ..console.login_links import LINK_TTL_S, create_link_token
+from ..store.database import Store, database_path
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -23,10 +25,19 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run_login(args: argparse.Namespace, settings: Settings) -> int:
-    token = create_link_token(settings.data_dir, time.time())
+    token = asyncio.run(_new_link(settings))
     print(f"{settings.public_url}/console/login?token={token}")
     print(
         f"open this link within {LINK_TTL_S // 60} minutes; it signs in once, as the operator",
         file=sys.stderr,
     )
     return 0
+
+
+async def _new_link(settings: Settings) -> str:
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    store = await Store.open(database_path(settings.data_dir))
+    try:
+        return await create_link_token(store, time.time())
+    finally:
+        await store.close()

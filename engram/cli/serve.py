@@ -29,7 +29,9 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         # Re-read rather than patch the port: the public URL and DID derive from it.
         settings = read_env_with({name: value for name, value in flags.items() if value})
     configure_logging(settings.log_level)
-    if settings.processes > 1:  # several processes on one port (docs/architecture.md#using-every-core)
+    # Several processes share one port (docs/architecture.md#using-every-core); port 0 asks the kernel for
+    # a free port, which would give each process a different one, so it is served by one process.
+    if settings.processes > 1 and settings.port != 0:
         from ..serving.processes import serve_processes
 
         return serve_processes(settings, access_log_class=AccessLogger)

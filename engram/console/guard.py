@@ -54,11 +54,11 @@ async def _guarded(request: web.Request, handler) -> web.StreamResponse:
         return await handler(request)
     state = request.app[console_state_key]
     cookie = request.cookies.get(SESSION_COOKIE)
-    session = state.sessions.get(cookie)
+    session = await state.sessions.get(cookie)
     viewer = await viewer_for(state.ctx, session) if session is not None else None
     if viewer is None:
         if session is not None:  # its key was revoked, lost `read`, or its space was deleted
-            state.sessions.end(cookie)
+            await state.sessions.end(cookie)
         return _signed_out(request)
     if request.method not in ("GET", "HEAD"):
         form = await request.post()

@@ -1,9 +1,10 @@
-"""Console sessions: held in the server's memory, found by the sha256 of the cookie's random value.
+"""Console sessions: kept in the store (engram/store/console_sessions.py), found by the sha256 of the
+cookie's random value, so every serving process knows every session (docs/architecture.md#using-every-core).
 
-A restart signs everyone out, which is acceptable for an operator console and keeps session secrets off
-disk. A session records who signed in (the operator, or a reader holding one API key) and its CSRF token;
-it never records what the key allows: that is re-read from the store on every request, so revoking a key
-ends its sessions at once.
+Only the digest is stored, never the cookie, so a copy of the database does not sign anyone in. A session
+records who signed in (the operator, or a reader holding one API key) and its CSRF token; it never records
+what the key allows: that is re-read from the store on every request, so revoking a key ends its sessions
+at once.
 """
 
 from __future__ import annotations
@@ -12,9 +13,12 @@ import hashlib
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
+
+from ..store import console_sessions as rows
 
 SESSION_TTL_S = 8 * 3600  # a working day; after it the operator asks for a new link
-MAX_SESSIONS = 10_000  # beyond this the oldest sessions are dropped (memory stays bounded)
+MAX_SESSIONS = 10_000  # beyond this the oldest sessions are dropped (the table stays bounded)
 
 OPERATOR = "operator"
 READER = "reader"
@@ -32,47 +36,49 @@ def _digest(value: str) -> str:
     return hashlib.sha256(value.encode("utf-8")).hexdigest()
 
 
+def _ms(seconds: float) -> int:
+    return int(seconds * 1000)
+
+
 class SessionStore:
-    def __init__(self, clock: Callable[[], float], ttl_s: float = SESSION_TTL_S):
+    def __init__(self, store: Callable[[], Any], clock: Callable[[], float], ttl_s: float = SESSION_TTL_S):
+        self._store = store  # a getter: the console is built before the app's store is opened
         self.clock = clock
         self.ttl_s = ttl_s
-        self._sessions: dict[str, Session] = {}  # insertion order = creation order
 
-    def start(self, role: str, key_id: int | None = None) -> tuple[str, Session]:
+    async def start(self, role: str, key_id: int | None = None) -> tuple[str, Session]:
         """(cookie value, session)."""
         now = self.clock()
-        self._sweep(now)
         cookie = secrets.token_urlsafe(32)
         session = Session(role, key_id, secrets.token_urlsafe(32), now + self.ttl_s)
-        self._sessions[_digest(cookie)] = session
+        await self._store().write(
+            rows.start_session,
+            _digest(cookie),
+            role,
+            key_id,
+            session.csrf,
+            _ms(now),
+            _ms(session.expires_at),
+            MAX_SESSIONS,
+        )
         return cookie, session
 
-    def get(self, cookie: str | None) -> Session | None:
+    async def get(self, cookie: str | None) -> Session | None:
         if not cookie:
             return None
-        digest = _digest(cookie)
-        session = self._sessions.get(digest)
-        if session is None:
+        row = await self._store().read(rows.live_session, _digest(cookie), _ms(self.clock()))
+        if row is None:
             return None
-        if self.clock() >= session.expires_at:
-            del self._sessions[digest]
-            return None
-        return session
+        role, key_id, csrf, expires_ms = row
+        return Session(role, key_id, csrf, expires_ms / 1000)
 
-    def end(self, cookie: str | None) -> None:
+    async def end(self, cookie: str | None) -> None:
         if cookie:
-            self._sessions.pop(_digest(cookie), None)
+            await self._store().write(rows.end_session, _digest(cookie))
 
-    def end_key(self, key_id: int) -> None:
+    async def end_key(self, key_id: int) -> None:
         """Drop every session signed in with this key (it was revoked or its space deleted)."""
-        for digest in [d for d, s in self._sessions.items() if s.key_id == key_id]:
-            del self._sessions[digest]
+        await self._store().write(rows.end_key_sessions, key_id)
 
-    def __len__(self) -> int:
-        return len(self._sessions)
-
-    def _sweep(self, now: float) -> None:
-        for digest in [d for d, s in self._sessions.items() if s.expires_at <= now]:
-            del self._sessions[digest]
-        while len(self._sessions) >= MAX_SESSIONS:
-            del self._sessions[next(iter(self._sessions))]
+    async def count(self) -> int:
+        return await self._store().read(rows.count_sessions)

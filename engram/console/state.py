@@ -22,7 +22,8 @@ class ConsoleState:
     sessions: SessionStore = field(init=False)
 
     def __post_init__(self) -> None:
-        self.sessions = SessionStore(self.clock)
+        # The store opens after the routes are built (the app's cleanup context), so it is looked up late.
+        self.sessions = SessionStore(lambda: self.ctx.store, self.clock)
 
     @classmethod
     def for_context(cls, ctx: AppContext) -> ConsoleState:

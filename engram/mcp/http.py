@@ -162,6 +162,8 @@ def install_mcp(app: web.Application, ctx: AppContext) -> McpEndpoint:
     router.add_get(OAUTH_PREFIX + "/login", consent.get)
     router.add_post(OAUTH_PREFIX + "/login", consent.post)
     router.add_post(OAUTH_PREFIX + "/exchange", token_handler(endpoint.oauth))
-    router.add_post(OAUTH_PREFIX + "/register", registration_handler(endpoint.oauth))
+    router.add_post(
+        OAUTH_PREFIX + "/register", registration_handler(endpoint.oauth, processes=ctx.settings.processes)
+    )
     app.cleanup_ctx.append(endpoint.hold_sessions)
     return endpoint

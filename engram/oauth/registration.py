@@ -7,6 +7,7 @@ needs a person to approve it on the consent page with an engram API key (docs/oa
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 
 import orjson
@@ -88,9 +89,13 @@ def parse_metadata(metadata: object, scopes: Iterable[str]) -> dict:
     }
 
 
-def registration_handler(server: OAuthServer, limiter: TokenBuckets | None = None):
-    """The endpoint; `limiter` (keyed by the caller's address) bounds how fast one host can add clients."""
-    limiter = limiter or TokenBuckets(REGISTRATIONS_PER_S, REGISTRATION_BURST)
+def registration_handler(server: OAuthServer, limiter: TokenBuckets | None = None, processes: int = 1):
+    """The endpoint; `limiter` (keyed by the caller's address) bounds how fast one host can add clients.
+    With several serving processes each keeps 1/N of the budget, so the sum is the budget
+    (docs/architecture.md#using-every-core)."""
+    limiter = limiter or TokenBuckets(
+        REGISTRATIONS_PER_S / processes, max(1, math.ceil(REGISTRATION_BURST / processes))
+    )
 
     async def register(request: web.Request) -> web.Response:
         decision = limiter.take(request.remote or "")

@@ -12,7 +12,11 @@ the kernel spreads connections over them.
   copy in an unknown state.
 - Rate limits: each process keeps its own token buckets with 1/N of the configured rate and burst, so the
   sum over processes is the configured budget whichever process a connection reaches. The connection cap
-  is divided the same way. Only the first process serves metrics (one port).
+  and the index RAM budget are divided the same way.
+- Only the first process serves metrics (one port), summed over every process through prometheus_client's
+  multiprocess files in a temporary directory the parent owns (engram/metrics.py).
+- Only the first process runs the sync poll loop: N processes polling every synced space would pull each
+  one N times, concurrently. Every process answers notifications and admin calls.
 - SIGINT/SIGTERM to the parent is passed to every child (each shuts down gracefully, saving its indexes);
   if one child dies, the others are stopped and the parent exits non-zero.
 """
@@ -23,7 +27,9 @@ import asyncio
 import logging
 import math
 import multiprocessing
+import os
 import signal
+import tempfile
 from dataclasses import replace
 from typing import Any
 
@@ -42,7 +48,11 @@ def settings_for_process(settings: Settings, index: int) -> Settings:
         text_search_rate=settings.text_search_rate / n,
         text_search_burst=max(1, math.ceil(settings.text_search_burst / n)),
         max_connections=max(1, settings.max_connections // n),
+        # Each process holds its own copy of every index it loads, so each gets 1/N of the RAM budget and
+        # the total stays what was configured (the index in use is never evicted, so any space still loads).
+        ram_bytes=max(1, settings.ram_bytes // n),
         metrics_port=settings.metrics_port if index == 0 else 0,
+        process_index=index,
     )
 
 
@@ -65,6 +75,15 @@ def _child(settings: Settings, index: int, access_log_class: Any) -> None:
 
 def serve_processes(settings: Settings, *, access_log_class: Any) -> int:
     asyncio.run(_prepare(settings))
+    from ..metrics import MULTIPROCESS_DIR_ENV
+
+    with tempfile.TemporaryDirectory(prefix="engram-metrics-") as metrics_dir:
+        # Spawned children inherit the environment: their metrics go to files here (engram/metrics.py).
+        os.environ[MULTIPROCESS_DIR_ENV] = metrics_dir
+        return _run_children(settings, access_log_class)
+
+
+def _run_children(settings: Settings, access_log_class: Any) -> int:
     spawn = multiprocessing.get_context("spawn")
     children = [
         spawn.Process(target=_child, args=(settings, i, access_log_class), name=f"engram-{i}")

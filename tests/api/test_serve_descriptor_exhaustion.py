@@ -61,6 +61,8 @@ def test_accept_exhaustion_is_logged_rate_limited_and_the_service_recovers(tmp_p
         ENGRAM_MAX_CONNECTIONS="1000",
         ENGRAM_HEADER_TIMEOUT_MS="60000",
         ENGRAM_LOG_LEVEL="warning",
+        # One process: this is about one server's descriptor budget (with N each would get 1/N of the cap).
+        ENGRAM_PROCESSES="1",
     )
     log_path = tmp_path / "stderr.log"
     with open(log_path, "wb") as log:

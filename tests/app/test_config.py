@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -110,3 +111,10 @@ def test_command_line_flags_are_applied_before_the_url_and_did_are_derived():
         "https://engram.example",
         "did:web:engram.example",
     )
+
+
+def test_processes_default_to_the_cores_this_process_may_use():
+    assert read_env({}).processes == len(os.sched_getaffinity(0))
+    assert read_env({"ENGRAM_PROCESSES": "3"}).processes == 3
+    with pytest.raises(ConfigError, match="ENGRAM_PROCESSES"):
+        read_env({"ENGRAM_PROCESSES": "0"})

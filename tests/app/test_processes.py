@@ -4,13 +4,16 @@
 import asyncio
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import aiohttp
 import pytest
-from engram_process import start_engram, stop
+from engram_process import free_port, start_engram, stop
 
+from engram.auth.admin_signature import sign_admin_request
 from engram.auth.credential import mint_space_credential
+from engram.auth.identity import save_operator_key
 from engram.auth.keys import PrivateKey
 from engram.auth.space_signature import sign_space_request
 from engram.config import Settings, read_env
@@ -29,7 +32,9 @@ def test_each_process_gets_a_share_of_the_limits_that_sums_to_the_budget():
     assert sum(s.search_burst for s in shares) == 100
     assert sum(s.text_search_rate for s in shares) == pytest.approx(2.0)
     assert sum(s.max_connections for s in shares) <= settings.max_connections
+    assert sum(s.ram_bytes for s in shares) <= settings.ram_bytes  # each process holds its own indexes
     assert [s.metrics_port for s in shares] == [9100, 0, 0, 0]  # one metrics listener
+    assert [s.process_index for s in shares] == [0, 1, 2, 3]  # process 0 alone polls synced spaces
 
 
 def _listeners(port: int) -> int:
@@ -104,3 +109,87 @@ async def test_two_processes_share_the_port_and_every_write_reaches_both_views(t
     finally:
         stop(proc)
     assert proc.returncode == 0  # SIGTERM to the parent stops both children gracefully
+
+
+async def test_a_signed_admin_request_is_accepted_once_across_processes(tmp_path):
+    """The admin nonce is claimed in the store (engram/store/replays.py): the same signed request sent on
+    many fresh connections, which the kernel spreads over both processes, succeeds exactly once."""
+    data_dir = tmp_path / "data"
+    ops_did, ops_key = "did:plc:multiprocadmin00000000000", PrivateKey.generate("ES256")
+    save_operator_key(data_dir, ops_did, ops_key)  # engram holds the key, so the DID resolves offline
+    base_env = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")}
+
+    def env(port: int) -> dict[str, str]:
+        return base_env | {
+            "ENGRAM_DATA_DIR": str(data_dir),
+            "ENGRAM_EMBEDDER": "hashing",
+            "ENGRAM_PORT": str(port),
+            "ENGRAM_PUBLIC_URL": f"http://127.0.0.1:{port}",
+            "ENGRAM_PROCESSES": "2",
+            "ENGRAM_ADMIN_DIDS": ops_did,
+            "ENGRAM_LOG_LEVEL": "warning",
+        }
+
+    proc, port = start_engram([sys.executable, "-m", "engram", "serve"], env, tmp_path / "serve.log")
+    try:
+        await _until(lambda: _listeners(port) == 2, "both serving processes listen")
+        path = "/xrpc/garden.engram.admin.listSpaces"
+        headers = sign_admin_request(ops_key, ops_did, "GET", f"http://127.0.0.1:{port}{path}")
+        answers = []
+        for _ in range(16):
+            async with (
+                aiohttp.ClientSession() as session,
+                session.get(f"http://127.0.0.1:{port}{path}", headers=headers) as r,
+            ):
+                answers.append((r.status, (await r.json()).get("error")))
+    finally:
+        stop(proc)
+    assert answers.count((200, None)) == 1, answers
+    assert answers.count((401, "BadAdminSignature")) == 15, answers
+
+
+async def test_the_metrics_listener_counts_the_requests_of_every_process(tmp_path):
+    metrics_port = free_port()
+    base_env = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")}
+
+    def env(port: int) -> dict[str, str]:
+        return base_env | {
+            "ENGRAM_DATA_DIR": str(tmp_path / "data"),
+            "ENGRAM_EMBEDDER": "hashing",
+            "ENGRAM_PORT": str(port),
+            "ENGRAM_PUBLIC_URL": f"http://127.0.0.1:{port}",
+            "ENGRAM_PROCESSES": "2",
+            "ENGRAM_METRICS_PORT": str(metrics_port),
+            "ENGRAM_LOG_LEVEL": "warning",
+        }
+
+    proc, port = start_engram([sys.executable, "-m", "engram", "serve"], env, tmp_path / "serve.log")
+    try:
+        await _until(lambda: _listeners(port) == 2, "both serving processes listen")
+        for _ in range(20):  # fresh connections: the kernel spreads them over both processes
+            async with (
+                aiohttp.ClientSession() as session,
+                session.get(f"http://127.0.0.1:{port}/.well-known/did.json") as r,
+            ):
+                assert r.status == 200
+        async with (
+            aiohttp.ClientSession() as session,
+            session.get(f"http://127.0.0.1:{metrics_port}/metrics") as r,
+        ):
+            scraped = await r.text()
+    finally:
+        stop(proc)
+    counted = [
+        float(line.rsplit(" ", 1)[1])
+        for line in scraped.splitlines()
+        if line.startswith("engram_http_requests_total{") and 'route="/.well-known/did.json"' in line
+    ]
+    assert counted == [20.0], scraped  # one series, summed over both processes
+
+
+@pytest.mark.parametrize(("index", "polls"), [(0, True), (1, False)])
+async def test_only_the_first_process_polls_synced_spaces(settings, index, polls):
+    async with open_context(replace(settings, processes=2, process_index=index), network=True) as ctx:
+        assert ctx.syncer is not None  # every process answers notifications and admin calls
+        running = {task.get_name() for task in asyncio.all_tasks()}
+        assert ("sync poll" in running) is polls

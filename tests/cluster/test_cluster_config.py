@@ -33,3 +33,12 @@ def test_the_node_id_defaults_from_the_url_and_can_be_named():
 def test_bad_cluster_settings_name_the_variable(env, named):
     with pytest.raises(ConfigError, match=named):
         read_env(env)
+
+
+def test_a_cluster_node_serves_with_one_process_and_refuses_more():
+    node = {"ENGRAM_DATABASE_URL": PG, "ENGRAM_NODE_URL": "http://10.0.0.5:8080"}
+    assert read_env(node).processes == 1  # not the core count: one node is one lease holder
+    assert read_env({**node, "ENGRAM_PROCESSES": "1"}).processes == 1
+    with pytest.raises(ConfigError, match="ENGRAM_PROCESSES=2 is not supported on a cluster node"):
+        read_env({**node, "ENGRAM_PROCESSES": "2"})
+    assert read_env({"ENGRAM_DATABASE_URL": PG, "ENGRAM_PROCESSES": "2"}).processes == 2  # not a cluster

@@ -80,7 +80,7 @@ class Browser:
         )
 
     async def sign_in_operator(self, ctx, clock: Clock) -> None:
-        token = create_link_token(ctx.settings.data_dir, clock())
+        token = await create_link_token(ctx.store, clock())
         resp = await self.redeem(token)
         assert resp.status == 303 and "engram_console" in self.cookies, resp.status
 

@@ -115,7 +115,7 @@ class Tab:
 
     async def sign_in_operator(self, site) -> None:
         ctx = site.app[context_key]
-        token = create_link_token(ctx.settings.data_dir, time.time())
+        token = await create_link_token(ctx.store, time.time())
         await self.page.goto(f"{self.base}/console/login?token={token}")
         await self.page.get_by_role("button", name="Sign in as operator").click()
         await self.page.wait_for_url(f"{self.base}/console/")

@@ -1,67 +1,86 @@
-"""One-time links as files under the data dir, and `engram console login` writing them for the server."""
+"""One-time links in the store, and `engram console login` writing them for the server."""
 
 from __future__ import annotations
 
+import asyncio
 import os
-import stat
-from concurrent.futures import ThreadPoolExecutor
+import time
 from urllib.parse import parse_qs, urlsplit
 
+import pytest
+
 from engram.cli.main import main
-from engram.console.login_links import LINK_TTL_S, create_link_token, links_dir, redeem_link_token
+from engram.console.login_links import LINK_TTL_S, create_link_token, redeem_link_token
+from engram.store import Store, database_path
+from engram.store.console_links import count_links
 
 NOW = 1_800_000_000.0
 
 
-def test_a_link_redeems_once_and_only_its_hash_is_on_disk(tmp_path):
-    token = create_link_token(tmp_path, NOW)
-    files = list(links_dir(tmp_path).iterdir())
-    assert len(files) == 1 and token not in files[0].name and token not in files[0].read_text()
-    assert stat.S_IMODE(files[0].stat().st_mode) == 0o600
-    assert redeem_link_token(tmp_path, token, NOW + 1)
-    assert not redeem_link_token(tmp_path, token, NOW + 2)
-    assert list(links_dir(tmp_path).iterdir()) == []
+@pytest.fixture
+async def stores(tmp_path):
+    """Two stores on one file, standing in for two serving processes."""
+    first = await Store.open(database_path(tmp_path))
+    second = await Store.open(database_path(tmp_path))
+    yield first, second
+    await first.close()
+    await second.close()
 
 
-def test_a_link_expires(tmp_path):
-    token = create_link_token(tmp_path, NOW)
-    assert not redeem_link_token(tmp_path, token, NOW + LINK_TTL_S)
-    other = create_link_token(tmp_path, NOW)
-    assert redeem_link_token(tmp_path, other, NOW + LINK_TTL_S - 1)
+async def test_a_link_redeems_once_and_only_its_hash_is_stored(stores, tmp_path):
+    first, second = stores
+    token = await create_link_token(first, NOW)
+    assert token.encode() not in database_path(tmp_path).read_bytes()
+    stored = await first.read(lambda conn: conn.execute("SELECT digest FROM console_links").fetchall())
+    assert len(stored) == 1 and token not in stored[0][0]
+    assert await redeem_link_token(second, token, NOW + 1)  # made by one process, redeemed by another
+    assert not await redeem_link_token(first, token, NOW + 2)
+    assert await first.read(count_links) == 0
 
 
-def test_racing_redeemers_get_one_success(tmp_path):
-    token = create_link_token(tmp_path, NOW)
-    with ThreadPoolExecutor(8) as pool:
-        outcomes = list(pool.map(lambda _: redeem_link_token(tmp_path, token, NOW), range(16)))
+async def test_a_link_expires(stores):
+    first, _ = stores
+    token = await create_link_token(first, NOW)
+    assert not await redeem_link_token(first, token, NOW + LINK_TTL_S)
+    other = await create_link_token(first, NOW)
+    assert await redeem_link_token(first, other, NOW + LINK_TTL_S - 1)
+
+
+async def test_racing_redeemers_in_two_processes_get_one_success(stores):
+    token = await create_link_token(stores[0], NOW)
+    outcomes = await asyncio.gather(*(redeem_link_token(s, token, NOW) for s in stores * 8))
     assert outcomes.count(True) == 1
 
 
-def test_expired_links_are_swept_when_a_new_one_is_made(tmp_path):
-    old = create_link_token(tmp_path, NOW)
-    create_link_token(tmp_path, NOW + LINK_TTL_S + 1)
-    assert len(list(links_dir(tmp_path).iterdir())) == 1
-    assert not redeem_link_token(tmp_path, old, NOW)
+async def test_expired_links_are_pruned_when_a_new_one_is_made(stores):
+    first, _ = stores
+    old = await create_link_token(first, NOW)
+    await create_link_token(first, NOW + LINK_TTL_S + 1)
+    assert await first.read(count_links) == 1
+    assert not await redeem_link_token(first, old, NOW)
 
 
-def test_odd_tokens_are_refused_without_touching_the_disk(tmp_path):
+async def test_odd_tokens_are_refused(stores):
+    first, _ = stores
     for token in ("", "short", "x" * 500, None, "../../etc/passwd" + "a" * 10):
-        assert not redeem_link_token(tmp_path, token, NOW)
+        assert not await redeem_link_token(first, token, NOW)
 
 
-def test_engram_console_login_prints_a_link_the_server_accepts(monkeypatch, tmp_path, capsys):
+async def test_engram_console_login_prints_a_link_the_server_accepts(monkeypatch, tmp_path, capsys):
     data = tmp_path / "data"
     for name in [k for k in os.environ if k.startswith("ENGRAM_")]:
         monkeypatch.delenv(name)
     monkeypatch.setenv("ENGRAM_DATA_DIR", str(data))
     monkeypatch.setenv("ENGRAM_PUBLIC_URL", "https://engram.example.com")
-    assert main(["console", "login"]) == 0
+    assert await asyncio.to_thread(main, ["console", "login"]) == 0  # the CLI runs its own event loop
     out, err = capsys.readouterr()
     url = urlsplit(out.strip())
     assert (url.scheme, url.netloc, url.path) == ("https", "engram.example.com", "/console/login")
     assert "10 minutes" in err
     token = parse_qs(url.query)["token"][0]
-    import time
-
-    assert redeem_link_token(data, token, time.time())
-    assert not redeem_link_token(data, token, time.time())
+    store = await Store.open(database_path(data))
+    try:
+        assert await redeem_link_token(store, token, time.time())
+        assert not await redeem_link_token(store, token, time.time())
+    finally:
+        await store.close()

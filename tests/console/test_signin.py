@@ -45,7 +45,7 @@ async def test_every_form_refuses_a_signed_out_browser(console, path):
 
 
 async def test_one_time_link_signs_in_once(console):
-    token = create_link_token(console.ctx.settings.data_dir, console.clock())
+    token = await create_link_token(console.ctx.store, console.clock())
     first = console.browser()
     opened = await first.open_link(token)
     assert "Sign in as operator" in await opened.text()
@@ -62,7 +62,7 @@ async def test_one_time_link_signs_in_once(console):
 
 
 async def test_link_expires_after_ten_minutes(console):
-    token = create_link_token(console.ctx.settings.data_dir, console.clock())
+    token = await create_link_token(console.ctx.store, console.clock())
     console.clock.advance(LINK_TTL_S + 1)
     browser = console.browser()
     resp = await browser.redeem(token)
@@ -156,7 +156,7 @@ async def test_another_sessions_csrf_token_does_not_work(console):
 
 
 async def test_sign_in_forms_need_their_csrf_cookie(console):
-    token = create_link_token(console.ctx.settings.data_dir, console.clock())
+    token = await create_link_token(console.ctx.store, console.clock())
     browser = console.browser()
     await browser.open_link(token)
     resp = await browser.post("/console/login", {"token": token, "csrf": "guess"})
@@ -172,13 +172,13 @@ async def test_sign_in_forms_need_their_csrf_cookie(console):
     "target", ["https://evil.example/", "//evil.example/x", "/xrpc/_health", "/console\\x"]
 )
 async def test_next_never_leaves_the_console(console, target):
-    token = create_link_token(console.ctx.settings.data_dir, console.clock())
+    token = await create_link_token(console.ctx.store, console.clock())
     resp = await console.browser().redeem(token, next_url=target)
     assert resp.status == 303 and resp.headers["Location"] == "/console/"
 
 
 async def test_next_returns_to_the_page_asked_for(console):
-    token = create_link_token(console.ctx.settings.data_dir, console.clock())
+    token = await create_link_token(console.ctx.store, console.clock())
     resp = await console.browser().redeem(token, next_url="/console/keys")
     assert resp.headers["Location"] == "/console/keys"
 

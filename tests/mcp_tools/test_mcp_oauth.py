@@ -11,6 +11,7 @@ import base64
 import hashlib
 import re
 import secrets
+from dataclasses import replace
 from urllib.parse import parse_qs, urlsplit
 
 import httpx2
@@ -24,7 +25,7 @@ from mcp.shared.auth import (
     OAuthClientMetadata,
     OAuthToken,
 )
-from mcp_support import result_of
+from mcp_support import result_of, serve
 
 from engram.oauth.registration import REGISTRATION_BURST
 
@@ -340,3 +341,15 @@ async def test_registration_is_rate_limited_per_address(served):
     assert statuses[:REGISTRATION_BURST] == [201] * REGISTRATION_BURST and statuses[-1] == 429
     assert refused.status_code == 429 and int(refused.headers["retry-after"]) >= 1
     assert refused.json()["error"] == "temporarily_unavailable"
+
+
+async def test_each_of_n_processes_keeps_a_share_of_the_registration_budget(aiohttp_server, settings):
+    """With ENGRAM_PROCESSES=4 each process allows a quarter of the burst, so four together allow one."""
+    served = await serve(aiohttp_server, replace(settings, processes=4))
+    share = REGISTRATION_BURST // 4
+    async with httpx2.AsyncClient(base_url=served.base) as http:
+        statuses = [
+            (await http.post("/oauth/mcp/register", json={"redirect_uris": [REDIRECT]})).status_code
+            for _ in range(share + 1)
+        ]
+    assert statuses == [201] * share + [429]

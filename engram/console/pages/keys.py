@@ -51,5 +51,5 @@ async def revoke_key(request: web.Request) -> web.StreamResponse:
     if not key_id:
         raise InvalidInput("which key? the form carries no id")
     key = await apikeys.revoke_api_key(ctx, key_id)
-    request.app[console_state_key].sessions.end_key(key.id)
+    await request.app[console_state_key].sessions.end_key(key.id)
     return see_other(str(request.app.router["keys"].url_for().with_query(revoked=str(key.id))))

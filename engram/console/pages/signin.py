@@ -7,7 +7,6 @@ also set as a cookie (double submit), since no session exists yet to hold one.
 
 from __future__ import annotations
 
-import asyncio
 import hmac
 import secrets
 
@@ -53,10 +52,12 @@ async def _checked_form(request: web.Request):
     return form
 
 
-def _signed_in(request: web.Request, role: str, key_id: int | None, next_url: str) -> web.StreamResponse:
+async def _signed_in(
+    request: web.Request, role: str, key_id: int | None, next_url: str
+) -> web.StreamResponse:
     state = request.app[console_state_key]
-    state.sessions.end(request.cookies.get(SESSION_COOKIE))  # a fresh session id on every sign-in
-    cookie, _ = state.sessions.start(role, key_id)
+    await state.sessions.end(request.cookies.get(SESSION_COOKIE))  # a fresh session id on every sign-in
+    cookie, _ = await state.sessions.start(role, key_id)
     response = see_other(_safe_next(next_url))
     state.set_cookie(response, SESSION_COOKIE, cookie, int(state.sessions.ttl_s))
     state.clear_cookie(response, LOGIN_COOKIE)
@@ -67,13 +68,13 @@ async def login_with_link(request: web.Request) -> web.StreamResponse:
     form = await _checked_form(request)
     state = request.app[console_state_key]
     token = str(form.get("token", ""))
-    redeemed = await asyncio.to_thread(redeem_link_token, state.ctx.settings.data_dir, token, state.clock())
+    redeemed = await redeem_link_token(state.ctx.store, token, state.clock())
     if not redeemed:
         raise NotAuthenticated(
             "this sign-in link was already used or has expired; run `engram console login` for a new one",
             "LinkUsedOrExpired",
         )
-    return _signed_in(request, OPERATOR, None, str(form.get("next", "")))
+    return await _signed_in(request, OPERATOR, None, str(form.get("next", "")))
 
 
 async def login_with_key(request: web.Request) -> web.StreamResponse:
@@ -84,12 +85,12 @@ async def login_with_key(request: web.Request) -> web.StreamResponse:
         raise NotAuthenticated("that API key is unknown or revoked", "InvalidApiKey")
     if READ_SCOPE not in key.scopes:
         raise NotAllowed("that API key has no read scope; the console only reads", "MissingScope")
-    return _signed_in(request, READER, key.id, str(form.get("next", "")))
+    return await _signed_in(request, READER, key.id, str(form.get("next", "")))
 
 
 async def logout(request: web.Request) -> web.StreamResponse:
     state = request.app[console_state_key]
-    state.sessions.end(request.cookies.get(SESSION_COOKIE))
+    await state.sessions.end(request.cookies.get(SESSION_COOKIE))
     response = see_other(str(request.app.router["login"].url_for().with_query(reason="signed-out")))
     state.clear_cookie(response, SESSION_COOKIE)
     return response
