@@ -34,7 +34,20 @@ from engram.store.spaces import create_space, get_space, set_config
 
 SPACE = "at://did:plc:bench/space/garden.engram.space/backends"
 SPEC = ModelSpec("bench", "sha256:bench", 384)
-WORDS = ["deploy", "vault", "friday", "approval", "cafe", "opening", "hours", "schedule", "sync", "budget", "review", "incident"]
+WORDS = [
+    "deploy",
+    "vault",
+    "friday",
+    "approval",
+    "cafe",
+    "opening",
+    "hours",
+    "schedule",
+    "sync",
+    "budget",
+    "review",
+    "incident",
+]
 
 
 def _items(start: int, count: int, rng: np.random.Generator) -> list[MemoryWrite]:
