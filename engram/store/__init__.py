@@ -1,4 +1,7 @@
-"""SQLite source of truth: `Store` (one writer thread, reader threads, migrations) and repositories.
+"""The source of truth: `Store` (one writer thread, reader threads, migrations) and repositories.
+
+SQLite in the data dir by default; PostgreSQL behind ENGRAM_DATABASE_URL (`engram.store.postgres`, opened
+by `engram.store.backends.open_store`), with the same API and the same repositories.
 
 Repositories are plain functions over a connection, run through the store:
 
