@@ -39,6 +39,7 @@ from engram.search import persist
 from engram.search.filters import Filters
 from engram.search.graph import Neighbors, newest_neighbors
 from engram.search.index import IndexTuning, SearchResult, SpaceIndex
+from engram.search.loader import LoadOutcome, LoadRequest, SavedIndexLoader
 from engram.search.rows import DeltaUnavailable, IndexSource
 from engram.search.rwlock import ReadWriteLock
 from engram.workers import WorkerPool
@@ -76,6 +77,22 @@ def _finish(entry: _Entry, job: concurrent.futures.Future, answer: asyncio.Futur
         answer.set_exception(job.exception())
     else:
         answer.set_result(job.result())
+
+
+async def _raise(exc: BaseException) -> None:
+    raise exc
+
+
+def _settle(future: asyncio.Future, task: asyncio.Task) -> None:
+    """Pass a load task's outcome on to the load's future (unless someone cancelled that meanwhile)."""
+    if future.done():
+        return
+    if task.cancelled():
+        future.cancel()
+    elif task.exception() is not None:
+        future.set_exception(task.exception())
+    else:
+        future.set_result(task.result())
 
 
 @dataclass
@@ -127,6 +144,8 @@ class IndexManager:
         # space -> drop count, so a load finishing after a drop is discarded
         self._dropped: dict[str, int] = {}
         self._background: set[asyncio.Task] = set()
+        # Loads of saved index files: drained back to back by the load pool, adopted on the loop in batches.
+        self._saved = SavedIndexLoader(self.loads, self._read_saved, self._adopt_saved)
         self.builds = 0  # full builds from the store (tests and metrics)
         self.disk_loads = 0
         self.evictions = 0
@@ -155,6 +174,24 @@ class IndexManager:
                 "ModelMismatch",
             )
         self._touch((space, model_key))
+        # From here on this is a warm search: saved-index loads wait while it runs (engram/search/loader.py).
+        self._saved.search_started()
+        try:
+            return await self._warm_search(entry, space, model_key, query, k, filters, generation, then)
+        finally:
+            self._saved.search_finished()
+
+    async def _warm_search(
+        self,
+        entry: _Entry,
+        space: str,
+        model_key: str,
+        query: np.ndarray,
+        k: int,
+        filters: Filters | None,
+        generation: int | None,
+        then: Callable[[SearchResult], Any] | None,
+    ) -> Any:
         await self._fresh(entry, space, model_key, generation)
         entry.busy += 1
         # The re-rank budget starts once the index is ready: a load or delta is not the re-rank's fault.
@@ -278,20 +315,60 @@ class IndexManager:
             ) from None
         return self._entries.get(key) or load.result()
 
-    def _start_load(self, key: Key, dims: int, force_build: bool = False) -> asyncio.Task:
+    def _start_load(self, key: Key, dims: int, force_build: bool = False) -> asyncio.Future:
         load = self._loads.get(key)
         if load is None:
-            load = self._detached(self._load(key, dims, force_build))
+            drops = self._dropped.get(key[0], 0)
+            if self.data_dir is None or force_build:
+                load = self._detached(self._load(key, dims, drops))
+            else:
+                load = self._saved.request(key, dims, drops)
             self._loads[key] = load
-            load.add_done_callback(lambda _: self._loads.pop(key, None))
+            load.add_done_callback(lambda done: self._load_done(key, done))
         return load
 
-    async def _load(self, key: Key, dims: int, force_build: bool) -> _Entry:
+    def _load_done(self, key: Key, load: asyncio.Future) -> None:
+        if self._loads.get(key) is load:
+            del self._loads[key]
+        if not load.cancelled():
+            load.exception()  # retrieved: a failure is logged by its task, not again as "never retrieved"
+
+    def _read_saved(self, request: LoadRequest) -> LoadOutcome:
+        """On a load thread: the saved index, measured and checked, so adopting it costs the loop no FAISS
+        call (each one gives the GIL away and has to win it back)."""
+        space, model_key = request.key
+        try:
+            index = persist.load(self.data_dir, space, model_key, request.dims, self.tuning)
+            if index is None:
+                return LoadOutcome(request)
+            return LoadOutcome(request, index, index.nbytes(), index.needs_rebuild(0))
+        except Exception as exc:  # noqa: BLE001 - handed to the load's waiters, as a failed task would be
+            return LoadOutcome(request, error=exc)
+
+    def _adopt_saved(self, outcomes: list[LoadOutcome]) -> None:
+        """On the loop: install a batch of loaded indexes; the rare ones that need a build or compaction
+        continue as an ordinary load task."""
+        for outcome in outcomes:
+            request = outcome.request
+            if outcome.error is not None or outcome.index is None or outcome.needs_rebuild:
+                if outcome.error is not None:  # raised in a task, so it is logged and reaches callers alike
+                    task = self._detached(_raise(outcome.error))
+                else:
+                    task = self._detached(self._load(request.key, request.dims, request.drops, outcome.index))
+                task.add_done_callback(lambda done, future=request.future: _settle(future, done))
+                continue
+            self.disk_loads += 1
+            entry = _Entry(outcome.index, saved_generation=outcome.index.generation, drops=request.drops)
+            if self._dropped.get(request.key[0], 0) == request.drops:  # else deleted while loading: discard
+                self._install(request.key, entry, outcome.nbytes)
+                self._evict(keep=request.key)
+            if not request.future.done():
+                request.future.set_result(entry)
+
+    async def _load(self, key: Key, dims: int, drops: int, index: SpaceIndex | None = None) -> _Entry:
+        """A load that builds from the store (`index` None: no data dir, a forced rebuild, no usable saved
+        file) or compacts a saved index that needs it."""
         space, model_key = key
-        drops = self._dropped.get(space, 0)
-        index = None
-        if self.data_dir is not None and not force_build:
-            index = await self.loads.run(persist.load, self.data_dir, space, model_key, dims, self.tuning)
         fresh_build = index is None
         if fresh_build:
             index = await self._build(space, model_key, dims)
@@ -413,10 +490,10 @@ class IndexManager:
         if key in self._entries:
             self._entries.move_to_end(key)
 
-    def _install(self, key: Key, entry: _Entry) -> None:
+    def _install(self, key: Key, entry: _Entry, nbytes: int | None = None) -> None:
         if key in self._entries:
             self._remove(key)
-        entry.nbytes = entry.index.nbytes()
+        entry.nbytes = entry.index.nbytes() if nbytes is None else nbytes
         self._entries[key] = entry
         self._bytes += entry.nbytes
         self._slots.setdefault(key[0], set()).add(key[1])

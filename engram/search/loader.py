@@ -1,0 +1,149 @@
+"""`SavedIndexLoader`: cold loads of saved index files, run back to back on the load pool, handed to the event
+loop in batches (docs/benchmarks.md#many-small-spaces).
+
+Why not one task and one executor job per load: profiled with `py-spy --gil` while 5,000 saved indexes
+loaded, the event loop held the GIL two thirds of the time, nearly all of it per-load bookkeeping (creating
+the task, `run_in_executor`'s futures and their chaining, one loop wake-up per finished load), and a warm
+search's next step waited behind that queue. Here a load request is an entry in a deque; load threads
+drain the deque and do everything that does not touch the manager's state (read, verify, decode, measure
+the index's size, decide whether it needs compacting) and post finished loads to the loop: at most one
+wake-up is outstanding however many loads finish meanwhile, and one loop callback adopts at most `batch`
+of them before the loop gets back to other work.
+
+Loads also give way to searches: a load thread waits before each load while searches are in flight
+(`searching`/`idle`), so the warm path's hops between threads do not have to win the GIL from a load that
+is being decoded. The wait is bounded (`yield_s`) so a never-idle server still loads.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import concurrent.futures
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from engram.search.index import SpaceIndex
+from engram.workers import WorkerPool
+
+log = logging.getLogger(__name__)
+Key = tuple[str, str]  # (space uri, model key)
+
+
+@dataclass
+class LoadRequest:
+    key: Key
+    dims: int
+    drops: int  # the space's drop count when the load was asked for (a later drop discards the result)
+    future: asyncio.Future  # resolved by whoever adopts the outcome
+
+
+@dataclass
+class LoadOutcome:
+    request: LoadRequest
+    index: SpaceIndex | None = None  # None: no usable saved index, build from the store
+    nbytes: int = 0
+    needs_rebuild: bool = False
+    error: BaseException | None = None
+
+
+class SavedIndexLoader:
+    def __init__(
+        self,
+        pool: WorkerPool,
+        read: Callable[[LoadRequest], LoadOutcome],
+        adopt: Callable[[list[LoadOutcome]], None],
+        *,
+        batch: int = 32,
+        yield_s: float = 0.005,
+    ):
+        self._pool = pool
+        self._read = read  # on a load thread; must not raise (failures go in LoadOutcome.error)
+        self._adopt = adopt  # on the loop
+        self._batch = batch
+        self._yield_s = yield_s
+        self._pending: collections.deque[LoadRequest] = collections.deque()
+        self._finished: list[LoadOutcome] = []
+        self._lock = threading.Lock()  # guards _pending, _finished, _drainers, _posted across threads
+        self._drainers = 0
+        self._posted = False  # a _deliver callback is scheduled on the loop
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._searching = 0  # searches in flight (loop side only)
+        self._idle = threading.Event()
+        self._idle.set()
+
+    # ----- the loop side ---------------------------------------------------------------------------
+
+    def request(self, key: Key, dims: int, drops: int) -> asyncio.Future:
+        """Queue a load; the returned future gets whatever `adopt` sets on it."""
+        self._loop = asyncio.get_running_loop()
+        request = LoadRequest(key, dims, drops, self._loop.create_future())
+        with self._lock:
+            self._pending.append(request)
+            start = self._drainers < self._pool.size
+            if start:
+                self._drainers += 1
+        if start:
+            self._start_drainer()
+        return request.future
+
+    def search_started(self) -> None:
+        self._searching += 1
+        self._idle.clear()
+
+    def search_finished(self) -> None:
+        self._searching -= 1
+        if not self._searching:
+            self._idle.set()
+
+    def _start_drainer(self) -> None:
+        try:
+            job = self._pool.start(self._drain)
+        except RuntimeError as exc:  # the pool is shut down: nothing will load, say so to every waiter
+            self._drainer_gone(exc)
+            return
+        job.add_done_callback(self._drainer_cancelled)
+
+    def _drainer_cancelled(self, job: concurrent.futures.Future) -> None:
+        if job.cancelled():  # the pool shut down before the drainer ran
+            self._drainer_gone(RuntimeError("the index load pool was shut down"))
+
+    def _drainer_gone(self, exc: BaseException) -> None:
+        with self._lock:
+            self._drainers -= 1
+            if self._drainers:
+                return  # another drainer still serves the queue
+            failed = [LoadOutcome(request, error=exc) for request in self._pending]
+            self._pending.clear()
+        if failed and self._loop is not None and not self._loop.is_closed():
+            self._loop.call_soon_threadsafe(self._adopt, failed)
+
+    def _deliver(self) -> None:
+        with self._lock:
+            batch, self._finished = self._finished[: self._batch], self._finished[self._batch :]
+            self._posted = bool(self._finished)
+        if self._posted:  # more than a batch: let other callbacks run before the next one
+            self._loop.call_soon(self._deliver)
+        self._adopt(batch)
+
+    # ----- the load threads ------------------------------------------------------------------------
+
+    def _drain(self) -> None:
+        while True:
+            with self._lock:
+                if not self._pending:
+                    self._drainers -= 1
+                    return
+                request = self._pending.popleft()
+            self._idle.wait(self._yield_s)
+            outcome = self._read(request)
+            with self._lock:
+                self._finished.append(outcome)
+                post, self._posted = not self._posted, True
+            if post:
+                try:
+                    self._loop.call_soon_threadsafe(self._deliver)
+                except RuntimeError:  # the loop is closed: nobody is waiting any more
+                    return
