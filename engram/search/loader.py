@@ -24,6 +24,7 @@ import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from engram.search.index import SpaceIndex
 from engram.workers import WorkerPool
@@ -47,6 +48,7 @@ class LoadOutcome:
     nbytes: int = 0
     needs_rebuild: bool = False
     error: BaseException | None = None
+    prepared: Any = None  # whatever else `read` prepared off the loop for `adopt` (the manager's cache entry)
 
 
 class SavedIndexLoader:
@@ -69,6 +71,7 @@ class SavedIndexLoader:
         self._lock = threading.Lock()  # guards _pending, _finished, _drainers, _posted across threads
         self._drainers = 0
         self._posted = False  # a _deliver callback is scheduled on the loop
+        self._held = False  # a delivery waits for the searches in flight to finish
         self._loop: asyncio.AbstractEventLoop | None = None
         self._searching = 0  # searches in flight (loop side only)
         self._idle = threading.Event()
@@ -97,6 +100,9 @@ class SavedIndexLoader:
         self._searching -= 1
         if not self._searching:
             self._idle.set()
+            if self._held:  # a delivery waited for the searches to finish
+                self._held = False
+                self._loop.call_soon(self._deliver)
 
     def _start_drainer(self) -> None:
         try:
@@ -120,7 +126,13 @@ class SavedIndexLoader:
         if failed and self._loop is not None and not self._loop.is_closed():
             self._loop.call_soon_threadsafe(self._adopt, failed)
 
-    def _deliver(self) -> None:
+    def _deliver(self, overdue: bool = False) -> None:
+        if self._searching and not overdue:
+            # Searches first: adopt when they are done, or after `yield_s` at the latest.
+            if not self._held:
+                self._held = True
+                self._loop.call_later(self._yield_s, self._deliver, True)
+            return
         with self._lock:
             batch, self._finished = self._finished[: self._batch], self._finished[self._batch :]
             self._posted = bool(self._finished)

@@ -321,10 +321,10 @@ class IndexManager:
             drops = self._dropped.get(key[0], 0)
             if self.data_dir is None or force_build:
                 load = self._detached(self._load(key, dims, drops))
-            else:
+                load.add_done_callback(lambda done: self._load_done(key, done))
+            else:  # the common cold load; _adopt_saved clears the _loads slot itself (no callback per load)
                 load = self._saved.request(key, dims, drops)
             self._loads[key] = load
-            load.add_done_callback(lambda done: self._load_done(key, done))
         return load
 
     def _load_done(self, key: Key, load: asyncio.Future) -> None:
@@ -341,7 +341,9 @@ class IndexManager:
             index = persist.load(self.data_dir, space, model_key, request.dims, self.tuning)
             if index is None:
                 return LoadOutcome(request)
-            return LoadOutcome(request, index, index.nbytes(), index.needs_rebuild(0))
+            # The cache entry too (its asyncio locks bind to the loop on first use, not here).
+            entry = _Entry(index, saved_generation=index.generation, drops=request.drops)
+            return LoadOutcome(request, index, index.nbytes(), index.needs_rebuild(0), prepared=entry)
         except Exception as exc:  # noqa: BLE001 - handed to the load's waiters, as a failed task would be
             return LoadOutcome(request, error=exc)
 
@@ -349,19 +351,22 @@ class IndexManager:
         """On the loop: install a batch of loaded indexes; the rare ones that need a build or compaction
         continue as an ordinary load task."""
         for outcome in outcomes:
-            request = outcome.request
+            request, key = outcome.request, outcome.request.key
             if outcome.error is not None or outcome.index is None or outcome.needs_rebuild:
                 if outcome.error is not None:  # raised in a task, so it is logged and reaches callers alike
                     task = self._detached(_raise(outcome.error))
                 else:
-                    task = self._detached(self._load(request.key, request.dims, request.drops, outcome.index))
+                    task = self._detached(self._load(key, request.dims, request.drops, outcome.index))
                 task.add_done_callback(lambda done, future=request.future: _settle(future, done))
+                request.future.add_done_callback(lambda done, key=key: self._load_done(key, done))
                 continue
             self.disk_loads += 1
-            entry = _Entry(outcome.index, saved_generation=outcome.index.generation, drops=request.drops)
-            if self._dropped.get(request.key[0], 0) == request.drops:  # else deleted while loading: discard
-                self._install(request.key, entry, outcome.nbytes)
-                self._evict(keep=request.key)
+            entry = outcome.prepared
+            if self._dropped.get(key[0], 0) == request.drops:  # else deleted while loading: discard
+                self._install(key, entry, outcome.nbytes)
+                self._evict(keep=key)
+            if self._loads.get(key) is request.future:
+                del self._loads[key]
             if not request.future.done():
                 request.future.set_result(entry)
 
