@@ -123,6 +123,7 @@ class IndexManager:
         maintenance_pool: WorkerPool | None = None,
         load_pool: WorkerPool | None = None,
         shutdown_save_s: float = 10.0,
+        load_yield_s: float = 0.005,
     ):
         self.source = source
         self.pool = pool
@@ -145,7 +146,8 @@ class IndexManager:
         self._dropped: dict[str, int] = {}
         self._background: set[asyncio.Task] = set()
         # Loads of saved index files: drained back to back by the load pool, adopted on the loop in batches.
-        self._saved = SavedIndexLoader(self.loads, self._read_saved, self._adopt_saved)
+        # `load_yield_s`: how long a load (and adopting finished ones) waits at most for warm searches to finish.
+        self._saved = SavedIndexLoader(self.loads, self._read_saved, self._adopt_saved, yield_s=load_yield_s)
         self.builds = 0  # full builds from the store (tests and metrics)
         self.disk_loads = 0
         self.evictions = 0
