@@ -1,5 +1,5 @@
 """`SavedIndexLoader`: cold loads of saved index files, run back to back on the load pool, handed to the event
-loop in batches (docs/benchmarks.md#many-small-spaces).
+loop in batches (docs/benchmarks.md#warm-searches-while-other-spaces-load).
 
 Why not one task and one executor job per load: profiled with `py-spy --gil` while 5,000 saved indexes
 loaded, the event loop held the GIL two thirds of the time, nearly all of it per-load bookkeeping (creating
@@ -71,7 +71,7 @@ class SavedIndexLoader:
         self._lock = threading.Lock()  # guards _pending, _finished, _drainers, _posted across threads
         self._drainers = 0
         self._posted = False  # a _deliver callback is scheduled on the loop
-        self._held = False  # a delivery waits for the searches in flight to finish
+        self._held: asyncio.TimerHandle | None = None  # set while a delivery waits for searches to finish
         self._loop: asyncio.AbstractEventLoop | None = None
         self._searching = 0  # searches in flight (loop side only)
         self._idle = threading.Event()
@@ -100,8 +100,7 @@ class SavedIndexLoader:
         self._searching -= 1
         if not self._searching:
             self._idle.set()
-            if self._held:  # a delivery waited for the searches to finish
-                self._held = False
+            if self._held is not None:  # a delivery waited for the searches to finish
                 self._loop.call_soon(self._deliver)
 
     def _start_drainer(self) -> None:
@@ -129,10 +128,12 @@ class SavedIndexLoader:
     def _deliver(self, overdue: bool = False) -> None:
         if self._searching and not overdue:
             # Searches first: adopt when they are done, or after `yield_s` at the latest.
-            if not self._held:
-                self._held = True
-                self._loop.call_later(self._yield_s, self._deliver, True)
+            if self._held is None:
+                self._held = self._loop.call_later(self._yield_s, self._deliver, True)
             return
+        if self._held is not None:
+            self._held.cancel()
+            self._held = None
         with self._lock:
             batch, self._finished = self._finished[: self._batch], self._finished[self._batch :]
             self._posted = bool(self._finished)

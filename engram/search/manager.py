@@ -16,6 +16,9 @@
   disk loads, small builds and saves use a load pool of several threads (cold loads of different spaces run
   in parallel); big HNSW builds and compactions use the maintenance pool. A warm search therefore never
   queues behind another space's load.
+- Loads of saved index files go through `SavedIndexLoader` (engram/search/loader.py): no task or executor
+  job per load, finished loads adopted on the loop in batches, and loads wait (bounded) while warm searches
+  are in flight, so thousands of loads cost the loop little and do not take the GIL from a warm search.
 - Memory accounting is incremental: a running byte total and an LRU order (an OrderedDict moved on touch),
   so a load, touch or eviction costs O(1) amortised however many indexes are loaded (10k+ small spaces).
 """

@@ -164,3 +164,28 @@ async def test_a_load_asked_of_a_shut_down_pool_fails_instead_of_hanging(pool, t
         await manager.search(names[0], MODEL, D, Q, 3)
     await manager.flush()
     assert not manager.is_loaded(names[0], MODEL)
+
+
+async def test_a_search_that_never_ends_delays_loads_but_does_not_starve_them(pool, loads, tmp_path):
+    source, names = spaces(3)
+    await saved(source, names, pool, tmp_path)
+    manager = IndexManager(source, pool, tmp_path, load_pool=loads, load_yield_s=0.01)
+    await manager.search(names[0], MODEL, D, Q, 3)
+    searching, finish = threading.Event(), threading.Event()
+
+    def hold(result):
+        searching.set()
+        finish.wait(WAIT_S)
+        return result
+
+    warm = asyncio.ensure_future(manager.search(names[0], MODEL, D, Q, 3, then=hold))
+    try:
+        assert await asyncio.to_thread(searching.wait, WAIT_S)
+        for name in names[1:]:  # one after the other: each adoption is held back, then goes ahead
+            await manager.warm(name, MODEL, D)
+            await until(lambda name=name: manager.is_loaded(name, MODEL), "a load while a search is held")
+        assert not finish.is_set() and not warm.done()  # loaded and adopted while the search still runs
+    finally:
+        finish.set()
+    assert len((await warm).row_ids) == 3
+    await manager.close()
