@@ -1,16 +1,17 @@
 """Where a warm search's time goes while other spaces load (docs/benchmarks.md#warm-searches-while-other-spaces-load).
 
 Over a data dir seeded as `bench_many_spaces.py` does (seeded here first, N spaces x M memories, if the
-directory does not exist yet, and its index files saved by that benchmark's cold case), one warm space is searched through `IndexManager.search` at rest and then while every other space loads from its
-file, as in that benchmark's warm case. Each search is split into its steps, timed from the loop:
+directory does not exist yet, and its index files saved by that benchmark's cold case), one warm space
+is searched through `IndexManager.search` at rest and then while every other space loads from its file,
+as in that benchmark's warm case. Each search is split into its steps, timed from the loop:
   gen          the store generation read (a hop to a SQLite reader thread and back),
   to_worker    from that answer to the search job starting in the search pool,
   worker       the FAISS search itself,
   to_loop      from the job's end until the awaiting coroutine runs again;
-and, per thread group, CPU time and run-queue wait from /proc/self/task/<tid>/schedstat (Linux): wall time
-that is neither is time spent off the CPU without being runnable - on this path, waiting for the GIL.
-schedstat is updated when a thread is switched in, so per-search splits are approximate; means over many
-searches are what to read.
+and, per thread group, CPU time and run-queue wait (runnable, but no core free) from
+/proc/self/task/<tid>/schedstat (Linux). Threads wait side by side (the loop may queue for a core while a
+reader does too), so these overlap and do not add up to the wall time; they say whether a slow search
+waited for a core (run queue: the machine is busy) or for another thread of this process (GIL, loop).
 
     .venv/bin/python scripts/profile_warm_during_loads.py /tmp/many --sets 5000x20
     .venv/bin/python scripts/profile_warm_during_loads.py /tmp/many --code <other checkout>   # the same dir
@@ -113,16 +114,11 @@ def report(name: str, rows: list[dict[str, float]]) -> None:
     for label, chosen in (("all", wall >= 0), ("slowest 10%", wall >= np.percentile(wall, 90))):
         picked = [r for r, keep in zip(rows, chosen, strict=True) if keep]
         mean = {k: 1000 * float(np.mean([r[k] for r in picked])) for k in picked[0]}
-        on_path = sum(
-            mean[f"{g}_{kind}"] for g in ("loop", "readers", "search") for kind in ("cpu", "queued")
-        )
         print(f"  {label:12s} steps: " + " ".join(f"{k} {mean[k]:.3f}" for k in STEPS))
         print(
             f"  {'':12s} threads: "
             + " ".join(f"{k} {v:.3f}" for k, v in mean.items() if "_" in k and k not in STEPS)
         )
-        print(f"  {'':12s} wall {mean['wall']:.3f} = on-path cpu+queued {on_path:.3f} + other (GIL waits) "
-              f"{mean['wall'] - on_path:.3f} ms")  # fmt: skip
 
 
 def main() -> None:
