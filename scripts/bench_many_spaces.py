@@ -9,8 +9,8 @@ fresh child process over that data dir (clean RSS, a real restart):
            and cold-load throughput (spaces/s). "At rest" is measured right after each round's loads with
            the same client (a search, then 1 ms asleep) for as many searches as during them, so both p99s
            come from the same estimator; 100 back-to-back searches before each round are reported too;
-  parallel the same loads with ENGRAM_LOAD_WORKERS=4: on 2 cores the GIL makes parallel loads slower and
-           lets them stall the warm space (why the default is one load thread);
+  parallel the same loads with ENGRAM_LOAD_WORKERS=4: on 2 cores faster loads, but the extra load threads
+           take GIL time from the warm space (why the default is one load thread);
   budget   sequential touches under a small RAM budget: RSS stays within budget + a fixed overhead.
 Every child also reports the time from opening the data dir to its first answered search.
 
