@@ -49,7 +49,8 @@ def schedstat(tid: int) -> tuple[int, int]:
 
 async def measure(data_dir: Path) -> dict[str, list[dict[str, float]]]:
     marks: dict[str, float] = {}
-    search_job = manager_module._search_job
+    job_name = "search_job" if hasattr(manager_module, "search_job") else "_search_job"  # older checkouts
+    search_job = getattr(manager_module, job_name)
 
     def timed_job(*args):
         marks["job_start"] = time.perf_counter()
@@ -58,7 +59,7 @@ async def measure(data_dir: Path) -> dict[str, list[dict[str, float]]]:
         finally:
             marks["job_end"] = time.perf_counter()
 
-    manager_module._search_job = timed_job
+    setattr(manager_module, job_name, timed_job)
     query = np.ones(SPEC.dims, np.float32) / np.sqrt(SPEC.dims)
     async with open_context(settings_for(data_dir), embedder=False) as ctx:
         uris = [status.space.uri for status in await page_all(ctx)]

@@ -20,16 +20,20 @@ from __future__ import annotations
 import asyncio
 import collections
 import concurrent.futures
+import contextlib
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from engram.search.index import SpaceIndex
+from engram.search import persist
+from engram.search.index import IndexTuning, SpaceIndex
 from engram.workers import WorkerPool
 
 log = logging.getLogger(__name__)
+
 Key = tuple[str, str]  # (space uri, model key)
 
 
@@ -48,22 +52,40 @@ class LoadOutcome:
     nbytes: int = 0
     needs_rebuild: bool = False
     error: BaseException | None = None
-    prepared: Any = None  # whatever else `read` prepared off the loop for `adopt` (the manager's cache entry)
+    prepared: Any = None  # what `prepare` made of the index off the loop (the manager's cache entry)
+
+
+def settle(future: asyncio.Future, task: asyncio.Task) -> None:
+    """Pass a task's outcome on to a load's future (unless that was cancelled meanwhile)."""
+    if future.done():
+        return
+    if task.cancelled():
+        future.cancel()
+    elif task.exception() is not None:
+        future.set_exception(task.exception())
+    else:
+        future.set_result(task.result())
 
 
 class SavedIndexLoader:
+    """`prepare(index, request)` runs on the load thread; `install(outcome)` on the loop, its value resolves
+    the load; `carry_on(request, index or None)` returns the task that builds or compacts instead."""
+
     def __init__(
         self,
         pool: WorkerPool,
-        read: Callable[[LoadRequest], LoadOutcome],
-        adopt: Callable[[list[LoadOutcome]], None],
+        data_dir: Path,
+        tuning: IndexTuning,
         *,
+        prepare: Callable[[SpaceIndex, LoadRequest], Any],
+        install: Callable[[LoadOutcome], Any],
+        carry_on: Callable[[LoadRequest, SpaceIndex | None], asyncio.Task],
         batch: int = 32,
         yield_s: float = 0.005,
     ):
         self._pool = pool
-        self._read = read  # on a load thread; must not raise (failures go in LoadOutcome.error)
-        self._adopt = adopt  # on the loop
+        self._data_dir, self._tuning = data_dir, tuning
+        self._prepare, self._install, self._carry_on = prepare, install, carry_on
         self._batch = batch
         self._yield_s = yield_s
         self._pending: collections.deque[LoadRequest] = collections.deque()
@@ -92,11 +114,17 @@ class SavedIndexLoader:
             self._start_drainer()
         return request.future
 
-    def search_started(self) -> None:
+    @contextlib.contextmanager
+    def searching(self) -> Iterator[None]:
+        """Around a warm search: loads wait while any is in flight."""
         self._searching += 1
         self._idle.clear()
+        try:
+            yield
+        finally:
+            self._search_finished()
 
-    def search_finished(self) -> None:
+    def _search_finished(self) -> None:
         self._searching -= 1
         if not self._searching:
             self._idle.set()
@@ -125,6 +153,23 @@ class SavedIndexLoader:
         if failed and self._loop is not None and not self._loop.is_closed():
             self._loop.call_soon_threadsafe(self._adopt, failed)
 
+    def _adopt(self, outcomes: list[LoadOutcome]) -> None:
+        """On the loop: install each loaded index; a failure goes to the load's waiters, and a missing file
+        or an index that needs compacting carries on as a task (a build from the store, a compaction)."""
+        for outcome in outcomes:
+            future = outcome.request.future
+            if outcome.error is not None:
+                log.warning("index load failed: %r", outcome.error)
+                if not future.done():
+                    future.set_exception(outcome.error)
+            elif outcome.index is None or outcome.needs_rebuild:
+                task = self._carry_on(outcome.request, outcome.index)
+                task.add_done_callback(lambda done, future=future: settle(future, done))
+            else:
+                entry = self._install(outcome)
+                if not future.done():
+                    future.set_result(entry)
+
     def _deliver(self, overdue: bool = False) -> None:
         if self._searching and not overdue:
             # Searches first: adopt when they are done, or after `yield_s` at the latest.
@@ -142,6 +187,19 @@ class SavedIndexLoader:
         self._adopt(batch)
 
     # ----- the load threads ------------------------------------------------------------------------
+
+    def _read(self, request: LoadRequest) -> LoadOutcome:
+        """The saved index, measured and checked here, so adopting it costs the loop no FAISS call (each
+        one gives the GIL away and has to win it back)."""
+        space, model_key = request.key
+        try:
+            index = persist.load(self._data_dir, space, model_key, request.dims, self._tuning)
+            if index is None:
+                return LoadOutcome(request)
+            prepared = self._prepare(index, request)
+            return LoadOutcome(request, index, index.nbytes(), index.needs_rebuild(0), prepared=prepared)
+        except Exception as exc:  # noqa: BLE001 - handed to the load's waiters, as a failed task would be
+            return LoadOutcome(request, error=exc)
 
     def _drain(self) -> None:
         while True:

@@ -26,7 +26,6 @@
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import logging
 import time
 from collections import OrderedDict
@@ -45,6 +44,7 @@ from engram.search.index import IndexTuning, SearchResult, SpaceIndex
 from engram.search.loader import LoadOutcome, LoadRequest, SavedIndexLoader
 from engram.search.rows import DeltaUnavailable, IndexSource
 from engram.search.rwlock import ReadWriteLock
+from engram.search.search_job import finish_search, release_share, search_job
 from engram.workers import WorkerPool
 
 log = logging.getLogger(__name__)
@@ -52,50 +52,9 @@ T = TypeVar("T")
 Key = tuple[str, str]  # (space uri, model key)
 
 
-def _search_job(
-    index: SpaceIndex,
-    query: np.ndarray,
-    k: int,
-    filters: Filters | None,
-    deadline: float,
-    then: Callable[[SearchResult], Any] | None,
-) -> Any:
-    result = index.search(query, k, filters, deadline)
-    return then(result) if then is not None else result
-
-
-def _release(entry: _Entry) -> None:
-    entry.lock.release_read()
-    entry.busy -= 1
-
-
-def _finish(entry: _Entry, job: concurrent.futures.Future, answer: asyncio.Future) -> None:
-    """On the loop once the worker is done with the index (or the job was cancelled before it started)."""
-    _release(entry)
-    if answer.done():  # the caller gave up meanwhile
-        return
-    if job.cancelled():
-        answer.cancel()
-    elif job.exception() is not None:
-        answer.set_exception(job.exception())
-    else:
-        answer.set_result(job.result())
-
-
-async def _raise(exc: BaseException) -> None:
-    raise exc
-
-
-def _settle(future: asyncio.Future, task: asyncio.Task) -> None:
-    """Pass a load task's outcome on to the load's future (unless someone cancelled that meanwhile)."""
-    if future.done():
-        return
-    if task.cancelled():
-        future.cancel()
-    elif task.exception() is not None:
-        future.set_exception(task.exception())
-    else:
-        future.set_result(task.result())
+def _saved_entry(index: SpaceIndex, request: LoadRequest) -> _Entry:
+    """Built on the load thread (its asyncio locks bind to the loop on first use, not here)."""
+    return _Entry(index, saved_generation=index.generation, drops=request.drops)
 
 
 @dataclass
@@ -148,9 +107,12 @@ class IndexManager:
         # space -> drop count, so a load finishing after a drop is discarded
         self._dropped: dict[str, int] = {}
         self._background: set[asyncio.Task] = set()
-        # Loads of saved index files: drained back to back by the load pool, adopted on the loop in batches.
-        # `load_yield_s`: how long a load (and adopting finished ones) waits at most for warm searches to finish.
-        self._saved = SavedIndexLoader(self.loads, self._read_saved, self._adopt_saved, yield_s=load_yield_s)
+        # Loads of saved index files: drained back to back by the load pool, adopted on the loop in batches;
+        # `load_yield_s`: how long a load (or adopting finished ones) waits at most for warm searches.
+        self._saved = SavedIndexLoader(
+            self.loads, self.data_dir, self.tuning, prepare=_saved_entry, install=self._install_saved,
+            carry_on=self._carry_on, yield_s=load_yield_s,
+        )  # fmt: skip
         self.builds = 0  # full builds from the store (tests and metrics)
         self.disk_loads = 0
         self.evictions = 0
@@ -179,24 +141,11 @@ class IndexManager:
                 "ModelMismatch",
             )
         self._touch((space, model_key))
-        # From here on this is a warm search: saved-index loads wait while it runs (engram/search/loader.py).
-        self._saved.search_started()
-        try:
+        with self._saved.searching():  # a warm search from here on: saved-index loads wait while it runs
             return await self._warm_search(entry, space, model_key, query, k, filters, generation, then)
-        finally:
-            self._saved.search_finished()
 
-    async def _warm_search(
-        self,
-        entry: _Entry,
-        space: str,
-        model_key: str,
-        query: np.ndarray,
-        k: int,
-        filters: Filters | None,
-        generation: int | None,
-        then: Callable[[SearchResult], Any] | None,
-    ) -> Any:
+    async def _warm_search(self, entry: _Entry, space, model_key, query, k, filters, generation, then) -> Any:
+        """The rest of `search` once the index is loaded (same arguments)."""
         await self._fresh(entry, space, model_key, generation)
         entry.busy += 1
         # The re-rank budget starts once the index is ready: a load or delta is not the re-rank's fault.
@@ -211,12 +160,12 @@ class IndexManager:
         loop = asyncio.get_running_loop()
         answer = loop.create_future()
         try:
-            job = self.pool.start(_search_job, entry.index, query, k, filters, deadline, then)
+            job = self.pool.start(search_job, entry.index, query, k, filters, deadline, then)
         except BaseException:  # the pool is shut down: nothing will run, give the share back now
-            _release(entry)
+            release_share(entry)
             raise
         # One wake-up of the loop per search (wrap_future plus a release callback would be two).
-        job.add_done_callback(lambda done: loop.call_soon_threadsafe(_finish, entry, done, answer))
+        job.add_done_callback(lambda done: loop.call_soon_threadsafe(finish_search, entry, done, answer))
         answer.add_done_callback(lambda a: job.cancel() if a.cancelled() else None)
         return await answer
 
@@ -322,14 +271,14 @@ class IndexManager:
 
     def _start_load(self, key: Key, dims: int, force_build: bool = False) -> asyncio.Future:
         load = self._loads.get(key)
-        if load is None:
+        if load is None or load.cancelled():  # cancelled: a flush() that gave up took it down with it
             drops = self._dropped.get(key[0], 0)
             if self.data_dir is None or force_build:
                 load = self._detached(self._load(key, dims, drops))
-                load.add_done_callback(lambda done: self._load_done(key, done))
-            else:  # the common cold load; _adopt_saved clears the _loads slot itself (no callback per load)
+            else:
                 load = self._saved.request(key, dims, drops)
             self._loads[key] = load
+            load.add_done_callback(lambda done: self._load_done(key, done))
         return load
 
     def _load_done(self, key: Key, load: asyncio.Future) -> None:
@@ -338,42 +287,17 @@ class IndexManager:
         if not load.cancelled():
             load.exception()  # retrieved: a failure is logged by its task, not again as "never retrieved"
 
-    def _read_saved(self, request: LoadRequest) -> LoadOutcome:
-        """On a load thread: the saved index, measured and checked, so adopting it costs the loop no FAISS
-        call (each one gives the GIL away and has to win it back)."""
-        space, model_key = request.key
-        try:
-            index = persist.load(self.data_dir, space, model_key, request.dims, self.tuning)
-            if index is None:
-                return LoadOutcome(request)
-            # The cache entry too (its asyncio locks bind to the loop on first use, not here).
-            entry = _Entry(index, saved_generation=index.generation, drops=request.drops)
-            return LoadOutcome(request, index, index.nbytes(), index.needs_rebuild(0), prepared=entry)
-        except Exception as exc:  # noqa: BLE001 - handed to the load's waiters, as a failed task would be
-            return LoadOutcome(request, error=exc)
+    def _install_saved(self, outcome: LoadOutcome) -> _Entry:
+        """On the loop: a saved index a load thread read (and built the cache entry of) goes into the cache."""
+        key, entry = outcome.request.key, outcome.prepared
+        self.disk_loads += 1
+        if self._dropped.get(key[0], 0) == outcome.request.drops:  # else deleted while loading: discard
+            self._install(key, entry, outcome.nbytes)
+            self._evict(keep=key)
+        return entry
 
-    def _adopt_saved(self, outcomes: list[LoadOutcome]) -> None:
-        """On the loop: install a batch of loaded indexes; the rare ones that need a build or compaction
-        continue as an ordinary load task."""
-        for outcome in outcomes:
-            request, key = outcome.request, outcome.request.key
-            if outcome.error is not None or outcome.index is None or outcome.needs_rebuild:
-                if outcome.error is not None:  # raised in a task, so it is logged and reaches callers alike
-                    task = self._detached(_raise(outcome.error))
-                else:
-                    task = self._detached(self._load(key, request.dims, request.drops, outcome.index))
-                task.add_done_callback(lambda done, future=request.future: _settle(future, done))
-                request.future.add_done_callback(lambda done, key=key: self._load_done(key, done))
-                continue
-            self.disk_loads += 1
-            entry = outcome.prepared
-            if self._dropped.get(key[0], 0) == request.drops:  # else deleted while loading: discard
-                self._install(key, entry, outcome.nbytes)
-                self._evict(keep=key)
-            if self._loads.get(key) is request.future:
-                del self._loads[key]
-            if not request.future.done():
-                request.future.set_result(entry)
+    def _carry_on(self, request: LoadRequest, index: SpaceIndex | None) -> asyncio.Task:
+        return self._detached(self._load(request.key, request.dims, request.drops, index))
 
     async def _load(self, key: Key, dims: int, drops: int, index: SpaceIndex | None = None) -> _Entry:
         """A load that builds from the store (`index` None: no data dir, a forced rebuild, no usable saved
@@ -468,7 +392,7 @@ class IndexManager:
     ) -> Any:
         try:
             async with entry.lock.read():
-                return await self.pool.run(_search_job, entry.index, query, k, filters, deadline, then)
+                return await self.pool.run(search_job, entry.index, query, k, filters, deadline, then)
         finally:
             entry.busy -= 1
 
