@@ -16,19 +16,19 @@
   disk loads, small builds and saves use a load pool of several threads (cold loads of different spaces run
   in parallel); big HNSW builds and compactions use the maintenance pool. A warm search therefore never
   queues behind another space's load.
-- Memory accounting is incremental: a running byte total and an LRU order (an OrderedDict moved on touch),
-  so a load, touch or eviction costs O(1) amortised however many indexes are loaded (10k+ small spaces).
+- Loads of saved index files go through `SavedIndexLoader` (engram/search/loader.py): no task or executor
+  job per load, finished loads adopted on the loop in batches, and loads wait (bounded) while warm searches
+  are in flight, so thousands of loads cost the loop little and do not take the GIL from a warm search.
+- Memory accounting is incremental (engram/search/cache.py): a load, touch or eviction costs O(1)
+  amortised however many indexes are loaded (10k+ small spaces).
 """
 
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import logging
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Coroutine
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -36,60 +36,19 @@ import numpy as np
 
 from engram.errors import EngramError, InvalidInput, Unavailable, UnknownSpace
 from engram.search import persist
+from engram.search.cache import Entry, IndexCache, saved_entry
 from engram.search.filters import Filters
 from engram.search.graph import Neighbors, newest_neighbors
 from engram.search.index import IndexTuning, SearchResult, SpaceIndex
+from engram.search.loader import LoadOutcome, LoadRequest, SavedIndexLoader
 from engram.search.rows import DeltaUnavailable, IndexSource
-from engram.search.rwlock import ReadWriteLock
+from engram.search.search_job import finish_search, release_share, search_job
 from engram.search.snapshot_sync import SnapshotStats, SnapshotSync
 from engram.workers import WorkerPool
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 Key = tuple[str, str]  # (space uri, model key)
-
-
-def _search_job(
-    index: SpaceIndex,
-    query: np.ndarray,
-    k: int,
-    filters: Filters | None,
-    deadline: float,
-    then: Callable[[SearchResult], Any] | None,
-) -> Any:
-    result = index.search(query, k, filters, deadline)
-    return then(result) if then is not None else result
-
-
-def _release(entry: _Entry) -> None:
-    entry.lock.release_read()
-    entry.busy -= 1
-
-
-def _finish(entry: _Entry, job: concurrent.futures.Future, answer: asyncio.Future) -> None:
-    """On the loop once the worker is done with the index (or the job was cancelled before it started)."""
-    _release(entry)
-    if answer.done():  # the caller gave up meanwhile
-        return
-    if job.cancelled():
-        answer.cancel()
-    elif job.exception() is not None:
-        answer.set_exception(job.exception())
-    else:
-        answer.set_result(job.result())
-
-
-@dataclass
-class _Entry:
-    index: SpaceIndex
-    lock: ReadWriteLock = field(default_factory=ReadWriteLock)
-    update: asyncio.Lock = field(default_factory=asyncio.Lock)  # one delta/rebuild at a time
-    save: asyncio.Lock = field(default_factory=asyncio.Lock)
-    refreshing: asyncio.Task | None = None
-    busy: int = 0
-    nbytes: int = 0  # this index's share of IndexManager._bytes, as last accounted
-    saved_generation: int = -1
-    drops: int = 0  # the space's drop count when loaded; a later drop means "never save this again"
 
 
 class IndexManager:
@@ -108,6 +67,7 @@ class IndexManager:
         load_pool: WorkerPool | None = None,
         shutdown_save_s: float = 10.0,
         snapshots: SnapshotSync | None = None,
+        load_yield_s: float = 0.005,
     ):
         self.source = source
         self.pool = pool
@@ -120,16 +80,21 @@ class IndexManager:
         self.data_dir = Path(data_dir) if data_dir is not None else None  # None: never persist
         self.snapshots = snapshots if self.data_dir is not None else None  # ENGRAM_INDEX_STORE
         self.tuning = tuning or IndexTuning(exact_max=exact_max)
-        self.ram_bytes = ram_bytes
         self.load_wait_s = load_wait_s
         self.rerank_deadline_s = rerank_deadline_ms / 1000.0
-        self._entries: OrderedDict[Key, _Entry] = OrderedDict()  # least recently used first
-        self._bytes = 0  # sum of entry.nbytes over _entries
-        self._slots: dict[str, set[str]] = {}  # space -> model keys loaded (prune checks without a scan)
+        self._cache = IndexCache(ram_bytes)
+        self._entries = self._cache.entries  # least recently used first
+        self._slots = self._cache.slots  # space -> model keys loaded
         self._loads: dict[Key, asyncio.Task] = {}
         # space -> drop count, so a load finishing after a drop is discarded
         self._dropped: dict[str, int] = {}
         self._background: set[asyncio.Task] = set()
+        # Loads of saved index files: drained back to back by the load pool, adopted on the loop in batches;
+        # `load_yield_s`: how long a load (or adopting finished ones) waits at most for warm searches.
+        self._saved = SavedIndexLoader(
+            self.loads, self.data_dir, self.tuning, prepare=saved_entry, install=self._install_saved,
+            carry_on=self._carry_on, yield_s=load_yield_s,
+        )  # fmt: skip
         self.builds = 0  # full builds from the store (tests and metrics)
         self.disk_loads = 0
         self.evictions = 0
@@ -158,6 +123,11 @@ class IndexManager:
                 "ModelMismatch",
             )
         self._touch((space, model_key))
+        with self._saved.searching():  # a warm search from here on: saved-index loads wait while it runs
+            return await self._warm_search(entry, space, model_key, query, k, filters, generation, then)
+
+    async def _warm_search(self, entry: Entry, space, model_key, query, k, filters, generation, then) -> Any:
+        """The rest of `search` once the index is loaded (same arguments)."""
         await self._fresh(entry, space, model_key, generation)
         entry.busy += 1
         # The re-rank budget starts once the index is ready: a load or delta is not the re-rank's fault.
@@ -172,12 +142,12 @@ class IndexManager:
         loop = asyncio.get_running_loop()
         answer = loop.create_future()
         try:
-            job = self.pool.start(_search_job, entry.index, query, k, filters, deadline, then)
+            job = self.pool.start(search_job, entry.index, query, k, filters, deadline, then)
         except BaseException:  # the pool is shut down: nothing will run, give the share back now
-            _release(entry)
+            release_share(entry)
             raise
         # One wake-up of the loop per search (wrap_future plus a release callback would be two).
-        job.add_done_callback(lambda done: loop.call_soon_threadsafe(_finish, entry, done, answer))
+        job.add_done_callback(lambda done: loop.call_soon_threadsafe(finish_search, entry, done, answer))
         answer.add_done_callback(lambda a: job.cancel() if a.cancelled() else None)
         return await answer
 
@@ -273,8 +243,16 @@ class IndexManager:
         if self.snapshots is not None and self._background:  # the uploads those saves started
             await asyncio.wait(list(self._background), timeout=self.shutdown_save_s)
 
+    @property
+    def ram_bytes(self) -> int:
+        return self._cache.ram_bytes
+
+    @ram_bytes.setter
+    def ram_bytes(self, budget: int) -> None:
+        self._cache.ram_bytes = budget
+
     def loaded_bytes(self) -> int:
-        return self._bytes
+        return self._cache.bytes
 
     def loaded_count(self) -> int:
         return len(self._entries)
@@ -292,7 +270,7 @@ class IndexManager:
 
     # ----- loading ---------------------------------------------------------------------------------
 
-    async def _entry(self, space: str, model_key: str, dims: int) -> _Entry:
+    async def _entry(self, space: str, model_key: str, dims: int) -> Entry:
         key = (space, model_key)
         entry = self._entries.get(key)
         if entry is not None:
@@ -306,22 +284,42 @@ class IndexManager:
             ) from None
         return self._entries.get(key) or load.result()
 
-    def _start_load(self, key: Key, dims: int, force_build: bool = False) -> asyncio.Task:
+    def _start_load(self, key: Key, dims: int, force_build: bool = False) -> asyncio.Future:
         load = self._loads.get(key)
-        if load is None:
-            load = self._detached(self._load(key, dims, force_build))
+        if load is None or load.cancelled():  # cancelled: a flush() that gave up took it down with it
+            drops = self._dropped.get(key[0], 0)
+            if self.data_dir is None or force_build:
+                load = self._detached(self._load(key, dims, drops))
+            elif self.snapshots is not None:
+                load = self._detached(self._load_shared(key, dims, drops))
+            else:
+                load = self._saved.request(key, dims, drops)
             self._loads[key] = load
-            load.add_done_callback(lambda _: self._loads.pop(key, None))
+            load.add_done_callback(lambda done: self._load_done(key, done))
         return load
 
-    async def _load(self, key: Key, dims: int, force_build: bool) -> _Entry:
+    def _load_done(self, key: Key, load: asyncio.Future) -> None:
+        if self._loads.get(key) is load:
+            del self._loads[key]
+        if not load.cancelled():
+            load.exception()  # retrieved: a failure is logged by its task, not again as "never retrieved"
+
+    def _install_saved(self, outcome: LoadOutcome) -> Entry:
+        """On the loop: a saved index a load thread read (and built the cache entry of) goes into the cache."""
+        key, entry = outcome.request.key, outcome.prepared
+        self.disk_loads += 1
+        if self._dropped.get(key[0], 0) == outcome.request.drops:  # else deleted while loading: discard
+            self._install(key, entry, outcome.nbytes)
+            self._evict(keep=key)
+        return entry
+
+    def _carry_on(self, request: LoadRequest, index: SpaceIndex | None) -> asyncio.Task:
+        return self._detached(self._load(request.key, request.dims, request.drops, index))
+
+    async def _load(self, key: Key, dims: int, drops: int, index: SpaceIndex | None = None) -> Entry:
+        """A load that builds from the store (`index` None: no data dir, a forced rebuild, no usable saved
+        file) or compacts a saved index that needs it."""
         space, model_key = key
-        drops = self._dropped.get(space, 0)
-        index = None
-        if self.data_dir is not None and not force_build:
-            index = await self._snapshot(space, model_key, dims)
-            if index is None:
-                index = await self.loads.run(persist.load, self.data_dir, space, model_key, dims, self.tuning)
         fresh_build = index is None
         if fresh_build:
             index = await self._build(space, model_key, dims)
@@ -329,7 +327,7 @@ class IndexManager:
             self.disk_loads += 1
             if index.needs_rebuild(0):  # saved under another exact_max, or heavy with tombstones
                 index = await self._pool_for(len(index)).run(index.compacted, None, index.generation)
-        entry = _Entry(index, saved_generation=-1 if fresh_build else index.generation, drops=drops)
+        entry = Entry(index, saved_generation=-1 if fresh_build else index.generation, drops=drops)
         if self._dropped.get(space, 0) != drops:
             return entry  # the space was deleted while loading: do not install it
         self._install(key, entry)
@@ -338,6 +336,18 @@ class IndexManager:
         elif self.snapshots is not None and self.snapshots.behind(space, model_key):
             self._detached(self.snapshots.upload(space, model_key))
         self._evict(keep=key)
+        return entry
+
+    async def _load_shared(self, key: Key, dims: int, drops: int) -> Entry:
+        """A cold load with a shared snapshot store (docs/scale-out.md#index-snapshots): a newer snapshot is
+        fetched first (network I/O, so a task of its own rather than the batched saved-file loader, whose
+        threads never wait on a network); without one the local file goes through that loader as usual."""
+        index = await self._snapshot(*key, dims)
+        if index is not None:
+            return await self._load(key, dims, drops, index)
+        entry = await self._saved.request(key, dims, drops)
+        if self.snapshots is not None and self.snapshots.behind(*key):
+            self._detached(self.snapshots.upload(*key))
         return entry
 
     async def _snapshot(self, space: str, model_key: str, dims: int) -> SpaceIndex | None:
@@ -364,7 +374,7 @@ class IndexManager:
 
     # ----- freshness -------------------------------------------------------------------------------
 
-    async def _fresh(self, entry: _Entry, space: str, model_key: str, wanted: int | None = None) -> None:
+    async def _fresh(self, entry: Entry, space: str, model_key: str, wanted: int | None = None) -> None:
         if wanted is None:
             wanted = await self.source.generation(space)
         for _ in range(3):  # bounded: a source whose delta lags the generation it reported must not spin us
@@ -381,7 +391,7 @@ class IndexManager:
                 wanted,
             )
 
-    async def _refresh(self, entry: _Entry, space: str, model_key: str) -> None:
+    async def _refresh(self, entry: Entry, space: str, model_key: str) -> None:
         async with entry.update:
             index = entry.index
             try:
@@ -401,7 +411,7 @@ class IndexManager:
                     await self.pool.run(index.apply, delta.added, delta.deleted, delta.generation)
             self._resized((space, model_key), entry)
 
-    async def _rebuild(self, entry: _Entry, key: Key, dims: int) -> None:
+    async def _rebuild(self, entry: Entry, key: Key, dims: int) -> None:
         async with entry.update:
             entry.index = await self._build(key[0], key[1], dims)
             self._resized(key, entry)
@@ -411,7 +421,7 @@ class IndexManager:
 
     async def _locked_search(
         self,
-        entry: _Entry,
+        entry: Entry,
         query: np.ndarray,
         k: int,
         filters: Filters | None,
@@ -420,11 +430,11 @@ class IndexManager:
     ) -> Any:
         try:
             async with entry.lock.read():
-                return await self.pool.run(_search_job, entry.index, query, k, filters, deadline, then)
+                return await self.pool.run(search_job, entry.index, query, k, filters, deadline, then)
         finally:
             entry.busy -= 1
 
-    async def _save(self, entry: _Entry, key: Key) -> None:
+    async def _save(self, entry: Entry, key: Key) -> None:
         if self.data_dir is None:
             return
         async with entry.save, entry.lock.read():  # the read lock keeps in-place deltas out while serialising
@@ -448,55 +458,26 @@ class IndexManager:
         except UnknownSpace:
             pass  # the space was deleted meanwhile: nothing left to prune
 
-    # ----- accounting: O(1) per touch, install, resize and removal ---------------------------------
+    # ----- accounting (engram/search/cache.py) ----------------------------------------------------
 
     def _touch(self, key: Key) -> None:
-        if key in self._entries:
-            self._entries.move_to_end(key)
+        self._cache.touch(key)
 
-    def _install(self, key: Key, entry: _Entry) -> None:
-        if key in self._entries:
-            self._remove(key)
-        entry.nbytes = entry.index.nbytes()
-        self._entries[key] = entry
-        self._bytes += entry.nbytes
-        self._slots.setdefault(key[0], set()).add(key[1])
+    def _install(self, key: Key, entry: Entry, nbytes: int | None = None) -> None:
+        self._cache.install(key, entry, nbytes)
 
-    def _resized(self, key: Key, entry: _Entry) -> None:
+    def _resized(self, key: Key, entry: Entry) -> None:
         """Re-account an index whose size changed (delta applied, compacted, rebuilt)."""
-        if self._entries.get(key) is not entry:
-            return  # evicted or dropped meanwhile: no longer counted
-        size = entry.index.nbytes()
-        self._bytes += size - entry.nbytes
-        entry.nbytes = size
-        self._evict(keep=key)
+        if self._cache.resize(key, entry):
+            self._evict(keep=key)
 
-    def _remove(self, key: Key) -> _Entry:
-        entry = self._entries.pop(key)
-        self._bytes -= entry.nbytes
-        slots = self._slots.get(key[0])
-        if slots is not None:
-            slots.discard(key[1])
-            if not slots:
-                del self._slots[key[0]]
-        return entry
+    def _remove(self, key: Key) -> Entry:
+        return self._cache.remove(key)
 
     def _evict(self, keep: Key) -> None:
-        """Evict least recently used indexes until under budget. Busy ones are skipped (they stay at the
-        front and are met again next time), so the cost is the number evicted plus the number busy."""
-        if self._bytes <= self.ram_bytes:
-            return
-        victims = []
-        excess = self._bytes - self.ram_bytes
-        for key, entry in self._entries.items():
-            if excess <= 0:
-                break
-            if key == keep or entry.busy or entry.update.locked():
-                continue
-            victims.append(key)
-            excess -= entry.nbytes
-        for key in victims:
-            entry = self._remove(key)
+        """Evict least recently used indexes until under budget; a changed one is saved first."""
+        for key in self._cache.over_budget(keep):
+            entry = self._cache.remove(key)
             self.evictions += 1
             if entry.index.generation != entry.saved_generation:
                 self._detached(self._save(entry, key))
