@@ -52,8 +52,8 @@ async def _until(condition, what: str, timeout: float = 60.0) -> None:
         await asyncio.sleep(0.05)
 
 
-async def test_two_processes_share_the_port_and_every_write_reaches_both_views(tmp_path):
-    data_dir = tmp_path / "data"
+def _two_process_env(data_dir: Path, **extra: str):
+    """`engram serve` settings for two serving processes over `data_dir`, by port (start_engram picks it)."""
     base_env = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")}
 
     def env(port: int) -> dict[str, str]:
@@ -63,10 +63,16 @@ async def test_two_processes_share_the_port_and_every_write_reaches_both_views(t
             "ENGRAM_PORT": str(port),
             "ENGRAM_PUBLIC_URL": f"http://127.0.0.1:{port}",
             "ENGRAM_PROCESSES": "2",
-            "ENGRAM_SEARCH_RATE": "0",
-            "ENGRAM_LOAD_WAIT_MS": "10000",
             "ENGRAM_LOG_LEVEL": "warning",
+            **extra,
         }
+
+    return env
+
+
+async def test_two_processes_share_the_port_and_every_write_reaches_both_views(tmp_path):
+    data_dir = tmp_path / "data"
+    env = _two_process_env(data_dir, ENGRAM_SEARCH_RATE="0", ENGRAM_LOAD_WAIT_MS="10000")
 
     proc, port = start_engram([sys.executable, "-m", "engram", "serve"], env, tmp_path / "serve.log")
     try:
@@ -117,18 +123,7 @@ async def test_a_signed_admin_request_is_accepted_once_across_processes(tmp_path
     data_dir = tmp_path / "data"
     ops_did, ops_key = "did:plc:multiprocadmin00000000000", PrivateKey.generate("ES256")
     save_operator_key(data_dir, ops_did, ops_key)  # engram holds the key, so the DID resolves offline
-    base_env = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")}
-
-    def env(port: int) -> dict[str, str]:
-        return base_env | {
-            "ENGRAM_DATA_DIR": str(data_dir),
-            "ENGRAM_EMBEDDER": "hashing",
-            "ENGRAM_PORT": str(port),
-            "ENGRAM_PUBLIC_URL": f"http://127.0.0.1:{port}",
-            "ENGRAM_PROCESSES": "2",
-            "ENGRAM_ADMIN_DIDS": ops_did,
-            "ENGRAM_LOG_LEVEL": "warning",
-        }
+    env = _two_process_env(data_dir, ENGRAM_ADMIN_DIDS=ops_did)
 
     proc, port = start_engram([sys.executable, "-m", "engram", "serve"], env, tmp_path / "serve.log")
     try:
@@ -150,18 +145,7 @@ async def test_a_signed_admin_request_is_accepted_once_across_processes(tmp_path
 
 async def test_the_metrics_listener_counts_the_requests_of_every_process(tmp_path):
     metrics_port = free_port()
-    base_env = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")}
-
-    def env(port: int) -> dict[str, str]:
-        return base_env | {
-            "ENGRAM_DATA_DIR": str(tmp_path / "data"),
-            "ENGRAM_EMBEDDER": "hashing",
-            "ENGRAM_PORT": str(port),
-            "ENGRAM_PUBLIC_URL": f"http://127.0.0.1:{port}",
-            "ENGRAM_PROCESSES": "2",
-            "ENGRAM_METRICS_PORT": str(metrics_port),
-            "ENGRAM_LOG_LEVEL": "warning",
-        }
+    env = _two_process_env(tmp_path / "data", ENGRAM_METRICS_PORT=str(metrics_port))
 
     proc, port = start_engram([sys.executable, "-m", "engram", "serve"], env, tmp_path / "serve.log")
     try:
