@@ -38,6 +38,10 @@ class PgConnection:
             cursor.executemany(query, batch)
         return cursor
 
+    def pipeline(self) -> psycopg.Pipeline:
+        """psycopg's pipeline mode (engram/store/dialect.py `pipelined`)."""
+        return self.raw.pipeline()
+
     @property
     def in_transaction(self) -> bool:
         return self.raw.info.transaction_status != psycopg.pq.TransactionStatus.IDLE
