@@ -1,7 +1,8 @@
 """The aiohttp middleware that sends a space's requests to the node serving the space.
 
 Which requests: the XRPC methods whose answer comes from the space's index or that act on it
-(`SPACE_METHODS`). Writes are not among them: any node writes to the shared store and the owner catches up
+(`SPACE_METHODS`), and the notifications of a synced space's host, since the holder syncs it. Writes are
+not among them: any node writes to the shared store and the owner catches up
 (docs/scale-out.md#writes-from-any-node). The REST shims and MCP are served where they arrive (documented).
 
 Where the space comes from: routing happens *before* auth, from the `space` query parameter (queries) or
@@ -35,7 +36,15 @@ QUERY_METHODS = frozenset(
         "garden.engram.exportSpace",
     }
 )
-PROCEDURE_METHODS = frozenset({"garden.engram.warmSpace", "garden.engram.admin.reindexSpace"})
+PROCEDURE_METHODS = frozenset(
+    {
+        "garden.engram.warmSpace",
+        "garden.engram.admin.reindexSpace",
+        # A synced space is synced by its holder (engram/sync/syncer.py): its host's notifications go there.
+        "com.atproto.space.notifyWrite",
+        "com.atproto.space.notifySpaceDeleted",
+    }
+)
 SPACE_METHODS = QUERY_METHODS | PROCEDURE_METHODS
 SERVED_BY = "X-Engram-Node"
 _MAX_ROUTED_BODY = 64 * 1024  # warmSpace/reindexSpace bodies are a few hundred bytes

@@ -48,7 +48,7 @@ class ClusterNode:
             notified = await ensure_schema(conn)
             holder: list[ClusterNode] = []
             events = OwnershipEvents(
-                acquired=lambda space, epoch: holder[0].metrics.lease_changes.labels("acquired").inc(),
+                acquired=lambda space, epoch: holder[0]._acquired(ctx, space),
                 lost=lambda space: holder[0]._moved(ctx, space, "lost"),
                 released=lambda space: holder[0]._moved(ctx, space, "handed_over"),
             )
@@ -122,11 +122,22 @@ class ClusterNode:
                 ctx.settings.database_url, autocommit=True
             )
 
+    def _acquired(self, ctx: AppContext, space: str) -> None:
+        """This node serves `space` now: count it, and start syncing it if it is a synced space."""
+        self.metrics.lease_changes.labels("acquired").inc()
+        if ctx.syncer is not None:
+            self._background(_sync_work(ctx.syncer.adopt, space))
+
     def _moved(self, ctx: AppContext, space: str, change: str) -> None:
-        """Another node serves `space` now: count it and free its index memory in the background (saving
-        it first, so the new owner loads a current file instead of building)."""
+        """Another node serves `space` now: count it, stop syncing it here, and free its index memory in the
+        background (saving it first, so the new owner loads a current file instead of building)."""
         self.metrics.lease_changes.labels(change).inc()
-        task = asyncio.ensure_future(_unload(ctx, space))
+        if ctx.syncer is not None:
+            self._background(_sync_work(ctx.syncer.release, space))
+        self._background(_unload(ctx, space))
+
+    def _background(self, work) -> None:
+        task = asyncio.ensure_future(work)
         self._unloads.add(task)
         task.add_done_callback(self._unloads.discard)
 
@@ -136,6 +147,13 @@ async def _unload(ctx: AppContext, space: str) -> None:
         await ctx.index.unload(space)
     except Exception:  # the lease is gone either way; a failed save only means the new owner builds
         log.exception("unloading %s after its lease moved failed", space)
+
+
+async def _sync_work(step, space: str) -> None:
+    try:
+        await step(space)
+    except Exception:  # the next poll settles who syncs the space
+        log.exception("moving the sync of %s failed", space)
 
 
 def _store_has(ctx: AppContext):
