@@ -1,6 +1,6 @@
 """`ClusterNode`: this process as one node of the cluster, from start-up to clean shutdown.
 
-`ClusterNode.running(ctx)` creates the cluster's tables, registers the node (one heartbeat before anything
+`ClusterNode.running(ctx)` registers the node (one heartbeat before anything
 is served, so peers see it at once), and then runs the heartbeat loop and the write listener until the app
 stops; on a clean stop it expires its leases so peers take its spaces over on their next heartbeat instead
 of waiting out the lease timeout.
@@ -21,13 +21,11 @@ from engram.cluster.forwarding import peer_session
 from engram.cluster.listener import listen_for_writes
 from engram.cluster.metrics import ClusterMetrics
 from engram.cluster.ownership import Ownership, OwnershipEvents
-from engram.cluster.schema import ensure_schema
 
 if TYPE_CHECKING:
     from engram.context import AppContext
 
 log = logging.getLogger(__name__)
-_POLL_EVERY_BEATS = 5  # without the write trigger, owned indexes poll the store every 5 heartbeats
 
 
 class ClusterNode:
@@ -45,7 +43,8 @@ class ClusterNode:
         async with contextlib.AsyncExitStack() as stack:
             conn = await psycopg.AsyncConnection.connect(settings.database_url, autocommit=True)
             stack.push_async_callback(conn.close)
-            notified = await ensure_schema(conn)
+            # The cluster's tables and write trigger are the store's migration 0008, applied when the
+            # store opened (before this node starts).
             holder: list[ClusterNode] = []
             events = OwnershipEvents(
                 acquired=lambda space, epoch: holder[0]._acquired(ctx, space),
@@ -72,18 +71,17 @@ class ClusterNode:
                     }
                 },
             )
-            tasks = [asyncio.ensure_future(node._heartbeats(ctx, poll=not notified))]
-            if notified:
-                tasks.append(
-                    asyncio.ensure_future(
-                        listen_for_writes(
-                            settings.database_url,
-                            ownership.holds,
-                            ctx.index.catch_up,
-                            on_owned=metrics.write_notifications.inc,
-                        )
+            tasks = [
+                asyncio.ensure_future(node._heartbeats(ctx)),
+                asyncio.ensure_future(
+                    listen_for_writes(
+                        settings.database_url,
+                        ownership.holds,
+                        ctx.index.catch_up,
+                        on_owned=metrics.write_notifications.inc,
                     )
-                )
+                ),
+            ]
             try:
                 yield node
             finally:
@@ -93,12 +91,10 @@ class ClusterNode:
                 with contextlib.suppress(psycopg.Error):
                     await ownership.leave()
 
-    async def _heartbeats(self, ctx: AppContext, *, poll: bool) -> None:
+    async def _heartbeats(self, ctx: AppContext) -> None:
         interval = ctx.settings.heartbeat_ms / 1000
-        beats = 0
         while True:
             await asyncio.sleep(interval)
-            beats += 1
             try:
                 await self.ownership.beat()
             except Exception as exc:  # noqa: BLE001 - the heartbeat must outlive any one failure
@@ -109,10 +105,6 @@ class ClusterNode:
                 await self._reconnect(ctx)
                 continue
             self.metrics.live_nodes.set(len(self.ownership.live))
-            if poll and beats % _POLL_EVERY_BEATS == 0:
-                for space in list(self.ownership.held):
-                    with contextlib.suppress(Exception):
-                        await ctx.index.catch_up(space)
 
     async def _reconnect(self, ctx: AppContext) -> None:
         if not (self.ownership.conn.closed or self.ownership.conn.broken):

@@ -106,9 +106,12 @@ async def test_only_the_holder_syncs_notifications_reach_it_and_a_successor_take
     # The host's notification arrives at the other node (the load balancer's choice) and is forwarded.
     note = network.put(member, "garden.engram.memory", rkey(), memory_record("notified write", 2))
     token = network.service_jwt(NOTIFY)
-    async with aiohttp.ClientSession() as session, session.post(
-        f"{other.url}/xrpc/{NOTIFY}", json=note, headers={"Authorization": f"Bearer {token}"}
-    ) as resp:
+    async with (
+        aiohttp.ClientSession() as session,
+        session.post(
+            f"{other.url}/xrpc/{NOTIFY}", json=note, headers={"Authorization": f"Bearer {token}"}
+        ) as resp,
+    ):
         assert resp.status == 200, await resp.text()
         assert resp.headers[SERVED_BY] == owner.node_id
     await until(lambda: _has_text(owner.url, network, settings, "notified write"), "the notified write")
