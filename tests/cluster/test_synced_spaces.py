@@ -4,46 +4,19 @@ fake spaces network of tests/fakes (PLC, PDS, space host) on loopback."""
 
 from __future__ import annotations
 
-import errno
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import aiohttp
 import pytest
-from engram_process import free_port
 from fakes.spaces_network import SpacesNetwork
+from inprocess_support import start_node
 from sync.sync_support import config_record, memory_record, rkey, search, until
 
-from engram.app import create_app
 from engram.cluster import rendezvous
 from engram.cluster.middleware import SERVED_BY
-from engram.keys import context_key
 from engram.sync.secrets import SecretStore
 
 NOTIFY = "com.atproto.space.notifyWrite"
-
-
-@dataclass
-class InProcessNode:
-    server: object  # aiohttp TestServer
-    ctx: object
-    url: str
-    node_id: str
-
-
-async def _start_node(aiohttp_server, settings, tmp_path, name: str) -> InProcessNode:
-    """The node URL must name the port before the app is built: pick a free one, retry if it was taken."""
-    for attempt in range(5):
-        port = free_port()
-        url = f"http://127.0.0.1:{port}"
-        node_settings = replace(settings, node_url=url, node_id=name, data_dir=tmp_path / f"data-{name}")
-        try:
-            server = await aiohttp_server(create_app(node_settings), port=port)
-        except OSError as exc:
-            if exc.errno != errno.EADDRINUSE or attempt == 4:
-                raise
-            continue
-        return InProcessNode(server, server.app[context_key], url, name)
-    raise AssertionError("unreachable")
 
 
 @pytest.fixture
@@ -80,7 +53,7 @@ async def test_only_the_holder_syncs_notifications_reach_it_and_a_successor_take
     aiohttp_server, cluster_settings, network, tmp_path
 ):
     settings = cluster_settings
-    nodes = [await _start_node(aiohttp_server, settings, tmp_path, name) for name in ("node-a", "node-b")]
+    nodes = [await start_node(aiohttp_server, settings, tmp_path, name) for name in ("node-a", "node-b")]
     network.engram_did = settings.service_did
     await until(lambda: all(len(n.ctx.cluster.ownership.live) == 2 for n in nodes), "both nodes live")
     urls = {n.node_id: n.url for n in nodes}
