@@ -111,7 +111,7 @@ def put_memories(
                     (space.id, memory.idempotency_key, memory.author, rkey),
                 )
         # A memory written twice in one batch reports its final row, the one that stays.
-        row_ids = current_row_ids(conn, space, [uri for _, _, uri, _, _ in outcomes])
+        row_ids = current_row_ids(conn, [uri for _, _, uri, _, _ in outcomes])
     if changed:
         bump_generation(conn, space.id)
     return [

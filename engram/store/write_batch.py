@@ -51,10 +51,10 @@ def read_batch(conn: sqlite3.Connection, space: Space, prepared: Sequence[Prepar
         return view
     dialect = dialect_of(conn)
     clause, param = dialect.in_list(uris)
+    # By URI alone (it names the space too): with `space_id = ?` beside it SQLite plans a scan of the
+    # space's rows instead of using the unique URI index.
     for uri, *row in conn.execute(
-        "SELECT uri, cid, attrs, model_key, next_model_key FROM memories"
-        f" WHERE space_id = ? AND uri {clause}",
-        (space.id, param),
+        f"SELECT uri, cid, attrs, model_key, next_model_key FROM memories WHERE uri {clause}", (param,)
     ):
         view.rows[uri] = ExistingRow(*row)
     if space.kind == "hosted":
@@ -68,14 +68,12 @@ def read_batch(conn: sqlite3.Connection, space: Space, prepared: Sequence[Prepar
     return view
 
 
-def current_row_ids(conn: sqlite3.Connection, space: Space, uris: Sequence[str]) -> dict[str, int]:
+def current_row_ids(conn: sqlite3.Connection, uris: Sequence[str]) -> dict[str, int]:
     """The row id of each memory URI's current version (the batch wrote them without waiting for ids)."""
     if not uris:
         return {}
     clause, param = dialect_of(conn).in_list(list(dict.fromkeys(uris)))
-    rows = conn.execute(
-        f"SELECT uri, row_id FROM memories WHERE space_id = ? AND uri {clause}", (space.id, param)
-    )
+    rows = conn.execute(f"SELECT uri, row_id FROM memories WHERE uri {clause}", (param,))  # see read_batch
     return dict(rows.fetchall())
 
 
