@@ -15,6 +15,7 @@ from engram.store.spaces import get_space
 
 ALICE, BOB = "did:plc:alice", "did:plc:bob"
 RKEY = "3jzfcijpj2z2a"
+AT = "2026-01-01T00:00:00.000Z"
 
 
 async def test_a_memory_written_twice_in_one_batch_keeps_its_last_version(store, space, make_embedding):
@@ -37,7 +38,8 @@ async def test_a_memory_written_twice_in_one_batch_keeps_its_last_version(store,
 
 
 async def test_identical_rewrite_later_in_the_batch_is_unchanged(store, space, make_embedding):
-    item = MemoryWrite(ALICE, "same", rkey=RKEY, embedding=make_embedding(1))
+    # createdAt given: left out, each copy would be stamped with its own "now" and differ.
+    item = MemoryWrite(ALICE, "same", rkey=RKEY, created_at=AT, embedding=make_embedding(1))
     records = await store.write(put_memories, space, [item, item])
     assert [r.status for r in records] == ["created", "unchanged"]
     assert records[0].row_id == records[1].row_id
