@@ -49,6 +49,23 @@ def network_fence(monkeypatch):
     yield
 
 
+@pytest.fixture(autouse=True)
+def no_postgres_on_the_loop(request):
+    """Fail a test during which a PostgreSQL statement ran on an event loop's thread: on PostgreSQL every
+    statement is a round trip, and the loop never blocks (engram/store/postgres/loop_guard.py). Tests that
+    call the store synchronously from their own coroutine on purpose are marked `loop_queries_allowed`."""
+    from engram.store.postgres import loop_guard
+
+    seen: list[str] = []
+    previous = loop_guard.report_to(seen.append)
+    try:
+        yield seen
+    finally:
+        loop_guard.report_to(previous)
+    if seen and request.node.get_closest_marker("loop_queries_allowed") is None:
+        pytest.fail(f"PostgreSQL statements ran on the event loop's thread: {sorted(set(seen))}")
+
+
 @pytest.fixture
 def settings(tmp_path, request) -> Settings:
     return Settings(

@@ -26,10 +26,10 @@ class HostedRepoReader:
     auth: ReaderAuth
 
 
-def hosted_space(ctx: AppContext, uri: Any) -> Space:
+async def hosted_space(ctx: AppContext, uri: Any) -> Space:
     if not isinstance(uri, str) or not uri:
         raise InvalidInput('Missing required parameter "space"')
-    space = ctx.services.spaces.lookup(uri)
+    space = await ctx.services.spaces.find(uri)
     if space is None or space.kind != "hosted" or ctx.keyring.private_key(space.authority) is None:
         raise InvalidInput(f"this host does not hold the space {uri}", "SpaceNotFound")
     if space.deleted:
@@ -43,7 +43,7 @@ def hosted_repo_reader(ctx: AppContext) -> AuthHook:
         uri = params.get("space")
         if uri is None and isinstance(body, dict):
             uri = body.get("space")
-        space = hosted_space(ctx, uri)
+        space = await hosted_space(ctx, uri)
         auth = await ctx.reader_verifier.verify(request.headers, space.uri, audience=space.authority)
         return HostedRepoReader(space, auth)
 

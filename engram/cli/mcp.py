@@ -47,10 +47,10 @@ async def serve_local(settings: Settings, key: str | None) -> None:
 
     async with open_context(settings) as ctx:
         if key is not None:
-            key_access(ctx, key)  # fail at start-up, not on the first tool call
+            await key_access(ctx, key)  # fail at start-up, not on the first tool call
 
         async def access_of(_context) -> McpAccess:
-            return key_access(ctx, key) if key is not None else await McpAccess.operator(ctx)
+            return await key_access(ctx, key) if key is not None else await McpAccess.operator(ctx)
 
         await build_server(MemoryOperations(ctx), access_of).run_stdio_async()
 

@@ -1,6 +1,6 @@
 """`engram nodes`: the cluster's nodes, their space leases, and (with --spaces) which node serves what.
 
-Reads the cluster tables in the PostgreSQL store named by ENGRAM_DATABASE_URL (engram/cluster/schema.py);
+Reads the cluster tables in the PostgreSQL store named by ENGRAM_DATABASE_URL (the PostgreSQL store's migration 0008);
 it runs anywhere that database is reachable, with or without a node running there.
 """
 

@@ -1,11 +1,11 @@
 """Catching the owner's indexes up with writes other nodes commit.
 
 Any node writes to the shared store; the store's trigger sends `NOTIFY engram_space_write, '<space>'` when
-the write commits (engram/cluster/schema.py). Each node LISTENs on a dedicated connection (a LISTEN
+the write commits (migration 0008 of the PostgreSQL store). Each node LISTENs on a dedicated connection (a LISTEN
 connection can run nothing else) and, for a space it owns, applies the store's delta to the loaded index
 right away, so the next search finds it current. Searches still compare the store generation before
-answering, so a lost notification (connection dropped, node restarting) costs latency, never correctness;
-the heartbeat polls the owned spaces as the fallback (docs/scale-out.md#writes-from-any-node).
+answering, so a lost notification (connection dropped, node restarting) costs latency, never correctness
+(docs/scale-out.md#writes-from-any-node).
 """
 
 from __future__ import annotations
@@ -16,9 +16,8 @@ from collections.abc import Awaitable, Callable
 
 import psycopg
 
-from engram.cluster.schema import WRITE_CHANNEL
-
 log = logging.getLogger(__name__)
+WRITE_CHANNEL = "engram_space_write"  # the channel the store's write trigger notifies
 
 
 async def listen_for_writes(

@@ -1,8 +1,10 @@
 """The aiohttp middleware that sends a space's requests to the node serving the space.
 
 Which requests: the XRPC methods whose answer comes from the space's index or that act on it
-(`SPACE_METHODS`). Writes are not among them: any node writes to the shared store and the owner catches up
-(docs/scale-out.md#writes-from-any-node). The REST shims and MCP are served where they arrive (documented).
+(`SPACE_METHODS`), and the notifications of a synced space's host, since the holder syncs it. Writes are
+not among them: any node writes to the shared store and the owner catches up
+(docs/scale-out.md#writes-from-any-node). Memory Bank searches are routed by their credential's space
+(`shim_routing.py`); the other shims and MCP are served where they arrive (documented).
 
 Where the space comes from: routing happens *before* auth, from the `space` query parameter (queries) or
 the `space` field of the JSON body (procedures), because only the owner should verify the caller: it has
@@ -19,6 +21,8 @@ import orjson
 from aiohttp import web
 
 from engram.cluster.forwarding import FORWARDED_BY, forward
+from engram.cluster.shim_routing import SEARCH_PATHS, bearer_space
+from engram.compat.keys import bearer_token
 from engram.xrpc.server import RAW_BODY
 
 if TYPE_CHECKING:
@@ -35,7 +39,15 @@ QUERY_METHODS = frozenset(
         "garden.engram.exportSpace",
     }
 )
-PROCEDURE_METHODS = frozenset({"garden.engram.warmSpace", "garden.engram.admin.reindexSpace"})
+PROCEDURE_METHODS = frozenset(
+    {
+        "garden.engram.warmSpace",
+        "garden.engram.admin.reindexSpace",
+        # A synced space is synced by its holder (engram/sync/syncer.py): its host's notifications go there.
+        "com.atproto.space.notifyWrite",
+        "com.atproto.space.notifySpaceDeleted",
+    }
+)
 SPACE_METHODS = QUERY_METHODS | PROCEDURE_METHODS
 SERVED_BY = "X-Engram-Node"
 _MAX_ROUTED_BODY = 64 * 1024  # warmSpace/reindexSpace bodies are a few hundred bytes
@@ -45,8 +57,12 @@ def cluster_middleware(ctx: AppContext):
     @web.middleware
     async def route_to_owner(request: web.Request, handler) -> web.StreamResponse:
         node: ClusterNode | None = ctx.cluster
+        if node is None:
+            return await handler(request)
+        if request.path in SEARCH_PATHS:
+            return await _route_shim_search(ctx, node, request, handler)
         nsid = request.path[len("/xrpc/") :] if request.path.startswith("/xrpc/") else ""
-        if node is None or nsid not in SPACE_METHODS:
+        if nsid not in SPACE_METHODS:
             return await handler(request)
         body = b""
         if nsid in PROCEDURE_METHODS:
@@ -59,21 +75,37 @@ def cluster_middleware(ctx: AppContext):
             space = request.query.get("space")
         if not space:
             return await handler(request)
-        route = await node.ownership.route(space, forwarded=FORWARDED_BY in request.headers)
-        if route.local:
-            response = await handler(request)
-            if not response.prepared:  # which node answered, for operators (and the cluster tests)
-                response.headers[SERVED_BY] = node.ownership.node_id
-            return response
-        node.metrics.forwards.labels(nsid).inc()
-        try:
-            return await forward(node.session, route.url, request, body, node.ownership.node_id)
-        except Exception:
-            node.metrics.forward_failures.inc()
-            node.ownership.forget_holder(space)
-            raise
+        return await _serve_or_forward(node, request, handler, space, body, nsid)
 
     return route_to_owner
+
+
+async def _route_shim_search(ctx: AppContext, node: ClusterNode, request: web.Request, handler):
+    """A Memory Bank search goes to the holder of its key's primary space (engram/cluster/shim_routing.py)."""
+    token = bearer_token(request)
+    space = await ctx.store.point_read(bearer_space, token) if token and request.method == "POST" else None
+    if space is None:
+        return await handler(request)  # no usable credential: the shim's own 401 answers it here
+    body = await request.read()  # aiohttp keeps it: the handler reads the same bytes again if served here
+    return await _serve_or_forward(node, request, handler, space, body, request.path)
+
+
+async def _serve_or_forward(
+    node: ClusterNode, request: web.Request, handler, space: str, body: bytes, label: str
+) -> web.StreamResponse:
+    route = await node.ownership.route(space, forwarded=FORWARDED_BY in request.headers)
+    if route.local:
+        response = await handler(request)
+        if not response.prepared:  # which node answered, for operators (and the cluster tests)
+            response.headers[SERVED_BY] = node.ownership.node_id
+        return response
+    node.metrics.forwards.labels(label).inc()
+    try:
+        return await forward(node.session, route.url, request, body, node.ownership.node_id)
+    except Exception:
+        node.metrics.forward_failures.inc()
+        node.ownership.forget_holder(space)
+        raise
 
 
 def _space_in_body(body: bytes) -> str | None:

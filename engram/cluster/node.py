@@ -1,6 +1,6 @@
 """`ClusterNode`: this process as one node of the cluster, from start-up to clean shutdown.
 
-`ClusterNode.running(ctx)` creates the cluster's tables, registers the node (one heartbeat before anything
+`ClusterNode.running(ctx)` registers the node (one heartbeat before anything
 is served, so peers see it at once), and then runs the heartbeat loop and the write listener until the app
 stops; on a clean stop it expires its leases so peers take its spaces over on their next heartbeat instead
 of waiting out the lease timeout.
@@ -21,13 +21,11 @@ from engram.cluster.forwarding import peer_session
 from engram.cluster.listener import listen_for_writes
 from engram.cluster.metrics import ClusterMetrics
 from engram.cluster.ownership import Ownership, OwnershipEvents
-from engram.cluster.schema import ensure_schema
 
 if TYPE_CHECKING:
     from engram.context import AppContext
 
 log = logging.getLogger(__name__)
-_POLL_EVERY_BEATS = 5  # without the write trigger, owned indexes poll the store every 5 heartbeats
 
 
 class ClusterNode:
@@ -45,10 +43,11 @@ class ClusterNode:
         async with contextlib.AsyncExitStack() as stack:
             conn = await psycopg.AsyncConnection.connect(settings.database_url, autocommit=True)
             stack.push_async_callback(conn.close)
-            notified = await ensure_schema(conn)
+            # The cluster's tables and write trigger are the store's migration 0008, applied when the
+            # store opened (before this node starts).
             holder: list[ClusterNode] = []
             events = OwnershipEvents(
-                acquired=lambda space, epoch: holder[0].metrics.lease_changes.labels("acquired").inc(),
+                acquired=lambda space, epoch: holder[0]._acquired(ctx, space),
                 lost=lambda space: holder[0]._moved(ctx, space, "lost"),
                 released=lambda space: holder[0]._moved(ctx, space, "handed_over"),
             )
@@ -72,18 +71,17 @@ class ClusterNode:
                     }
                 },
             )
-            tasks = [asyncio.ensure_future(node._heartbeats(ctx, poll=not notified))]
-            if notified:
-                tasks.append(
-                    asyncio.ensure_future(
-                        listen_for_writes(
-                            settings.database_url,
-                            ownership.holds,
-                            ctx.index.catch_up,
-                            on_owned=metrics.write_notifications.inc,
-                        )
+            tasks = [
+                asyncio.ensure_future(node._heartbeats(ctx)),
+                asyncio.ensure_future(
+                    listen_for_writes(
+                        settings.database_url,
+                        ownership.holds,
+                        ctx.index.catch_up,
+                        on_owned=metrics.write_notifications.inc,
                     )
-                )
+                ),
+            ]
             try:
                 yield node
             finally:
@@ -93,12 +91,10 @@ class ClusterNode:
                 with contextlib.suppress(psycopg.Error):
                     await ownership.leave()
 
-    async def _heartbeats(self, ctx: AppContext, *, poll: bool) -> None:
+    async def _heartbeats(self, ctx: AppContext) -> None:
         interval = ctx.settings.heartbeat_ms / 1000
-        beats = 0
         while True:
             await asyncio.sleep(interval)
-            beats += 1
             try:
                 await self.ownership.beat()
             except Exception as exc:  # noqa: BLE001 - the heartbeat must outlive any one failure
@@ -109,10 +105,6 @@ class ClusterNode:
                 await self._reconnect(ctx)
                 continue
             self.metrics.live_nodes.set(len(self.ownership.live))
-            if poll and beats % _POLL_EVERY_BEATS == 0:
-                for space in list(self.ownership.held):
-                    with contextlib.suppress(Exception):
-                        await ctx.index.catch_up(space)
 
     async def _reconnect(self, ctx: AppContext) -> None:
         if not (self.ownership.conn.closed or self.ownership.conn.broken):
@@ -122,11 +114,22 @@ class ClusterNode:
                 ctx.settings.database_url, autocommit=True
             )
 
+    def _acquired(self, ctx: AppContext, space: str) -> None:
+        """This node serves `space` now: count it, and start syncing it if it is a synced space."""
+        self.metrics.lease_changes.labels("acquired").inc()
+        if ctx.syncer is not None:
+            self._background(_sync_work(ctx.syncer.adopt, space))
+
     def _moved(self, ctx: AppContext, space: str, change: str) -> None:
-        """Another node serves `space` now: count it and free its index memory in the background (saving
-        it first, so the new owner loads a current file instead of building)."""
+        """Another node serves `space` now: count it, stop syncing it here, and free its index memory in the
+        background (saving it first, so the new owner loads a current file instead of building)."""
         self.metrics.lease_changes.labels(change).inc()
-        task = asyncio.ensure_future(_unload(ctx, space))
+        if ctx.syncer is not None:
+            self._background(_sync_work(ctx.syncer.release, space))
+        self._background(_unload(ctx, space))
+
+    def _background(self, work) -> None:
+        task = asyncio.ensure_future(work)
         self._unloads.add(task)
         task.add_done_callback(self._unloads.discard)
 
@@ -136,6 +139,13 @@ async def _unload(ctx: AppContext, space: str) -> None:
         await ctx.index.unload(space)
     except Exception:  # the lease is gone either way; a failed save only means the new owner builds
         log.exception("unloading %s after its lease moved failed", space)
+
+
+async def _sync_work(step, space: str) -> None:
+    try:
+        await step(space)
+    except Exception:  # the next poll settles who syncs the space
+        log.exception("moving the sync of %s failed", space)
 
 
 def _store_has(ctx: AppContext):

@@ -1,7 +1,8 @@
 """API-key authentication for the shims: `Authorization: Bearer <engram key>` -> `KeyGrant`.
 
-The key is looked up in the store on every request (a point read by a unique index, ~20 µs, done on the
-loop like the XRPC auth step's space lookup: HACKING.md "Store"), so revoking a key, unbinding a space
+The key is looked up in the store on every request (a point read by a unique index: ~20 µs on SQLite,
+done on the loop like the XRPC auth step's space lookup; a round trip on PostgreSQL, done on a reader
+thread: `Store.point_read`), so revoking a key, unbinding a space
 or deleting a space takes effect on the very next request; there is no cache to go stale.
 """
 
@@ -55,16 +56,23 @@ async def authenticate_key(ctx: AppContext, request: web.Request, scope: str) ->
     token = bearer_token(request)
     if token is None:
         raise NotAuthenticated("an API key is required: Authorization: Bearer <key>", "MissingApiKey")
-    return grant_for_token(ctx, token, scope)
+    return await grant_for_token(ctx, token, scope)
 
 
-def grant_for_token(ctx: AppContext, token: str, scope: str) -> KeyGrant:
-    """The same check for a token that arrived some other way (an OAuth access token's key, ...)."""
-    key = ctx.direct_reads.run(store_apikeys.lookup_api_key, token)
+async def live_key(ctx: AppContext, token: str) -> ApiKey:
+    """The live key of `token`; `NotFound` (`SpaceDeleted`) when its primary space was deleted, which revoked
+    it, `NotAuthenticated` (`InvalidApiKey`) when it is unknown or revoked."""
+    key, space_deleted = await ctx.store.point_read(store_apikeys.key_and_deleted, token)
     if key is None:
-        if ctx.direct_reads.run(store_apikeys.key_of_deleted_space, token):
+        if space_deleted:
             raise NotFound("the API key's space has been deleted", "SpaceDeleted")
         raise NotAuthenticated("the API key is unknown or revoked", "InvalidApiKey")
+    return key
+
+
+async def grant_for_token(ctx: AppContext, token: str, scope: str) -> KeyGrant:
+    """The same check for a token that arrived some other way (an OAuth access token's key, ...)."""
+    key = await live_key(ctx, token)
     if scope not in key.scopes:
         raise NotAllowed(f"this API key does not have the {scope} scope", "InsufficientScope")
     return KeyGrant.of(key)

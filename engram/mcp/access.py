@@ -10,9 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..compat.keys import KeyGrant
-from ..errors import InvalidInput, NotAllowed, NotAuthenticated, NotFound
-from ..store import apikeys as store_apikeys
+from ..compat.keys import KeyGrant, live_key
+from ..errors import InvalidInput, NotAllowed, NotFound
 from ..store.uris import parse_memory_uri
 
 if TYPE_CHECKING:
@@ -116,11 +115,6 @@ class McpAccess:
         raise NotFound("no such memory among your spaces", "MemoryNotFound")
 
 
-def key_access(ctx: AppContext, token: str) -> McpAccess:
+async def key_access(ctx: AppContext, token: str) -> McpAccess:
     """The access of an engram API key, looked up now (revoking it stops the very next call)."""
-    key = ctx.direct_reads.run(store_apikeys.lookup_api_key, token)
-    if key is None:
-        if ctx.direct_reads.run(store_apikeys.key_of_deleted_space, token):
-            raise NotFound("the API key's space has been deleted", "SpaceDeleted")
-        raise NotAuthenticated("the API key is unknown or revoked", "InvalidApiKey")
-    return McpAccess.of_key(KeyGrant.of(key))
+    return McpAccess.of_key(KeyGrant.of(await live_key(ctx, token)))

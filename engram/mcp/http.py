@@ -85,7 +85,7 @@ class McpEndpoint:
         if grant is not None:
             # The key's spaces, cut down to the scopes the person approved for this token.
             return McpAccess.of_key(replace(KeyGrant.of(grant.key), scopes=grant.key_scopes))
-        return key_access(self.ctx, token)
+        return await key_access(self.ctx, token)
 
     def unauthorized(self, description: str, token_sent: bool) -> web.Response:
         challenge = f'Bearer resource_metadata="{self.resource_metadata_url}"'

@@ -98,9 +98,8 @@ class MemoryOperations:
         if not query.strip():
             raise InvalidInput("query must not be empty", "InvalidQuery")
         uris = access.read_spaces(spaces)
-        targets = [
-            s for s in (self.services.spaces.lookup(u) for u in uris) if s is not None and not s.deleted
-        ]
+        found = [await self.services.spaces.find(u) for u in uris]
+        targets = [s for s in found if s is not None and not s.deleted]
         if not spaces:
             targets = [s for s in targets if s.config is not None]  # all of them: skip spaces without a model
         if mode == "vector" and len(targets) == 1:
@@ -173,7 +172,7 @@ class MemoryOperations:
     async def list_spaces(self, access: McpAccess) -> dict[str, Any]:
         spaces = []
         for short, uri in access.visible.items():
-            space = self.services.spaces.lookup(uri)
+            space = await self.services.spaces.find(uri)
             if space is None or space.deleted:
                 continue
             status = await self.services.spaces.status(uri)

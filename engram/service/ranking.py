@@ -23,6 +23,7 @@ from ..search.analyzer import terms
 from ..store import Memory
 from ..store import documents as store_documents
 from ..store import queries as store_queries
+from ..store import spaces as store_spaces
 from .fusion import fuse
 from .rank_fusion import rrf_fuse
 from .search import require_model
@@ -120,14 +121,13 @@ class EngramRanking:
         by_space: dict[str, list[int]] = {}
         for row, _ in head:
             by_space.setdefault(owner[row], []).append(row)
-        spaces = {uri: self.ctx.services.spaces.lookup(uri) for uri in by_space}
 
-        def read(conn):
+        def read(conn):  # the spaces' models are read here too: one thread hop, not one per space
             memories, vectors = {}, {}
             for uri, rows in by_space.items():
                 memories.update((m.row_id, m) for m in store_queries.get_memories(conn, uri, rows))
-                space = spaces[uri]
-                if with_vectors and space is not None and space.config is not None:
+                space = store_spaces.get_space(conn, uri) if with_vectors else None
+                if space is not None and space.config is not None:
                     ids, matrix = store_documents.row_vectors(conn, uri, rows, require_model(space).key)
                     norms = np.linalg.norm(matrix, axis=1, keepdims=True) if ids.shape[0] else None
                     for i, row in enumerate(ids.tolist()):

@@ -46,7 +46,7 @@ async def exchange(
     headers: CIMultiDictProxy[str] | CIMultiDict[str],
     client_attestation: str | None = None,
 ) -> IssuedCredential:
-    space = ctx.services.spaces.lookup(space_uri)
+    space = await ctx.services.spaces.find(space_uri)
     signing_key = ctx.keyring.private_key(space.authority) if space is not None else None
     if space is None or space.kind != "hosted" or signing_key is None:
         raise InvalidInput(f"this host does not host the space {space_uri}", "SpaceNotFound")

@@ -122,9 +122,10 @@ class SpaceService:
         return await self.store.read(store_spaces.get_space, uri)
 
     def lookup(self, uri: str) -> Space | None:
-        """The same as `get`, as a point read on the calling thread (the per-request auth step uses it:
-        a unique-key lookup is cheaper than the thread hop `get` pays). One statement, so no BEGIN/ROLLBACK
-        around it: each of those released and re-took the GIL on the loop (docs/benchmarks.md#throughput)."""
+        """The same as `get`, as a point read on the calling thread (a unique-key lookup is cheaper than
+        the thread hop `get` pays). Callers on the event loop use `find`, which calls this only where the
+        read is in-process (SQLite). One statement, so no BEGIN/ROLLBACK around it: each of those released
+        and re-took the GIL on the loop (docs/benchmarks.md#throughput)."""
         return self.direct_reads.statement(store_spaces.get_space, uri)
 
     async def find(self, uri: str) -> Space | None:

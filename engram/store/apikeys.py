@@ -149,6 +149,13 @@ def key_of_deleted_space(conn: sqlite3.Connection, token: str) -> bool:
     return row is not None
 
 
+def key_and_deleted(conn: sqlite3.Connection, token: str) -> tuple[ApiKey | None, bool]:
+    """`lookup_api_key` and, when there is no live key, `key_of_deleted_space`: one read for the shims'
+    and MCP's per-request check."""
+    key = lookup_api_key(conn, token)
+    return key, key is None and key_of_deleted_space(conn, token)
+
+
 def list_api_keys(conn: sqlite3.Connection, space_uri: str | None = None) -> list[ApiKey]:
     """All keys, or those bound to `space_uri` (as primary or extra space)."""
     where, params = "", ()

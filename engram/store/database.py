@@ -201,6 +201,14 @@ class Store:
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._reader_pool, self.readers.statement, fn, *args)
 
+    async def point_read(self, fn: Callable[..., T], *args: Any) -> T:
+        """A small read by a unique key, from the event loop: inline on the loop's own reader connection
+        where that is cheaper than a thread hop (`point_reads_on_loop`), on a reader thread where it is a
+        network round trip (docs/scale-out.md#the-store-on-postgresql). One snapshot, as `read`."""
+        if self.point_reads_on_loop:
+            return self.readers.run(fn, *args)
+        return await self.read(fn, *args)
+
     # -- shutdown -----------------------------------------------------------------------------------------
 
     async def close(self, timeout: float = 10.0) -> None:

@@ -9,6 +9,7 @@ has none and gets SQLITE (docs/scale-out.md#the-store-on-postgresql).
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 from typing import Any
 
@@ -86,3 +87,11 @@ POSTGRES = PostgresDialect()
 def dialect_of(conn: Any) -> SqliteDialect | PostgresDialect:
     """The dialect of a repository's connection: the adapter's own, else SQLite (a sqlite3.Connection)."""
     return getattr(conn, "dialect", SQLITE)
+
+
+def pipelined(conn: Any) -> contextlib.AbstractContextManager:
+    """Statements inside are sent without waiting for each one's answer where the backend allows it
+    (psycopg's pipeline mode on PostgreSQL): only fetching a result waits, for everything sent before it.
+    SQLite runs in-process, so there is nothing to save. An error inside still fails the whole write."""
+    pipeline = getattr(conn, "pipeline", None)
+    return pipeline() if pipeline is not None else contextlib.nullcontext()

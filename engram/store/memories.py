@@ -15,10 +15,11 @@ import orjson
 
 from engram.errors import InvalidInput
 from engram.store import repo, skipped
-from engram.store.models import MemoryRecord, MemoryWrite, Space
+from engram.store.dialect import pipelined
+from engram.store.models import MemoryRecord, MemoryWrite
 from engram.store.spaces import bump_generation, require_space
-from engram.store.tid import new_tid
 from engram.store.uris import memory_uri
+from engram.store.write_batch import current_row_ids, read_batch
 from engram.store.writes import PreparedMemory, now_iso, prepare_write
 
 
@@ -32,56 +33,32 @@ def _prepare_all(items: Sequence[MemoryWrite]) -> list[PreparedMemory]:
     return prepared
 
 
-def _resolve_rkey(conn: sqlite3.Connection, space: Space, memory: PreparedMemory) -> str:
-    """The rkey to write: given, remembered for the idempotency key, or a fresh TID."""
-    if memory.idempotency_key is not None:
-        row = conn.execute(
-            "SELECT author, rkey FROM import_keys WHERE space_id = ? AND key = ?",
-            (space.id, memory.idempotency_key),
-        ).fetchone()
-        if row is not None:
-            if row[0] != memory.author or (memory.rkey is not None and memory.rkey != row[1]):
-                raise InvalidInput(
-                    f"idempotency key {memory.idempotency_key!r} already names another memory",
-                    "IdempotencyConflict",
-                )
-            return row[1]
-    return memory.rkey or new_tid()
-
-
-def _claim_rkey(conn: sqlite3.Connection, space: Space, rkey: str) -> None:
-    """A hosted space's memories are records of one repo (the authority's, docs/space-host.md), keyed by
-    rkey alone: a new memory may not take an rkey another author's memory holds."""
-    if repo.record_cid(conn, space.id, repo.MEMORY_COLLECTION, rkey) is not None:
-        raise InvalidInput(
-            f"rkey {rkey} is already used by another author's memory in this space", "RkeyTaken"
-        )
-
-
-def _remove_row(conn: sqlite3.Connection, space_id: int, row_id: int, generation: int) -> None:
-    conn.execute("DELETE FROM memories WHERE row_id = ?", (row_id,))  # memory_tags go by ON DELETE CASCADE
+# Rows are named by their URI (unique), not their row id: a batch's writes then never wait for an id
+# (RETURNING) before the next statement, so on PostgreSQL they are pipelined (engram/store/dialect.py).
+def _remove_row(conn: sqlite3.Connection, space_id: int, uri: str, generation: int) -> None:
     conn.execute(
-        "INSERT INTO tombstones (space_id, generation, row_id) VALUES (?, ?, ?)",
-        (space_id, generation, row_id),
+        "INSERT INTO tombstones (space_id, generation, row_id) SELECT ?, ?, row_id FROM memories WHERE uri = ?",
+        (space_id, generation, uri),
     )
+    conn.execute("DELETE FROM memories WHERE uri = ?", (uri,))  # memory_tags go by ON DELETE CASCADE
 
 
 def _insert_row(
     conn: sqlite3.Connection, space_id: int, memory: PreparedMemory, rkey: str, uri: str, indexed_at: str
-) -> int:
-    row_id = conn.execute(
+) -> None:
+    conn.execute(
         "INSERT INTO memories (space_id, author, rkey, uri, cid, text, tags, source, attrs, created_at,"
         " created_ms, indexed_at, vector, model_key, next_vector, next_model_key)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING row_id",
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (space_id, memory.author, rkey, uri, memory.cid, memory.text, orjson.dumps(memory.tags).decode(),
          memory.source, memory.attrs_json, memory.created_at, memory.created_ms, indexed_at,
          memory.vector, memory.model_key, memory.next_vector, memory.next_model_key),
-    ).fetchone()[0]  # fmt: skip
+    )  # fmt: skip
     conn.executemany(
-        "INSERT INTO memory_tags (space_id, tag, row_id) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
-        [(space_id, tag, row_id) for tag in memory.tags],
+        "INSERT INTO memory_tags (space_id, tag, row_id) SELECT ?, ?, row_id FROM memories WHERE uri = ?"
+        " ON CONFLICT DO NOTHING",
+        [(space_id, tag, uri) for tag in memory.tags],
     )
-    return row_id
 
 
 def put_memories(
@@ -94,42 +71,54 @@ def put_memories(
     generation = space.generation + 1  # the generation this batch commits as, if it changes anything
     indexed_at = now_iso()
     changed = False
-    results = []
-    for memory in prepared:
-        rkey = _resolve_rkey(conn, space, memory)
-        uri = memory_uri(space.uri, memory.author, rkey)
-        existing = conn.execute(
-            "SELECT row_id, cid, attrs, model_key, next_model_key FROM memories"
-            " WHERE space_id = ? AND author = ? AND rkey = ?",
-            (space.id, memory.author, rkey),
-        ).fetchone()
-        if space.kind == "hosted" and existing is None:
-            _claim_rkey(conn, space, rkey)
-        if existing is not None and (existing[1], existing[2]) == (memory.cid, memory.attrs_json):
-            row_id, status = existing[0], "unchanged"
-            reason = skipped.skip_reason(active_key, existing[3], existing[4])
-        else:
-            if existing is not None:
-                _remove_row(conn, space.id, existing[0], generation)
-            row_id = _insert_row(conn, space.id, memory, rkey, uri, indexed_at)
-            if space.kind == "hosted":
-                repo.put_record(conn, space.id, repo.MEMORY_COLLECTION, rkey, memory.record_block)
-            status = "created" if existing is None else "updated"
-            reason = skipped.skip_reason(active_key, memory.model_key, memory.next_model_key)
-            skipped.mark(conn, space.id, memory.author, rkey, reason)
-            changed = True
-        results.append(
-            MemoryRecord(uri=uri, cid=memory.cid, row_id=row_id, author=memory.author, rkey=rkey,
-                         indexed=reason is None, status=status)
-        )  # fmt: skip
-        if memory.idempotency_key is not None:
-            conn.execute(
-                "INSERT INTO import_keys (space_id, key, author, rkey) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
-                (space.id, memory.idempotency_key, memory.author, rkey),
-            )
+    # The reads for the whole batch first, then writes that (on PostgreSQL) do not wait for each answer,
+    # then the new rows' ids in one read (docs/scale-out.md#what-differs-measured).
+    outcomes = []
+    with pipelined(conn):
+        view = read_batch(conn, space, prepared)
+        for memory, rkey in zip(prepared, view.rkeys, strict=True):
+            if isinstance(rkey, InvalidInput):
+                raise rkey
+            uri = memory_uri(space.uri, memory.author, rkey)
+            existing = view.rows.get(uri)
+            if space.kind == "hosted" and existing is None and rkey in view.records:
+                # A hosted space's memories are records of one repo (the authority's, docs/space-host.md),
+                # keyed by rkey alone: a new memory may not take an rkey another author's memory holds.
+                raise InvalidInput(
+                    f"rkey {rkey} is already used by another author's memory in this space", "RkeyTaken"
+                )
+            if existing is not None and (existing.cid, existing.attrs) == (memory.cid, memory.attrs_json):
+                status = "unchanged"
+                reason = skipped.skip_reason(active_key, existing.model_key, existing.next_model_key)
+            else:
+                if existing is not None:
+                    _remove_row(conn, space.id, uri, generation)
+                _insert_row(conn, space.id, memory, rkey, uri, indexed_at)
+                view.wrote_row(uri, memory)
+                if space.kind == "hosted":
+                    prev, block = view.records.get(rkey), memory.record_block
+                    view.records[rkey] = repo.write_record(
+                        conn, space.id, repo.MEMORY_COLLECTION, rkey, block, prev
+                    )
+                status = "created" if existing is None else "updated"
+                reason = skipped.skip_reason(active_key, memory.model_key, memory.next_model_key)
+                skipped.mark(conn, space.id, memory.author, rkey, reason)
+                changed = True
+            outcomes.append((memory, rkey, uri, reason, status))
+            if memory.idempotency_key is not None:
+                conn.execute(
+                    "INSERT INTO import_keys (space_id, key, author, rkey) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                    (space.id, memory.idempotency_key, memory.author, rkey),
+                )
+        # A memory written twice in one batch reports its final row, the one that stays.
+        row_ids = current_row_ids(conn, [uri for _, _, uri, _, _ in outcomes])
     if changed:
         bump_generation(conn, space.id)
-    return results
+    return [
+        MemoryRecord(uri=uri, cid=memory.cid, row_id=row_ids[uri], author=memory.author, rkey=rkey,
+                     indexed=reason is None, status=status)
+        for memory, rkey, uri, reason, status in outcomes
+    ]  # fmt: skip
 
 
 def delete_memories(conn: sqlite3.Connection, space_uri: str, keys: Sequence[tuple[str, str]]) -> int:
@@ -144,7 +133,7 @@ def delete_memories(conn: sqlite3.Connection, space_uri: str, keys: Sequence[tup
         ).fetchone()
         if row is None:
             continue
-        _remove_row(conn, space.id, row[0], generation)
+        _remove_row(conn, space.id, memory_uri(space.uri, author, rkey), generation)
         skipped.mark(conn, space.id, author, rkey, None)
         if space.kind == "hosted":
             repo.delete_record(conn, space.id, repo.MEMORY_COLLECTION, rkey)

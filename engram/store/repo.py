@@ -64,8 +64,15 @@ def _op(
 
 def put_record(conn: sqlite3.Connection, space_id: int, collection: str, rkey: str, block: bytes) -> str:
     """Create or update a record from its DAG-CBOR bytes; returns its CID (no op if unchanged)."""
+    return write_record(conn, space_id, collection, rkey, block, record_cid(conn, space_id, collection, rkey))
+
+
+def write_record(
+    conn: sqlite3.Connection, space_id: int, collection: str, rkey: str, block: bytes, prev: str | None
+) -> str:
+    """`put_record` for a caller that already read the record's current CID `prev` (a batch's writes read
+    them all at once: engram/store/write_batch.py)."""
     cid = cid_of_block(block)
-    prev = record_cid(conn, space_id, collection, rkey)
     if prev != cid:
         conn.execute(
             "INSERT INTO repo_records (space_id, collection, rkey, cid, block) VALUES (?, ?, ?, ?, ?)"

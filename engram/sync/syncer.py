@@ -6,6 +6,11 @@
   deployments without a public https URL;
 - when ENGRAM_PUBLIC_URL is https, engram registers for notifications at each space host and renews the
   registration at half its lifetime (retrying after 5 minutes on failure).
+
+In cluster mode a synced space is synced by the node that holds its lease, as its searches are served
+there (docs/scale-out.md#synced-spaces-in-a-cluster): the poll skips other nodes' spaces, a node that takes
+a lease starts a full pass at once, and one that loses or hands over a lease stops that space's work.
+Notifications reaching another node are forwarded to the holder (engram/cluster/middleware.py).
 """
 
 from __future__ import annotations
@@ -50,6 +55,7 @@ class Syncer:
         self.registered_until: dict[str, float] = {}
         self._tasks: list[asyncio.Task] = []
         self._session: aiohttp.ClientSession | None = None
+        self.poll_ticks = 0  # completed poll rounds (status and tests)
 
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[Syncer]:
@@ -89,9 +95,47 @@ class Syncer:
         )
         self._sources.pop(uri, None)
         self.credentials.forget(uri)
-        self.request(uri, full=True)
-        self._ensure_registration(uri)
+        if await self._syncs_here(uri):  # else its holder's next poll starts it
+            self.request(uri, full=True)
+            self._ensure_registration(uri)
         return synced
+
+    # -- cluster mode: one node syncs each space ------------------------------------------------------
+
+    async def _syncs_here(self, uri: str) -> bool:
+        """Whether this node syncs `uri`: always on a single node; in cluster mode only while it holds the
+        space's lease (asking takes the lease when the space hashes here and nobody holds it)."""
+        if not self.settings.cluster:
+            return True
+        node = self.ctx.cluster
+        if node is None:  # the cluster node starts after the syncer; until it runs, nothing is ours
+            return False
+        try:
+            return (await node.ownership.route(uri)).local
+        except EngramError:  # ClusterUnavailable: no database to ask; the next poll asks again
+            return False
+
+    async def adopt(self, uri: str) -> None:
+        """This node just took `uri`'s lease: if it is a synced space, catch up now rather than at the next
+        poll (the previous holder may have died mid-pass)."""
+        if await self.ctx.store.read(store_synced.get_synced_space, uri) is not None:
+            self.request(uri, full=True)
+            self._ensure_registration(uri)
+
+    async def release(self, uri: str) -> None:
+        """Another node syncs `uri` now: stop its pass and notification registration here (the secrets
+        stay: the lease may come back)."""
+        runner = self._runners.pop(uri, None)
+        if runner is not None:
+            await runner.close()
+        registration = self._registrations.pop(uri, None)
+        if registration is not None:
+            registration.cancel()
+        self.credentials.forget(uri)
+
+    def syncing(self, uri: str) -> bool:
+        """Whether this node has run or is running sync work for `uri` (status and tests)."""
+        return uri in self._runners
 
     def _source(self, synced: store_synced.SyncedSpace) -> DelegationSource:
         source = self._sources.get(synced.uri)
@@ -178,13 +222,20 @@ class Syncer:
         interval = self.settings.poll_interval
         first = True
         while True:
+            if self.settings.cluster and self.ctx.cluster is None:
+                await asyncio.sleep(0.1)  # the cluster node is still starting: ownership is not known yet
+                continue
             try:
                 spaces = await self.ctx.store.read(store_synced.list_synced_spaces)
                 for synced in spaces:
+                    if not await self._syncs_here(synced.uri):
+                        await self.release(synced.uri)
+                        continue
                     if interval > 0 or first:
                         self.request(synced.uri, full=True)
                     self._ensure_registration(synced.uri)
                 first = False
+                self.poll_ticks += 1
             except Exception:  # the backstop must outlive a failed tick (e.g. the database briefly busy)
                 log.exception("sync poll tick failed")
             await asyncio.sleep(interval if interval > 0 else 60.0)

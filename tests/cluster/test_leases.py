@@ -10,9 +10,13 @@ import psycopg
 import pytest
 
 from engram.cluster import leases, rendezvous
+from engram.cluster.listener import WRITE_CHANNEL
 from engram.cluster.ownership import Ownership
-from engram.cluster.schema import WRITE_CHANNEL, ensure_schema
 from engram.errors import Unavailable
+from engram.store.migrate import available_migrations
+from engram.store.postgres.migrate import PACKAGE, apply_migrations, schema_version
+from engram.store.postgres.store import PostgresStore
+from engram.store.spaces import bump_generation, create_space, require_space
 
 TIMEOUT_MS = 600  # short leases: expiry is awaited by polling, never by sleeping a fixed time
 SPACES = [f"at://did:plc:u{i}/garden.engram.space/s{i}" for i in range(60)]
@@ -26,7 +30,6 @@ async def _connections(url: str):
         opened.append(conn)
         return conn
 
-    await ensure_schema(await open_one())
     yield open_one
     for conn in opened:
         await conn.close()
@@ -36,13 +39,6 @@ async def _connections(url: str):
 async def connect(pg_database_url):
     """Connections to a database with the store's schema (the cluster tables are emptied after each test)."""
     async for open_one in _connections(pg_database_url):
-        yield open_one
-
-
-@pytest.fixture
-async def connect_bare(pg_empty_database_url):
-    """Connections to a database without the store's tables."""
-    async for open_one in _connections(pg_empty_database_url):
         yield open_one
 
 
@@ -81,35 +77,70 @@ async def test_racing_nodes_get_exactly_one_winner(connect):
     assert results.count(None) == 3
 
 
-async def test_schema_is_idempotent_and_the_trigger_needs_the_store_tables(connect_bare):
-    conn = await connect_bare()
-    assert await ensure_schema(conn) is False  # no store tables in this database: no trigger
-    await conn.execute(
-        "CREATE TABLE spaces (id bigint PRIMARY KEY, uri text NOT NULL, generation bigint NOT NULL)"
-    )
-    await conn.execute("INSERT INTO spaces VALUES (1, 'at://did:plc:a/garden.engram.space/x', 0)")
-    assert await ensure_schema(conn) is True
-    assert await ensure_schema(conn) is True  # again: nothing breaks
+# What nodes ran at start-up before the cluster's tables were migration 0008 (docs/scale-out.md).
+_OLD_START_UP_DDL = """
+CREATE TABLE IF NOT EXISTS cluster_nodes (node_id TEXT PRIMARY KEY, url TEXT NOT NULL,
+    started_at TIMESTAMPTZ NOT NULL DEFAULT clock_timestamp(), last_seen TIMESTAMPTZ NOT NULL);
+CREATE TABLE IF NOT EXISTS space_leases (space TEXT PRIMARY KEY, owner TEXT NOT NULL, epoch BIGINT NOT NULL,
+    acquired_at TIMESTAMPTZ NOT NULL, expires_at TIMESTAMPTZ NOT NULL);
+CREATE INDEX IF NOT EXISTS space_leases_owner ON space_leases (owner);
+CREATE OR REPLACE FUNCTION engram_notify_space_write() RETURNS trigger AS $$
+BEGIN
+    IF NEW.generation IS DISTINCT FROM OLD.generation THEN PERFORM pg_notify('engram_space_write', NEW.uri);
+    END IF;
+    RETURN NEW;
+END;
+$$ LANGUAGE plpgsql;
+DROP TRIGGER IF EXISTS engram_space_write ON spaces;
+CREATE TRIGGER engram_space_write AFTER UPDATE OF generation ON spaces
+    FOR EACH ROW EXECUTE FUNCTION engram_notify_space_write();
+"""
 
 
-async def test_a_write_notifies_on_commit_and_a_rolled_back_one_never(connect_bare):
-    writer, listener = await connect_bare(), await connect_bare()
-    await writer.execute(
-        "CREATE TABLE spaces (id bigint PRIMARY KEY, uri text NOT NULL, generation bigint NOT NULL)"
-    )
-    await writer.execute("INSERT INTO spaces VALUES (1, 'at://did:plc:a/garden.engram.space/x', 0)")
-    await writer.execute("INSERT INTO spaces VALUES (2, 'at://did:plc:b/garden.engram.space/y', 0)")
-    await ensure_schema(writer)
-    await listener.execute(f"LISTEN {WRITE_CHANNEL}")
-    with pytest.raises(RuntimeError):
-        async with writer.transaction():
-            await writer.execute("UPDATE spaces SET generation = generation + 1 WHERE id = 2")
-            raise RuntimeError("roll back")
-    async with writer.transaction():
-        await writer.execute("UPDATE spaces SET generation = generation + 1 WHERE id = 1")
-    notes = listener.notifies(timeout=30, stop_after=1)
-    payloads = [note.payload async for note in notes]
-    assert payloads == ["at://did:plc:a/garden.engram.space/x"]
+def test_a_database_whose_nodes_made_the_cluster_tables_at_start_up_migrates_in_place(pg_empty_database_url):
+    cluster = next(v for v, name, _ in available_migrations(PACKAGE) if name == "0008_cluster.sql")
+    with psycopg.connect(pg_empty_database_url, autocommit=True) as conn:
+        schema_version(conn)  # creates the version table
+        for version, _, sql in available_migrations(PACKAGE)[: cluster - 1]:  # the store before 0008
+            conn.execute(sql.encode())
+            conn.execute("DELETE FROM engram_schema")
+            conn.execute("INSERT INTO engram_schema (version) VALUES (%s)", (version,))
+        conn.execute(_OLD_START_UP_DDL.encode())
+        conn.execute("INSERT INTO cluster_nodes (node_id, url, last_seen) VALUES ('a', 'http://a', now())")
+        assert apply_migrations(conn) == len(available_migrations(PACKAGE)) - cluster + 1
+        assert schema_version(conn) == len(available_migrations(PACKAGE))
+        assert conn.execute("SELECT node_id FROM cluster_nodes").fetchall() == [("a",)]  # rows kept
+        triggers = conn.execute(
+            "SELECT tgname FROM pg_trigger WHERE tgrelid = 'spaces'::regclass AND NOT tgisinternal"
+        ).fetchall()
+        assert triggers == [("engram_space_write",)]
+
+
+def _fail_after_bumping(conn, uri):
+    bump_generation(conn, require_space(conn, uri).id)
+    raise RuntimeError("roll back")
+
+
+def _bump(conn, uri):
+    bump_generation(conn, require_space(conn, uri).id)
+
+
+async def test_a_write_notifies_on_commit_and_a_rolled_back_one_never(pg_database_url, connect):
+    x, y = "at://did:plc:a/space/garden.engram.space/x", "at://did:plc:b/space/garden.engram.space/y"
+    store = await PostgresStore.open(pg_database_url)
+    listener = await connect()
+    try:
+        await store.write(create_space, x, "hosted")
+        await store.write(create_space, y, "hosted")
+        await listener.execute(f"LISTEN {WRITE_CHANNEL}")
+        with pytest.raises(RuntimeError):
+            await store.write(_fail_after_bumping, y)
+        await store.write(_bump, x)
+        notes = listener.notifies(timeout=30, stop_after=1)
+        payloads = [note.payload async for note in notes]
+        assert payloads == [x]
+    finally:
+        await store.close()
 
 
 async def _node(connect, node_id: str) -> Ownership:

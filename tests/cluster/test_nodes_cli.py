@@ -10,13 +10,11 @@ import pytest
 
 from engram.cli.main import main
 from engram.cluster import leases
-from engram.cluster.schema import ensure_schema
 
 
 @pytest.fixture
 async def two_nodes(pg_database_url, monkeypatch):
     async with await psycopg.AsyncConnection.connect(pg_database_url, autocommit=True) as conn:
-        await ensure_schema(conn)
         await leases.heartbeat(conn, "node-a", "http://10.0.0.1:8080")
         await leases.heartbeat(conn, "node-b", "http://10.0.0.2:8080")
         for i in range(3):

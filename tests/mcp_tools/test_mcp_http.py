@@ -51,7 +51,7 @@ async def test_every_tool_over_http_matches_the_service_layer(served):
         hits = result_of(await client.call_tool("recall", {"query": "postgres version", "mode": "vector"}))
         top = hits["results"][0]
         assert top["text"] == FACTS[1] and set(top) >= {"uri", "text", "tags", "createdAt", "similarity"}
-        space = served.ctx.services.spaces.lookup(notes)
+        space = await served.ctx.services.spaces.find(notes)
         direct = await served.ctx.services.search.search(space, SearchQuery(q="postgres version", limit=10))
         assert top["uri"] == direct.hits[0][0].uri
         assert abs(top["similarity"] - direct.hits[0][1] / 1000) < 1e-3
@@ -59,7 +59,7 @@ async def test_every_tool_over_http_matches_the_service_layer(served):
         both = result_of(await client.call_tool("recall", {"query": "token handling approve", "limit": 3}))
         shared_id = next(short for short, uri in key.spaces.items() if uri == shared)
         assert both["results"][0]["space"] == shared_id and both["results"][0]["text"].startswith("Henrik")
-        scopes = [Scope(served.ctx.services.spaces.lookup(u)) for u in (notes, shared)]
+        scopes = [Scope(await served.ctx.services.spaces.find(u)) for u in (notes, shared)]
         fused = await served.ctx.services.hybrid.run(scopes, TextSearch("token handling approve", 3, 0.5))
         assert [r["uri"] for r in both["results"]] == [h.memory.uri for h in fused]
         assert [r["score"] for r in both["results"]] == [round(h.score, 4) for h in fused]

@@ -34,7 +34,7 @@ async def search_scopes(ctx: AppContext, grant: KeyGrant, request: MatchRequest)
         wanted_spaces = [grant.spaces[g] for g in request.group_ids or ()]
     scopes = []
     for uri in grant.spaces.values():
-        space = ctx.services.spaces.lookup(uri)  # a point read on the loop: cheaper than a thread hop
+        space = await ctx.services.spaces.find(uri)
         if space is None or space.deleted:
             continue
         if uri in wanted_spaces:

@@ -49,8 +49,7 @@ class MemoryBank:
         self.ctx = ctx
 
     async def _space(self, grant: KeyGrant) -> Space:
-        # A point read on the loop, as the XRPC auth step reads its space: cheaper than a thread hop.
-        space = self.ctx.services.spaces.lookup(grant.primary_space)
+        space = await self.ctx.services.spaces.find(grant.primary_space)
         if space is None or space.deleted:
             raise InvalidInput("the key's space no longer exists", "UnknownSpace")
         if not hosts_model(self.ctx.embedder, space):

@@ -36,7 +36,7 @@ async def authenticate(
         raise NotAuthenticated("Invalid or missing token", "MissingToken")
     grant = await oauth(token, scope) if oauth is not None else None
     if grant is None:
-        grant = grant_for_token(ctx, token, scope)
+        grant = await grant_for_token(ctx, token, scope)
     if scope not in grant.scopes:
         oauth_scope = next(name for name, key_scope in SCOPES.items() if key_scope == scope)
         raise NotAllowed(f"this credential lacks the {oauth_scope} scope", "InsufficientScope")

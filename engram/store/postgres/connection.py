@@ -13,6 +13,7 @@ from typing import Any
 import psycopg
 
 from engram.store.dialect import POSTGRES
+from engram.store.postgres import loop_guard
 from engram.store.postgres.translate import adapt_params, translate
 
 
@@ -23,17 +24,23 @@ class PgConnection:
         self.raw = raw
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> psycopg.Cursor:
+        loop_guard.check(sql)
         query, numbered = translate(sql)
         # Parameters always go (even none), so psycopg un-doubles the `%%` the translation wrote.
         return self.raw.execute(query, adapt_params(params, numbered))
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> psycopg.Cursor:
+        loop_guard.check(sql)
         query, numbered = translate(sql)
         cursor = self.raw.cursor()
         batch = [adapt_params(row, numbered) for row in rows]
         if batch:
             cursor.executemany(query, batch)
         return cursor
+
+    def pipeline(self) -> psycopg.Pipeline:
+        """psycopg's pipeline mode (engram/store/dialect.py `pipelined`)."""
+        return self.raw.pipeline()
 
     @property
     def in_transaction(self) -> bool:

@@ -1,0 +1,109 @@
+"""What a batch of memory writes reads before it writes: one query per kind for the whole batch.
+
+`put_memories` needs, per memory, its idempotency key's earlier rkey, the row it would replace and (in a
+hosted space) the repo record its rkey holds. Asked per memory that is three statements each, and on
+PostgreSQL every statement is a network round trip (docs/scale-out.md#what-differs-measured). Read up front
+they are three statements per batch. The maps are updated as the batch writes, so a memory later in the
+batch sees what an earlier one wrote, exactly as per-memory reads inside the transaction did.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+from engram.errors import InvalidInput
+from engram.store import repo
+from engram.store.dialect import dialect_of
+from engram.store.models import Space
+from engram.store.tid import new_tid
+from engram.store.uris import memory_uri
+from engram.store.writes import PreparedMemory
+
+
+class ExistingRow(NamedTuple):
+    cid: str
+    attrs: str | None
+    model_key: str | None
+    next_model_key: str | None
+
+
+@dataclass
+class BatchView:
+    rkeys: list[str | InvalidInput]  # per memory: its rkey, or the error to raise at its turn
+    rows: dict[str, ExistingRow] = field(default_factory=dict)  # memory URI -> its current row
+    records: dict[str, str] = field(default_factory=dict)  # rkey -> CID of the space's memory record
+
+    def wrote_row(self, uri: str, memory: PreparedMemory) -> None:
+        self.rows[uri] = ExistingRow(memory.cid, memory.attrs_json, memory.model_key, memory.next_model_key)
+
+
+def read_batch(conn: sqlite3.Connection, space: Space, prepared: Sequence[PreparedMemory]) -> BatchView:
+    view = BatchView(_resolve_rkeys(conn, space, prepared))
+    uris = [
+        memory_uri(space.uri, m.author, rkey)
+        for m, rkey in zip(prepared, view.rkeys, strict=True)
+        if isinstance(rkey, str)
+    ]
+    if not uris:
+        return view
+    dialect = dialect_of(conn)
+    clause, param = dialect.in_list(uris)
+    # By URI alone (it names the space too): with `space_id = ?` beside it SQLite plans a scan of the
+    # space's rows instead of using the unique URI index.
+    for uri, *row in conn.execute(
+        f"SELECT uri, cid, attrs, model_key, next_model_key FROM memories WHERE uri {clause}", (param,)
+    ):
+        view.rows[uri] = ExistingRow(*row)
+    if space.kind == "hosted":
+        clause, param = dialect.in_list(sorted({r for r in view.rkeys if isinstance(r, str)}))
+        view.records = dict(
+            conn.execute(
+                f"SELECT rkey, cid FROM repo_records WHERE space_id = ? AND collection = ? AND rkey {clause}",
+                (space.id, repo.MEMORY_COLLECTION, param),
+            ).fetchall()
+        )
+    return view
+
+
+def current_row_ids(conn: sqlite3.Connection, uris: Sequence[str]) -> dict[str, int]:
+    """The row id of each memory URI's current version (the batch wrote them without waiting for ids)."""
+    if not uris:
+        return {}
+    clause, param = dialect_of(conn).in_list(list(dict.fromkeys(uris)))
+    rows = conn.execute(f"SELECT uri, row_id FROM memories WHERE uri {clause}", (param,))  # see read_batch
+    return dict(rows.fetchall())
+
+
+def _resolve_rkeys(
+    conn: sqlite3.Connection, space: Space, prepared: Sequence[PreparedMemory]
+) -> list[str | InvalidInput]:
+    """Each memory's rkey: given, remembered for its idempotency key (earlier in the store or earlier in
+    this batch), or a fresh TID."""
+    wanted = sorted({m.idempotency_key for m in prepared if m.idempotency_key is not None})
+    known: dict[str, tuple[str, str]] = {}
+    if wanted:
+        clause, param = dialect_of(conn).in_list(wanted)
+        rows = conn.execute(
+            f"SELECT key, author, rkey FROM import_keys WHERE space_id = ? AND key {clause}",
+            (space.id, param),
+        )
+        known = {key: (author, rkey) for key, author, rkey in rows}
+    rkeys: list[str | InvalidInput] = []
+    for memory in prepared:
+        key = memory.idempotency_key
+        remembered = known.get(key) if key is not None else None
+        if remembered is None:
+            rkey = memory.rkey or new_tid()
+            if key is not None:
+                known[key] = (memory.author, rkey)
+            rkeys.append(rkey)
+        elif remembered[0] != memory.author or (memory.rkey is not None and memory.rkey != remembered[1]):
+            rkeys.append(
+                InvalidInput(f"idempotency key {key!r} already names another memory", "IdempotencyConflict")
+            )
+        else:
+            rkeys.append(remembered[1])
+    return rkeys
