@@ -205,15 +205,19 @@ def bench_processes(args: argparse.Namespace) -> None:
 
     with tempfile.TemporaryDirectory(prefix="engram-procs-") as tmp:
         base_env = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")}
-        env = base_env | {
-            "ENGRAM_DATA_DIR": f"{tmp}/data",
-            "ENGRAM_EMBEDDER": "none",
-            "ENGRAM_SERVICE_DID": "did:web:bench.test",
-            "ENGRAM_PUBLIC_URL": "https://bench.test",
-            "ENGRAM_SEARCH_RATE": "0",
-            "ENGRAM_SEARCH_CONCURRENCY": "1024",
-            "ENGRAM_LOG_LEVEL": "warning",
-        }
+        env = (
+            base_env
+            | {
+                "ENGRAM_DATA_DIR": f"{tmp}/data",
+                "ENGRAM_EMBEDDER": "none",
+                "ENGRAM_SERVICE_DID": "did:web:bench.test",
+                "ENGRAM_PUBLIC_URL": "https://bench.test",
+                "ENGRAM_SEARCH_RATE": "0",
+                "ENGRAM_SEARCH_CONCURRENCY": "1024",
+                "ENGRAM_LOG_LEVEL": "warning",
+            }
+            | dict(pair.split("=", 1) for pair in args.env or [])
+        )
         material = asyncio.run(seed_data_dir(Path(tmp) / "data", env, args.size))
         servers = []
         for n, (label, overrides) in enumerate(process_series(args)):
@@ -328,6 +332,7 @@ def main() -> None:
     parser.add_argument("--profile", type=Path, help="directory for server-side cProfile dumps")
     parser.add_argument("--processes", type=int, nargs="+", help="compare ENGRAM_PROCESSES values")
     parser.add_argument("--event-loop", nargs="+", choices=["uvloop", "asyncio"], help="with --processes")
+    parser.add_argument("--env", nargs="+", help="ENGRAM_X=value for every server (with --processes)")
     parser.add_argument("--bare", action="store_true", help="add a bare SpaceIndex.search series, 2 threads")
     parser.add_argument("--ready", type=Path)
     parser.add_argument("--profile-out")
