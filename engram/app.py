@@ -7,6 +7,7 @@ they like, each with its own data dir.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator
 from importlib import resources
@@ -102,6 +103,8 @@ async def _lifecycle(app: web.Application) -> AsyncIterator[None]:
                     "version": __version__,
                     "did": ctx.settings.service_did,
                     "unbuilt": sorted(app[xrpc_key].unbuilt()),
+                    # uvloop or asyncio (ENGRAM_EVENT_LOOP): which one really runs, not what was asked for
+                    "event_loop": type(asyncio.get_running_loop()).__module__.partition(".")[0],
                 }
             },
         )

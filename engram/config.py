@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlsplit
 
+from .serving.event_loop import EVENT_LOOPS, default_event_loop, uvloop_available
+
 
 def usable_cores() -> int:
     """Cores this process may run on: its CPU affinity (a container or `taskset` limit), not the machine's
@@ -159,6 +161,12 @@ VARIABLES: tuple[Variable, ...] = (
         "See docs/architecture.md#using-every-core.",
     ),
     Variable(
+        "ENGRAM_EVENT_LOOP",
+        None,
+        "`uvloop` or `asyncio`: the event loop `engram serve` runs on. Default: uvloop where it is installed "
+        "(a dependency on Linux), else asyncio. See docs/benchmarks.md#throughput.",
+    ),
+    Variable(
         "ENGRAM_BUILD_THREADS",
         None,
         "OpenMP threads an HNSW index build may use, at a lower priority than searches. Default: the "
@@ -249,6 +257,7 @@ class Settings:
     validate_output: bool = False
     # serving processes on one port (engram/serving/processes.py)
     processes: int = field(default_factory=usable_cores)
+    event_loop: str = field(default_factory=default_event_loop)  # engram/serving/event_loop.py
     build_threads: int = field(default_factory=usable_cores)  # HNSW builds (engram/workers.py)
     # Not configuration: which of the serving processes this is (engram/serving/processes.py sets it).
     # Process 0 alone runs the background work that must not run N times (the sync poll loop).
@@ -429,6 +438,7 @@ def read_env(environ: Mapping[str, str] | None = None) -> Settings:
         # Throughput
         validate_output=_bool("ENGRAM_VALIDATE_OUTPUT", get("ENGRAM_VALIDATE_OUTPUT") or "0"),
         processes=_processes(get),
+        event_loop=_event_loop(get("ENGRAM_EVENT_LOOP")),
         build_threads=_int("ENGRAM_BUILD_THREADS", get("ENGRAM_BUILD_THREADS"), 1, 256)
         if get("ENGRAM_BUILD_THREADS")
         else usable_cores(),
@@ -449,6 +459,17 @@ def _database_url(name: str, raw: str | None) -> str | None:
     if parts.scheme not in {"postgresql", "postgres"} or not (parts.hostname or parts.query):
         raise ConfigError(f"{name} must be a postgresql://user@host:port/database URL")
     return raw.strip()
+
+
+def _event_loop(raw: str | None) -> str:
+    name = (raw or "").strip().lower()
+    if not name:
+        return default_event_loop()
+    if name not in EVENT_LOOPS:
+        raise ConfigError(f"ENGRAM_EVENT_LOOP must be one of {', '.join(EVENT_LOOPS)}, not {raw!r}")
+    if name == "uvloop" and not uvloop_available():
+        raise ConfigError("ENGRAM_EVENT_LOOP=uvloop but uvloop is not installed (pip install uvloop)")
+    return name
 
 
 def _processes(get) -> int:

@@ -9,6 +9,7 @@ a `%3A` port that the SDK's at-uri check refuses).
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import NamedTuple
 
@@ -60,6 +61,13 @@ def parse_space_uri(s: object) -> SpaceRef:
     """
     if not isinstance(s, str) or not s.startswith("at://"):
         raise ValueError("space URI must start with at://")
+    return _parse_space_uri(s)
+
+
+# Every signed request checks its space URI (the auth step's window-and-space check) and a process serves
+# few spaces, so the parse of a valid URI is remembered; an invalid one raises and is not cached.
+@functools.lru_cache(maxsize=4096)
+def _parse_space_uri(s: str) -> SpaceRef:
     if "?" in s or "#" in s:
         raise ValueError("space URI must not have a query or fragment")
     parts = s[5:].split("/")

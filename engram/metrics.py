@@ -15,6 +15,7 @@ import os
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 from aiohttp import web
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
@@ -74,6 +75,11 @@ class Metrics:
         return path if path == "/.well-known/did.json" else "other"
 
     def middleware(self):
+        # Label children looked up once per (route, status): `labels()` takes a lock and builds a key on
+        # every call. Both label sets are bounded (the lexicon's methods, HTTP statuses).
+        counted: dict[tuple[str, int], Any] = {}
+        timed: dict[str, Any] = {}
+
         @web.middleware
         async def measure(request: web.Request, handler) -> web.StreamResponse:
             route = self.route(request)
@@ -86,8 +92,14 @@ class Metrics:
                 return response
             finally:
                 self.in_flight.dec()
-                self.requests.labels(route, str(status)).inc()
-                self.duration.labels(route).observe(time.perf_counter() - start)
+                counter = counted.get((route, status))
+                if counter is None:
+                    counter = counted[route, status] = self.requests.labels(route, str(status))
+                counter.inc()
+                histogram = timed.get(route)
+                if histogram is None:
+                    histogram = timed[route] = self.duration.labels(route)
+                histogram.observe(time.perf_counter() - start)
 
         return measure
 

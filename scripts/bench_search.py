@@ -12,6 +12,7 @@ Rounds interleave bare, floor and end-to-end so machine noise hits all three ali
     .venv/bin/python scripts/bench_search.py                 # 10k and 100k, exact index (default)
     .venv/bin/python scripts/bench_search.py --ann           # also 100k on the HNSW + exact re-rank path
     .venv/bin/python scripts/bench_search.py --million       # adds 1M (slow to seed)
+    .venv/bin/python scripts/bench_search.py --event-loop uvloop  # server and client on uvloop (as `engram serve`)
 """
 
 from __future__ import annotations
@@ -116,7 +117,7 @@ async def run(n: int, *, exact_max: int, queries: int, rounds: int, count: int) 
         }
 
 
-async def main() -> None:
+def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -126,7 +127,11 @@ async def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--count", type=int, default=100, help="requests per series per round")
     parser.add_argument("--queries", type=int, default=200)
-    args = parser.parse_args()
+    parser.add_argument("--event-loop", choices=["asyncio", "uvloop"], default="asyncio")
+    return parser.parse_args()
+
+
+async def main(args: argparse.Namespace) -> None:
     sizes = args.sizes or [10_000, 100_000] + ([1_000_000] if args.million else [])
     runs = [(n, 200_000) for n in sizes] + ([(100_000, 50_000)] if args.ann else [])
     results = []
@@ -147,4 +152,10 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    arguments = parse_args()
+    if arguments.event_loop == "uvloop":
+        import uvloop
+
+        uvloop.run(main(arguments))
+    else:
+        asyncio.run(main(arguments))

@@ -10,6 +10,8 @@ on a shared machine hits all of them alike; the table gives each server's median
     .venv/bin/python scripts/bench_throughput.py --tree /tmp/base --tree .
     # `engram serve` with ENGRAM_PROCESSES=1 and =2 side by side over one seeded data directory:
     .venv/bin/python scripts/bench_throughput.py --processes 1 2
+    # the same, also on each event loop, and against another checkout (its `engram serve`, on its default loop):
+    .venv/bin/python scripts/bench_throughput.py --processes 1 2 --event-loop uvloop asyncio --tree /tmp/base
     # a cProfile of the server side, written to DIR/<n>.prof:
     .venv/bin/python scripts/bench_throughput.py --profile DIR
 """
@@ -203,26 +205,30 @@ def bench_processes(args: argparse.Namespace) -> None:
 
     with tempfile.TemporaryDirectory(prefix="engram-procs-") as tmp:
         base_env = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")}
-        env = base_env | {
-            "ENGRAM_DATA_DIR": f"{tmp}/data",
-            "ENGRAM_EMBEDDER": "none",
-            "ENGRAM_SERVICE_DID": "did:web:bench.test",
-            "ENGRAM_PUBLIC_URL": "https://bench.test",
-            "ENGRAM_SEARCH_RATE": "0",
-            "ENGRAM_SEARCH_CONCURRENCY": "1024",
-            "ENGRAM_LOG_LEVEL": "warning",
-        }
+        env = (
+            base_env
+            | {
+                "ENGRAM_DATA_DIR": f"{tmp}/data",
+                "ENGRAM_EMBEDDER": "none",
+                "ENGRAM_SERVICE_DID": "did:web:bench.test",
+                "ENGRAM_PUBLIC_URL": "https://bench.test",
+                "ENGRAM_SEARCH_RATE": "0",
+                "ENGRAM_SEARCH_CONCURRENCY": "1024",
+                "ENGRAM_LOG_LEVEL": "warning",
+            }
+            | dict(pair.split("=", 1) for pair in args.env or [])
+        )
         material = asyncio.run(seed_data_dir(Path(tmp) / "data", env, args.size))
         servers = []
-        for n, processes in enumerate(args.processes):
+        for n, (label, overrides) in enumerate(process_series(args)):
             port = 18600 + n
-            proc_env = env | {"ENGRAM_PROCESSES": str(processes), "ENGRAM_PORT": str(port)}
+            proc_env = env | overrides | {"ENGRAM_PORT": str(port)}
             log = open(f"{tmp}/serve-{n}.log", "wb")  # noqa: SIM115 - closed with the directory
             proc = subprocess.Popen(
                 [sys.executable, "-m", "engram", "serve"], env=proc_env, stdout=log, stderr=log
             )
             url = f"http://127.0.0.1:{port}/xrpc/garden.engram.searchMemories"
-            servers.append((proc, {"url": url, **material}, processes))
+            servers.append((proc, {"url": url, **material}, label))
         try:
             for proc, target, _ in servers:
                 deadline = time.monotonic() + 120
@@ -269,7 +275,7 @@ def bench_processes(args: argparse.Namespace) -> None:
         print(
             f"bare SpaceIndex.search, 2 threads: {statistics.median(bare):.0f} QPS (rounds {[round(b) for b in bare]})"
         )
-    for (_, _, processes), rounds, before in zip(servers, results, rss_before, strict=True):
+    for (_, _, label), rounds, before in zip(servers, results, rss_before, strict=True):
         qps = statistics.median(r["qps"] for r in rounds)
         p50 = statistics.median(r["p50_ms"] for r in rounds)
         p99 = statistics.median(r["p99_ms"] for r in rounds)
@@ -278,13 +284,28 @@ def bench_processes(args: argparse.Namespace) -> None:
             return statistics.median(r[key] for r in rounds)  # noqa: B023 - used at once
 
         print(
-            f"ENGRAM_PROCESSES={processes}: {qps:.0f} QPS (rounds {[round(r['qps']) for r in rounds]}) "
+            f"{label}: {qps:.0f} QPS (rounds {[round(r['qps']) for r in rounds]}) "
             f"p50 {p50:.2f} ms p99 {p99:.2f} ms; CPU µs/request server {med('cpu_us'):.0f} client "
             f"{med('client_us'):.0f}; cores busy {med('cores_busy'):.2f} (server {med('cores_server'):.2f}, "
             f"client {med('cores_client'):.2f}, the rest co-tenants)"
             + (f"; ÷ bare {qps / statistics.median(bare):.2f}" if bare else "")
             + f"; RSS per process KiB {before} -> {rounds[-1]['rss']}"
         )
+
+
+def process_series(args: argparse.Namespace) -> list[tuple[str, dict[str, str]]]:
+    """(label, environment) of each `engram serve` to compare: every ENGRAM_PROCESSES value on every
+    --event-loop of this tree, then on each --tree (which runs its own default loop: an older checkout
+    refuses the unknown ENGRAM_EVENT_LOOP)."""
+    series = []
+    for processes in args.processes:
+        for loop in args.event_loop or [None]:
+            env = {"ENGRAM_PROCESSES": str(processes)} | ({"ENGRAM_EVENT_LOOP": loop} if loop else {})
+            series.append((f"ENGRAM_PROCESSES={processes}" + (f" {loop}" if loop else ""), env))
+        for tree in args.tree or []:
+            env = {"ENGRAM_PROCESSES": str(processes), "PYTHONPATH": str(tree.resolve())}
+            series.append((f"ENGRAM_PROCESSES={processes} {tree}", env))
+    return series
 
 
 def start_server(tree: Path, size: int, workdir: Path, n: int, profile: str | None, settings: str):
@@ -310,6 +331,8 @@ def main() -> None:
     parser.add_argument("--settings", default="{}", help="JSON of Settings fields for every server")
     parser.add_argument("--profile", type=Path, help="directory for server-side cProfile dumps")
     parser.add_argument("--processes", type=int, nargs="+", help="compare ENGRAM_PROCESSES values")
+    parser.add_argument("--event-loop", nargs="+", choices=["uvloop", "asyncio"], help="with --processes")
+    parser.add_argument("--env", nargs="+", help="ENGRAM_X=value for every server (with --processes)")
     parser.add_argument("--bare", action="store_true", help="add a bare SpaceIndex.search series, 2 threads")
     parser.add_argument("--ready", type=Path)
     parser.add_argument("--profile-out")

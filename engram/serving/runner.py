@@ -20,6 +20,7 @@ from aiohttp import web
 from ..config import Settings
 from ..keys import context_key
 from ..xrpc.lexicons import LexiconRegistry
+from .event_loop import run_on
 from .log_throttle import Throttle, install_accept_throttle
 from .protocol import ConnectionLimits, EngramRequestHandler
 from .request_limits import MAX_FIELD_BYTES, MAX_HEADERS, max_request_line
@@ -118,6 +119,6 @@ def run_server(
 ) -> None:
     _warn_if_descriptors_short(settings)
     try:
-        asyncio.run(_serve(app, settings, access_log_class, reuse_port))
+        run_on(settings.event_loop, _serve(app, settings, access_log_class, reuse_port))
     except (web.GracefulExit, KeyboardInterrupt):
         pass

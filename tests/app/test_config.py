@@ -44,6 +44,7 @@ def test_service_did_follows_the_public_url():
         ({"ENGRAM_ADMIN_DIDS": "did:plc:ok,notadid"}, "ENGRAM_ADMIN_DIDS"),
         ({"ENGRAM_SIGNING_KEY": "abcd"}, "ENGRAM_SIGNING_KEY"),
         ({"ENGRAM_TYPO": "1"}, "ENGRAM_TYPO"),
+        ({"ENGRAM_EVENT_LOOP": "tokio"}, "ENGRAM_EVENT_LOOP"),
     ],
 )
 def test_bad_values_are_refused_naming_the_variable(env, needle):
@@ -118,3 +119,9 @@ def test_processes_default_to_the_cores_this_process_may_use():
     assert read_env({"ENGRAM_PROCESSES": "3"}).processes == 3
     with pytest.raises(ConfigError, match="ENGRAM_PROCESSES"):
         read_env({"ENGRAM_PROCESSES": "0"})
+
+
+def test_event_loop_defaults_to_uvloop_where_installed():
+    assert read_env({}).event_loop == "uvloop"  # a dependency on Linux, where the suite runs
+    assert read_env({"ENGRAM_EVENT_LOOP": "asyncio"}).event_loop == "asyncio"
+    assert read_env({"ENGRAM_EVENT_LOOP": " UVLOOP "}).event_loop == "uvloop"
