@@ -14,6 +14,17 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlsplit
 
+from .config_values import (
+    ConfigError,
+    as_bool,
+    as_database_url,
+    as_did,
+    as_dids,
+    as_float,
+    as_index_store,
+    as_int,
+    as_url,
+)
 from .serving.event_loop import EVENT_LOOPS, default_event_loop, uvloop_available
 
 
@@ -24,10 +35,6 @@ def usable_cores() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # no sched_getaffinity (macOS)
         return os.cpu_count() or 1
-
-
-class ConfigError(ValueError):
-    pass
 
 
 @dataclass(frozen=True)
@@ -278,65 +285,6 @@ class Settings:
         return bool(self.node_url) and (self.database_url or "").startswith(("postgresql://", "postgres://"))
 
 
-def _int(name: str, raw: str, lo: int, hi: int | None = None) -> int:
-    try:
-        value = int(raw, 10)
-    except ValueError:
-        raise ConfigError(f"{name}={raw!r} is not an integer") from None
-    if value < lo or (hi is not None and value > hi):
-        bound = f"between {lo} and {hi}" if hi is not None else f"at least {lo}"
-        raise ConfigError(f"{name}={value} must be {bound}")
-    return value
-
-
-def _float(name: str, raw: str, lo: float) -> float:
-    try:
-        value = float(raw)
-    except ValueError:
-        raise ConfigError(f"{name}={raw!r} is not a number") from None
-    if not value >= lo:
-        raise ConfigError(f"{name}={raw} must be at least {lo}")
-    return value
-
-
-def _bool(name: str, raw: str) -> bool:
-    lowered = raw.strip().lower()
-    if lowered in {"1", "true", "yes", "on"}:
-        return True
-    if lowered in {"0", "false", "no", "off", ""}:
-        return False
-    raise ConfigError(f"{name}={raw!r} must be 1/0, true/false, yes/no or on/off")
-
-
-def _did(name: str, raw: str) -> str:
-    parts = raw.split(":")
-    if len(parts) < 3 or parts[0] != "did" or not parts[1].isalpha() or not parts[2] or "#" in raw:
-        raise ConfigError(f"{name}={raw!r} is not a DID (expected did:<method>:<id>, no #fragment)")
-    return raw
-
-
-def _dids(name: str, raw: str) -> frozenset[str]:
-    return frozenset(_did(name, item.strip()) for item in raw.split(",") if item.strip())
-
-
-def _url(name: str, raw: str) -> str:
-    parts = urlsplit(raw)
-    if parts.scheme not in {"http", "https"} or not parts.hostname or parts.query or parts.fragment:
-        raise ConfigError(f"{name}={raw!r} must be an http(s) URL with a host and no query or fragment")
-    return raw.rstrip("/")
-
-
-def _index_store(name: str, raw: str | None) -> str | None:
-    if not raw:
-        return None
-    parts = urlsplit(raw)
-    if parts.scheme == "file" and not parts.netloc and parts.path.startswith("/") and parts.path != "/":
-        return raw
-    if parts.scheme == "s3" and parts.netloc and not parts.query and not parts.fragment:
-        return raw
-    raise ConfigError(f"{name}={raw!r} must be file:///absolute/dir or s3://bucket[/prefix]")
-
-
 def did_web_for(public_url: str) -> str:
     """did:web of a URL's host; a port is percent-encoded as the did:web method requires."""
     parts = urlsplit(public_url)
@@ -358,10 +306,12 @@ def read_env(environ: Mapping[str, str] | None = None) -> Settings:
             return next(v.default for v in VARIABLES if v.name == name)
         return value
 
-    port = _int("ENGRAM_PORT", get("ENGRAM_PORT") or "", 0, 65535)
-    public_url = _url("ENGRAM_PUBLIC_URL", get("ENGRAM_PUBLIC_URL") or f"http://localhost:{port}")
+    port = as_int("ENGRAM_PORT", get("ENGRAM_PORT") or "", 0, 65535)
+    public_url = as_url("ENGRAM_PUBLIC_URL", get("ENGRAM_PUBLIC_URL") or f"http://localhost:{port}")
     service_did_raw = get("ENGRAM_SERVICE_DID")
-    service_did = _did("ENGRAM_SERVICE_DID", service_did_raw) if service_did_raw else did_web_for(public_url)
+    service_did = (
+        as_did("ENGRAM_SERVICE_DID", service_did_raw) if service_did_raw else did_web_for(public_url)
+    )
     log_level = (get("ENGRAM_LOG_LEVEL") or "info").lower()
     if log_level not in {"debug", "info", "warning", "error"}:
         raise ConfigError(f"ENGRAM_LOG_LEVEL={log_level!r} must be debug, info, warning or error")
@@ -393,72 +343,63 @@ def read_env(environ: Mapping[str, str] | None = None) -> Settings:
         public_url=public_url,
         service_did=service_did,
         signing_key=signing_key,
-        dev=_bool("ENGRAM_DEV", get("ENGRAM_DEV") or "0"),
+        dev=as_bool("ENGRAM_DEV", get("ENGRAM_DEV") or "0"),
         log_level=log_level,
-        plc_url=_url("ENGRAM_PLC_URL", get("ENGRAM_PLC_URL") or ""),
-        admin_dids=_dids("ENGRAM_ADMIN_DIDS", get("ENGRAM_ADMIN_DIDS") or ""),
-        max_body_bytes=_int("ENGRAM_MAX_BODY_BYTES", get("ENGRAM_MAX_BODY_BYTES") or "", 1024),
-        workers=_int("ENGRAM_WORKERS", get("ENGRAM_WORKERS") or "", 1, 256),
-        load_workers=_int("ENGRAM_LOAD_WORKERS", get("ENGRAM_LOAD_WORKERS") or "", 1, 64),
-        exact_max=_int("ENGRAM_EXACT_MAX", get("ENGRAM_EXACT_MAX") or "", 0),
-        ram_bytes=_int("ENGRAM_RAM_BYTES", get("ENGRAM_RAM_BYTES") or "", 1),
-        rerank_deadline_ms=_int(
+        plc_url=as_url("ENGRAM_PLC_URL", get("ENGRAM_PLC_URL") or ""),
+        admin_dids=as_dids("ENGRAM_ADMIN_DIDS", get("ENGRAM_ADMIN_DIDS") or ""),
+        max_body_bytes=as_int("ENGRAM_MAX_BODY_BYTES", get("ENGRAM_MAX_BODY_BYTES") or "", 1024),
+        workers=as_int("ENGRAM_WORKERS", get("ENGRAM_WORKERS") or "", 1, 256),
+        load_workers=as_int("ENGRAM_LOAD_WORKERS", get("ENGRAM_LOAD_WORKERS") or "", 1, 64),
+        exact_max=as_int("ENGRAM_EXACT_MAX", get("ENGRAM_EXACT_MAX") or "", 0),
+        ram_bytes=as_int("ENGRAM_RAM_BYTES", get("ENGRAM_RAM_BYTES") or "", 1),
+        rerank_deadline_ms=as_int(
             "ENGRAM_RERANK_DEADLINE_MS", get("ENGRAM_RERANK_DEADLINE_MS") or "", 0, 10_000
         ),
-        load_wait_ms=_int("ENGRAM_LOAD_WAIT_MS", get("ENGRAM_LOAD_WAIT_MS") or "", 0, 10_000),
-        search_rate=_float("ENGRAM_SEARCH_RATE", get("ENGRAM_SEARCH_RATE") or "", 0.0),
-        search_burst=_int("ENGRAM_SEARCH_BURST", get("ENGRAM_SEARCH_BURST") or "", 1),
-        search_concurrency=_int("ENGRAM_SEARCH_CONCURRENCY", get("ENGRAM_SEARCH_CONCURRENCY") or "", 1),
+        load_wait_ms=as_int("ENGRAM_LOAD_WAIT_MS", get("ENGRAM_LOAD_WAIT_MS") or "", 0, 10_000),
+        search_rate=as_float("ENGRAM_SEARCH_RATE", get("ENGRAM_SEARCH_RATE") or "", 0.0),
+        search_burst=as_int("ENGRAM_SEARCH_BURST", get("ENGRAM_SEARCH_BURST") or "", 1),
+        search_concurrency=as_int("ENGRAM_SEARCH_CONCURRENCY", get("ENGRAM_SEARCH_CONCURRENCY") or "", 1),
         embedder=embedder,
-        text_search=_bool("ENGRAM_TEXT_SEARCH", get("ENGRAM_TEXT_SEARCH") or "1"),
-        text_search_authorities=_dids(
+        text_search=as_bool("ENGRAM_TEXT_SEARCH", get("ENGRAM_TEXT_SEARCH") or "1"),
+        text_search_authorities=as_dids(
             "ENGRAM_TEXT_SEARCH_AUTHORITIES", get("ENGRAM_TEXT_SEARCH_AUTHORITIES") or ""
         ),
-        text_search_rate=_float("ENGRAM_TEXT_SEARCH_RATE", get("ENGRAM_TEXT_SEARCH_RATE") or "", 0.0),
-        text_search_burst=_int("ENGRAM_TEXT_SEARCH_BURST", get("ENGRAM_TEXT_SEARCH_BURST") or "", 1),
-        embed_concurrency=_int("ENGRAM_EMBED_CONCURRENCY", get("ENGRAM_EMBED_CONCURRENCY") or "", 1),
-        metrics_port=_int("ENGRAM_METRICS_PORT", get("ENGRAM_METRICS_PORT") or "", 0, 65535),
-        header_timeout_ms=_int(
+        text_search_rate=as_float("ENGRAM_TEXT_SEARCH_RATE", get("ENGRAM_TEXT_SEARCH_RATE") or "", 0.0),
+        text_search_burst=as_int("ENGRAM_TEXT_SEARCH_BURST", get("ENGRAM_TEXT_SEARCH_BURST") or "", 1),
+        embed_concurrency=as_int("ENGRAM_EMBED_CONCURRENCY", get("ENGRAM_EMBED_CONCURRENCY") or "", 1),
+        metrics_port=as_int("ENGRAM_METRICS_PORT", get("ENGRAM_METRICS_PORT") or "", 0, 65535),
+        header_timeout_ms=as_int(
             "ENGRAM_HEADER_TIMEOUT_MS", get("ENGRAM_HEADER_TIMEOUT_MS") or "", 100, 3_600_000
         ),
-        body_timeout_ms=_int("ENGRAM_BODY_TIMEOUT_MS", get("ENGRAM_BODY_TIMEOUT_MS") or "", 100, 3_600_000),
-        keepalive_timeout_ms=_int(
+        body_timeout_ms=as_int("ENGRAM_BODY_TIMEOUT_MS", get("ENGRAM_BODY_TIMEOUT_MS") or "", 100, 3_600_000),
+        keepalive_timeout_ms=as_int(
             "ENGRAM_KEEPALIVE_TIMEOUT_MS", get("ENGRAM_KEEPALIVE_TIMEOUT_MS") or "", 100, 3_600_000
         ),
-        max_connections=_int("ENGRAM_MAX_CONNECTIONS", get("ENGRAM_MAX_CONNECTIONS") or "", 1, 1_000_000),
-        credential_ttl=_int("ENGRAM_CREDENTIAL_TTL", get("ENGRAM_CREDENTIAL_TTL") or "", 1, 3600),
-        poll_interval=_float("ENGRAM_POLL_INTERVAL", get("ENGRAM_POLL_INTERVAL") or "", 0.0),
-        sync_concurrency=_int("ENGRAM_SYNC_CONCURRENCY", get("ENGRAM_SYNC_CONCURRENCY") or "", 1, 256),
-        sync_space_concurrency=_int(
+        max_connections=as_int("ENGRAM_MAX_CONNECTIONS", get("ENGRAM_MAX_CONNECTIONS") or "", 1, 1_000_000),
+        credential_ttl=as_int("ENGRAM_CREDENTIAL_TTL", get("ENGRAM_CREDENTIAL_TTL") or "", 1, 3600),
+        poll_interval=as_float("ENGRAM_POLL_INTERVAL", get("ENGRAM_POLL_INTERVAL") or "", 0.0),
+        sync_concurrency=as_int("ENGRAM_SYNC_CONCURRENCY", get("ENGRAM_SYNC_CONCURRENCY") or "", 1, 256),
+        sync_space_concurrency=as_int(
             "ENGRAM_SYNC_SPACE_CONCURRENCY", get("ENGRAM_SYNC_SPACE_CONCURRENCY") or "", 1, 64
         ),
-        sync_timeout=_float("ENGRAM_SYNC_TIMEOUT", get("ENGRAM_SYNC_TIMEOUT") or "", 0.1),
-        limit_memories=_int("ENGRAM_LIMIT_MEMORIES", get("ENGRAM_LIMIT_MEMORIES") or "", 0),
-        limit_bytes=_int("ENGRAM_LIMIT_BYTES", get("ENGRAM_LIMIT_BYTES") or "", 0),
+        sync_timeout=as_float("ENGRAM_SYNC_TIMEOUT", get("ENGRAM_SYNC_TIMEOUT") or "", 0.1),
+        limit_memories=as_int("ENGRAM_LIMIT_MEMORIES", get("ENGRAM_LIMIT_MEMORIES") or "", 0),
+        limit_bytes=as_int("ENGRAM_LIMIT_BYTES", get("ENGRAM_LIMIT_BYTES") or "", 0),
         # Throughput
-        validate_output=_bool("ENGRAM_VALIDATE_OUTPUT", get("ENGRAM_VALIDATE_OUTPUT") or "0"),
+        validate_output=as_bool("ENGRAM_VALIDATE_OUTPUT", get("ENGRAM_VALIDATE_OUTPUT") or "0"),
         processes=_processes(get),
         event_loop=_event_loop(get("ENGRAM_EVENT_LOOP")),
-        build_threads=_int("ENGRAM_BUILD_THREADS", get("ENGRAM_BUILD_THREADS"), 1, 256)
+        build_threads=as_int("ENGRAM_BUILD_THREADS", get("ENGRAM_BUILD_THREADS"), 1, 256)
         if get("ENGRAM_BUILD_THREADS")
         else usable_cores(),
-        database_url=_database_url("ENGRAM_DATABASE_URL", get("ENGRAM_DATABASE_URL") or None),
+        database_url=as_database_url("ENGRAM_DATABASE_URL", get("ENGRAM_DATABASE_URL") or None),
         **_cluster_settings(get),
         # Index snapshots
-        index_store=_index_store("ENGRAM_INDEX_STORE", get("ENGRAM_INDEX_STORE")),
-        s3_endpoint_url=_url("ENGRAM_S3_ENDPOINT_URL", raw)
+        index_store=as_index_store("ENGRAM_INDEX_STORE", get("ENGRAM_INDEX_STORE")),
+        s3_endpoint_url=as_url("ENGRAM_S3_ENDPOINT_URL", raw)
         if (raw := get("ENGRAM_S3_ENDPOINT_URL"))
         else None,
     )
-
-
-def _database_url(name: str, raw: str | None) -> str | None:
-    if raw is None or not raw.strip():
-        return None
-    parts = urlsplit(raw.strip())
-    if parts.scheme not in {"postgresql", "postgres"} or not (parts.hostname or parts.query):
-        raise ConfigError(f"{name} must be a postgresql://user@host:port/database URL")
-    return raw.strip()
 
 
 def _event_loop(raw: str | None) -> str:
@@ -482,7 +423,7 @@ def _processes(get) -> int:
     raw = (get("ENGRAM_PROCESSES") or "").strip()
     if not raw:
         return 1 if clustered else usable_cores()
-    processes = _int("ENGRAM_PROCESSES", raw, 1, 256)
+    processes = as_int("ENGRAM_PROCESSES", raw, 1, 256)
     if clustered and processes > 1:
         raise ConfigError(
             f"ENGRAM_PROCESSES={processes} is not supported on a cluster node (ENGRAM_NODE_URL with "
@@ -492,13 +433,13 @@ def _processes(get) -> int:
 
 
 def _cluster_settings(get) -> dict[str, Any]:
-    node_url = _url("ENGRAM_NODE_URL", raw) if (raw := (get("ENGRAM_NODE_URL") or "").strip()) else None
+    node_url = as_url("ENGRAM_NODE_URL", raw) if (raw := (get("ENGRAM_NODE_URL") or "").strip()) else None
     node_id = (get("ENGRAM_NODE_ID") or "").strip() or None
     if node_id is None and node_url is not None:
         parts = urlsplit(node_url)  # stable across restarts, so a restarted node gets its spaces back
         node_id = f"{parts.hostname}:{parts.port or (443 if parts.scheme == 'https' else 80)}"
-    heartbeat_ms = _int("ENGRAM_HEARTBEAT_MS", get("ENGRAM_HEARTBEAT_MS") or "", 50, 600_000)
-    lease_timeout_ms = _int("ENGRAM_LEASE_TIMEOUT_MS", get("ENGRAM_LEASE_TIMEOUT_MS") or "", 200, 3_600_000)
+    heartbeat_ms = as_int("ENGRAM_HEARTBEAT_MS", get("ENGRAM_HEARTBEAT_MS") or "", 50, 600_000)
+    lease_timeout_ms = as_int("ENGRAM_LEASE_TIMEOUT_MS", get("ENGRAM_LEASE_TIMEOUT_MS") or "", 200, 3_600_000)
     if lease_timeout_ms < 2 * heartbeat_ms:
         raise ConfigError(
             f"ENGRAM_LEASE_TIMEOUT_MS={lease_timeout_ms} must be at least twice ENGRAM_HEARTBEAT_MS={heartbeat_ms}"
