@@ -8,9 +8,8 @@ from dataclasses import replace
 
 import aiohttp
 import pytest
-from fakes.spaces_network import SpacesNetwork
 from inprocess_support import start_node
-from sync.sync_support import config_record, memory_record, rkey, search, until
+from sync.sync_support import memory_record, rkey, running_network, search, until
 
 from engram.cluster import rendezvous
 from engram.cluster.middleware import SERVED_BY
@@ -21,12 +20,8 @@ NOTIFY = "com.atproto.space.notifyWrite"
 
 @pytest.fixture
 async def network():
-    net = SpacesNetwork()
-    net.reader = net.add_member(reader=True)
-    await net.start()
-    net.put(net.authority, "garden.engram.config", "self", config_record())
-    yield net
-    await net.close()
+    async with running_network() as net:
+        yield net
 
 
 @pytest.fixture

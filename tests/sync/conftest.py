@@ -5,8 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-from fakes.spaces_network import SpacesNetwork
-from sync_support import config_record
+from sync_support import running_network
 
 from engram.app import create_app
 from engram.keys import context_key
@@ -14,12 +13,8 @@ from engram.keys import context_key
 
 @pytest.fixture
 async def network():
-    net = SpacesNetwork()
-    net.reader = net.add_member(reader=True)
-    await net.start()
-    net.put(net.authority, "garden.engram.config", "self", config_record())
-    yield net
-    await net.close()
+    async with running_network() as net:
+        yield net
 
 
 @pytest.fixture

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from typing import Any
 
 import numpy as np
+from fakes.spaces_network import SpacesNetwork
 
 from engram.atrepo.blocks import b64encode
 from engram.auth.keys import PrivateKey
@@ -17,6 +19,19 @@ from engram.store.tid import new_tid
 
 MODEL = ModelSpec("test-model", "sha256:test", 16)
 OTHER_MODEL = ModelSpec("other-model", "sha256:other", 16)
+
+
+@asynccontextmanager
+async def running_network() -> AsyncIterator[SpacesNetwork]:
+    """A started fake spaces network with one reader member and the space's config record."""
+    net = SpacesNetwork()
+    net.reader = net.add_member(reader=True)
+    await net.start()
+    net.put(net.authority, "garden.engram.config", "self", config_record())
+    try:
+        yield net
+    finally:
+        await net.close()
 
 
 def config_record(model: ModelSpec = MODEL) -> dict[str, Any]:
