@@ -1,0 +1,168 @@
+"""RSS and CPU per request of `engram serve` under glibc malloc settings, side by side
+(docs/benchmarks.md#throughput, "RSS on uvloop").
+
+Every start is a fresh `engram serve` subprocess over one seeded space; configurations alternate start by
+start so co-tenant noise hits them alike. Per start: VmRSS after the first signed search (which loads the
+index), then after `--seconds` of signed searches at c=8, and the server's CPU time per request of those.
+The mallopt / malloc_trim variants are applied by a small wrapper before `engram serve` starts (ctypes,
+glibc only), so the same tree measures them all.
+
+    .venv/bin/python scripts/bench_malloc_arenas.py --size 10000 --starts 4
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from bench_throughput import cpu_seconds, drive, seed_data_dir
+
+# glibc mallopt parameters (malloc.h)
+M_TRIM_THRESHOLD, M_MMAP_THRESHOLD, M_ARENA_MAX = -1, -3, -8
+
+WRAPPER = """
+import ctypes, runpy, sys
+libc = ctypes.CDLL("libc.so.6")
+for param, value in {options}:
+    assert libc.mallopt(param, value) == 1
+if {trim_after_load}:
+    from engram.search import manager
+    original = manager.IndexManager._load
+    async def load_then_trim(self, *args, **kwargs):
+        entry = await original(self, *args, **kwargs)
+        libc.malloc_trim(0)
+        return entry
+    manager.IndexManager._load = load_then_trim
+sys.argv = ["engram", "serve"]
+runpy.run_module("engram", run_name="__main__")
+"""
+
+CONFIGS: dict[str, tuple[dict[str, str], list[tuple[int, int]], bool]] = {
+    # label: (environment, mallopt calls, malloc_trim(0) after each index load)
+    "uvloop": ({}, [], False),
+    "uvloop + MALLOC_ARENA_MAX=1": ({"MALLOC_ARENA_MAX": "1"}, [], False),
+    "uvloop + mallopt(M_ARENA_MAX, 1)": ({}, [(M_ARENA_MAX, 1)], False),
+    "uvloop + mallopt(M_ARENA_MAX, 2)": ({}, [(M_ARENA_MAX, 2)], False),
+    "uvloop + malloc_trim(0) after load": ({}, [], True),
+    "uvloop + mallopt(M_TRIM_THRESHOLD/M_MMAP_THRESHOLD, 128 KiB)": (
+        {},
+        [(M_TRIM_THRESHOLD, 128 * 1024), (M_MMAP_THRESHOLD, 128 * 1024)],
+        False,
+    ),
+    "asyncio": ({"ENGRAM_EVENT_LOOP": "asyncio"}, [], False),
+}
+
+
+def rss_kib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    raise RuntimeError(f"no VmRSS for {pid}")
+
+
+async def one_search(target: dict) -> int:
+    import aiohttp
+
+    async with aiohttp.ClientSession() as session:
+        params = target["params"][0]
+        async with session.get(target["url"], params=params, headers=target["headers"]) as r:
+            await r.read()
+            return r.status
+
+
+def one_start(env: dict[str, str], options, trim: bool, target: dict, seconds: float, log: Path) -> dict:
+    code = WRAPPER.format(options=options, trim_after_load=trim)
+    with log.open("ab") as out:
+        proc = subprocess.Popen([sys.executable, "-c", code], env=env, stdout=out, stderr=out)
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                urllib.request.urlopen(target["url"].replace("garden.engram.searchMemories", "_health"))
+                break
+            except OSError:
+                if time.monotonic() > deadline or proc.poll() is not None:
+                    raise RuntimeError(f"server did not start, see {log}") from None
+                time.sleep(0.2)
+        status = asyncio.run(one_search(target))  # one signed search: loads the index
+        assert status == 200, status
+        rss_first = rss_kib(proc.pid)
+        cpu0 = cpu_seconds(proc.pid)
+        result = asyncio.run(drive(target, 8, seconds))
+        served = sum(result["statuses"].values())
+        return {
+            "rss_first": rss_first,
+            "rss_after": rss_kib(proc.pid),
+            "cpu_us": 1e6 * (cpu_seconds(proc.pid) - cpu0) / served,
+            "qps": result["qps"],
+            "served": served,
+        }
+    finally:
+        proc.terminate()
+        proc.wait(timeout=60)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--size", type=int, default=10000)
+    parser.add_argument("--starts", type=int, default=4)
+    parser.add_argument("--seconds", type=float, default=3.0)
+    parser.add_argument("--only", nargs="*", help="labels to run (default: all)")
+    args = parser.parse_args()
+    configs = {k: v for k, v in CONFIGS.items() if not args.only or k in args.only}
+    with tempfile.TemporaryDirectory(prefix="engram-arenas-") as tmp:
+        base = {k: v for k, v in os.environ.items() if not k.startswith(("ENGRAM_", "MALLOC_"))}
+        env = base | {
+            "ENGRAM_DATA_DIR": f"{tmp}/data",
+            "ENGRAM_EMBEDDER": "none",
+            "ENGRAM_SERVICE_DID": "did:web:bench.test",
+            "ENGRAM_PUBLIC_URL": "https://bench.test",
+            "ENGRAM_SEARCH_RATE": "0",
+            "ENGRAM_SEARCH_CONCURRENCY": "1024",
+            "ENGRAM_LOG_LEVEL": "warning",
+            "ENGRAM_PROCESSES": "1",
+            "ENGRAM_PORT": "18690",
+        }
+        material = asyncio.run(seed_data_dir(Path(tmp) / "data", env, args.size))
+        target = {"url": "http://127.0.0.1:18690/xrpc/garden.engram.searchMemories", **material}
+        results: dict[str, list[dict]] = {label: [] for label in configs}
+        for n in range(args.starts):
+            for label, (extra_env, options, trim) in configs.items():
+                r = one_start(env | extra_env, options, trim, target, args.seconds, Path(tmp) / "serve.log")
+                results[label].append(r)
+                print(
+                    f"start {n} {label}: RSS {r['rss_first'] // 1024} -> {r['rss_after'] // 1024} MiB, "
+                    f"{r['cpu_us']:.0f} µs/request, {r['qps']:.0f} QPS",
+                    flush=True,
+                )
+    load = Path("/proc/loadavg").read_text().split()[0]
+    print(f"\nsize={args.size}, {args.starts} starts each, c=8 for {args.seconds}s, load {load}")
+    print(
+        "| configuration | RSS after 1st search, MiB (median; each start) | after N searches | CPU µs/request |"
+    )
+    print("|---|---|---|---|")
+    for label, rs in results.items():
+        first = [r["rss_first"] // 1024 for r in rs]
+        after = [r["rss_after"] // 1024 for r in rs]
+        cpu = statistics.median(r["cpu_us"] for r in rs)
+        print(
+            f"| {label} | {statistics.median(first):.0f} ({', '.join(map(str, first))}) | "
+            f"{statistics.median(after):.0f} ({', '.join(map(str, after))}) | {cpu:.0f} |"
+        )
+
+
+if __name__ == "__main__":
+    main()
