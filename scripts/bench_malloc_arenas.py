@@ -34,6 +34,9 @@ M_TRIM_THRESHOLD, M_MMAP_THRESHOLD, M_ARENA_MAX = -1, -3, -8
 WRAPPER = """
 import ctypes, runpy, sys
 libc = ctypes.CDLL("libc.so.6")
+if {glibc_default}:  # engram serve's own cap (engram/serving/malloc_arenas.py) off: glibc's default
+    from engram.serving import malloc_arenas
+    malloc_arenas.limit_malloc_arenas = lambda *args, **kwargs: None
 for param, value in {options}:
     assert libc.mallopt(param, value) == 1
 if {trim_after_load}:
@@ -48,19 +51,20 @@ sys.argv = ["engram", "serve"]
 runpy.run_module("engram", run_name="__main__")
 """
 
-CONFIGS: dict[str, tuple[dict[str, str], list[tuple[int, int]], bool]] = {
-    # label: (environment, mallopt calls, malloc_trim(0) after each index load)
-    "uvloop": ({}, [], False),
-    "uvloop + MALLOC_ARENA_MAX=1": ({"MALLOC_ARENA_MAX": "1"}, [], False),
-    "uvloop + mallopt(M_ARENA_MAX, 1)": ({}, [(M_ARENA_MAX, 1)], False),
-    "uvloop + mallopt(M_ARENA_MAX, 2)": ({}, [(M_ARENA_MAX, 2)], False),
-    "uvloop + malloc_trim(0) after load": ({}, [], True),
-    "uvloop + mallopt(M_TRIM_THRESHOLD/M_MMAP_THRESHOLD, 128 KiB)": (
+CONFIGS: dict[str, tuple[dict[str, str], list[tuple[int, int]], bool, bool]] = {
+    # label: (environment, mallopt calls, malloc_trim(0) after each index load, engram's cap switched off)
+    "uvloop, glibc default arenas": ({}, [], False, True),
+    "uvloop + MALLOC_ARENA_MAX=1": ({"MALLOC_ARENA_MAX": "1"}, [], False, True),
+    "uvloop + mallopt(M_ARENA_MAX, 1) (engram serve now)": ({}, [], False, False),
+    "uvloop + mallopt(M_ARENA_MAX, 2)": ({}, [(M_ARENA_MAX, 2)], False, True),
+    "uvloop + malloc_trim(0) after load": ({}, [], True, True),
+    "uvloop + M_TRIM_THRESHOLD/M_MMAP_THRESHOLD 128 KiB": (
         {},
         [(M_TRIM_THRESHOLD, 128 * 1024), (M_MMAP_THRESHOLD, 128 * 1024)],
         False,
+        True,
     ),
-    "asyncio": ({"ENGRAM_EVENT_LOOP": "asyncio"}, [], False),
+    "asyncio, glibc default arenas": ({"ENGRAM_EVENT_LOOP": "asyncio"}, [], False, True),
 }
 
 
@@ -71,32 +75,47 @@ def rss_kib(pid: int) -> int:
     raise RuntimeError(f"no VmRSS for {pid}")
 
 
-async def one_search(target: dict) -> int:
+async def first_searches(target: dict, connections: int) -> set[int]:
+    """`connections` signed searches sent at once to a cold server: all of them wait on the first index
+    load (with 8, as in bench_throughput.py's warm-up, the RSS difference showed in every run)."""
     import aiohttp
 
-    async with aiohttp.ClientSession() as session:
-        params = target["params"][0]
+    async def one(session: aiohttp.ClientSession, n: int) -> int:
+        params = target["params"][n % len(target["params"])]
         async with session.get(target["url"], params=params, headers=target["headers"]) as r:
             await r.read()
             return r.status
 
+    connector = aiohttp.TCPConnector(limit=connections)
+    async with aiohttp.ClientSession(connector=connector) as session:
+        return set(await asyncio.gather(*(one(session, n) for n in range(connections))))
 
-def one_start(env: dict[str, str], options, trim: bool, target: dict, seconds: float, log: Path) -> dict:
-    code = WRAPPER.format(options=options, trim_after_load=trim)
+
+def start(env: dict[str, str], options, trim: bool, glibc_default: bool, log: Path) -> subprocess.Popen:
+    code = WRAPPER.format(options=options, trim_after_load=trim, glibc_default=glibc_default)
     with log.open("ab") as out:
-        proc = subprocess.Popen([sys.executable, "-c", code], env=env, stdout=out, stderr=out)
+        return subprocess.Popen([sys.executable, "-c", code], env=env, stdout=out, stderr=out)
+
+
+def wait_ready(proc: subprocess.Popen, target: dict, log: Path) -> None:
+    deadline = time.monotonic() + 120
+    while True:
+        try:
+            urllib.request.urlopen(target["url"].replace("garden.engram.searchMemories", "_health"))
+            break
+        except OSError:
+            if time.monotonic() > deadline or proc.poll() is not None:
+                raise RuntimeError(f"server did not start, see {log}") from None
+            time.sleep(0.2)
+
+
+def one_start(env: dict[str, str], config, target: dict, args: argparse.Namespace, log: Path) -> dict:
+    seconds = args.seconds
+    proc = start(env, *config, log)
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                urllib.request.urlopen(target["url"].replace("garden.engram.searchMemories", "_health"))
-                break
-            except OSError:
-                if time.monotonic() > deadline or proc.poll() is not None:
-                    raise RuntimeError(f"server did not start, see {log}") from None
-                time.sleep(0.2)
-        status = asyncio.run(one_search(target))  # one signed search: loads the index
-        assert status == 200, status
+        wait_ready(proc, target, log)
+        statuses = asyncio.run(first_searches(target, args.first_connections))  # loads the index
+        assert statuses == {200}, statuses
         rss_first = rss_kib(proc.pid)
         cpu0 = cpu_seconds(proc.pid)
         result = asyncio.run(drive(target, 8, seconds))
@@ -113,6 +132,43 @@ def one_start(env: dict[str, str], options, trim: bool, target: dict, seconds: f
         proc.wait(timeout=60)
 
 
+def cpu_per_request(configs: dict, env: dict, material: dict, args: argparse.Namespace, tmp: Path) -> None:
+    """One long-lived server per configuration, warmed up, then `--cpu-rounds` rounds alternating between
+    them: the median server CPU per request (the QPS follows what co-tenants leave, the CPU does not)."""
+    servers = []
+    try:
+        for n, (label, (extra_env, options, trim, off)) in enumerate(configs.items()):
+            port = 18691 + n
+            url = f"http://127.0.0.1:{port}/xrpc/garden.engram.searchMemories"
+            proc = start(
+                env | extra_env | {"ENGRAM_PORT": str(port)}, options, trim, off, tmp / f"cpu-{n}.log"
+            )
+            servers.append((label, proc, {"url": url, **material}, []))
+        for _label, proc, target, _ in servers:
+            wait_ready(proc, target, tmp / "cpu.log")
+            asyncio.run(drive(target, args.concurrency, 2.0))
+        for _ in range(args.cpu_rounds):
+            for _label, proc, target, rounds in servers:
+                cpu0 = cpu_seconds(proc.pid)
+                result = asyncio.run(drive(target, args.concurrency, args.seconds))
+                served = sum(result["statuses"].values())
+                rounds.append(
+                    (1e6 * (cpu_seconds(proc.pid) - cpu0) / served, result["qps"], rss_kib(proc.pid))
+                )
+    finally:
+        for _, proc, _, _ in servers:
+            proc.terminate()
+            proc.wait(timeout=60)
+    load = Path("/proc/loadavg").read_text().split()[0]
+    print(f"size={args.size} c={args.concurrency}, {args.cpu_rounds} rounds of {args.seconds}s, load {load}")
+    for label, _, _, rounds in servers:
+        cpu = [round(r[0]) for r in rounds]
+        print(
+            f"{label}: server CPU {statistics.median(cpu):.0f} µs/request (rounds {cpu}), "
+            f"{statistics.median(r[1] for r in rounds):.0f} QPS, RSS {rounds[-1][2] // 1024} MiB"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -120,6 +176,9 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=10000)
     parser.add_argument("--starts", type=int, default=4)
     parser.add_argument("--seconds", type=float, default=3.0)
+    parser.add_argument("--cpu-rounds", type=int, help="instead: CPU per request, long-lived servers, rounds")
+    parser.add_argument("--concurrency", type=int, default=8)
+    parser.add_argument("--first-connections", type=int, default=8, help="searches sent at once, cold")
     parser.add_argument("--only", nargs="*", help="labels to run (default: all)")
     args = parser.parse_args()
     configs = {k: v for k, v in CONFIGS.items() if not args.only or k in args.only}
@@ -138,10 +197,12 @@ def main() -> None:
         }
         material = asyncio.run(seed_data_dir(Path(tmp) / "data", env, args.size))
         target = {"url": "http://127.0.0.1:18690/xrpc/garden.engram.searchMemories", **material}
+        if args.cpu_rounds:
+            return cpu_per_request(configs, env, material, args, Path(tmp))
         results: dict[str, list[dict]] = {label: [] for label in configs}
         for n in range(args.starts):
-            for label, (extra_env, options, trim) in configs.items():
-                r = one_start(env | extra_env, options, trim, target, args.seconds, Path(tmp) / "serve.log")
+            for label, (extra_env, options, trim, off) in configs.items():
+                r = one_start(env | extra_env, (options, trim, off), target, args, Path(tmp) / "serve.log")
                 results[label].append(r)
                 print(
                     f"start {n} {label}: RSS {r['rss_first'] // 1024} -> {r['rss_after'] // 1024} MiB, "
@@ -149,7 +210,9 @@ def main() -> None:
                     flush=True,
                 )
     load = Path("/proc/loadavg").read_text().split()[0]
-    print(f"\nsize={args.size}, {args.starts} starts each, c=8 for {args.seconds}s, load {load}")
+    print(
+        f"\nsize={args.size}, {args.starts} starts each, first {args.first_connections} searches at once, c=8 for {args.seconds}s, load {load}"
+    )
     print(
         "| configuration | RSS after 1st search, MiB (median; each start) | after N searches | CPU µs/request |"
     )
