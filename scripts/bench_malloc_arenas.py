@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -111,6 +112,8 @@ def wait_ready(proc: subprocess.Popen, target: dict, log: Path) -> None:
 
 def one_start(env: dict[str, str], config, target: dict, args: argparse.Namespace, log: Path) -> dict:
     seconds = args.seconds
+    if args.build:  # no saved index: the first search builds it from the store (as after a write or import)
+        shutil.rmtree(Path(env["ENGRAM_DATA_DIR"]) / "indexes", ignore_errors=True)
     proc = start(env, *config, log)
     try:
         wait_ready(proc, target, log)
@@ -178,6 +181,9 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=3.0)
     parser.add_argument("--cpu-rounds", type=int, help="instead: CPU per request, long-lived servers, rounds")
     parser.add_argument("--concurrency", type=int, default=8)
+    parser.add_argument(
+        "--build", action="store_true", help="remove the saved index before each start: the first load builds"
+    )
     parser.add_argument("--first-connections", type=int, default=8, help="searches sent at once, cold")
     parser.add_argument("--only", nargs="*", help="labels to run (default: all)")
     args = parser.parse_args()
