@@ -35,9 +35,6 @@ M_TRIM_THRESHOLD, M_MMAP_THRESHOLD, M_ARENA_MAX = -1, -3, -8
 WRAPPER = """
 import ctypes, runpy, sys
 libc = ctypes.CDLL("libc.so.6")
-if {glibc_default}:  # engram serve's own cap (engram/serving/malloc_arenas.py) off: glibc's default
-    from engram.serving import malloc_arenas
-    malloc_arenas.limit_malloc_arenas = lambda *args, **kwargs: None
 for param, value in {options}:
     assert libc.mallopt(param, value) == 1
 if {trim_after_load}:
@@ -52,20 +49,19 @@ sys.argv = ["engram", "serve"]
 runpy.run_module("engram", run_name="__main__")
 """
 
-CONFIGS: dict[str, tuple[dict[str, str], list[tuple[int, int]], bool, bool]] = {
-    # label: (environment, mallopt calls, malloc_trim(0) after each index load, engram's cap switched off)
-    "uvloop, glibc default arenas": ({}, [], False, True),
-    "uvloop + MALLOC_ARENA_MAX=1": ({"MALLOC_ARENA_MAX": "1"}, [], False, True),
-    "uvloop + mallopt(M_ARENA_MAX, 1) (engram serve now)": ({}, [], False, False),
-    "uvloop + mallopt(M_ARENA_MAX, 2)": ({}, [(M_ARENA_MAX, 2)], False, True),
-    "uvloop + malloc_trim(0) after load": ({}, [], True, True),
+CONFIGS: dict[str, tuple[dict[str, str], list[tuple[int, int]], bool]] = {
+    # label: (environment, mallopt calls at start-up, malloc_trim(0) after each index load)
+    "uvloop, glibc default arenas": ({}, [], False),
+    "uvloop + MALLOC_ARENA_MAX=1": ({"MALLOC_ARENA_MAX": "1"}, [], False),
+    "uvloop + mallopt(M_ARENA_MAX, 1)": ({}, [(M_ARENA_MAX, 1)], False),
+    "uvloop + mallopt(M_ARENA_MAX, 2)": ({}, [(M_ARENA_MAX, 2)], False),
+    "uvloop + malloc_trim(0) after load": ({}, [], True),
     "uvloop + M_TRIM_THRESHOLD/M_MMAP_THRESHOLD 128 KiB": (
         {},
         [(M_TRIM_THRESHOLD, 128 * 1024), (M_MMAP_THRESHOLD, 128 * 1024)],
         False,
-        True,
     ),
-    "asyncio, glibc default arenas": ({"ENGRAM_EVENT_LOOP": "asyncio"}, [], False, True),
+    "asyncio, glibc default arenas": ({"ENGRAM_EVENT_LOOP": "asyncio"}, [], False),
 }
 
 
@@ -92,8 +88,8 @@ async def first_searches(target: dict, connections: int) -> set[int]:
         return set(await asyncio.gather(*(one(session, n) for n in range(connections))))
 
 
-def start(env: dict[str, str], options, trim: bool, glibc_default: bool, log: Path) -> subprocess.Popen:
-    code = WRAPPER.format(options=options, trim_after_load=trim, glibc_default=glibc_default)
+def start(env: dict[str, str], options, trim: bool, log: Path) -> subprocess.Popen:
+    code = WRAPPER.format(options=options, trim_after_load=trim)
     with log.open("ab") as out:
         return subprocess.Popen([sys.executable, "-c", code], env=env, stdout=out, stderr=out)
 
@@ -140,12 +136,10 @@ def cpu_per_request(configs: dict, env: dict, material: dict, args: argparse.Nam
     them: the median server CPU per request (the QPS follows what co-tenants leave, the CPU does not)."""
     servers = []
     try:
-        for n, (label, (extra_env, options, trim, off)) in enumerate(configs.items()):
+        for n, (label, (extra_env, options, trim)) in enumerate(configs.items()):
             port = 18691 + n
             url = f"http://127.0.0.1:{port}/xrpc/garden.engram.searchMemories"
-            proc = start(
-                env | extra_env | {"ENGRAM_PORT": str(port)}, options, trim, off, tmp / f"cpu-{n}.log"
-            )
+            proc = start(env | extra_env | {"ENGRAM_PORT": str(port)}, options, trim, tmp / f"cpu-{n}.log")
             servers.append((label, proc, {"url": url, **material}, []))
         for _label, proc, target, _ in servers:
             wait_ready(proc, target, tmp / "cpu.log")
@@ -207,8 +201,8 @@ def main() -> None:
             return cpu_per_request(configs, env, material, args, Path(tmp))
         results: dict[str, list[dict]] = {label: [] for label in configs}
         for n in range(args.starts):
-            for label, (extra_env, options, trim, off) in configs.items():
-                r = one_start(env | extra_env, (options, trim, off), target, args, Path(tmp) / "serve.log")
+            for label, (extra_env, options, trim) in configs.items():
+                r = one_start(env | extra_env, (options, trim), target, args, Path(tmp) / "serve.log")
                 results[label].append(r)
                 print(
                     f"start {n} {label}: RSS {r['rss_first'] // 1024} -> {r['rss_after'] // 1024} MiB, "

@@ -5,6 +5,5 @@
 - `runner`: the AppRunner `engram serve` (and the tests) run the app with, plus `run_server`.
 - `body_deadline`: the middleware bounding how long a request body may take (and quiet client hang-ups).
 - `event_loop`: `ENGRAM_EVENT_LOOP`, uvloop or asyncio under `engram serve`.
-- `malloc_arenas`: one glibc malloc arena per serving process (the memory a first index load frees).
 - `log_throttle`: log lines that a flood could repeat thousands of times a second, rate-limited.
 """

@@ -64,15 +64,11 @@ async def _prepare(settings: Settings) -> None:
 
 
 def _child(settings: Settings, index: int, access_log_class: Any) -> None:
-    from .malloc_arenas import limit_malloc_arenas, log_malloc_arenas
-
-    arenas = limit_malloc_arenas()  # a spawned child is a fresh interpreter: its own cap, before its threads
     from ..app import create_app
     from ..logs import configure_logging
     from .runner import run_server
 
     configure_logging(settings.log_level)
-    log_malloc_arenas(arenas)
     mine = settings_for_process(settings, index)
     run_server(create_app(mine), mine, access_log_class=access_log_class, reuse_port=True)
 
