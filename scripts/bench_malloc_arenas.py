@@ -2,12 +2,18 @@
 (docs/benchmarks.md#throughput, "RSS on uvloop").
 
 Every start is a fresh `engram serve` subprocess over one seeded space; configurations alternate start by
-start so co-tenant noise hits them alike. Per start: VmRSS after the first signed search (which loads the
-index), then after `--seconds` of signed searches at c=8, and the server's CPU time per request of those.
+start so co-tenant noise hits them alike. Per start: VmRSS after the first signed searches (8 sent at once to
+the cold server: they all wait on the index load), then after `--seconds` of signed searches at c=8, and
+the server's CPU time per request of those.
 The mallopt / malloc_trim variants are applied by a small wrapper before `engram serve` starts (ctypes,
 glibc only), so the same tree measures them all.
 
     .venv/bin/python scripts/bench_malloc_arenas.py --size 10000 --starts 4
+    # the first search builds the index from the store (no saved file), where the extra RSS shows:
+    .venv/bin/python scripts/bench_malloc_arenas.py --build
+    # CPU per request of long-lived servers, rounds alternating between them:
+    .venv/bin/python scripts/bench_malloc_arenas.py --cpu-rounds 6 --concurrency 32 \
+        --only "uvloop, glibc default arenas" "uvloop + M_TRIM_THRESHOLD/M_MMAP_THRESHOLD 128 KiB"
 """
 
 from __future__ import annotations
@@ -210,11 +216,13 @@ def main() -> None:
                     flush=True,
                 )
     load = Path("/proc/loadavg").read_text().split()[0]
+    built = "built from the store" if args.build else "saved index"
     print(
-        f"\nsize={args.size}, {args.starts} starts each, first {args.first_connections} searches at once, c=8 for {args.seconds}s, load {load}"
+        f"\nsize={args.size}, {args.starts} starts each, first {args.first_connections} searches at once "
+        f"({built}), c=8 for {args.seconds}s, load {load}"
     )
     print(
-        "| configuration | RSS after 1st search, MiB (median; each start) | after N searches | CPU µs/request |"
+        "| configuration | RSS after the first searches, MiB (median; each start) | after N searches | CPU µs/req |"
     )
     print("|---|---|---|---|")
     for label, rs in results.items():
