@@ -221,9 +221,7 @@ def main() -> None:
         f"\nsize={args.size}, {args.starts} starts each, first {args.first_connections} searches at once "
         f"({built}), c=8 for {args.seconds}s, load {load}"
     )
-    print(
-        "| configuration | RSS after the first searches, MiB (median; each start) | after N searches | CPU µs/req |"
-    )
+    print("| configuration | RSS after first searches, MiB (median; each) | after N searches | CPU µs/req |")
     print("|---|---|---|---|")
     for label, rs in results.items():
         first = [r["rss_first"] // 1024 for r in rs]
