@@ -41,6 +41,9 @@ M_TRIM_THRESHOLD, M_MMAP_THRESHOLD, M_ARENA_MAX = -1, -3, -8
 WRAPPER = """
 import ctypes, runpy, sys
 libc = ctypes.CDLL("libc.so.6")
+if not {engram_default}:  # engram serve's own mallopt (engram/serving/malloc_thresholds.py) off
+    from engram.serving import malloc_thresholds
+    malloc_thresholds.fix_malloc_thresholds = lambda *args, **kwargs: None
 for param, value in {options}:
     assert libc.mallopt(param, value) == 1
 if {trim_after_load}:
@@ -55,19 +58,22 @@ sys.argv = ["engram", "serve"]
 runpy.run_module("engram", run_name="__main__")
 """
 
-CONFIGS: dict[str, tuple[dict[str, str], list[tuple[int, int]], bool]] = {
-    # label: (environment, mallopt calls at start-up, malloc_trim(0) after each index load)
-    "uvloop, glibc default arenas": ({}, [], False),
-    "uvloop + MALLOC_ARENA_MAX=1": ({"MALLOC_ARENA_MAX": "1"}, [], False),
-    "uvloop + mallopt(M_ARENA_MAX, 1)": ({}, [(M_ARENA_MAX, 1)], False),
-    "uvloop + mallopt(M_ARENA_MAX, 2)": ({}, [(M_ARENA_MAX, 2)], False),
-    "uvloop + malloc_trim(0) after load": ({}, [], True),
+CONFIGS: dict[str, tuple[dict[str, str], list[tuple[int, int]], bool, bool]] = {
+    # label: (environment, mallopt calls at start-up, malloc_trim(0) after each index load, engram serve's
+    # own malloc settings left on; off, each configuration is glibc's defaults plus its own change)
+    "uvloop, glibc default arenas": ({}, [], False, False),
+    "uvloop + MALLOC_ARENA_MAX=1": ({"MALLOC_ARENA_MAX": "1"}, [], False, False),
+    "uvloop + mallopt(M_ARENA_MAX, 1)": ({}, [(M_ARENA_MAX, 1)], False, False),
+    "uvloop + mallopt(M_ARENA_MAX, 2)": ({}, [(M_ARENA_MAX, 2)], False, False),
+    "uvloop + malloc_trim(0) after load": ({}, [], True, False),
     "uvloop + M_TRIM_THRESHOLD/M_MMAP_THRESHOLD 128 KiB": (
         {},
         [(M_TRIM_THRESHOLD, 128 * 1024), (M_MMAP_THRESHOLD, 128 * 1024)],
         False,
+        False,
     ),
-    "asyncio, glibc default arenas": ({"ENGRAM_EVENT_LOOP": "asyncio"}, [], False),
+    "engram serve as shipped (uvloop, 128 KiB thresholds)": ({}, [], False, True),
+    "asyncio, glibc default arenas": ({"ENGRAM_EVENT_LOOP": "asyncio"}, [], False, False),
 }
 
 
@@ -94,8 +100,8 @@ async def first_searches(target: dict, connections: int) -> set[int]:
         return set(await asyncio.gather(*(one(session, n) for n in range(connections))))
 
 
-def start(env: dict[str, str], options, trim: bool, log: Path) -> subprocess.Popen:
-    code = WRAPPER.format(options=options, trim_after_load=trim)
+def start(env: dict[str, str], options, trim: bool, as_shipped: bool, log: Path) -> subprocess.Popen:
+    code = WRAPPER.format(options=options, trim_after_load=trim, engram_default=as_shipped)
     with log.open("ab") as out:
         return subprocess.Popen([sys.executable, "-c", code], env=env, stdout=out, stderr=out)
 
@@ -142,10 +148,12 @@ def cpu_per_request(configs: dict, env: dict, material: dict, args: argparse.Nam
     them: the median server CPU per request (the QPS follows what co-tenants leave, the CPU does not)."""
     servers = []
     try:
-        for n, (label, (extra_env, options, trim)) in enumerate(configs.items()):
+        for n, (label, (extra_env, options, trim, as_shipped)) in enumerate(configs.items()):
             port = 18691 + n
             url = f"http://127.0.0.1:{port}/xrpc/garden.engram.searchMemories"
-            proc = start(env | extra_env | {"ENGRAM_PORT": str(port)}, options, trim, tmp / f"cpu-{n}.log")
+            proc = start(
+                env | extra_env | {"ENGRAM_PORT": str(port)}, options, trim, as_shipped, tmp / f"cpu-{n}.log"
+            )
             servers.append((label, proc, {"url": url, **material}, []))
         for _label, proc, target, _ in servers:
             wait_ready(proc, target, tmp / "cpu.log")
@@ -207,8 +215,10 @@ def main() -> None:
             return cpu_per_request(configs, env, material, args, Path(tmp))
         results: dict[str, list[dict]] = {label: [] for label in configs}
         for n in range(args.starts):
-            for label, (extra_env, options, trim) in configs.items():
-                r = one_start(env | extra_env, (options, trim), target, args, Path(tmp) / "serve.log")
+            for label, (extra_env, options, trim, as_shipped) in configs.items():
+                r = one_start(
+                    env | extra_env, (options, trim, as_shipped), target, args, Path(tmp) / "serve.log"
+                )
                 results[label].append(r)
                 print(
                     f"start {n} {label}: RSS {r['rss_first'] // 1024} -> {r['rss_after'] // 1024} MiB, "
