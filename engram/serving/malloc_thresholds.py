@@ -3,9 +3,9 @@
 The first index build of a space (from the store: after an import, or with no saved index) frees tens of
 MiB that glibc keeps on the heap: by default its mmap threshold rises each time a large block is freed, so
 later large buffers come from the heap, and the heap is only trimmed from its top. A fixed 128 KiB mmap and
-trim threshold hands those blocks back instead: measured, 198 -> 160 MiB at 10k and 307 -> 215 MiB at
-100k, for no CPU per request beyond the noise. Capping malloc arenas (MALLOC_ARENA_MAX=1) was measured too
-and returned only 6 MiB.
+trim threshold hands those blocks back instead: measured, 198 -> 160 MiB at 10k after a build (up to
+307 -> 215 MiB at 100k), for no CPU per request beyond the noise. Capping malloc arenas
+(MALLOC_ARENA_MAX=1) was measured too and returned only 6 MiB.
 
 mallopt rather than the environment variables glibc reads at start-up, because engram cannot set its own
 environment before it starts; it runs first thing in `engram serve` (and in each spawned child of
