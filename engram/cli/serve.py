@@ -19,6 +19,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
+    from ..serving.malloc_thresholds import fix_malloc_thresholds, log_malloc_thresholds
+
+    thresholds = (
+        fix_malloc_thresholds()
+    )  # first, before a thread allocates (engram/serving/malloc_thresholds.py)
     from ..app import create_app
     from ..config import read_env_with
     from ..logs import AccessLogger, configure_logging
@@ -29,6 +34,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         # Re-read rather than patch the port: the public URL and DID derive from it.
         settings = read_env_with({name: value for name, value in flags.items() if value})
     configure_logging(settings.log_level)
+    log_malloc_thresholds(thresholds)
     # Several processes share one port (docs/architecture.md#using-every-core); port 0 asks the kernel for
     # a free port, which would give each process a different one, so it is served by one process.
     if settings.processes > 1 and settings.port != 0:

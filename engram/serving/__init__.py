@@ -5,5 +5,6 @@
 - `runner`: the AppRunner `engram serve` (and the tests) run the app with, plus `run_server`.
 - `body_deadline`: the middleware bounding how long a request body may take (and quiet client hang-ups).
 - `event_loop`: `ENGRAM_EVENT_LOOP`, uvloop or asyncio under `engram serve`.
+- `malloc_thresholds`: fixed glibc mmap/trim thresholds in each serving process (RSS after index builds).
 - `log_throttle`: log lines that a flood could repeat thousands of times a second, rate-limited.
 """

@@ -64,11 +64,15 @@ async def _prepare(settings: Settings) -> None:
 
 
 def _child(settings: Settings, index: int, access_log_class: Any) -> None:
+    from .malloc_thresholds import fix_malloc_thresholds, log_malloc_thresholds
+
+    thresholds = fix_malloc_thresholds()  # a spawned child is a fresh interpreter: glibc's defaults again
     from ..app import create_app
     from ..logs import configure_logging
     from .runner import run_server
 
     configure_logging(settings.log_level)
+    log_malloc_thresholds(thresholds)
     mine = settings_for_process(settings, index)
     run_server(create_app(mine), mine, access_log_class=access_log_class, reuse_port=True)
 

@@ -3,6 +3,7 @@
 
 import json
 import os
+import platform
 import sys
 
 import aiohttp
@@ -55,7 +56,7 @@ def _ready_line(log_text: str) -> dict:
 @pytest.mark.parametrize("event_loop", ["uvloop", "asyncio"])
 @pytest.mark.parametrize("processes", [1, 2])
 async def test_engram_serve_answers_a_signed_search_on_each_event_loop(tmp_path, event_loop, processes):
-    base_env = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")}
+    base_env = {k: v for k, v in os.environ.items() if not k.startswith(("ENGRAM_", "MALLOC_"))}
 
     def env(port: int) -> dict[str, str]:
         return base_env | {
@@ -89,3 +90,8 @@ async def test_engram_serve_answers_a_signed_search_on_each_event_loop(tmp_path,
         stop(proc)
     assert proc.returncode == 0  # SIGTERM: a graceful shutdown through the loop's signal handler
     assert _ready_line(log.read_text())["event_loop"] == event_loop
+    if platform.system() == "Linux" and platform.libc_ver()[0] == "glibc":
+        # each process fixed glibc's malloc thresholds first (engram/serving/malloc_thresholds.py): the one
+        # server, or the parent and each of its children
+        fixed = [line for line in log.read_text().splitlines() if "malloc mmap/trim thresholds fixed" in line]
+        assert len(fixed) == (1 if processes == 1 else 1 + processes), log.read_text()
