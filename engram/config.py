@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlsplit
@@ -336,7 +336,7 @@ def read_env(environ: Mapping[str, str] | None = None) -> Settings:
     if data_dir.exists() and not data_dir.is_dir():
         raise ConfigError(f"ENGRAM_DATA_DIR={str(data_dir)!r} exists and is not a directory")
 
-    return Settings(
+    settings = Settings(
         host=get("ENGRAM_HOST") or "127.0.0.1",
         port=port,
         data_dir=data_dir,
@@ -387,7 +387,6 @@ def read_env(environ: Mapping[str, str] | None = None) -> Settings:
         limit_bytes=as_int("ENGRAM_LIMIT_BYTES", get("ENGRAM_LIMIT_BYTES") or "", 0),
         # Throughput
         validate_output=as_bool("ENGRAM_VALIDATE_OUTPUT", get("ENGRAM_VALIDATE_OUTPUT") or "0"),
-        processes=_processes(get),
         event_loop=_event_loop(get("ENGRAM_EVENT_LOOP")),
         build_threads=as_int("ENGRAM_BUILD_THREADS", get("ENGRAM_BUILD_THREADS"), 1, 256)
         if get("ENGRAM_BUILD_THREADS")
@@ -400,6 +399,7 @@ def read_env(environ: Mapping[str, str] | None = None) -> Settings:
         if (raw := get("ENGRAM_S3_ENDPOINT_URL"))
         else None,
     )
+    return _with_processes(settings, (get("ENGRAM_PROCESSES") or "").strip())
 
 
 def _event_loop(raw: str | None) -> str:
@@ -413,23 +413,19 @@ def _event_loop(raw: str | None) -> str:
     return name
 
 
-def _processes(get) -> int:
+def _with_processes(settings: Settings, raw: str) -> Settings:
     """Serving processes: the usable cores by default, but one on a cluster node. A node is one lease
     holder with one heartbeat and one set of owner-side buckets (docs/scale-out.md), and its gauges read
     in-process state that the multiprocess metrics files cannot sum; run more nodes to use more cores."""
-    clustered = bool((get("ENGRAM_NODE_URL") or "").strip()) and bool(
-        (get("ENGRAM_DATABASE_URL") or "").strip()
-    )
-    raw = (get("ENGRAM_PROCESSES") or "").strip()
     if not raw:
-        return 1 if clustered else usable_cores()
+        return replace(settings, processes=1 if settings.cluster else usable_cores())
     processes = as_int("ENGRAM_PROCESSES", raw, 1, 256)
-    if clustered and processes > 1:
+    if settings.cluster and processes > 1:
         raise ConfigError(
             f"ENGRAM_PROCESSES={processes} is not supported on a cluster node (ENGRAM_NODE_URL with "
             "ENGRAM_DATABASE_URL): run one node per process, each with its own ENGRAM_NODE_URL"
         )
-    return processes
+    return replace(settings, processes=processes)
 
 
 def _cluster_settings(get) -> dict[str, Any]:
@@ -455,8 +451,6 @@ def _cluster_settings(get) -> dict[str, Any]:
 
 def override(settings: Settings, **changes: Any) -> Settings:
     """A copy with some fields changed (tests and the CLI use this instead of mutating the environment)."""
-    from dataclasses import replace
-
     return replace(settings, **changes)
 
 

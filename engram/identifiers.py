@@ -13,10 +13,10 @@ import functools
 import re
 from typing import NamedTuple
 
-# https://atproto.com/specs/did and /specs/record-key (the length limits are checked separately).
+# DID and record-key syntax (docs/protocol.md#space-uris; the length limits are checked separately).
 DID_PATTERN = r"did:[a-z]+:[a-zA-Z0-9._:%-]*[a-zA-Z0-9._-]"
 RECORD_KEY_CHARS = r"[A-Za-z0-9._:~-]"
-# https://atproto.com/specs/nsid: reversed domain authority, then a name that starts with a letter.
+# NSID syntax (docs/protocol.md#space-uris): reversed domain authority, then a name starting with a letter.
 NSID_PATTERN = (
     r"[a-zA-Z]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(\.[a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)+"
     r"\.[a-zA-Z][a-zA-Z0-9]{0,62}"

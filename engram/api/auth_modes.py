@@ -2,7 +2,7 @@
 
 `space_reader`: docs/protocol.md#reader-auth in order — `space` present (400), the space indexed and live
 (400 UnknownSpace), then the credential and the atproto-space signature (401s from the verifier). Unknown
-spaces are refused before any signature work, as the reference implementation does.
+spaces are refused before any signature work (docs/protocol.md#reader-auth gives the order).
 """
 
 from __future__ import annotations

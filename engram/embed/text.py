@@ -1,6 +1,6 @@
 """What text actually gets embedded, shared by ingestion and text search so both sides agree.
 
-The document rule is the reference implementation's `embedText` (docs/embedders.md#what-text-is-embedded),
+The document rule is the protocol's `embedText` (docs/embedders.md#what-text-is-embedded),
 so a space embedded elsewhere gets the same vectors here: the text is cut at 24000
 UTF-8 bytes, "\\n\\nTags: a, b" is appended when there are tags, and the space's documentPrefix goes in
 front. A query is the space's queryPrefix + q. These prefixes are the ones a space declares; an embedder

@@ -16,7 +16,7 @@ import numpy as np
 
 from engram.errors import InvalidInput
 
-MAX_DIMS = 16_000  # the reference implementation's bound, 1..16000 entries (docs/protocol.md#vector-encoding)
+MAX_DIMS = 16_000  # the protocol's bound, 1..16000 entries (docs/protocol.md#vector-encoding)
 _NOT_B64URL = re.compile(r"[^A-Za-z0-9_-]")
 
 

@@ -6,7 +6,7 @@ A tar with two members, in this order:
   memories.jsonl   one memory per line: author, rkey, text, tags, source?, createdAt, attrs?, cid, and the
                    vectors as garden.engram embeddings ({model, modelDigest, dims, encoding: "f16le",
                    vector: {"$bytes": base64}}), so a space moves between services with its vectors intact.
-JSON lines rather than the reference implementation's binary segments: the store is the truth and indexes
+JSON lines rather than binary index segments (docs/architecture.md#data-model): the store is the truth and indexes
 are rebuilt on import, so the export only has to carry records, and JSON lines stay readable and diffable.
 """
 
