@@ -9,10 +9,8 @@ import sys
 import aiohttp
 import pytest
 from engram_process import start_engram, stop
+from hosted_reader import hosted_reader_headers
 
-from engram.auth.credential import mint_space_credential
-from engram.auth.keys import PrivateKey
-from engram.auth.space_signature import sign_space_request
 from engram.config import read_env
 from engram.lifecycle import open_context
 from engram.search.vectors import encode_query_vector
@@ -27,14 +25,7 @@ async def _seed(env: dict[str, str]) -> tuple[str, dict[str, str], dict[str, str
         space = await ctx.services.spaces.create_hosted("loops")
         author = ctx.settings.service_did
         await ctx.services.memories.write(space.uri, [MemoryWrite(author=author, text=t) for t in TEXTS])
-        holder = PrivateKey.generate("ES256")
-        token = mint_space_credential(
-            ctx.keyring.private_key(space.authority),
-            issuer=space.authority,
-            space=space.uri,
-            holder_did_key=holder.public_key.did_key,
-        )
-        headers = sign_space_request(holder, token, ctx.settings.service_did)
+        headers = hosted_reader_headers(ctx, space)
         active = space.config.active
         params = {
             "space": space.uri,

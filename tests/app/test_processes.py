@@ -10,12 +10,11 @@ from pathlib import Path
 import aiohttp
 import pytest
 from engram_process import free_port, start_engram, stop
+from hosted_reader import hosted_reader_headers
 
 from engram.auth.admin_signature import sign_admin_request
-from engram.auth.credential import mint_space_credential
 from engram.auth.identity import save_operator_key
 from engram.auth.keys import PrivateKey
-from engram.auth.space_signature import sign_space_request
 from engram.config import Settings, read_env
 from engram.lifecycle import open_context
 from engram.search.vectors import encode_query_vector
@@ -81,14 +80,7 @@ async def test_two_processes_share_the_port_and_every_write_reaches_both_views(t
         # A third process (this one) writes to the same data directory while both servers run.
         async with open_context(read_env(env(port))) as ctx:
             space = await ctx.services.spaces.create_hosted("shared")
-            holder = PrivateKey.generate("ES256")
-            token = mint_space_credential(
-                ctx.keyring.private_key(space.authority),
-                issuer=space.authority,
-                space=space.uri,
-                holder_did_key=holder.public_key.did_key,
-            )
-            headers = sign_space_request(holder, token, ctx.settings.service_did)
+            headers = hosted_reader_headers(ctx, space)
             active = space.config.active
             author = ctx.settings.service_did
             url = f"http://127.0.0.1:{port}/xrpc/garden.engram.searchMemories"
