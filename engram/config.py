@@ -93,6 +93,11 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("ENGRAM_SEARCH_BURST", "100", "Search token bucket burst per space."),
     Variable("ENGRAM_SEARCH_CONCURRENCY", "8", "Searches in flight per space."),
     Variable(
+        "ENGRAM_HIT_CACHE_BYTES",
+        "33554432",
+        "Memory for recently returned search hits, kept hydrated (0 = off). Split between the serving processes.",
+    ),
+    Variable(
         "ENGRAM_EMBEDDER",
         "builtin",
         "builtin, onnx:<dir>, sentence-transformers:<dir>, hashing[:dims] or none.",
@@ -240,6 +245,7 @@ class Settings:
     search_rate: float = 50.0
     search_burst: int = 100
     search_concurrency: int = 8
+    hit_cache_bytes: int = 32 * 1024**2  # engram/store/hit_cache.py
     embedder: str = "builtin"
     text_search: bool = True
     text_search_authorities: frozenset[str] = frozenset()
@@ -359,6 +365,7 @@ def read_env(environ: Mapping[str, str] | None = None) -> Settings:
         search_rate=as_float("ENGRAM_SEARCH_RATE", get("ENGRAM_SEARCH_RATE") or "", 0.0),
         search_burst=as_int("ENGRAM_SEARCH_BURST", get("ENGRAM_SEARCH_BURST") or "", 1),
         search_concurrency=as_int("ENGRAM_SEARCH_CONCURRENCY", get("ENGRAM_SEARCH_CONCURRENCY") or "", 1),
+        hit_cache_bytes=as_int("ENGRAM_HIT_CACHE_BYTES", get("ENGRAM_HIT_CACHE_BYTES") or "", 0),
         embedder=embedder,
         text_search=as_bool("ENGRAM_TEXT_SEARCH", get("ENGRAM_TEXT_SEARCH") or "1"),
         text_search_authorities=as_dids(

@@ -94,7 +94,7 @@ class SpaceIndex:
         self.store = _new_store(dims)
         self.coarse: faiss.Index | None = None
         self.row_ids = np.zeros(0, dtype=np.int64)
-        self.live = np.zeros(0, dtype=bool)
+        self.live = np.zeros(0, dtype=bool)  # through the setter below: it resets the cached count
         self.columns = FilterColumns()
         self.generation = 0
         self.high_water = 0  # largest row id ever added (deleted or not): the delta cursor
@@ -135,7 +135,8 @@ class SpaceIndex:
         pos, ids = pos[inside], ids[inside]
         pos = pos[self.row_ids[pos] == ids]
         before = int(self.live[pos].sum())
-        self.live[pos] = False
+        self._live[pos] = False
+        self._live_count = None
         return before
 
     def _append(self, rows: IndexRows, unit: np.ndarray) -> None:
@@ -162,12 +163,26 @@ class SpaceIndex:
         self.coarse = coarse
 
     @property
+    def live(self) -> np.ndarray:
+        """Tombstone mask by position. Assign a new array rather than writing into it (`delete` is the one
+        in-place writer): the live count is cached, since summing the mask on every search was a visible
+        share of a search's CPU (docs/benchmarks.md#throughput)."""
+        return self._live
+
+    @live.setter
+    def live(self, mask: np.ndarray) -> None:
+        self._live = mask
+        self._live_count: int | None = None
+
+    @property
     def tombstones(self) -> int:
-        return int(self.live.shape[0] - self.live.sum())
+        return int(self._live.shape[0]) - self.live_count
 
     @property
     def live_count(self) -> int:
-        return int(self.live.sum())
+        if self._live_count is None:
+            self._live_count = int(np.count_nonzero(self._live))
+        return self._live_count
 
     def needs_rebuild(self, incoming: int, deleting: int = 0) -> bool:
         """True when a delta (`incoming` new rows, up to `deleting` deletions) is better served by a fresh index."""

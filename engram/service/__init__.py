@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..search.limits import SearchLimiter
+from ..store.hit_cache import HitCache
 from .hybrid import HybridSearch
 from .memories import MemoryService
 from .ranking import EngramRanking
@@ -50,6 +51,7 @@ class Services:
             spaces,
             limiter=SearchLimiter(s.search_rate, s.search_burst, s.search_concurrency),
             text=TextQueries(s, ctx.embedder, ctx.pool),
+            hit_cache=HitCache(s.hit_cache_bytes),
         )
         services = cls(spaces=spaces, memories=memories, search=search)
         services.hybrid = HybridSearch(ctx, search)

@@ -14,6 +14,7 @@ from ..search.limits import Decision, SearchLimiter
 from ..search.vectors import decode_query_vector, similarity_permille
 from ..store import Memory, Space
 from ..store import queries as store_queries
+from ..store.hit_cache import HitCache
 from ..store.writes import parse_datetime_ms
 from .text_query import TextQueries
 
@@ -68,6 +69,7 @@ class SearchService:
         *,
         limiter: SearchLimiter,
         text: TextQueries,
+        hit_cache: HitCache | None = None,
     ):
         self.store = store
         self.direct_reads = direct_reads
@@ -75,6 +77,9 @@ class SearchService:
         self.spaces = spaces
         self.limiter = limiter  # per-space search token buckets and concurrency caps
         self.text = text
+        self.hit_cache = (
+            HitCache(0) if hit_cache is None else hit_cache
+        )  # recent hits, hydrated (engram/store/hit_cache.py)
         self.hard_limit_s = HARD_LIMIT_S
 
     async def query_vector(self, space: Space, query: SearchQuery) -> np.ndarray:
@@ -107,10 +112,13 @@ class SearchService:
             tags=tuple(dict.fromkeys(query.tags)),
             since_ms=parse_datetime_ms(query.since, "since") if query.since else None,
         )
-        reader = self.direct_reads
+        reader, hit_cache = self.direct_reads, self.hit_cache
+
+        def read_hits(row_ids: list[int]) -> list:
+            return reader.statement(store_queries.get_hits, space.id, row_ids)
 
         def hydrate(result):  # runs in the FAISS worker right after the search: one thread hop, not two
-            return result, reader.statement(store_queries.get_hits, space.id, result.row_ids.tolist())
+            return result, hit_cache.hydrate(space.id, result.row_ids.tolist(), read_hits)
 
         decision = self.limiter.enter(space.uri)
         try:

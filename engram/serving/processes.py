@@ -51,6 +51,7 @@ def settings_for_process(settings: Settings, index: int) -> Settings:
         # Each process holds its own copy of every index it loads, so each gets 1/N of the RAM budget and
         # the total stays what was configured (the index in use is never evicted, so any space still loads).
         ram_bytes=max(1, settings.ram_bytes // n),
+        hit_cache_bytes=settings.hit_cache_bytes // n,
         metrics_port=settings.metrics_port if index == 0 else 0,
         process_index=index,
     )
