@@ -13,6 +13,7 @@ from search.loop_guard import loop_guard
 from engram.app import create_app
 from engram.auth.keys import PrivateKey
 from engram.keys import context_key
+from engram.store.models import Embedding, MemoryWrite
 
 
 async def start(aiohttp_client, settings, space_name="ops"):
@@ -168,3 +169,33 @@ async def test_tombstones_are_pruned_and_an_older_index_file_is_rebuilt(aiohttp_
     deleted = {r.uri for r in records[:5]}
     assert not deleted & {m["uri"] for m in body["memories"]}
     assert again.ctx.index.builds == 1  # the stale file could not be caught up: rebuilt from SQLite
+
+
+async def test_hits_served_from_the_hit_cache_are_never_stale(engram):
+    """Search hits are kept hydrated (engram/store/hit_cache.py); an update (a new row version) and a delete
+    after a cached search are what the next search answers."""
+    rng = np.random.default_rng(5)
+    vectors = unit(rng, 50, MODEL.dims)
+    records = await seed(engram.ctx, engram.space, vectors)
+    cache = engram.ctx.services.search.hit_cache
+    query = vector_params(vectors[7])
+    for _ in range(2):
+        body = await (await engram.search(**query, limit="3")).json()
+        assert body["memories"][0]["text"] == "memory number 7"
+    assert cache.hits >= 3  # the second search was answered from the cache
+
+    target = records[7]
+    write = MemoryWrite(
+        author=target.author,
+        rkey=target.rkey,
+        text="memory number 7, rewritten",
+        embedding=Embedding(MODEL.model, MODEL.digest, MODEL.dims, vectors[7].astype(np.float16)),
+    )
+    await engram.ctx.services.memories.write(engram.space, [write])
+    top = (await (await engram.search(**query, limit="3")).json())["memories"][0]
+    assert (top["uri"], top["text"]) == (target.uri, "memory number 7, rewritten")
+    assert top["cid"] != target.cid
+
+    await engram.ctx.services.memories.delete(engram.space, target.author, target.rkey)
+    body = await (await engram.search(**query, limit="3")).json()
+    assert target.uri not in [m["uri"] for m in body["memories"]]
