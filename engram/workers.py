@@ -18,10 +18,10 @@ import contextvars
 import functools
 import logging
 import os
+import queue
 import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
-from typing import TypeVar
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
@@ -54,33 +54,142 @@ def _lower_priority(nice: int) -> None:
         log.warning("could not lower the index-build thread's priority: %s", exc)
 
 
+class Job:
+    """One call on a worker thread that reports back to the event loop with ``done(result, error)``,
+    without a ``concurrent.futures.Future``: the search hot path's hand-off (docs/architecture.md#concurrency).
+    A Future builds a Condition and an RLock, takes them to run, to finish and to add a callback; that was a
+    measurable share of a search's CPU, and the hot path needs none of it (one waiter, already on the loop).
+
+    The claim is a one-element list popped by whoever gets there first (``list.pop`` is one atomic step
+    under the GIL): the worker, which then runs the call and reports, or ``cancel``, which then owns the
+    clean-up. Exactly one of them wins, so ``done`` runs at most once and never for a cancelled job."""
+
+    __slots__ = ("_call", "_claim", "_done", "_loop")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, call: Callable[[], Any], done: Callable[..., None]):
+        self._loop, self._call, self._done = loop, call, done
+        self._claim = [True]
+
+    def cancel(self) -> bool:
+        """True if the call had not started: it never will, and ``done`` is not called."""
+        try:
+            self._claim.pop()
+        except IndexError:
+            return False
+        return True
+
+    def run(self) -> None:  # on a worker thread
+        try:
+            self._claim.pop()
+        except IndexError:
+            return  # cancelled before it started
+        try:
+            result, error = self._call(), None
+        except BaseException as exc:  # noqa: BLE001 - reported to the waiter, as a Future would
+            result, error = None, exc
+        self._report(result, error)
+
+    def abandon(self) -> None:
+        """The pool shut down before the call ran: report it as cancelled."""
+        if self.cancel():
+            self._report(None, asyncio.CancelledError())
+
+    def _report(self, result: Any, error: BaseException | None) -> None:
+        try:
+            self._loop.call_soon_threadsafe(self._done, result, error)
+        except RuntimeError:  # the loop is closed: nobody is waiting any more
+            pass
+
+
+class _FutureCall:
+    """A call for ``start``/``run``/``submit``: its outcome goes into a concurrent future."""
+
+    __slots__ = ("_call", "future")
+
+    def __init__(self, call: Callable[[], Any]):
+        self.future: concurrent.futures.Future = concurrent.futures.Future()
+        self._call = call
+
+    def run(self) -> None:
+        if not self.future.set_running_or_notify_cancel():
+            return
+        try:
+            result = self._call()
+        except BaseException as exc:  # noqa: BLE001 - the awaiting side re-raises it
+            self.future.set_exception(exc)
+        else:
+            self.future.set_result(result)
+
+    def abandon(self) -> None:
+        self.future.cancel()
+
+
 class WorkerPool:
+    """A fixed set of worker threads over one queue. Hand-written rather than a ThreadPoolExecutor for the
+    hot path's ``dispatch`` (see ``Job``); ``start``/``run``/``submit`` keep concurrent-future semantics."""
+
     def __init__(self, workers: int = 2, name: str = "engram-cpu", *, omp_threads: int = 1, nice: int = 0):
         """``omp_threads`` OpenMP threads per worker (1 for searches: see above); ``nice`` lowers the
         workers' scheduling priority by that much (the index-build pool)."""
         self.size = workers
         self.omp_threads = omp_threads
-        self._executor = ThreadPoolExecutor(
-            max_workers=workers,
-            thread_name_prefix=name,
-            initializer=_pin_worker_threads,
-            initargs=(omp_threads, nice),
-        )
+        self._queue: queue.SimpleQueue = queue.SimpleQueue()
+        self._lock = threading.Lock()  # orders a put against close(): nothing is queued after the drain
+        self._closed = False
+        self._threads = [
+            threading.Thread(target=self._work, args=(omp_threads, nice), name=f"{name}_{n}", daemon=True)
+            for n in range(workers)
+        ]
+        for thread in self._threads:
+            thread.start()
+
+    def _work(self, omp_threads: int, nice: int) -> None:
+        _pin_worker_threads(omp_threads, nice)
+        get = self._queue.get
+        while (item := get()) is not None:
+            item.run()
+            del item  # drop the call's references before waiting for the next one
+        self._queue.put(None)  # pass the stop on to the next worker
+
+    def _put(self, item: Job | _FutureCall) -> None:
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("cannot schedule new work after the worker pool shut down")
+            self._queue.put(item)
 
     async def run(self, fn: Callable[..., T], /, *args, **kwargs) -> T:
-        loop = asyncio.get_running_loop()
-        ctx = contextvars.copy_context()
-        call = functools.partial(ctx.run, fn, *args, **kwargs)
-        return await loop.run_in_executor(self._executor, call)
+        return await asyncio.wrap_future(self.start(functools.partial(fn, *args, **kwargs)))
 
     def start(self, fn: Callable[..., T], /, *args) -> concurrent.futures.Future:
-        """Queue fn(*args) (in a copy of the caller's context) and return its concurrent future: the
-        search hot path attaches its own done callback instead of paying for a task around `run`."""
-        return self._executor.submit(contextvars.copy_context().run, fn, *args)
+        """Queue fn(*args) (in a copy of the caller's context) and return its concurrent future."""
+        item = _FutureCall(functools.partial(contextvars.copy_context().run, fn, *args))
+        self._put(item)
+        return item.future
+
+    def dispatch(self, loop: asyncio.AbstractEventLoop, fn: Callable[..., T], args: tuple, done) -> Job:
+        """Queue fn(*args) (in a copy of the caller's context); ``done(result, error)`` then runs on ``loop``
+        unless the returned job was cancelled before it started (the search hot path, see ``Job``)."""
+        job = Job(loop, functools.partial(contextvars.copy_context().run, fn, *args), done)
+        self._put(job)
+        return job
 
     def submit(self, fn: Callable[..., T], /, *args, **kwargs):
         """Start work without awaiting it (a background load keeps going after its callers give up)."""
-        return asyncio.wrap_future(self._executor.submit(fn, *args, **kwargs))
+        return asyncio.wrap_future(self.start(functools.partial(fn, *args, **kwargs)))
 
     def close(self) -> None:
-        self._executor.shutdown(wait=True, cancel_futures=True)
+        """Cancel what has not started, let running calls finish, and wait for the threads."""
+        with self._lock:
+            if not self._closed:
+                self._closed = True
+                while True:
+                    try:
+                        pending = self._queue.get_nowait()
+                    except queue.Empty:
+                        break
+                    if pending is not None:
+                        pending.abandon()
+                self._queue.put(None)
+        for thread in self._threads:
+            if thread is not threading.current_thread():
+                thread.join()

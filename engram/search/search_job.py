@@ -6,7 +6,6 @@ takes its read share synchronously and gives it back from the worker future's do
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 from collections.abc import Callable
 from typing import Any
 
@@ -34,14 +33,22 @@ def release_share(entry: Any) -> None:
     entry.busy -= 1
 
 
-def finish_search(entry: Any, job: concurrent.futures.Future, answer: asyncio.Future) -> None:
-    """On the loop once the worker is done with the index (or the job was cancelled before it started)."""
+def finish_search(entry: Any, answer: asyncio.Future, result: Any, error: BaseException | None) -> None:
+    """On the loop once the worker is done with the index (`WorkerPool.dispatch`'s report, or the pool shut
+    down before the job ran)."""
     release_share(entry)
     if answer.done():  # the caller gave up meanwhile
         return
-    if job.cancelled():
+    if isinstance(error, asyncio.CancelledError):
         answer.cancel()
-    elif job.exception() is not None:
-        answer.set_exception(job.exception())
+    elif error is not None:
+        answer.set_exception(error)
     else:
-        answer.set_result(job.result())
+        answer.set_result(result)
+
+
+def cancel_search(entry: Any, job: Any) -> None:
+    """The caller gave up: a job that had not started never will, so its read share comes back now; a
+    running one gives it back through `finish_search` when the worker is done with the index."""
+    if job.cancel():
+        release_share(entry)
