@@ -72,7 +72,7 @@ def _child(settings: Settings, index: int, access_log_class: Any) -> None:
     from ..logs import configure_logging
     from .runner import run_server
 
-    configure_logging(settings.log_level)
+    configure_logging(settings.log_level, batched=True)
     log_malloc_thresholds(thresholds)
     mine = settings_for_process(settings, index)
     run_server(create_app(mine), mine, access_log_class=access_log_class, reuse_port=True)
