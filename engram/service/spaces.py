@@ -12,6 +12,10 @@ from ..store import queries as store_queries
 from ..store import spaces as store_spaces
 from ..store.uris import is_did, is_record_key, space_uri
 
+# Spaces `find` remembers (a few hundred bytes each); past it the oldest is dropped. Any write anywhere
+# invalidates them all at once, so the cache only ever saves reads between writes.
+_FOUND_MAX = 4096
+
 if TYPE_CHECKING:
     from ..embed.base import Embedder
     from ..search.manager import IndexManager
@@ -39,6 +43,8 @@ class SpaceService:
         self.service_did = service_did  # the authority of spaces named by a bare name
         self.embedder = embedder  # its model is a new space's default
         self.notifier = notifier  # tells registered syncers of a hosted space's deletion (server only)
+        # `find`'s answers by URI, each with the store's change count read before it (SQLite only)
+        self._found: dict[str, tuple[int, Space | None]] = {}
 
     def default_model(self) -> ModelSpec | None:
         embedder = self.embedder
@@ -131,10 +137,23 @@ class SpaceService:
     async def find(self, uri: str) -> Space | None:
         """`lookup` for async callers on the event loop (the per-request auth step): inline where a point
         read is cheaper than a thread hop (SQLite), on a reader thread where it is a network round trip
-        (PostgreSQL, docs/scale-out.md#the-store-on-postgresql)."""
-        if self.store.point_reads_on_loop:
-            return self.lookup(uri)
-        return await self.store.read_statement(store_spaces.get_space, uri)
+        (PostgreSQL, docs/scale-out.md#the-store-on-postgresql). On SQLite the answer is remembered until
+        any process commits a write (docs/architecture.md#space-cache): no SQLite call on the loop, whose
+        GIL release let worker threads in ahead of the request."""
+        if not self.store.point_reads_on_loop:
+            return await self.store.read_statement(store_spaces.get_space, uri)
+        changes = self.store.changes
+        version = -1 if changes is None else changes.value()  # read before the row: change_counter.py
+        if version >= 0:
+            cached = self._found.get(uri)
+            if cached is not None and cached[0] == version:
+                return cached[1]
+        space = self.lookup(uri)
+        if version >= 0:
+            if len(self._found) >= _FOUND_MAX:
+                del self._found[next(iter(self._found))]  # the oldest entry
+            self._found[uri] = (version, space)
+        return space
 
     async def require(self, uri: str) -> Space:
         """The live space or 400 `UnknownSpace`."""

@@ -27,6 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Self, TypeVar
 
+from engram.store.change_counter import ChangeCounter, counter_path
 from engram.store.direct_reads import DirectReader, connect
 from engram.store.migrate import apply_migrations
 
@@ -66,6 +67,9 @@ class Store:
         # `after_commit(result)` once COMMIT has returned. Set once at start-up, before any write.
         self.before_commit: Callable[[sqlite3.Connection], Any] | None = None
         self.after_commit: Callable[[Any], None] | None = None
+        # Bumped after every commit by every process writing the file; None where readers cannot cache
+        # (PostgreSQL: writers on other machines). engram/store/change_counter.py
+        self.changes: ChangeCounter | None = None
 
     @classmethod
     async def open(cls, path: str | Path, **kwargs: Any) -> Store:
@@ -100,6 +104,8 @@ class Store:
             if mode.lower() != "wal":
                 raise RuntimeError(f"could not put {self.path} in WAL mode (got {mode!r})")
             apply_migrations(conn)
+            self.changes = ChangeCounter(counter_path(self.path))
+            self.changes.bump()  # migrations may have changed rows a cache holds
         except BaseException:
             conn.close()
             raise
@@ -152,6 +158,8 @@ class Store:
                     self._rollback(conn)
                     future.set_exception(exc)
                 else:
+                    if self.changes is not None:  # before the acknowledgement: see change_counter.py
+                        self.changes.bump()
                     # after_commit first: its loop callbacks are then queued ahead of the caller's wake-up,
                     # so work it schedules (write notifications) exists once the write is acknowledged.
                     self._run_after_commit(hooked)
@@ -225,6 +233,8 @@ class Store:
         if self._reader_pool is not None:
             await asyncio.to_thread(self._reader_pool.shutdown, True)
         self.readers.close()
+        if self.changes is not None and not (self._writer is not None and self._writer.is_alive()):
+            self.changes.close()  # a hung writer may still bump it: then it stays mapped until exit
 
     async def __aenter__(self) -> Self:
         return self

@@ -1,0 +1,61 @@
+"""`ChangeCounter`: a number in shared memory that every process writing the SQLite file bumps after each
+write transaction, so readers can tell in a fraction of a microsecond, without a system call, that nothing
+was committed since they last read (docs/architecture.md#space-cache).
+
+Why not ask SQLite (`PRAGMA data_version`): on the event loop every SQLite call releases the GIL, and
+getting it back can mean waiting for a worker thread's Python to finish; the per-request space read was the
+last such call on the search path. A memory read never lets go of the GIL.
+
+The counter lives in `<database>-changes` next to the file (like SQLite's own `-wal` and `-shm`), mapped by
+every process that opens the store. A bump is read-increment-write under an exclusive `flock`, so two
+processes committing at once both count. Readers must read the counter *before* the data they cache with it:
+a commit that lands between the two then shows as a changed counter on the next look, never as a stale hit.
+The bump happens after COMMIT and before the write is acknowledged, so a request that starts after an
+acknowledgement sees the new value.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import mmap
+import os
+from pathlib import Path
+
+_SIZE = 8
+_MASK = (1 << 64) - 1
+
+
+def counter_path(database: Path) -> Path:
+    return database.with_name(database.name + "-changes")
+
+
+class ChangeCounter:
+    def __init__(self, path: Path):
+        self.path = path
+        self._fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            if os.fstat(self._fd).st_size < _SIZE:
+                os.ftruncate(self._fd, _SIZE)  # zero-filled; two processes doing this at once agree
+            self._map = mmap.mmap(self._fd, _SIZE)
+        except BaseException:
+            os.close(self._fd)
+            raise
+
+    def value(self) -> int:
+        """The current count; -1 once closed (callers then read the database instead of trusting a cache)."""
+        try:
+            return int.from_bytes(self._map[:_SIZE], "little")
+        except ValueError:  # the map is closed
+            return -1
+
+    def bump(self) -> None:
+        fcntl.flock(self._fd, fcntl.LOCK_EX)
+        try:
+            self._map[:_SIZE] = ((self.value() + 1) & _MASK).to_bytes(_SIZE, "little")
+        finally:
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+
+    def close(self) -> None:
+        if not self._map.closed:
+            self._map.close()
+            os.close(self._fd)
