@@ -311,7 +311,7 @@ def process_series(args: argparse.Namespace) -> list[tuple[str, dict[str, str]]]
     refuses the unknown ENGRAM_EVENT_LOOP)."""
     series = []
     for processes in args.processes:
-        for loop in args.event_loop or [None]:
+        for loop in [] if args.only_trees else args.event_loop or [None]:
             env = {"ENGRAM_PROCESSES": str(processes)} | ({"ENGRAM_EVENT_LOOP": loop} if loop else {})
             series.append((f"ENGRAM_PROCESSES={processes}" + (f" {loop}" if loop else ""), env))
         for tree in args.tree or []:
@@ -345,6 +345,11 @@ def main() -> None:
     parser.add_argument("--processes", type=int, nargs="+", help="compare ENGRAM_PROCESSES values")
     parser.add_argument("--event-loop", nargs="+", choices=["uvloop", "asyncio"], help="with --processes")
     parser.add_argument("--env", nargs="+", help="ENGRAM_X=value for every server (with --processes)")
+    parser.add_argument(
+        "--only-trees",
+        action="store_true",
+        help="with --processes: serve only the --tree checkouts (all through PYTHONPATH, loaded alike)",
+    )
     parser.add_argument("--bare", action="store_true", help="add a bare SpaceIndex.search series, 2 threads")
     parser.add_argument(
         "--client",
