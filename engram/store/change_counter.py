@@ -30,9 +30,11 @@ def counter_path(database: Path) -> Path:
 
 
 class ChangeCounter:
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, mode: int = 0o600):
+        """`mode`: permissions if the file is created (the store passes its database file's, as SQLite does
+        for `-wal` and `-shm`, so whoever may write the database may open the counter)."""
         self.path = path
-        self._fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        self._fd = os.open(path, os.O_RDWR | os.O_CREAT, mode)
         try:
             if os.fstat(self._fd).st_size < _SIZE:
                 os.ftruncate(self._fd, _SIZE)  # zero-filled; two processes doing this at once agree

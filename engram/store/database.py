@@ -104,7 +104,7 @@ class Store:
             if mode.lower() != "wal":
                 raise RuntimeError(f"could not put {self.path} in WAL mode (got {mode!r})")
             apply_migrations(conn)
-            self.changes = ChangeCounter(counter_path(self.path))
+            self.changes = ChangeCounter(counter_path(self.path), self.path.stat().st_mode & 0o666)
             self.changes.bump()  # migrations may have changed rows a cache holds
         except BaseException:
             conn.close()
