@@ -120,7 +120,13 @@ async def open_parts(
             ctx.syncer = await stack.enter_async_context(Syncer(ctx).running())
         if network and settings.metrics_port and ctx.metrics is not None:
             await stack.enter_async_context(
-                serve_metrics(ctx.metrics, settings.host, settings.metrics_port, ctx.index)
+                serve_metrics(
+                    ctx.metrics,
+                    settings.host,
+                    settings.metrics_port,
+                    ctx.index,
+                    ctx.services.search.hit_cache,
+                )
             )
         yield ctx
 

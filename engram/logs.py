@@ -80,7 +80,12 @@ class BatchedStderrHandler(logging.StreamHandler):
 
 def configure_logging(level: str, *, batched: bool = False) -> None:
     """JSON lines on stderr; `batched` (the server) writes info lines in batches (BatchedStderrHandler)."""
-    handler = BatchedStderrHandler() if batched else logging.StreamHandler(sys.stderr)
+    handler: logging.Handler = logging.StreamHandler(sys.stderr)
+    if batched:
+        try:
+            handler = BatchedStderrHandler()
+        except (OSError, ValueError, AttributeError):  # no usable fd 2 (sys.stderr None or detached)
+            pass
     handler.setFormatter(JsonFormatter())
     root = logging.getLogger()
     root.handlers[:] = [handler]

@@ -19,7 +19,7 @@ from typing import Any
 
 from aiohttp import web
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
-from prometheus_client.core import CounterMetricFamily
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 from prometheus_client.multiprocess import MultiProcessCollector
 
@@ -132,6 +132,24 @@ class SnapshotCollector:
         yield moved
 
 
+class HitCacheCollector:
+    """The search hit cache (engram/store/hit_cache.py): its plain counters, read at scrape time."""
+
+    def __init__(self, cache) -> None:
+        self._cache = cache
+
+    def collect(self):
+        lookups = CounterMetricFamily(
+            "engram_search_hit_cache_lookups", "Search hits looked up in the hit cache", labels=["result"]
+        )
+        lookups.add_metric(["hit"], self._cache.hits)
+        lookups.add_metric(["miss"], self._cache.misses)
+        held = GaugeMetricFamily("engram_search_hit_cache_bytes", "Estimated bytes the hit cache holds")
+        held.add_metric([], self._cache.bytes)
+        yield lookups
+        yield held
+
+
 def _exposition(metrics: Metrics, *local_collectors) -> bytes:
     shared = os.environ.get(MULTIPROCESS_DIR_ENV)
     if not shared:
@@ -146,7 +164,9 @@ def _exposition(metrics: Metrics, *local_collectors) -> bytes:
 
 
 @asynccontextmanager
-async def serve_metrics(metrics: Metrics, host: str, port: int, index=None) -> AsyncIterator[int]:
+async def serve_metrics(
+    metrics: Metrics, host: str, port: int, index=None, hit_cache=None
+) -> AsyncIterator[int]:
     """Serve GET /metrics on host:port (port 0 picks a free one); yields the bound port."""
 
     async def scrape(request: web.Request) -> web.Response:
@@ -155,6 +175,7 @@ async def serve_metrics(metrics: Metrics, host: str, port: int, index=None) -> A
         return web.Response(body=_exposition(metrics, *local), headers={"Content-Type": CONTENT_TYPE_LATEST})
 
     local = [SnapshotCollector(index)] if index is not None else []
+    local += [HitCacheCollector(hit_cache)] if hit_cache is not None else []
     for collector in local:
         metrics.registry.register(collector)
     app = web.Application()

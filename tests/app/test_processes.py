@@ -32,6 +32,7 @@ def test_each_process_gets_a_share_of_the_limits_that_sums_to_the_budget():
     assert sum(s.text_search_rate for s in shares) == pytest.approx(2.0)
     assert sum(s.max_connections for s in shares) <= settings.max_connections
     assert sum(s.ram_bytes for s in shares) <= settings.ram_bytes  # each process holds its own indexes
+    assert sum(s.hit_cache_bytes for s in shares) <= settings.hit_cache_bytes  # per-process hit caches
     assert [s.metrics_port for s in shares] == [9100, 0, 0, 0]  # one metrics listener
     assert [s.process_index for s in shares] == [0, 1, 2, 3]  # process 0 alone polls synced spaces
 

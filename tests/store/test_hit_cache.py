@@ -92,3 +92,16 @@ def test_concurrent_hydration_keeps_the_accounting_exact():
         t.join()
     assert not errors
     assert cache.bytes == size * len(cache) <= cache.max_bytes
+
+
+def test_the_metrics_collector_reports_the_counters():
+    from engram.metrics import HitCacheCollector
+
+    cache = HitCache(1 << 20)
+    reader = Reader({1: memory(1), 2: memory(2)})
+    cache.hydrate(1, [1, 2], reader)
+    cache.hydrate(1, [1], reader)
+    families = {f.name: f for f in HitCacheCollector(cache).collect()}
+    lookups = {s.labels["result"]: s.value for s in families["engram_search_hit_cache_lookups"].samples}
+    assert lookups == {"hit": 1, "miss": 2}
+    assert families["engram_search_hit_cache_bytes"].samples[0].value == cache.bytes > 0
