@@ -27,7 +27,9 @@ def decode_query_vector(text: str, *, max_dims: int = MAX_DIMS) -> np.ndarray:
     # Bound the work before decoding anything: 3 bytes per 4 characters, 2 bytes per value.
     if len(text) > (max_dims * 2 * 4 + 2) // 3 + 1:
         raise InvalidInput(f"vector has more than {max_dims} dimensions")
-    bad = _NOT_B64URL.search(text)
+    # The alphabet check as one C pass (deleting every allowed byte must leave nothing); the regex that
+    # finds the position for the message runs only for a bad vector.
+    bad = _NOT_B64URL.search(text) if not text.isascii() or text.encode().translate(None, _ALPHABET) else None
     if bad is not None:
         if bad.group() == "=":
             raise InvalidInput(
@@ -57,7 +59,8 @@ def decode_query_vector(text: str, *, max_dims: int = MAX_DIMS) -> np.ndarray:
 def bytes_from_base64url(text: str) -> bytes:
     """Strict base64url without padding (alphabet already checked by the caller or trusted)."""
     try:
-        raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+        # What base64.urlsafe_b64decode does, without its str/bytes dispatch: ~1 µs less per search.
+        raw = binascii.a2b_base64(text.encode("ascii").translate(_URL_TO_STANDARD) + b"=" * (-len(text) % 4))
     except (binascii.Error, ValueError) as exc:
         raise InvalidInput(f"vector: not valid base64url ({exc})") from None
     # Non-zero leftover bits mean two different strings decode to the same bytes; refuse the non-canonical
@@ -68,6 +71,8 @@ def bytes_from_base64url(text: str) -> bytes:
     return raw
 
 
+_ALPHABET = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+_URL_TO_STANDARD = bytes.maketrans(b"-_", b"+/")
 _B64URL_VALUE = {
     c: i for i, c in enumerate("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
 }
@@ -97,6 +102,11 @@ def unit_rows(vectors: np.ndarray) -> np.ndarray:
     norms = np.linalg.norm(x, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
     return x / norms
+
+
+def similarities_permille(cosines: np.ndarray) -> list[int]:
+    """`similarity_permille` of every score at once (the same float64 arithmetic, truncated alike)."""
+    return (np.clip(np.asarray(cosines, dtype=np.float64), 0.0, 1.0) * 1000).astype(np.int64).tolist()
 
 
 def similarity_permille(cosine: float) -> int:

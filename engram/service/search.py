@@ -11,7 +11,7 @@ import numpy as np
 from ..errors import InvalidInput, Unavailable
 from ..search.filters import Filters
 from ..search.limits import Decision, SearchLimiter
-from ..search.vectors import decode_query_vector, similarity_permille
+from ..search.vectors import decode_query_vector, similarities_permille, similarity_permille
 from ..store import Memory, Space
 from ..store import queries as store_queries
 from ..store.hit_cache import HitCache
@@ -143,8 +143,8 @@ class SearchService:
             ) from None
         finally:
             self.limiter.leave(space.uri)
-        score = dict(zip(result.row_ids.tolist(), result.scores.tolist(), strict=True))
-        hits = [(m, similarity_permille(score[m.row_id])) for m in memories]
+        permille = dict(zip(result.row_ids.tolist(), similarities_permille(result.scores), strict=True))
+        hits = [(m, permille[m.row_id]) for m in memories]
         return SearchOutcome(hits, bool(result.approximate), decision)
 
     async def graph(self, space: Space, *, limit: int, neighbors: int, min_similarity: float) -> Graph:

@@ -92,7 +92,12 @@ class LexiconRegistry:
         return nsid in self._docs
 
     def methods(self) -> dict[str, MethodDef]:
+        """A copy of every method by NSID (for start-up work; per request use `find_method`)."""
         return dict(self._methods)
+
+    def find_method(self, nsid: str) -> MethodDef | None:
+        """The method `nsid`, or None: the per-request lookup (copying `methods()` cost ~3 % of a search)."""
+        return self._methods.get(nsid)
 
     def method(self, nsid: str) -> MethodDef:
         return self._methods[nsid]

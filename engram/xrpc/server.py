@@ -120,7 +120,7 @@ class XrpcServer:
 
     async def dispatch(self, request: web.Request) -> web.StreamResponse:
         nsid = request.match_info["nsid"]
-        method = self.registry.methods().get(nsid)
+        method = self.registry.find_method(nsid)
         if method is None or method.kind == "subscription":
             raise MethodNotImplementedError(f"Method not implemented: {nsid}", "MethodNotImplemented")
         expected = "GET" if method.kind == "query" else "POST"

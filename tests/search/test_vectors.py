@@ -95,3 +95,17 @@ def test_similarity_is_truncated_and_clamped():
     assert similarity_permille(1.2) == 1000
     assert similarity_permille(-0.3) == 0
     assert similarity_permille(0.5) == 500
+
+
+def test_similarities_permille_matches_the_scalar_rule():
+    from engram.search.vectors import similarities_permille, similarity_permille
+
+    rng = np.random.default_rng(3)
+    cosines = np.concatenate(
+        [
+            rng.uniform(-1.5, 1.5, 2000).astype(np.float32),
+            np.array([0.0, 1.0, -0.0, 0.9995, 0.001, 0.0009999, 1.0000001, -1e-9], dtype=np.float32),
+            np.nextafter(np.float32(0.5), np.float32(1), dtype=np.float32)[None],
+        ]
+    )
+    assert similarities_permille(cosines) == [similarity_permille(c) for c in cosines]
