@@ -167,7 +167,8 @@ def sign_space_request(
     holder_key: PrivateKey, credential_jwt: str, audience: str, *, with_params: bool = True
 ) -> dict[str, str]:
     """Headers for a credential-use request. Emits ``;keyid=...;alg="ecdsa-p256-sha256"`` by default
-    (accepted by both upstream verifier revisions and Cocoon); ``with_params=False`` emits none."""
+    (accepted by every known verifier, docs/protocol.md#the-atproto-space-request-signature);
+    ``with_params=False`` emits none."""
     headers = {"Authorization": f"Atproto-Space {credential_jwt}", "Atproto-Space-Audience": audience}
     params = {"keyid": holder_key.public_key.did_key, "alg": ALG} if with_params else {}
     _sign(holder_key, headers, USE_COMPONENTS, params)

@@ -106,7 +106,8 @@ class OnnxEmbedder:
             tok = Tokenizer.from_file(str(spec.tokenizer_path))
         except Exception as e:  # tokenizers raises a bare Exception on malformed JSON
             raise EmbedderLoadError(f"cannot read tokenizer {spec.tokenizer_path}: {e}") from e
-        # The upstream MiniLM tokenizer.json pads every input to a fixed 128 tokens and truncates at 128.
+        # The MiniLM tokenizer.json as published pads every input to 128 tokens and truncates at 128
+        # (docs/embedders.md#what-text-is-embedded).
         # Replace both: pad to the longest text in the batch (a short query costs a few tokens, not 128)
         # and truncate at the model's max_tokens (256, what sentence-transformers uses).
         old = tok.padding or {}

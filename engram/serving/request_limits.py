@@ -18,7 +18,7 @@ AIOHTTP_DEFAULT_LINE = 8190
 PERCENT_ENCODED = 3  # worst case: each UTF-8 byte of a value travels as %XX
 UNBOUNDED_STRING_BYTES = 1024  # a parameter with neither maxLength nor a bounded format (space, model, ...)
 UNBOUNDED_ARRAY_ITEMS = 16
-# Longest values of the atproto string formats (the atproto specs' limits: DIDs 2 KB, AT-URIs 8 KB).
+# Longest values of the atproto string formats: DIDs 2 KB (docs/protocol.md#space-uris), AT-URIs 8 KB.
 FORMAT_MAX_BYTES = {
     "did": 2048,
     "at-uri": 8192,
