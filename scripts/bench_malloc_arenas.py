@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import shutil
 import statistics
 import subprocess
@@ -33,7 +32,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from bench_throughput import cpu_seconds, drive, seed_data_dir
+from bench_throughput import cpu_seconds, drive, seed_data_dir, serve_env
 
 # glibc mallopt parameters (malloc.h)
 M_TRIM_THRESHOLD, M_MMAP_THRESHOLD, M_ARENA_MAX = -1, -3, -8
@@ -197,18 +196,7 @@ def main() -> None:
     args = parser.parse_args()
     configs = {k: v for k, v in CONFIGS.items() if not args.only or k in args.only}
     with tempfile.TemporaryDirectory(prefix="engram-arenas-") as tmp:
-        base = {k: v for k, v in os.environ.items() if not k.startswith(("ENGRAM_", "MALLOC_"))}
-        env = base | {
-            "ENGRAM_DATA_DIR": f"{tmp}/data",
-            "ENGRAM_EMBEDDER": "none",
-            "ENGRAM_SERVICE_DID": "did:web:bench.test",
-            "ENGRAM_PUBLIC_URL": "https://bench.test",
-            "ENGRAM_SEARCH_RATE": "0",
-            "ENGRAM_SEARCH_CONCURRENCY": "1024",
-            "ENGRAM_LOG_LEVEL": "warning",
-            "ENGRAM_PROCESSES": "1",
-            "ENGRAM_PORT": "18690",
-        }
+        env = serve_env(tmp, drop=("ENGRAM_", "MALLOC_")) | {"ENGRAM_PROCESSES": "1", "ENGRAM_PORT": "18690"}
         material = asyncio.run(seed_data_dir(Path(tmp) / "data", env, args.size))
         target = {"url": "http://127.0.0.1:18690/xrpc/garden.engram.searchMemories", **material}
         if args.cpu_rounds:

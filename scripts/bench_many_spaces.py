@@ -42,10 +42,11 @@ _HERE = str(Path(__file__).resolve().parents[1])
 sys.path.insert(0, sys.argv[sys.argv.index("--code") + 1] if "--code" in sys.argv else _HERE)
 
 import numpy as np
+from benchlib import seed as seed_vectors
 
 from engram.config import Settings
 from engram.lifecycle import open_context
-from engram.store import Embedding, MemoryWrite, ModelSpec
+from engram.store import ModelSpec
 
 SPEC = ModelSpec("bench-many", "sha256:bench", 64)
 SMALL_BUDGET = 50 << 20
@@ -78,20 +79,9 @@ def pct(samples: list[float], q: float) -> float:
 async def seed(data_dir: Path, spaces: int, per_space: int) -> None:
     rng = np.random.default_rng(1)
     async with open_context(settings_for(data_dir), embedder=False) as ctx:
-        author = ctx.settings.service_did
         for s in range(spaces):
             uri = (await ctx.services.spaces.create_hosted(f"s{s:05d}", model=SPEC)).uri
-            vectors = rng.standard_normal((per_space, SPEC.dims)).astype(np.float16)
-            items = [
-                MemoryWrite(
-                    author=author,
-                    text=f"memory {i} of space {s}",
-                    created_at="2026-01-01T00:00:00.000Z",
-                    embedding=Embedding(SPEC.model, SPEC.digest, SPEC.dims, v),
-                )
-                for i, v in enumerate(vectors)
-            ]
-            await ctx.services.memories.write(uri, items)
+            await seed_vectors(ctx, uri, rng.standard_normal((per_space, SPEC.dims)), SPEC)
             if s % 500 == 0:
                 print(f"  seeded {s}/{spaces} spaces", file=sys.stderr)
 

@@ -32,10 +32,11 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np
+from benchlib import seed as seed_vectors
 
 from engram.config import Settings
 from engram.lifecycle import open_context
-from engram.store import Embedding, MemoryWrite, ModelSpec
+from engram.store import ModelSpec
 
 SPEC = ModelSpec("bench-snapshot", "sha256:bench", 384)
 SPACE_NAME = "snapshot-bench"
@@ -53,27 +54,11 @@ def settings_for(data_dir: Path, **changes) -> Settings:
     return replace(base, **changes)
 
 
-def writes(rng: np.random.Generator, n: int, author: str, offset: int = 0) -> list[MemoryWrite]:
-    vectors = rng.standard_normal((n, SPEC.dims)).astype(np.float16)
-    return [
-        MemoryWrite(
-            author=author,
-            text=f"memory {offset + i}",
-            created_at="2026-01-01T00:00:00.000Z",
-            embedding=Embedding(SPEC.model, SPEC.digest, SPEC.dims, v),
-        )
-        for i, v in enumerate(vectors)
-    ]
-
-
 async def seed(data_dir: Path, n: int) -> str:
     rng = np.random.default_rng(1)
     async with open_context(settings_for(data_dir), embedder=False) as ctx:
         uri = (await ctx.services.spaces.create_hosted(SPACE_NAME, model=SPEC)).uri
-        for start in range(0, n, 5000):
-            await ctx.services.memories.write(
-                uri, writes(rng, min(5000, n - start), ctx.settings.service_did, start)
-            )
+        await seed_vectors(ctx, uri, rng.standard_normal((n, SPEC.dims)), SPEC)
         print(f"  seeded {n}", file=sys.stderr)
     return uri
 
@@ -87,7 +72,7 @@ async def snapshot(data_dir: Path, uri: str, store_url: str, exact_max: int) -> 
         stats = ctx.index.snapshot_stats()
         assert stats.uploads == 1, stats
         rng = np.random.default_rng(exact_max)
-        await ctx.services.memories.write(uri, writes(rng, LATE_WRITES, ctx.settings.service_did, 10**9))
+        await seed_vectors(ctx, uri, rng.standard_normal((LATE_WRITES, SPEC.dims)), SPEC)
 
 
 async def child(data_dir: Path, uri: str, store_url: str | None, exact_max: int) -> dict:

@@ -182,12 +182,12 @@ async def seed_data_dir(data_dir: Path, env: dict[str, str], size: int) -> dict:
     sys.path.insert(0, str(HERE))
     from benchlib import latent, seed
 
-    from engram.auth.credential import mint_space_credential
     from engram.auth.keys import PrivateKey
     from engram.auth.space_signature import sign_space_request
     from engram.config import read_env
     from engram.lifecycle import open_context
     from engram.search.vectors import encode_query_vector
+    from engram.service.credentials import mint_for_space
     from engram.store import ModelSpec
 
     spec = ModelSpec("bench-384", "sha256:bench", 384)
@@ -195,13 +195,7 @@ async def seed_data_dir(data_dir: Path, env: dict[str, str], size: int) -> dict:
         space = await ctx.services.spaces.create_hosted("bench", model=spec)
         await seed(ctx, space.uri, latent(size, spec.dims, seed=1), spec)
         holder = PrivateKey.generate("ES256")
-        token = mint_space_credential(
-            ctx.keyring.private_key(space.authority),
-            issuer=space.authority,
-            space=space.uri,
-            holder_did_key=holder.public_key.did_key,
-            ttl=3600,
-        )
+        token = mint_for_space(ctx.keyring, space.uri, holder.public_key.did_key, ttl=3600)
         headers = sign_space_request(holder, token, ctx.settings.service_did)
     qs = latent(64, spec.dims, seed=2)
     params = [
@@ -212,24 +206,25 @@ async def seed_data_dir(data_dir: Path, env: dict[str, str], size: int) -> dict:
     return {"headers": headers, "params": params}
 
 
+def serve_env(tmp: str, drop: tuple[str, ...] = ("ENGRAM_",)) -> dict[str, str]:
+    """The environment of an `engram serve` under benchmark: data in `tmp`, no embedder, rate limits off,
+    quiet logs; this process's variables starting with any of `drop` are left out."""
+    return {k: v for k, v in os.environ.items() if not k.startswith(drop)} | {
+        "ENGRAM_DATA_DIR": f"{tmp}/data",
+        "ENGRAM_EMBEDDER": "none",
+        "ENGRAM_SERVICE_DID": "did:web:bench.test",
+        "ENGRAM_PUBLIC_URL": "https://bench.test",
+        "ENGRAM_SEARCH_RATE": "0",
+        "ENGRAM_SEARCH_CONCURRENCY": "1024",
+        "ENGRAM_LOG_LEVEL": "warning",
+    }
+
+
 def bench_processes(args: argparse.Namespace) -> None:
     import urllib.request
 
     with tempfile.TemporaryDirectory(prefix="engram-procs-") as tmp:
-        base_env = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")}
-        env = (
-            base_env
-            | {
-                "ENGRAM_DATA_DIR": f"{tmp}/data",
-                "ENGRAM_EMBEDDER": "none",
-                "ENGRAM_SERVICE_DID": "did:web:bench.test",
-                "ENGRAM_PUBLIC_URL": "https://bench.test",
-                "ENGRAM_SEARCH_RATE": "0",
-                "ENGRAM_SEARCH_CONCURRENCY": "1024",
-                "ENGRAM_LOG_LEVEL": "warning",
-            }
-            | dict(pair.split("=", 1) for pair in args.env or [])
-        )
+        env = serve_env(tmp) | dict(pair.split("=", 1) for pair in args.env or [])
         material = asyncio.run(seed_data_dir(Path(tmp) / "data", env, args.size))
         servers = []
         for n, (label, overrides) in enumerate(process_series(args)):

@@ -29,11 +29,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import aiohttp
 import numpy as np
 
-from engram.auth.credential import mint_space_credential
 from engram.auth.keys import PrivateKey
 from engram.auth.space_signature import sign_space_request
 from engram.search.vectors import encode_query_vector
 from engram.service import apikeys
+from engram.service.credentials import mint_for_space
 from engram.store import MemoryWrite
 
 # Statuses a healthy engram may answer to this mix (rate limits may be on): anything else is a failure.
@@ -116,13 +116,7 @@ async def prepare(ctx, base: str, memories: int = 200) -> Target:
     written = await ctx.services.memories.write(space.uri, writes)
     _key, token = await apikeys.create_api_key(ctx, space.uri, ("read", "write"), "load test")
     holder = PrivateKey.generate("ES256")
-    credential = mint_space_credential(
-        ctx.keyring.private_key(space.authority),
-        issuer=space.authority,
-        space=space.uri,
-        holder_did_key=holder.public_key.did_key,
-        ttl=3600,
-    )
+    credential = mint_for_space(ctx.keyring, space.uri, holder.public_key.did_key, ttl=3600)
     active = space.config.active
     vectors = ctx.embedder.embed([f"query {i} {TEXTS[i % len(TEXTS)]}" for i in range(16)], "query")
     return Target(

@@ -149,3 +149,15 @@ def pg_database_url(postgres_server, _pg_migrated_database):
     name. Shared by the session's tests one after another and emptied after each (see empty_tables)."""
     yield _pg_migrated_database
     postgres_server.empty_tables(_pg_migrated_database)
+
+
+@pytest.fixture
+async def two_stores(tmp_path):
+    """Two stores on one SQLite file, standing in for two serving processes."""
+    from engram.store import Store, database_path
+
+    first = await Store.open(database_path(tmp_path))
+    second = await Store.open(database_path(tmp_path))
+    yield first, second
+    await first.close()
+    await second.close()

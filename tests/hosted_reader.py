@@ -3,18 +3,13 @@ open the data directory next to a running `engram serve` and then call it over H
 
 from __future__ import annotations
 
-from engram.auth.credential import mint_space_credential
 from engram.auth.keys import PrivateKey
 from engram.auth.space_signature import sign_space_request
+from engram.service.credentials import mint_for_space
 
 
 def hosted_reader_headers(ctx, space) -> dict[str, str]:
     """atproto-space headers of a fresh holder whose credential engram's own key for `space` signed."""
     holder = PrivateKey.generate("ES256")
-    token = mint_space_credential(
-        ctx.keyring.private_key(space.authority),
-        issuer=space.authority,
-        space=space.uri,
-        holder_did_key=holder.public_key.did_key,
-    )
+    token = mint_for_space(ctx.keyring, space.uri, holder.public_key.did_key)
     return sign_space_request(holder, token, ctx.settings.service_did)

@@ -7,8 +7,6 @@ import os
 import time
 from urllib.parse import parse_qs, urlsplit
 
-import pytest
-
 from engram.cli.main import main
 from engram.console.login_links import LINK_TTL_S, create_link_token, redeem_link_token
 from engram.store import Store, database_path
@@ -17,18 +15,8 @@ from engram.store.console_links import count_links
 NOW = 1_800_000_000.0
 
 
-@pytest.fixture
-async def stores(tmp_path):
-    """Two stores on one file, standing in for two serving processes."""
-    first = await Store.open(database_path(tmp_path))
-    second = await Store.open(database_path(tmp_path))
-    yield first, second
-    await first.close()
-    await second.close()
-
-
-async def test_a_link_redeems_once_and_only_its_hash_is_stored(stores, tmp_path):
-    first, second = stores
+async def test_a_link_redeems_once_and_only_its_hash_is_stored(two_stores, tmp_path):
+    first, second = two_stores
     token = await create_link_token(first, NOW)
     assert token.encode() not in database_path(tmp_path).read_bytes()
     stored = await first.read(lambda conn: conn.execute("SELECT digest FROM console_links").fetchall())
@@ -38,30 +26,30 @@ async def test_a_link_redeems_once_and_only_its_hash_is_stored(stores, tmp_path)
     assert await first.read(count_links) == 0
 
 
-async def test_a_link_expires(stores):
-    first, _ = stores
+async def test_a_link_expires(two_stores):
+    first, _ = two_stores
     token = await create_link_token(first, NOW)
     assert not await redeem_link_token(first, token, NOW + LINK_TTL_S)
     other = await create_link_token(first, NOW)
     assert await redeem_link_token(first, other, NOW + LINK_TTL_S - 1)
 
 
-async def test_racing_redeemers_in_two_processes_get_one_success(stores):
-    token = await create_link_token(stores[0], NOW)
-    outcomes = await asyncio.gather(*(redeem_link_token(s, token, NOW) for s in stores * 8))
+async def test_racing_redeemers_in_two_processes_get_one_success(two_stores):
+    token = await create_link_token(two_stores[0], NOW)
+    outcomes = await asyncio.gather(*(redeem_link_token(s, token, NOW) for s in two_stores * 8))
     assert outcomes.count(True) == 1
 
 
-async def test_expired_links_are_pruned_when_a_new_one_is_made(stores):
-    first, _ = stores
+async def test_expired_links_are_pruned_when_a_new_one_is_made(two_stores):
+    first, _ = two_stores
     old = await create_link_token(first, NOW)
     await create_link_token(first, NOW + LINK_TTL_S + 1)
     assert await first.read(count_links) == 1
     assert not await redeem_link_token(first, old, NOW)
 
 
-async def test_odd_tokens_are_refused(stores):
-    first, _ = stores
+async def test_odd_tokens_are_refused(two_stores):
+    first, _ = two_stores
     for token in ("", "short", "x" * 500, None, "../../etc/passwd" + "a" * 10):
         assert not await redeem_link_token(first, token, NOW)
 

@@ -176,3 +176,12 @@ def oracle(
 def unit(v: np.ndarray) -> np.ndarray:
     v = np.asarray(v, dtype=np.float32)
     return v / np.linalg.norm(v)
+
+
+def spaces_with_rows(count: int, rows: int = 20, dims: int = 16) -> tuple[MemorySource, list[str]]:
+    """`count` spaces of `rows` clustered rows each in one source, and their names."""
+    source = MemorySource()
+    names = [f"at://did:plc:alice/garden.engram.space/s{i}" for i in range(count)]
+    for i, name in enumerate(names):
+        source.add(name, clustered(rows, dims, seed=i, centres=3))
+    return source, names

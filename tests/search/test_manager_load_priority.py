@@ -8,7 +8,7 @@ import threading
 
 import numpy as np
 import pytest
-from search_fakes import MODEL, MemorySource, clustered
+from search_fakes import MODEL, MemorySource, spaces_with_rows
 
 from engram.search import persist
 from engram.search.manager import IndexManager
@@ -17,14 +17,6 @@ from engram.workers import WorkerPool
 D = 16
 Q = np.ones(D, np.float32) / 4
 WAIT_S = 60  # generous bound for polls on a busy machine; never a measured duration
-
-
-def spaces(count: int, rows: int = 12) -> tuple[MemorySource, list[str]]:
-    source = MemorySource()
-    names = [f"at://did:plc:alice/garden.engram.space/p{i}" for i in range(count)]
-    for i, name in enumerate(names):
-        source.add(name, clustered(rows, D, seed=i, centres=3))
-    return source, names
 
 
 async def saved(source: MemorySource, names: list[str], pool: WorkerPool, data_dir) -> None:
@@ -51,7 +43,7 @@ def loads():
 
 
 async def test_a_warm_search_finishes_while_a_load_is_held_mid_way(pool, loads, tmp_path, monkeypatch):
-    source, names = spaces(2)
+    source, names = spaces_with_rows(2, rows=12)
     await saved(source, names, pool, tmp_path)
     manager = IndexManager(source, pool, tmp_path, load_pool=loads)
     await manager.search(names[0], MODEL, D, Q, 3)
@@ -78,7 +70,7 @@ async def test_a_warm_search_finishes_while_a_load_is_held_mid_way(pool, loads, 
 
 
 async def test_loads_wait_for_the_warm_searches_in_flight(pool, loads, tmp_path, monkeypatch):
-    source, names = spaces(3)
+    source, names = spaces_with_rows(3, rows=12)
     await saved(source, names, pool, tmp_path)
     manager = IndexManager(source, pool, tmp_path, load_pool=loads, load_yield_s=WAIT_S)
     await manager.search(names[0], MODEL, D, Q, 3)
@@ -119,7 +111,7 @@ async def test_loads_wait_for_the_warm_searches_in_flight(pool, loads, tmp_path,
 
 
 async def test_many_loads_at_once_are_adopted_in_batches_with_exact_accounting(pool, loads, tmp_path):
-    source, names = spaces(75)  # more than two adoption batches
+    source, names = spaces_with_rows(75, rows=12)  # more than two adoption batches
     await saved(source, names, pool, tmp_path)
     manager = IndexManager(source, pool, tmp_path, load_pool=loads)
     for name in names:
@@ -137,7 +129,7 @@ async def test_many_loads_at_once_are_adopted_in_batches_with_exact_accounting(p
 async def test_a_failing_load_reaches_its_caller_and_the_next_search_retries(
     pool, loads, tmp_path, monkeypatch
 ):
-    source, names = spaces(1)
+    source, names = spaces_with_rows(1, rows=12)
     await saved(source, names, pool, tmp_path)
     manager = IndexManager(source, pool, tmp_path, load_pool=loads)
     load = persist.load
@@ -155,7 +147,7 @@ async def test_a_failing_load_reaches_its_caller_and_the_next_search_retries(
 
 
 async def test_a_load_asked_of_a_shut_down_pool_fails_instead_of_hanging(pool, tmp_path):
-    source, names = spaces(1)
+    source, names = spaces_with_rows(1, rows=12)
     await saved(source, names, pool, tmp_path)
     closed = WorkerPool(1, name="test-closed-loads")
     closed.close()
@@ -167,7 +159,7 @@ async def test_a_load_asked_of_a_shut_down_pool_fails_instead_of_hanging(pool, t
 
 
 async def test_a_search_that_never_ends_delays_loads_but_does_not_starve_them(pool, loads, tmp_path):
-    source, names = spaces(3)
+    source, names = spaces_with_rows(3, rows=12)
     await saved(source, names, pool, tmp_path)
     manager = IndexManager(source, pool, tmp_path, load_pool=loads, load_yield_s=0.01)
     await manager.search(names[0], MODEL, D, Q, 3)

@@ -7,7 +7,7 @@ import threading
 
 import numpy as np
 import pytest
-from search_fakes import MODEL, MemorySource, clustered
+from search_fakes import MODEL, clustered, spaces_with_rows
 
 from engram.search import persist
 from engram.search.index import SpaceIndex
@@ -17,14 +17,6 @@ from engram.xrpc.errors import UnavailableError
 
 D = 16
 Q = np.ones(D, np.float32) / 4
-
-
-def spaces_with_rows(count: int, rows: int = 20) -> tuple[MemorySource, list[str]]:
-    source = MemorySource()
-    names = [f"at://did:plc:alice/garden.engram.space/s{i}" for i in range(count)]
-    for i, name in enumerate(names):
-        source.add(name, clustered(rows, D, seed=i, centres=3))
-    return source, names
 
 
 def full_sum(manager: IndexManager, names: list[str]) -> int:

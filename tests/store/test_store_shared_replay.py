@@ -9,22 +9,12 @@ from engram.auth.keys import PrivateKey
 from engram.auth.service_jwt import ServiceAuthVerifier, mint_service_jwt
 from engram.console.sessions import OPERATOR, READER, SessionStore
 from engram.errors import NotAuthenticated
-from engram.store import Store, database_path
 from engram.store.replays import StoreReplayGuard, claim, claim_key
 
 NOW = 1_790_000_000.0
 ENGRAM = "did:web:engram.example.com"
 AUTHORITY = "did:plc:" + "b" * 24
 LXM = "com.atproto.space.notifyWrite"
-
-
-@pytest.fixture
-async def two_stores(tmp_path):
-    first = await Store.open(database_path(tmp_path))
-    second = await Store.open(database_path(tmp_path))
-    yield first, second
-    await first.close()
-    await second.close()
 
 
 class Clock:
