@@ -1,5 +1,5 @@
 """The warm search's worker job and its completion on the loop: the hot path of `IndexManager.search`, which
-takes its read share synchronously and gives it back from the worker future's done callback
+takes its read share synchronously and gives it back from the worker's report on the loop
 (docs/architecture.md#concurrency).
 """
 

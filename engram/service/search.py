@@ -77,9 +77,8 @@ class SearchService:
         self.spaces = spaces
         self.limiter = limiter  # per-space search token buckets and concurrency caps
         self.text = text
-        self.hit_cache = (
-            HitCache(0) if hit_cache is None else hit_cache
-        )  # recent hits, hydrated (engram/store/hit_cache.py)
+        # recent hits, kept hydrated (engram/store/hit_cache.py); none when the caller gives no cache
+        self.hit_cache = HitCache(0) if hit_cache is None else hit_cache
         self.hard_limit_s = HARD_LIMIT_S
 
     async def query_vector(self, space: Space, query: SearchQuery) -> np.ndarray:
