@@ -33,7 +33,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import replace
 from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -42,26 +41,15 @@ _HERE = str(Path(__file__).resolve().parents[1])
 sys.path.insert(0, sys.argv[sys.argv.index("--code") + 1] if "--code" in sys.argv else _HERE)
 
 import numpy as np
+from benchlib import data_dir_settings as settings_for
 from benchlib import seed as seed_vectors
 
-from engram.config import Settings
 from engram.lifecycle import open_context
 from engram.store import ModelSpec
 
 SPEC = ModelSpec("bench-many", "sha256:bench", 64)
 SMALL_BUDGET = 50 << 20
 ROUNDS = 5
-
-
-def settings_for(data_dir: Path, **changes) -> Settings:
-    base = Settings(
-        data_dir=data_dir,
-        service_did="did:web:bench.test",
-        public_url="https://bench.test",
-        search_rate=0,
-        load_wait_ms=600_000,
-    )
-    return replace(base, **changes)
 
 
 def rss_mb() -> float:

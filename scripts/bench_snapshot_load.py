@@ -25,33 +25,21 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import replace
 from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np
+from benchlib import data_dir_settings as settings_for
 from benchlib import seed as seed_vectors
 
-from engram.config import Settings
 from engram.lifecycle import open_context
 from engram.store import ModelSpec
 
 SPEC = ModelSpec("bench-snapshot", "sha256:bench", 384)
 SPACE_NAME = "snapshot-bench"
 LATE_WRITES = 20  # written after the snapshot: every fresh node catches up through the delta
-
-
-def settings_for(data_dir: Path, **changes) -> Settings:
-    base = Settings(
-        data_dir=data_dir,
-        service_did="did:web:bench.test",
-        public_url="https://bench.test",
-        search_rate=0,
-        load_wait_ms=600_000,  # a first search waits for the build, however long it takes
-    )
-    return replace(base, **changes)
 
 
 async def seed(data_dir: Path, n: int) -> str:

@@ -100,6 +100,19 @@ async def engram_server(**changes):
                 await runner.cleanup()
 
 
+def data_dir_settings(data_dir: Path, **changes) -> Settings:
+    """Settings of a benchmark context opened on `data_dir`: rate limits off, and a first search waits for
+    its index however long the build takes."""
+    base = Settings(
+        data_dir=data_dir,
+        service_did="did:web:bench.test",
+        public_url="https://bench.test",
+        search_rate=0,
+        load_wait_ms=600_000,
+    )
+    return replace(base, **changes)
+
+
 async def seed(ctx, space: str, vectors: np.ndarray, spec, batch: int = 5000) -> list[str]:
     uris: list[str] = []
     author = ctx.settings.service_did
