@@ -173,6 +173,11 @@ class WorkerPool:
         self._put(job)
         return job
 
+    def enqueue(self, item) -> None:
+        """Queue an item with ``run()`` (on a worker) and ``abandon()`` (the pool shut down first): a search
+        batch (engram/search/search_job.py), which callers join while it waits in the queue."""
+        self._put(item)
+
     def submit(self, fn: Callable[..., T], /, *args, **kwargs):
         """Start work without awaiting it (a background load keeps going after its callers give up)."""
         return asyncio.wrap_future(self.start(functools.partial(fn, *args, **kwargs)))

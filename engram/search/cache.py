@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from typing import Any
 
 from engram.search.index import SpaceIndex
 from engram.search.loader import LoadRequest
@@ -29,6 +30,7 @@ class Entry:
     nbytes: int = 0  # this index's share of IndexCache.bytes, as last accounted
     saved_generation: int = -1
     drops: int = 0  # the space's drop count when loaded; a later drop means "never save this again"
+    batch: Any = None  # the last SearchBatch queued for this index (engram/search/search_job.py)
 
 
 def saved_entry(index: SpaceIndex, request: LoadRequest) -> Entry:

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import faiss
 import numpy as np
 
+from engram.search.batch_scan import scan_candidates, stored_rows
 from engram.search.filters import FilterColumns, Filters
 from engram.search.rows import IndexRows
 from engram.search.vectors import unit_rows
@@ -265,6 +266,23 @@ class SpaceIndex:
         ):
             return self._finish(*self._exact(q, k, mask, allowed))
         return self._approximate(q, k, mask, allowed, deadline)
+
+    def search_many(self, queries: np.ndarray, ks: list[int]) -> list[SearchResult]:
+        """Unfiltered exact top-k for several float32 unit queries in one scan (engram/search/batch_scan.py):
+        per query the hits `search` returns. Only for an exact index (no HNSW graph)."""
+        if self.coarse is not None:
+            raise ValueError("search_many scans exact indexes only")
+        queries = np.ascontiguousarray(queries, dtype=np.float32).reshape(len(ks), -1)
+        if queries.shape[1] != self.dims:
+            raise ValueError(f"queries have {queries.shape[1]} dims, index has {self.dims}")
+        if not len(self) or max(ks, default=0) <= 0:
+            return [SearchResult.empty() for _ in ks]
+        live = self.live if self.tombstones else None
+        found = scan_candidates(stored_rows(self.store, self.dims), queries, max(ks) + _TIE_MARGIN, live)
+        return [
+            self._finish(*self._rescore(q, positions, k)) if k > 0 else SearchResult.empty()
+            for q, positions, k in zip(queries, found, ks, strict=True)
+        ]
 
     def _finish(self, positions: np.ndarray, scores: np.ndarray, approximate: bool = False) -> SearchResult:
         return SearchResult(self.row_ids[positions], scores.astype(np.float32), approximate)

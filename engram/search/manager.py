@@ -26,7 +26,6 @@
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 import time
 from collections.abc import Callable, Coroutine
@@ -43,7 +42,7 @@ from engram.search.graph import Neighbors, newest_neighbors
 from engram.search.index import IndexTuning, SearchResult, SpaceIndex
 from engram.search.loader import LoadOutcome, LoadRequest, SavedIndexLoader
 from engram.search.rows import DeltaUnavailable, IndexSource
-from engram.search.search_job import cancel_search, finish_search, release_share, search_job
+from engram.search.search_job import search_job, start_search
 from engram.search.snapshot_sync import SnapshotStats, SnapshotSync
 from engram.workers import WorkerPool
 
@@ -136,20 +135,8 @@ class IndexManager:
         if not entry.lock.try_read():  # a delta holds or awaits the lock: queue behind it, the careful way
             task = self._detached(self._locked_search(entry, query, k, filters, deadline, then))
             return await asyncio.shield(task)
-        # The hot path, without a task, shield or Future: the read share is given back by the job's report
-        # on the loop, i.e. only once no worker thread uses the index. Cancelling the caller cancels the
-        # job only if it has not started (then the index was never touched); a running job runs to the
-        # end and releases the share then (docs/architecture.md#concurrency).
-        loop = asyncio.get_running_loop()
-        answer = loop.create_future()
-        args = (entry.index, query, k, filters, deadline, then)
-        try:
-            job = self.pool.dispatch(loop, search_job, args, functools.partial(finish_search, entry, answer))
-        except BaseException:  # the pool is shut down: nothing will run, give the share back now
-            release_share(entry)
-            raise
-        answer.add_done_callback(lambda a: cancel_search(entry, job) if a.cancelled() else None)
-        return await answer
+        # The hot path (engram/search/search_job.py): the read share is given back on the loop by the report.
+        return await start_search(self.pool, entry, query, k, filters, deadline, then)
 
     async def graph(self, space: str, model_key: str, dims: int, limit: int, k: int) -> Neighbors:
         """Exact kNN among the space's newest `limit` live rows (getMemoryGraph), on a fresh index."""

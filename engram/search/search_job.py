@@ -6,6 +6,9 @@ takes its read share synchronously and gives it back from the worker's report on
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import functools
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -13,6 +16,7 @@ import numpy as np
 
 from engram.search.filters import Filters
 from engram.search.index import SearchResult, SpaceIndex
+from engram.workers import WorkerPool
 
 
 def search_job(
@@ -25,6 +29,43 @@ def search_job(
 ) -> Any:
     result = index.search(query, k, filters, deadline)
     return then(result) if then is not None else result
+
+
+def start_search(
+    pool: WorkerPool,
+    entry: Any,
+    query: np.ndarray,
+    k: int,
+    filters: Filters | None,
+    deadline: float,
+    then: Callable[[SearchResult], Any] | None,
+) -> asyncio.Future:
+    """Queue a warm search whose read share the caller holds; the returned future resolves on the loop.
+
+    No task, shield or concurrent Future: the read share is given back by the worker's report on the loop,
+    i.e. only once no worker thread uses the index. Cancelling the future cancels the search only if it has
+    not started (then the index was never touched); a running one runs to the end and releases the share
+    then (docs/architecture.md#concurrency). Unfiltered searches of an exact index join the index's queued
+    `SearchBatch` if there is one (docs/architecture.md#batched-scans)."""
+    loop = asyncio.get_running_loop()
+    answer = loop.create_future()
+    try:
+        if batchable(entry.index, filters):
+            job: Any = BatchMember(entry, query, k, deadline, then, answer)
+            batch = entry.batch
+            if batch is None or batch.index is not entry.index or not batch.join(job):
+                batch = SearchBatch(loop, entry.index)
+                batch.join(job)
+                pool.enqueue(batch)  # raises if the pool is shut down: then no later search may join it
+                entry.batch = batch
+        else:
+            args = (entry.index, query, k, filters, deadline, then)
+            job = pool.dispatch(loop, search_job, args, functools.partial(finish_search, entry, answer))
+    except BaseException:  # the pool is shut down: nothing will run, give the share back now
+        release_share(entry)
+        raise
+    answer.add_done_callback(lambda a: cancel_search(entry, job) if a.cancelled() else None)
+    return answer
 
 
 def release_share(entry: Any) -> None:
@@ -52,3 +93,103 @@ def cancel_search(entry: Any, job: Any) -> None:
     running one gives it back through `finish_search` when the worker is done with the index."""
     if job.cancel():
         release_share(entry)
+
+
+# ----- batches: unfiltered searches of one exact index, queued while the workers were busy ------------------
+
+MIN_BATCH = (
+    4  # measured (docs/benchmarks.md#batched-scans): a batched scan beats lone FAISS scans from 4 queries
+)
+
+
+def batchable(index: SpaceIndex, filters: Filters | None) -> bool:
+    return index.coarse is None and (filters is None or filters.is_empty())
+
+
+class BatchMember:
+    """One caller's search inside a `SearchBatch`. Its claim works as `engram.workers.Job`'s: whichever of the
+    worker and `cancel` pops it first owns the search's outcome."""
+
+    __slots__ = ("_claim", "answer", "context", "deadline", "entry", "k", "query", "then")
+
+    def __init__(self, entry: Any, query: np.ndarray, k: int, deadline: float, then, answer: asyncio.Future):
+        self.entry, self.query, self.k, self.deadline = entry, query, k, deadline
+        self.then, self.answer = then, answer
+        self.context = contextvars.copy_context()
+        self._claim = [True]
+
+    def cancel(self) -> bool:
+        try:
+            self._claim.pop()
+        except IndexError:
+            return False
+        return True
+
+    def finish(self, result: Any) -> tuple[Any, BaseException | None]:  # on the worker
+        if self.then is None:
+            return result, None
+        try:
+            return self.context.run(self.then, result), None
+        except BaseException as exc:  # noqa: BLE001 - reported to the waiter, as a lone search's job does
+            return None, exc
+
+
+class SearchBatch:
+    """Searches that arrive for the same exact index while this batch waits in the worker queue join it; the
+    worker that takes it closes it and runs every member in one scan (`SpaceIndex.search_many`), or one by
+    one below `MIN_BATCH`. Nothing waits to fill a batch: at c=1 a batch has one member and runs as soon as a
+    worker is free, so a lone search pays nothing for this (docs/architecture.md#batched-scans)."""
+
+    __slots__ = ("_lock", "_loop", "_members", "index")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, index: SpaceIndex):
+        self._loop = loop
+        self._lock = threading.Lock()  # orders a join against the worker closing the batch
+        self._members: list[BatchMember] | None = []
+        self.index: SpaceIndex | None = index
+
+    def join(self, member: BatchMember) -> bool:
+        """False once a worker has taken the batch: the caller starts a new one."""
+        with self._lock:
+            if self._members is None:
+                return False
+            self._members.append(member)
+            return True
+
+    def _close(self) -> tuple[SpaceIndex | None, list[BatchMember]]:
+        """Take the members that were not cancelled meanwhile. The batch lets go of the index here: the
+        entry keeps pointing at its last batch, which must not keep a replaced index alive."""
+        with self._lock:
+            index, members, self.index, self._members = self.index, self._members or [], None, None
+        return index, [member for member in members if member.cancel()]
+
+    def run(self) -> None:  # on a worker thread
+        index, members = self._close()
+        if not members:
+            return
+        try:
+            if len(members) >= MIN_BATCH:
+                results = index.search_many(np.stack([m.query for m in members]), [m.k for m in members])
+            else:
+                results = [index.search(m.query, m.k, None, m.deadline) for m in members]
+        except BaseException as exc:  # noqa: BLE001 - every member gets the scan's error
+            outcomes = [(None, exc)] * len(members)
+        else:
+            outcomes = [member.finish(result) for member, result in zip(members, results, strict=True)]
+        self._report(members, outcomes)
+
+    def abandon(self) -> None:
+        """The pool shut down before the batch ran: its members are cancelled."""
+        _, members = self._close()
+        self._report(members, [(None, asyncio.CancelledError())] * len(members))
+
+    def _report(self, members: list[BatchMember], outcomes: list) -> None:
+        try:
+            self._loop.call_soon_threadsafe(_finish_members, members, outcomes)
+        except RuntimeError:  # the loop is closed: nobody is waiting any more
+            pass
+
+
+def _finish_members(members: list[BatchMember], outcomes: list) -> None:
+    for member, (result, error) in zip(members, outcomes, strict=True):
+        finish_search(member.entry, member.answer, result, error)

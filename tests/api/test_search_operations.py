@@ -107,14 +107,19 @@ async def test_event_loop_never_blocks_during_concurrent_searches(aiohttp_client
 
     from engram.search.index import SpaceIndex
 
-    threads: list[int] = []
-    original = SpaceIndex.search
+    threads: list[int] = []  # one entry per query searched, lone or in a batch
+    lone, many = SpaceIndex.search, SpaceIndex.search_many
 
     def recording_search(self, *args, **kwargs):
         threads.append(threading.get_ident())
-        return original(self, *args, **kwargs)
+        return lone(self, *args, **kwargs)
+
+    def recording_search_many(self, queries, ks):
+        threads.extend([threading.get_ident()] * len(ks))
+        return many(self, queries, ks)
 
     monkeypatch.setattr(SpaceIndex, "search", recording_search)
+    monkeypatch.setattr(SpaceIndex, "search_many", recording_search_many)
     reader = await start(aiohttp_client, settings_with(settings, search_rate=0, search_concurrency=64))
     await seed(reader.ctx, reader.space, unit(np.random.default_rng(0), 20_000, MODEL.dims))
     await reader.search(**vector_params(np.ones(MODEL.dims)))  # load first; loading is measured elsewhere

@@ -1,0 +1,91 @@
+"""Batched exact scans (engram/search/batch_scan.py, `SpaceIndex.search_many`): for every query the same
+hits, order and scores as a lone `search`, and the same as the brute-force oracle, whatever the block
+boundaries, ties, tombstones and k."""
+
+import time
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from search_fakes import oracle, unit
+from test_index_exact import make_rows
+
+from engram.search.batch_scan import BLOCK_ROWS, scan_candidates, stored_rows
+from engram.search.index import IndexTuning, SpaceIndex
+
+
+def _queries(rng: np.random.Generator, count: int, d: int) -> np.ndarray:
+    return np.stack([unit(rng.standard_normal(d)) for _ in range(count)])
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    n=st.integers(1, 2 * BLOCK_ROWS + 300),
+    seed=st.integers(0, 2**16),
+    ks=st.lists(st.integers(0, 40), min_size=1, max_size=9),
+    dead=st.floats(0, 0.5),
+)
+def test_search_many_returns_what_each_lone_search_returns(n, seed, ks, dead):
+    rng = np.random.default_rng(seed)
+    rows = make_rows(n, 24, seed)
+    index = SpaceIndex.build(rows, 24, 1)
+    index.delete(rows.row_ids[rng.random(n) < dead])
+    queries = _queries(rng, len(ks), 24)
+    queries[0] = unit(rows.vectors[min(1, n - 1)].astype(np.float32))  # a query tied on the duplicate rows
+    batched = index.search_many(queries, ks)
+    for query, k, got in zip(queries, ks, batched, strict=True):
+        alone = index.search(query, k, None, float("inf"))
+        assert got.row_ids.tolist() == alone.row_ids.tolist()
+        assert got.scores.tolist() == alone.scores.tolist()
+        assert not got.approximate
+
+
+def test_search_many_matches_the_oracle_across_blocks():
+    rng = np.random.default_rng(5)
+    rows = make_rows(3 * BLOCK_ROWS + 17, 32, 5)
+    index = SpaceIndex.build(rows, 32, 1)
+    queries = _queries(rng, 6, 32)
+    for query, got in zip(queries, index.search_many(queries, [10] * 6), strict=True):
+        ids, scores = oracle(rows, query, 10)
+        assert got.row_ids.tolist() == ids.tolist()
+        np.testing.assert_array_equal(got.scores, scores)
+
+
+def test_scan_candidates_skips_dead_rows_and_returns_fewer_when_few_live():
+    rng = np.random.default_rng(1)
+    rows = make_rows(BLOCK_ROWS + 5, 8, 1)
+    index = SpaceIndex.build(rows, 8, 1)
+    live = np.zeros(len(rows), dtype=bool)
+    live[[3, BLOCK_ROWS + 2, BLOCK_ROWS + 4]] = True
+    found = scan_candidates(stored_rows(index.store, 8), _queries(rng, 4, 8), 10, live)
+    assert [sorted(f.tolist()) for f in found] == [[3, BLOCK_ROWS + 2, BLOCK_ROWS + 4]] * 4
+    none_live = np.zeros(len(rows), dtype=bool)
+    assert all(
+        len(f) == 0 for f in scan_candidates(stored_rows(index.store, 8), _queries(rng, 2, 8), 5, none_live)
+    )
+
+
+def test_stored_rows_is_the_canonical_float16_copy_without_a_copy():
+    rows = make_rows(50, 16, 2)
+    index = SpaceIndex.build(rows, 16, 1)
+    view = stored_rows(index.store, 16)
+    assert view.dtype == np.float16 and view.shape == (50, 16) and not view.flags.owndata
+    np.testing.assert_array_equal(view.astype(np.float32), index.vectors(np.arange(50)))
+    assert stored_rows(SpaceIndex(16).store, 16).shape == (0, 16)
+
+
+def test_search_many_edge_cases():
+    rows = make_rows(30, 16, 3)
+    index = SpaceIndex.build(rows, 16, 1)
+    queries = _queries(np.random.default_rng(0), 2, 16)
+    assert [len(r.row_ids) for r in index.search_many(queries, [0, 0])] == [0, 0]
+    assert [len(r.row_ids) for r in index.search_many(queries, [0, 50])] == [0, 30]
+    assert [len(r.row_ids) for r in SpaceIndex(16).search_many(queries, [3, 3])] == [0, 0]
+    with pytest.raises(ValueError, match="dims"):
+        index.search_many(queries[:, :8], [3, 3])
+    hnsw = SpaceIndex.build(make_rows(60, 16, 4), 16, 1, IndexTuning(exact_max=10))
+    assert hnsw.coarse is not None
+    with pytest.raises(ValueError, match="exact"):
+        hnsw.search_many(queries, [3, 3])
+    assert len(hnsw.search(queries[0], 3, None, time.monotonic() + 60).row_ids) == 3
