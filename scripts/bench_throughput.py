@@ -146,6 +146,25 @@ def bare_qps(index, queries, seconds: float, threads: int = 2) -> float:
     return threaded_qps(lambda q: index.search(q, 10, None, float("inf")), queries, seconds, threads)
 
 
+def _engram_source(env: dict[str, str], cwd: str) -> str:
+    """The directory `engram` is imported from under this environment and working directory."""
+    probe = [
+        sys.executable,
+        "-c",
+        "import engram, os; print(os.path.dirname(os.path.dirname(engram.__file__)))",
+    ]
+    return subprocess.run(probe, env=env, cwd=cwd, capture_output=True, text=True, check=True).stdout.strip()
+
+
+def _summed_statuses(rounds: list[dict]) -> dict:
+    """Response statuses over every round (a fast series of errors is not throughput)."""
+    total: dict = {}
+    for r in rounds:
+        for status, count in r["statuses"].items():
+            total[status] = total.get(status, 0) + count
+    return total
+
+
 def cpu_seconds(pid: int) -> float:
     """User + system CPU time of a process so far (Linux /proc): the server's cost per request does not
     depend on how busy the neighbours keep the machine, its QPS does."""
@@ -231,9 +250,12 @@ def bench_processes(args: argparse.Namespace) -> None:
             port = 18600 + n
             proc_env = env | overrides | {"ENGRAM_PORT": str(port)}
             log = open(f"{tmp}/serve-{n}.log", "wb")  # noqa: SIM115 - closed with the directory
+            # cwd=tmp: `python -m` puts the working directory first on sys.path, ahead of PYTHONPATH, so
+            # run from a checkout every series would import that checkout's engram, whatever its tree.
             proc = subprocess.Popen(
-                [sys.executable, "-m", "engram", "serve"], env=proc_env, stdout=log, stderr=log
+                [sys.executable, "-m", "engram", "serve"], env=proc_env, stdout=log, stderr=log, cwd=tmp
             )
+            print(f"{label}: engram from {_engram_source(proc_env, tmp)}", flush=True)
             url = f"http://127.0.0.1:{port}/xrpc/garden.engram.searchMemories"
             servers.append((proc, {"url": url, **material}, label))
         try:
@@ -292,7 +314,7 @@ def bench_processes(args: argparse.Namespace) -> None:
 
         print(
             f"{label}: {qps:.0f} QPS (rounds {[round(r['qps']) for r in rounds]}) "
-            f"p50 {p50:.2f} ms p99 {p99:.2f} ms; CPU µs/request server {med('cpu_us'):.0f} client "
+            f"p50 {p50:.2f} ms p99 {p99:.2f} ms {_summed_statuses(rounds)}; CPU µs/request server {med('cpu_us'):.0f} client "
             f"{med('client_us'):.0f}; cores busy {med('cores_busy'):.2f} (server {med('cores_server'):.2f}, "
             f"client {med('cores_client'):.2f}, the rest co-tenants)"
             + (f"; ÷ bare {qps / statistics.median(bare):.2f}" if bare else "")

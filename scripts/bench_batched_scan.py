@@ -1,0 +1,85 @@
+"""Lone FAISS scans against batched scans of the same exact index, side by side (docs/benchmarks.md#batched-scans).
+
+For each space size and batch size it times, in alternating rounds on one thread, `SpaceIndex.search` once
+per query (FAISS's float16 scan) and `SpaceIndex.search_many` over the whole batch (onnxruntime Cast + Gemm
+in blocks, then the same exact re-score), and reports milliseconds per query and their ratio. It also
+checks that both return the same hits. The batch size at which the ratio passes 1 is `MIN_BATCH` in
+engram/search/search_job.py.
+
+    .venv/bin/python scripts/bench_batched_scan.py                       # 10k and 100k, batches 1-32
+    .venv/bin/python scripts/bench_batched_scan.py --sizes 1000000 --batches 16
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import statistics
+import time
+
+from benchlib import latent, load_average
+
+from engram.search.index import SpaceIndex
+from engram.search.rows import IndexRows
+
+
+def build(size: int, dims: int = 384) -> SpaceIndex:
+    import numpy as np
+
+    rows = IndexRows(
+        np.arange(1, size + 1, dtype=np.int64),
+        latent(size, dims, seed=1).astype(np.float16),
+        ["did:web:bench.test"] * size,
+        np.zeros(size, np.int64),
+        [()] * size,
+    )
+    return SpaceIndex.build(rows, dims, 1)
+
+
+def search_each(index: SpaceIndex, queries) -> None:
+    for query in queries:
+        index.search(query, 10, None, float("inf"))
+
+
+def search_all(index: SpaceIndex, queries) -> None:
+    index.search_many(queries, [10] * len(queries))
+
+
+def per_query_ms(run, queries, seconds: float) -> float:
+    """Milliseconds per query of `run(queries)` repeated for about `seconds`."""
+    done, start = 0, time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        run(queries)
+        done += len(queries)
+    return 1000 * (time.perf_counter() - start) / done
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
+    parser.add_argument("--batches", type=int, nargs="+", default=[1, 2, 3, 4, 8, 16, 32])
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--seconds", type=float, default=1.0)
+    args = parser.parse_args()
+    inf = float("inf")
+    print(f"load {load_average()}; one thread; ms per query, median of {args.rounds} alternating rounds")
+    print("| rows | batch | lone FAISS | batched | lone ÷ batched |\n|---|---|---|---|---|")
+    for size in args.sizes:
+        index = build(size)
+        for batch in args.batches:
+            queries = latent(batch, index.dims, seed=2)
+            ks = [10] * batch
+            for query, got in zip(queries, index.search_many(queries, ks), strict=True):
+                assert got.row_ids.tolist() == index.search(query, 10, None, inf).row_ids.tolist()
+            lone, batched = [], []
+            for _ in range(args.rounds):
+                lone.append(per_query_ms(functools.partial(search_each, index), queries, args.seconds))
+                batched.append(per_query_ms(functools.partial(search_all, index), queries, args.seconds))
+            a, b = statistics.median(lone), statistics.median(batched)
+            print(f"| {size:,} | {batch} | {a:.3f} | {b:.3f} | {a / b:.2f} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
