@@ -150,6 +150,30 @@ class HitCacheCollector:
         yield held
 
 
+class SearchBatchCollector:
+    """Search batches (engram/search/search_job.py, docs/architecture.md#batched-scans): the index manager's
+    plain counters, read at scrape time. Searches per batched scan = searches{run="scan"} / scans."""
+
+    def __init__(self, index) -> None:
+        self._index = index
+
+    def collect(self):
+        stats = self._index.batch_stats
+        scans = CounterMetricFamily(
+            "engram_search_batched_scans", "Batched exact scans run (several searches each)"
+        )
+        scans.add_metric([], stats.scans)
+        searches = CounterMetricFamily(
+            "engram_search_batch_searches",
+            "Unfiltered exact searches by how they ran: in a batched scan, or one by one (batch below 4)",
+            labels=["run"],
+        )
+        searches.add_metric(["scan"], stats.scanned)
+        searches.add_metric(["alone"], stats.alone)
+        yield scans
+        yield searches
+
+
 def _exposition(metrics: Metrics, *local_collectors) -> bytes:
     shared = os.environ.get(MULTIPROCESS_DIR_ENV)
     if not shared:
@@ -174,7 +198,7 @@ async def serve_metrics(
             metrics.index_bytes.set(index.loaded_bytes())
         return web.Response(body=_exposition(metrics, *local), headers={"Content-Type": CONTENT_TYPE_LATEST})
 
-    local = [SnapshotCollector(index)] if index is not None else []
+    local = [SnapshotCollector(index), SearchBatchCollector(index)] if index is not None else []
     local += [HitCacheCollector(hit_cache)] if hit_cache is not None else []
     for collector in local:
         metrics.registry.register(collector)

@@ -42,7 +42,7 @@ from engram.search.graph import Neighbors, newest_neighbors
 from engram.search.index import IndexTuning, SearchResult, SpaceIndex
 from engram.search.loader import LoadOutcome, LoadRequest, SavedIndexLoader
 from engram.search.rows import DeltaUnavailable, IndexSource
-from engram.search.search_job import search_job, start_search
+from engram.search.search_job import BatchStats, search_job, start_search
 from engram.search.snapshot_sync import SnapshotStats, SnapshotSync
 from engram.workers import WorkerPool
 
@@ -71,6 +71,7 @@ class IndexManager:
     ):
         self.source = source
         self.pool = pool
+        self.batch_stats = BatchStats()  # search batches (engram/search/search_job.py), on /metrics
         # Builds, compactions and file I/O can take seconds to minutes (an HNSW build at 200k+ rows): on a
         # pool of their own they never sit in front of searches in the search pool's queue.
         self.maintenance = maintenance_pool or pool
@@ -136,7 +137,7 @@ class IndexManager:
             task = self._detached(self._locked_search(entry, query, k, filters, deadline, then))
             return await asyncio.shield(task)
         # The hot path (engram/search/search_job.py): the read share is given back on the loop by the report.
-        return await start_search(self.pool, entry, query, k, filters, deadline, then)
+        return await start_search(self.pool, self.batch_stats, entry, query, k, filters, deadline, then)
 
     async def graph(self, space: str, model_key: str, dims: int, limit: int, k: int) -> Neighbors:
         """Exact kNN among the space's newest `limit` live rows (getMemoryGraph), on a fresh index."""

@@ -10,6 +10,7 @@ import contextvars
 import functools
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -33,6 +34,7 @@ def search_job(
 
 def start_search(
     pool: WorkerPool,
+    stats: BatchStats,
     entry: Any,
     query: np.ndarray,
     k: int,
@@ -54,7 +56,7 @@ def start_search(
             job: Any = BatchMember(entry, query, k, deadline, then, answer)
             batch = entry.batch
             if batch is None or batch.index is not entry.index or not batch.join(job):
-                batch = SearchBatch(loop, entry.index)
+                batch = SearchBatch(loop, entry.index, stats)
                 batch.join(job)
                 pool.enqueue(batch)  # raises if the pool is shut down: then no later search may join it
                 entry.batch = batch
@@ -97,9 +99,17 @@ def cancel_search(entry: Any, job: Any) -> None:
 
 # ----- batches: unfiltered searches of one exact index, queued while the workers were busy ------------------
 
-MIN_BATCH = (
-    4  # measured (docs/benchmarks.md#batched-scans): a batched scan beats lone FAISS scans from 4 queries
-)
+# Measured (docs/benchmarks.md#batched-scans): a batched scan beats lone FAISS scans from 4 queries up.
+MIN_BATCH = 4
+
+
+@dataclass
+class BatchStats:
+    """Plain counters, updated on the loop and exported on /metrics (engram/metrics.py)."""
+
+    scans: int = 0  # batched scans run
+    scanned: int = 0  # searches answered by them
+    alone: int = 0  # searches of batches below MIN_BATCH, run one by one
 
 
 def batchable(index: SpaceIndex, filters: Filters | None) -> bool:
@@ -140,10 +150,10 @@ class SearchBatch:
     one below `MIN_BATCH`. Nothing waits to fill a batch: at c=1 a batch has one member and runs as soon as a
     worker is free, so a lone search pays nothing for this (docs/architecture.md#batched-scans)."""
 
-    __slots__ = ("_lock", "_loop", "_members", "index")
+    __slots__ = ("_lock", "_loop", "_members", "_stats", "index")
 
-    def __init__(self, loop: asyncio.AbstractEventLoop, index: SpaceIndex):
-        self._loop = loop
+    def __init__(self, loop: asyncio.AbstractEventLoop, index: SpaceIndex, stats: BatchStats):
+        self._loop, self._stats = loop, stats
         self._lock = threading.Lock()  # orders a join against the worker closing the batch
         self._members: list[BatchMember] | None = []
         self.index: SpaceIndex | None = index
@@ -181,15 +191,22 @@ class SearchBatch:
     def abandon(self) -> None:
         """The pool shut down before the batch ran: its members are cancelled."""
         _, members = self._close()
-        self._report(members, [(None, asyncio.CancelledError())] * len(members))
+        self._report(members, [(None, asyncio.CancelledError())] * len(members), ran=False)
 
-    def _report(self, members: list[BatchMember], outcomes: list) -> None:
+    def _report(self, members: list[BatchMember], outcomes: list, ran: bool = True) -> None:
         try:
-            self._loop.call_soon_threadsafe(_finish_members, members, outcomes)
+            self._loop.call_soon_threadsafe(_finish_members, self._stats if ran else None, members, outcomes)
         except RuntimeError:  # the loop is closed: nobody is waiting any more
             pass
 
 
-def _finish_members(members: list[BatchMember], outcomes: list) -> None:
+def _finish_members(stats: BatchStats | None, members: list[BatchMember], outcomes: list) -> None:
+    if stats is None:  # the batch never ran
+        pass
+    elif len(members) >= MIN_BATCH:
+        stats.scans += 1
+        stats.scanned += len(members)
+    else:
+        stats.alone += len(members)
     for member, (result, error) in zip(members, outcomes, strict=True):
         finish_search(member.entry, member.answer, result, error)

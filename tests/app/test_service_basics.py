@@ -129,4 +129,6 @@ async def test_prometheus_metrics_on_their_own_port(aiohttp_client, settings):
     assert 'engram_http_requests_total{route="other",status="501"} 1.0' in text
     assert 'engram_search_hit_cache_lookups_total{result="hit"} 0.0' in text  # engram/store/hit_cache.py
     assert "engram_search_hit_cache_bytes 0.0" in text
+    assert 'engram_search_batch_searches_total{run="scan"} 0.0' in text  # engram/search/search_job.py
+    assert "engram_search_batched_scans_total 0.0" in text
     assert (await client.get("/metrics")).status == 404  # never on the public port

@@ -72,6 +72,7 @@ async def test_searches_queued_behind_a_busy_worker_run_as_one_scan(occupied):
     occupied.release()
     answers = await asyncio.wait_for(asyncio.gather(*calls), 60)
     assert occupied.scans == [len(queries)]
+    assert (m.batch_stats.scans, m.batch_stats.scanned) == (1, len(queries))  # exported on /metrics
     for q, got in zip(queries, answers, strict=True):
         alone = occupied.entry.index.search(q, 5, None, float("inf"))
         assert got == alone.row_ids.tolist()
@@ -109,6 +110,8 @@ async def test_filtered_searches_and_groups_below_min_batch_go_alone(occupied):
     got_filtered = await asyncio.wait_for(asyncio.gather(*filtered), 60)
     got_plain = await asyncio.wait_for(asyncio.gather(*plain), 60)
     assert occupied.scans == []  # neither group went through search_many
+    # the filtered ones never batch; one more ran alone: the fixture's first search, which loaded the index
+    assert (m.batch_stats.scans, m.batch_stats.alone) == (0, 1 + MIN_BATCH - 1)
     rows = {int(r): i for i, r in enumerate(occupied.entry.index.row_ids)}
     authors = occupied.entry.index.columns.take(np.arange(len(rows)))[0]
     assert all(authors[rows[int(r)]] == "did:plc:1" for got in got_filtered for r in got.row_ids)
@@ -143,6 +146,9 @@ async def test_a_pool_shut_down_under_a_queued_batch_cancels_it_and_frees_every_
     await closing
     assert all(isinstance(o, asyncio.CancelledError) for o in outcomes)
     assert occupied.entry.lock._readers == 0 and occupied.entry.busy == 0 and occupied.scans == []
+    assert (
+        m.batch_stats.scans == m.batch_stats.scanned == 0 and m.batch_stats.alone == 1
+    )  # only the loading search
     with pytest.raises(RuntimeError, match="shut down"):
         await m.search(SPACE, MODEL, D, occupied.vectors[70], 3)
     assert occupied.entry.lock._readers == 0 and occupied.entry.busy == 0
