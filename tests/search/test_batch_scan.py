@@ -89,3 +89,16 @@ def test_search_many_edge_cases():
     with pytest.raises(ValueError, match="exact"):
         hnsw.search_many(queries, [3, 3])
     assert len(hnsw.search(queries[0], 3, None, time.monotonic() + 60).row_ids) == 3
+
+
+def test_the_shipped_scan_graph_is_what_the_script_builds():
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
+    from make_scan_graph import GRAPH_FILE, graph_bytes
+
+    from engram.search import batch_scan
+
+    assert GRAPH_FILE == batch_scan.GRAPH_FILE
+    assert GRAPH_FILE.read_bytes() == graph_bytes(), "run scripts/make_scan_graph.py and commit the file"
