@@ -48,6 +48,17 @@ def throttled_warning(log: logging.Logger, throttle: Throttle, key: str, message
     log.warning(message, *args)
 
 
+def _retry_after_close(context: dict[str, Any]) -> bool:
+    """asyncio's accept loop, out of descriptors, stops reading the listening socket and schedules a
+    `_start_serving` retry a second later, one per failed accept. When the server shuts down before those
+    timers fire, each finds the socket closed (descriptor -1) and raises ValueError, which asyncio logs
+    with a traceback: a shutdown artefact with nothing left to serve, not an error."""
+    callback = getattr(context.get("handle"), "_callback", None)
+    return getattr(callback, "__name__", "") == "_start_serving" and isinstance(
+        context.get("exception"), ValueError
+    )
+
+
 def install_accept_throttle(
     loop: asyncio.AbstractEventLoop, log: logging.Logger, throttle: Throttle
 ) -> Callable[[], None]:
@@ -57,6 +68,9 @@ def install_accept_throttle(
     previous = loop.get_exception_handler()
 
     def handle(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        if _retry_after_close(context):
+            log.debug("accept retry after the listening socket closed: %s", context.get("exception"))
+            return
         if context.get("message") == ACCEPT_EXHAUSTED:
             exc = context.get("exception")
             throttled_warning(
