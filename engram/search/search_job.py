@@ -101,6 +101,9 @@ def cancel_search(entry: Any, job: Any) -> None:
 
 # Measured (docs/benchmarks.md#batched-scans): a batched scan beats lone FAISS scans from 4 queries up.
 MIN_BATCH = 4
+# A full batch closes and the next search starts another: every member waits for the whole scan, and the
+# scores of one block (batch x 1,024 floats) stay cache-sized.
+MAX_BATCH = 64
 
 
 @dataclass
@@ -159,9 +162,9 @@ class SearchBatch:
         self.index: SpaceIndex | None = index
 
     def join(self, member: BatchMember) -> bool:
-        """False once a worker has taken the batch: the caller starts a new one."""
+        """False once a worker has taken the batch, or it is full: the caller starts a new one."""
         with self._lock:
-            if self._members is None:
+            if self._members is None or len(self._members) >= MAX_BATCH:
                 return False
             self._members.append(member)
             return True

@@ -12,7 +12,7 @@ from test_manager_hot_path import _until
 
 from engram.search.filters import Filters
 from engram.search.manager import IndexManager
-from engram.search.search_job import MIN_BATCH
+from engram.search.search_job import MAX_BATCH, MIN_BATCH
 from engram.workers import WorkerPool
 
 
@@ -152,3 +152,15 @@ async def test_a_pool_shut_down_under_a_queued_batch_cancels_it_and_frees_every_
     with pytest.raises(RuntimeError, match="shut down"):
         await m.search(SPACE, MODEL, D, occupied.vectors[70], 3)
     assert occupied.entry.lock._readers == 0 and occupied.entry.busy == 0
+
+
+async def test_a_full_batch_closes_and_the_next_search_starts_another(occupied):
+    m = occupied.manager
+    calls = [
+        asyncio.create_task(m.search(SPACE, MODEL, D, q, 2))
+        for q in occupied.vectors[100 : 100 + MAX_BATCH + 5]
+    ]
+    await _until(lambda: occupied.entry.lock._readers == len(calls), "every search holds its share")
+    occupied.release()
+    answers = await asyncio.wait_for(asyncio.gather(*calls), 60)
+    assert sorted(occupied.scans) == [5, MAX_BATCH] and [len(a.row_ids) for a in answers] == [2] * len(calls)
