@@ -54,34 +54,46 @@ def _lower_priority(nice: int) -> None:
         log.warning("could not lower the index-build thread's priority: %s", exc)
 
 
-class Job:
-    """One call on a worker thread that reports back to the event loop with ``done(result, error)``,
-    without a ``concurrent.futures.Future``: the search hot path's hand-off (docs/architecture.md#concurrency).
-    A Future builds a Condition and an RLock, takes them to run, to finish and to add a callback; that was a
-    measurable share of a search's CPU, and the hot path needs none of it (one waiter, already on the loop).
+class Claimable:
+    """Owned by whoever claims it first. The claim is a one-element list popped by the first claimant
+    (``list.pop`` is one atomic step under the GIL), so exactly one of a worker and a canceller wins."""
 
-    The claim is a one-element list popped by whoever gets there first (``list.pop`` is one atomic step
-    under the GIL): the worker, which then runs the call and reports, or ``cancel``, which then owns the
-    clean-up. Exactly one of them wins, so ``done`` runs at most once and never for a cancelled job."""
+    __slots__ = ("_claim",)
 
-    __slots__ = ("_call", "_claim", "_done", "_loop")
-
-    def __init__(self, loop: asyncio.AbstractEventLoop, call: Callable[[], Any], done: Callable[..., None]):
-        self._loop, self._call, self._done = loop, call, done
+    def __init__(self) -> None:
         self._claim = [True]
 
-    def cancel(self) -> bool:
-        """True if the call had not started: it never will, and ``done`` is not called."""
+    def claim(self) -> bool:
+        """True for the first caller only."""
         try:
             self._claim.pop()
         except IndexError:
             return False
         return True
 
+
+class Job(Claimable):
+    """One call on a worker thread that reports back to the event loop with ``done(result, error)``,
+    without a ``concurrent.futures.Future``: the search hot path's hand-off (docs/architecture.md#concurrency).
+    A Future builds a Condition and an RLock, takes them to run, to finish and to add a callback; that was a
+    measurable share of a search's CPU, and the hot path needs none of it (one waiter, already on the loop).
+
+    Whoever claims the job first owns it (``Claimable``): the worker, which then runs the call and
+    reports, or ``cancel``, which then owns the clean-up. Exactly one of them wins, so ``done`` runs at most
+    once and never for a cancelled job."""
+
+    __slots__ = ("_call", "_done", "_loop")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, call: Callable[[], Any], done: Callable[..., None]):
+        super().__init__()
+        self._loop, self._call, self._done = loop, call, done
+
+    def cancel(self) -> bool:
+        """True if the call had not started: it never will, and ``done`` is not called."""
+        return self.claim()
+
     def run(self) -> None:  # on a worker thread
-        try:
-            self._claim.pop()
-        except IndexError:
+        if not self.claim():
             return  # cancelled before it started
         try:
             result, error = self._call(), None

@@ -17,7 +17,7 @@ import numpy as np
 
 from engram.search.filters import Filters
 from engram.search.index import SearchResult, SpaceIndex
-from engram.workers import WorkerPool
+from engram.workers import Claimable, WorkerPool
 
 
 def search_job(
@@ -119,24 +119,19 @@ def batchable(index: SpaceIndex, filters: Filters | None) -> bool:
     return index.coarse is None and (filters is None or filters.is_empty())
 
 
-class BatchMember:
-    """One caller's search inside a `SearchBatch`. Its claim works as `engram.workers.Job`'s: whichever of the
-    worker and `cancel` pops it first owns the search's outcome."""
+class BatchMember(Claimable):
+    """One caller's search inside a `SearchBatch`. As for `engram.workers.Job`, whichever of the worker
+    (closing the batch) and `cancel` claims it first owns the search's outcome."""
 
-    __slots__ = ("_claim", "answer", "context", "deadline", "entry", "k", "query", "then")
+    __slots__ = ("answer", "context", "deadline", "entry", "k", "query", "then")
 
     def __init__(self, entry: Any, query: np.ndarray, k: int, deadline: float, then, answer: asyncio.Future):
+        super().__init__()
         self.entry, self.query, self.k, self.deadline = entry, query, k, deadline
         self.then, self.answer = then, answer
         self.context = contextvars.copy_context()
-        self._claim = [True]
 
-    def cancel(self) -> bool:
-        try:
-            self._claim.pop()
-        except IndexError:
-            return False
-        return True
+    cancel = Claimable.claim  # True if the search had not started: it never will
 
     def finish(self, result: Any) -> tuple[Any, BaseException | None]:  # on the worker
         if self.then is None:
@@ -174,7 +169,7 @@ class SearchBatch:
         entry keeps pointing at its last batch, which must not keep a replaced index alive."""
         with self._lock:
             index, members, self.index, self._members = self.index, self._members or [], None, None
-        return index, [member for member in members if member.cancel()]
+        return index, [member for member in members if member.claim()]
 
     def run(self) -> None:  # on a worker thread
         index, members = self._close()
