@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import functools
+import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -104,6 +105,8 @@ MIN_BATCH = 4
 # A full batch closes and the next search starts another: every member waits for the whole scan, and the
 # scores of one block (batch x 1,024 floats) stay cache-sized.
 MAX_BATCH = 64
+_scan_works = True  # until a batched scan fails in this process (see _scan)
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -175,33 +178,50 @@ class SearchBatch:
         index, members = self._close()
         if not members:
             return
+        scanned = len(members) >= MIN_BATCH and _scan_works
         try:
-            if len(members) >= MIN_BATCH:
-                results = index.search_many(np.stack([m.query for m in members]), [m.k for m in members])
-            else:
+            results = _scan(index, members) if scanned else None
+            if results is None:
+                scanned = False
                 results = [index.search(m.query, m.k, None, m.deadline) for m in members]
-        except BaseException as exc:  # noqa: BLE001 - every member gets the scan's error
+        except BaseException as exc:  # noqa: BLE001 - every member gets the search's error
             outcomes = [(None, exc)] * len(members)
         else:
             outcomes = [member.finish(result) for member, result in zip(members, results, strict=True)]
-        self._report(members, outcomes)
+        self._report(members, outcomes, scanned)
 
     def abandon(self) -> None:
         """The pool shut down before the batch ran: its members are cancelled."""
         _, members = self._close()
-        self._report(members, [(None, asyncio.CancelledError())] * len(members), ran=False)
+        self._report(members, [(None, asyncio.CancelledError())] * len(members), None)
 
-    def _report(self, members: list[BatchMember], outcomes: list, ran: bool = True) -> None:
+    def _report(self, members: list[BatchMember], outcomes: list, scanned: bool | None) -> None:
+        """`scanned`: whether the members shared one scan; None when the batch never ran."""
         try:
-            self._loop.call_soon_threadsafe(_finish_members, self._stats if ran else None, members, outcomes)
+            self._loop.call_soon_threadsafe(_finish_members, self._stats, scanned, members, outcomes)
         except RuntimeError:  # the loop is closed: nobody is waiting any more
             pass
 
 
-def _finish_members(stats: BatchStats | None, members: list[BatchMember], outcomes: list) -> None:
-    if stats is None:  # the batch never ran
+def _scan(index: SpaceIndex, members: list[BatchMember]) -> list[SearchResult] | None:
+    """The members' results from one batched scan, or None when the scan itself cannot run here (the
+    onnxruntime session fails to load or run): then they run as lone searches, and so does every later
+    batch of this process, after one logged error. A search is never failed for the batching's sake."""
+    global _scan_works
+    try:
+        return index.search_many(np.stack([m.query for m in members]), [m.k for m in members])
+    except Exception:  # logged once; the lone path answers instead
+        _scan_works = False
+        log.exception("batched scans are off in this process: the scan failed, searches run one by one")
+        return None
+
+
+def _finish_members(
+    stats: BatchStats, scanned: bool | None, members: list[BatchMember], outcomes: list
+) -> None:
+    if scanned is None:  # the batch never ran
         pass
-    elif len(members) >= MIN_BATCH:
+    elif scanned:
         stats.scans += 1
         stats.scanned += len(members)
     else:

@@ -164,3 +164,26 @@ async def test_a_full_batch_closes_and_the_next_search_starts_another(occupied):
     occupied.release()
     answers = await asyncio.wait_for(asyncio.gather(*calls), 60)
     assert sorted(occupied.scans) == [5, MAX_BATCH] and [len(a.row_ids) for a in answers] == [2] * len(calls)
+
+
+async def test_a_scan_that_cannot_run_falls_back_to_lone_searches_for_good(occupied, monkeypatch, caplog):
+    from engram.search import search_job
+
+    monkeypatch.setattr(search_job, "_scan_works", True)  # restored after the test: the switch is per process
+
+    def broken(queries, ks):
+        occupied.scans.append(len(ks))
+        raise RuntimeError("onnxruntime could not run the scan graph")
+
+    occupied.entry.index.search_many = broken
+    m = occupied.manager
+    queries = occupied.vectors[200 : 200 + MIN_BATCH + 1]
+    calls = [asyncio.create_task(m.search(SPACE, MODEL, D, q, 3)) for q in queries]
+    await _until(lambda: occupied.entry.lock._readers == len(calls), "every search holds its share")
+    occupied.release()
+    answers = await asyncio.wait_for(asyncio.gather(*calls), 60)
+    for q, got in zip(queries, answers, strict=True):
+        assert got.row_ids.tolist() == occupied.entry.index.search(q, 3, None, float("inf")).row_ids.tolist()
+    assert occupied.scans == [len(queries)] and search_job._scan_works is False
+    assert "batched scans are off" in caplog.text
+    assert (m.batch_stats.scans, m.batch_stats.alone) == (0, 1 + len(queries))
