@@ -1,7 +1,7 @@
 """Write the batched scan's ONNX graph, engram/search/data/fp16_scan.onnx (docs/architecture.md#batched-scans).
 
-The graph is two nodes: scores[b, r] = queries[b] . float32(rows[r]) + bias[r] (Cast, then Gemm with the
-rows transposed). engram ships the generated file, so serving needs onnxruntime only, not the `onnx`
+The graph is two nodes: scores[b, r] = queries[b] . float32(rows[r]) + bias[b or 0, r] (Cast, then Gemm
+with the rows transposed; the bias has one row for every query or one row for all). engram ships the generated file, so serving needs onnxruntime only, not the `onnx`
 package (~10 MiB of RSS per serving process); `onnx` is in the test extra, and
 tests/search/test_batch_scan.py checks that the shipped file is what this script builds.
 
@@ -20,7 +20,7 @@ def graph_bytes() -> bytes:
 
     rows = helper.make_tensor_value_info("rows", TensorProto.FLOAT16, ["n", "d"])
     queries = helper.make_tensor_value_info("queries", TensorProto.FLOAT, ["b", "d"])
-    bias = helper.make_tensor_value_info("bias", TensorProto.FLOAT, ["n"])
+    bias = helper.make_tensor_value_info("bias", TensorProto.FLOAT, ["bias_rows", "n"])
     scores = helper.make_tensor_value_info("scores", TensorProto.FLOAT, ["b", "n"])
     nodes = [
         helper.make_node("Cast", ["rows"], ["rows32"], to=TensorProto.FLOAT),

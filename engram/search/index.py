@@ -28,6 +28,9 @@ from engram.search.rows import IndexRows
 from engram.search.vectors import unit_rows
 
 _IP = faiss.METRIC_INNER_PRODUCT
+SHARED_SCAN_MIN_FRACTION = (
+    0.25  # a filtered search shares a batched scan only if it allows more rows than this
+)
 _TIE_MARGIN = 16  # extra FAISS hits fetched so the numpy re-score decides the k-th place, not FAISS rounding
 
 
@@ -267,9 +270,23 @@ class SpaceIndex:
             return self._finish(*self._exact(q, k, mask, allowed))
         return self._approximate(q, k, mask, allowed, deadline)
 
-    def search_many(self, queries: np.ndarray, ks: list[int]) -> list[SearchResult]:
-        """Unfiltered exact top-k for several float32 unit queries in one scan (engram/search/batch_scan.py):
-        per query the hits `search` returns. Only for an exact index (no HNSW graph)."""
+    def scan_mask(self, filters: Filters | None) -> tuple[bool, np.ndarray | None]:
+        """For a batched scan (engram/search/search_job.py): whether a search with these filters should share
+        one, and the rows it may return (None: every row). A filter that leaves few rows is cheaper alone:
+        FAISS's bitmap scan computes only the allowed rows, the shared scan computes every row for every
+        query (about a fifth of FAISS's cost per row, docs/benchmarks.md#batched-scans)."""
+        if filters is None or filters.is_empty():
+            return True, (self.live if self.tombstones else None)
+        mask = self.columns.allowed(filters, self.live)
+        allowed = int(np.count_nonzero(mask))
+        return allowed > max(self.tuning.gather_max, SHARED_SCAN_MIN_FRACTION * len(self)), mask
+
+    def search_many(
+        self, queries: np.ndarray, ks: list[int], masks: list[np.ndarray | None] | None = None
+    ) -> list[SearchResult]:
+        """Exact top-k for several float32 unit queries in one scan (engram/search/batch_scan.py): per query
+        the hits `search` returns. `masks`: per query the rows it may return (`scan_mask`), None for all
+        live rows. Only for an exact index (no HNSW graph)."""
         if self.coarse is not None:
             raise ValueError("search_many scans exact indexes only")
         queries = np.ascontiguousarray(queries, dtype=np.float32).reshape(len(ks), -1)
@@ -278,7 +295,11 @@ class SpaceIndex:
         if not len(self) or max(ks, default=0) <= 0:
             return [SearchResult.empty() for _ in ks]
         live = self.live if self.tombstones else None
-        found = scan_candidates(stored_rows(self.store, self.dims), queries, max(ks) + _TIE_MARGIN, live)
+        allowed = live
+        if masks is not None and any(mask is not None for mask in masks):
+            every = live if live is not None else np.ones(len(self), dtype=bool)
+            allowed = np.stack([every if mask is None else mask for mask in masks])
+        found = scan_candidates(stored_rows(self.store, self.dims), queries, max(ks) + _TIE_MARGIN, allowed)
         return [
             self._finish(*self._rescore(q, positions, k)) if k > 0 else SearchResult.empty()
             for q, positions, k in zip(queries, found, ks, strict=True)

@@ -53,8 +53,8 @@ def start_search(
     loop = asyncio.get_running_loop()
     answer = loop.create_future()
     try:
-        if batchable(entry.index, filters):
-            job: Any = BatchMember(entry, query, k, deadline, then, answer)
+        if batchable(entry.index):
+            job: Any = BatchMember(entry, query, k, filters, deadline, then, answer)
             batch = entry.batch
             if batch is None or batch.index is not entry.index or not batch.join(job):
                 batch = SearchBatch(loop, entry.index, stats)
@@ -118,19 +118,19 @@ class BatchStats:
     alone: int = 0  # searches of batches below MIN_BATCH, run one by one
 
 
-def batchable(index: SpaceIndex, filters: Filters | None) -> bool:
-    return index.coarse is None and (filters is None or filters.is_empty())
+def batchable(index: SpaceIndex) -> bool:
+    return index.coarse is None
 
 
 class BatchMember(Claimable):
     """One caller's search inside a `SearchBatch`. As for `engram.workers.Job`, whichever of the worker
     (closing the batch) and `cancel` claims it first owns the search's outcome."""
 
-    __slots__ = ("answer", "context", "deadline", "entry", "k", "query", "then")
+    __slots__ = ("answer", "context", "deadline", "entry", "filters", "k", "query", "then")
 
-    def __init__(self, entry: Any, query: np.ndarray, k: int, deadline: float, then, answer: asyncio.Future):
+    def __init__(self, entry: Any, query: np.ndarray, k: int, filters, deadline: float, then, answer):
         super().__init__()
-        self.entry, self.query, self.k, self.deadline = entry, query, k, deadline
+        self.entry, self.query, self.k, self.filters, self.deadline = entry, query, k, filters, deadline
         self.then, self.answer = then, answer
         self.context = contextvars.copy_context()
 
@@ -147,8 +147,8 @@ class BatchMember(Claimable):
 
 class SearchBatch:
     """Searches that arrive for the same exact index while this batch waits in the worker queue join it; the
-    worker that takes it closes it and runs every member in one scan (`SpaceIndex.search_many`), or one by
-    one below `MIN_BATCH`. Nothing waits to fill a batch: at c=1 a batch has one member and runs as soon as a
+    worker that takes it closes it and runs its members in one scan (`SpaceIndex.search_many`) if at least
+    `MIN_BATCH` of them may share it, the others one by one. Nothing waits to fill a batch: at c=1 a batch has one member and runs as soon as a
     worker is free, so a lone search pays nothing for this (docs/architecture.md#batched-scans)."""
 
     __slots__ = ("_lock", "_loop", "_members", "_stats", "index")
@@ -178,14 +178,10 @@ class SearchBatch:
         index, members = self._close()
         if not members:
             return
-        scanned = len(members) >= MIN_BATCH and _scan_works
         try:
-            results = _scan(index, members) if scanned else None
-            if results is None:
-                scanned = False
-                results = [index.search(m.query, m.k, None, m.deadline) for m in members]
+            results, scanned = _search_members(index, members)
         except BaseException as exc:  # noqa: BLE001 - every member gets the search's error
-            outcomes = [(None, exc)] * len(members)
+            outcomes, scanned = [(None, exc)] * len(members), 0
         else:
             outcomes = [member.finish(result) for member, result in zip(members, results, strict=True)]
         self._report(members, outcomes, scanned)
@@ -195,21 +191,42 @@ class SearchBatch:
         _, members = self._close()
         self._report(members, [(None, asyncio.CancelledError())] * len(members), None)
 
-    def _report(self, members: list[BatchMember], outcomes: list, scanned: bool | None) -> None:
-        """`scanned`: whether the members shared one scan; None when the batch never ran."""
+    def _report(self, members: list[BatchMember], outcomes: list, scanned: int | None) -> None:
+        """`scanned`: how many members shared one scan; None when the batch never ran."""
         try:
             self._loop.call_soon_threadsafe(_finish_members, self._stats, scanned, members, outcomes)
         except RuntimeError:  # the loop is closed: nobody is waiting any more
             pass
 
 
-def _scan(index: SpaceIndex, members: list[BatchMember]) -> list[SearchResult] | None:
+def _search_members(index: SpaceIndex, members: list[BatchMember]) -> tuple[list[SearchResult], int]:
+    """Every member's result, and how many of them shared one batched scan: those whose filters leave
+    enough rows (`SpaceIndex.scan_mask`), when there are at least MIN_BATCH of them; the rest run alone."""
+    results: list[SearchResult | None] = [None] * len(members)
+    scanned = 0
+    if len(members) >= MIN_BATCH and _scan_works:
+        plans = [index.scan_mask(m.filters) for m in members]
+        shared = [i for i, (share, _) in enumerate(plans) if share]
+        found = _scan(index, [members[i] for i in shared], [plans[i][1] for i in shared])
+        if len(shared) >= MIN_BATCH and found is not None:
+            for i, result in zip(shared, found, strict=True):
+                results[i] = result
+            scanned = len(shared)
+    for i, member in enumerate(members):
+        if results[i] is None:
+            results[i] = index.search(member.query, member.k, member.filters, member.deadline)
+    return results, scanned
+
+
+def _scan(index: SpaceIndex, members: list[BatchMember], masks: list) -> list[SearchResult] | None:
     """The members' results from one batched scan, or None when the scan itself cannot run here (the
     onnxruntime session fails to load or run): then they run as lone searches, and so does every later
     batch of this process, after one logged error. A search is never failed for the batching's sake."""
     global _scan_works
+    if len(members) < MIN_BATCH:
+        return None
     try:
-        return index.search_many(np.stack([m.query for m in members]), [m.k for m in members])
+        return index.search_many(np.stack([m.query for m in members]), [m.k for m in members], masks)
     except Exception:  # logged once; the lone path answers instead
         _scan_works = False
         log.exception("batched scans are off in this process: the scan failed, searches run one by one")
@@ -217,14 +234,11 @@ def _scan(index: SpaceIndex, members: list[BatchMember]) -> list[SearchResult] |
 
 
 def _finish_members(
-    stats: BatchStats, scanned: bool | None, members: list[BatchMember], outcomes: list
+    stats: BatchStats, scanned: int | None, members: list[BatchMember], outcomes: list
 ) -> None:
-    if scanned is None:  # the batch never ran
-        pass
-    elif scanned:
-        stats.scans += 1
-        stats.scanned += len(members)
-    else:
-        stats.alone += len(members)
+    if scanned is not None:  # None: the batch never ran
+        stats.scans += 1 if scanned else 0
+        stats.scanned += scanned
+        stats.alone += len(members) - scanned
     for member, (result, error) in zip(members, outcomes, strict=True):
         finish_search(member.entry, member.answer, result, error)

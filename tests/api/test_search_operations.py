@@ -114,9 +114,9 @@ async def test_event_loop_never_blocks_during_concurrent_searches(aiohttp_client
         threads.append(threading.get_ident())
         return lone(self, *args, **kwargs)
 
-    def recording_search_many(self, queries, ks):
+    def recording_search_many(self, queries, ks, masks=None):
         threads.extend([threading.get_ident()] * len(ks))
-        return many(self, queries, ks)
+        return many(self, queries, ks, masks)
 
     monkeypatch.setattr(SpaceIndex, "search", recording_search)
     monkeypatch.setattr(SpaceIndex, "search_many", recording_search_many)

@@ -9,9 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from search_fakes import oracle, unit
-from test_index_exact import make_rows
+from test_index_exact import filters_strategy, make_rows
 
 from engram.search.batch_scan import BLOCK_ROWS, scan_candidates, stored_rows
+from engram.search.filters import Filters
 from engram.search.index import IndexTuning, SpaceIndex
 
 
@@ -39,6 +40,43 @@ def test_search_many_returns_what_each_lone_search_returns(n, seed, ks, dead):
         assert got.row_ids.tolist() == alone.row_ids.tolist()
         assert got.scores.tolist() == alone.scores.tolist()
         assert not got.approximate
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    n=st.integers(1, BLOCK_ROWS + 300),
+    seed=st.integers(0, 2**16),
+    filters=st.lists(filters_strategy, min_size=1, max_size=6),
+    dead=st.floats(0, 0.3),
+)
+def test_filtered_search_many_returns_what_each_lone_filtered_search_returns(n, seed, filters, dead):
+    rng = np.random.default_rng(seed)
+    rows = make_rows(n, 16, seed)
+    index = SpaceIndex.build(rows, 16, 1)
+    index.delete(rows.row_ids[rng.random(n) < dead])
+    queries = _queries(rng, len(filters), 16)
+    masks = [index.scan_mask(f)[1] for f in filters]
+    batched = index.search_many(queries, [7] * len(filters), masks)
+    for query, f, got in zip(queries, filters, batched, strict=True):
+        alone = index.search(query, 7, f, float("inf"))
+        assert got.row_ids.tolist() == alone.row_ids.tolist()
+        assert got.scores.tolist() == alone.scores.tolist()
+
+
+def test_scan_mask_shares_unfiltered_and_broad_searches_only():
+    rows = make_rows(2000, 8, 7)
+    index = SpaceIndex.build(rows, 8, 1)
+    assert index.scan_mask(None) == (True, None)
+    share, mask = index.scan_mask(Filters())
+    assert share and mask is None
+    index.delete(rows.row_ids[:10])
+    share, mask = index.scan_mask(None)
+    assert share and mask is not None and int(mask.sum()) == 1990  # tombstones only
+    broad, narrow = Filters(since_ms=100), Filters(since_ms=990)  # created_at is uniform in [0, 1000)
+    share, mask = index.scan_mask(broad)
+    assert share and int(mask.sum()) > 0.25 * 2000
+    share, mask = index.scan_mask(narrow)
+    assert not share and 0 < int(mask.sum()) <= 0.25 * 2000
 
 
 def test_search_many_matches_the_oracle_across_blocks():

@@ -31,9 +31,9 @@ class _Occupied:
         self.scans: list[int] = []  # batch sizes seen by search_many
         many = self.entry.index.search_many
 
-        def recording(queries, ks):
+        def recording(queries, ks, masks=None):
             self.scans.append(len(ks))
-            return many(queries, ks)
+            return many(queries, ks, masks)
 
         self.entry.index.search_many = recording
         busy = threading.Event()
@@ -110,12 +110,31 @@ async def test_filtered_searches_and_groups_below_min_batch_go_alone(occupied):
     got_filtered = await asyncio.wait_for(asyncio.gather(*filtered), 60)
     got_plain = await asyncio.wait_for(asyncio.gather(*plain), 60)
     assert occupied.scans == []  # neither group went through search_many
-    # the filtered ones never batch; one more ran alone: the fixture's first search, which loaded the index
-    assert (m.batch_stats.scans, m.batch_stats.alone) == (0, 1 + MIN_BATCH - 1)
+    # a narrow filter (75 of 300 rows) runs alone, and the 3 others are too few to share a scan; one more
+    # ran alone before: the fixture's first search, which loaded the index
+    assert (m.batch_stats.scans, m.batch_stats.alone) == (0, 1 + len(filtered) + len(plain))
     rows = {int(r): i for i, r in enumerate(occupied.entry.index.row_ids)}
     authors = occupied.entry.index.columns.take(np.arange(len(rows)))[0]
     assert all(authors[rows[int(r)]] == "did:plc:1" for got in got_filtered for r in got.row_ids)
     assert [len(r.row_ids) for r in got_plain] == [3] * len(plain)
+
+
+async def test_broad_filters_share_the_scan_and_narrow_ones_run_alone(occupied):
+    m = occupied.manager
+    even, author = Filters(tags=("even",)), Filters(author="did:plc:2")  # 150 and 75 of the 300 rows
+    plan = [None, None, None, even, even, author, author]
+    queries = occupied.vectors[120 : 120 + len(plan)]
+    calls = [
+        asyncio.create_task(m.search(SPACE, MODEL, D, q, 4, f)) for q, f in zip(queries, plan, strict=True)
+    ]
+    await _until(lambda: occupied.entry.lock._readers == len(calls), "every search holds its share")
+    occupied.release()
+    answers = await asyncio.wait_for(asyncio.gather(*calls), 60)
+    assert occupied.scans == [5]  # the unfiltered and the broad ones
+    assert (m.batch_stats.scans, m.batch_stats.scanned, m.batch_stats.alone) == (1, 5, 1 + 2)
+    for q, f, got in zip(queries, plan, answers, strict=True):
+        alone = occupied.entry.index.search(q, 4, f, float("inf"))
+        assert got.row_ids.tolist() == alone.row_ids.tolist() and got.scores.tolist() == alone.scores.tolist()
 
 
 async def test_a_hydrate_error_reaches_only_its_own_caller(occupied):
@@ -171,7 +190,7 @@ async def test_a_scan_that_cannot_run_falls_back_to_lone_searches_for_good(occup
 
     monkeypatch.setattr(search_job, "_scan_works", True)  # restored after the test: the switch is per process
 
-    def broken(queries, ks):
+    def broken(queries, ks, masks=None):
         occupied.scans.append(len(ks))
         raise RuntimeError("onnxruntime could not run the scan graph")
 
