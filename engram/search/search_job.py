@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from engram.search.filters import Filters
-from engram.search.index import SearchResult, SpaceIndex
+from engram.search.index import SHARED_SCAN_MIN_FRACTION, SearchResult, SpaceIndex
 from engram.workers import Claimable, WorkerPool
 
 
@@ -200,18 +200,20 @@ class SearchBatch:
 
 
 def _search_members(index: SpaceIndex, members: list[BatchMember]) -> tuple[list[SearchResult], int]:
-    """Every member's result, and how many of them shared one batched scan: those whose filters leave
-    enough rows (`SpaceIndex.scan_mask`), when there are at least MIN_BATCH of them; the rest run alone."""
+    """Every member's result, and how many shared one batched scan. A member may share it when its filters
+    leave at least SHARED_SCAN_MIN_FRACTION of the rows (`SpaceIndex.scan_mask`); the scan runs when those
+    members' lone scans would add up to MIN_BATCH full ones (a member allowing half the rows counts half),
+    which is when it pays for decoding the whole index once. The rest run alone."""
     results: list[SearchResult | None] = [None] * len(members)
     scanned = 0
     if len(members) >= MIN_BATCH and _scan_works:
         plans = [index.scan_mask(m.filters) for m in members]
-        shared = [i for i, (share, _) in enumerate(plans) if share]
-        found = _scan(index, [members[i] for i in shared], [plans[i][1] for i in shared])
-        if len(shared) >= MIN_BATCH and found is not None:
-            for i, result in zip(shared, found, strict=True):
+        shared = [i for i, (fraction, _) in enumerate(plans) if fraction >= SHARED_SCAN_MIN_FRACTION]
+        if sum(plans[i][0] for i in shared) >= MIN_BATCH:
+            found = _scan(index, [members[i] for i in shared], [plans[i][1] for i in shared])
+            for i, result in zip(shared, found or [], strict=False):
                 results[i] = result
-            scanned = len(shared)
+            scanned = len(shared) if found is not None else 0
     for i, member in enumerate(members):
         if results[i] is None:
             results[i] = index.search(member.query, member.k, member.filters, member.deadline)
@@ -223,8 +225,6 @@ def _scan(index: SpaceIndex, members: list[BatchMember], masks: list) -> list[Se
     onnxruntime session fails to load or run): then they run as lone searches, and so does every later
     batch of this process, after one logged error. A search is never failed for the batching's sake."""
     global _scan_works
-    if len(members) < MIN_BATCH:
-        return None
     try:
         return index.search_many(np.stack([m.query for m in members]), [m.k for m in members], masks)
     except Exception:  # logged once; the lone path answers instead

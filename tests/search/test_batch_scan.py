@@ -63,20 +63,16 @@ def test_filtered_search_many_returns_what_each_lone_filtered_search_returns(n, 
         assert got.scores.tolist() == alone.scores.tolist()
 
 
-def test_scan_mask_shares_unfiltered_and_broad_searches_only():
+def test_scan_mask_gives_the_allowed_fraction_and_rows():
     rows = make_rows(2000, 8, 7)
     index = SpaceIndex.build(rows, 8, 1)
-    assert index.scan_mask(None) == (True, None)
-    share, mask = index.scan_mask(Filters())
-    assert share and mask is None
+    assert index.scan_mask(None) == (1.0, None) and index.scan_mask(Filters()) == (1.0, None)
     index.delete(rows.row_ids[:10])
-    share, mask = index.scan_mask(None)
-    assert share and mask is not None and int(mask.sum()) == 1990  # tombstones only
-    broad, narrow = Filters(since_ms=100), Filters(since_ms=990)  # created_at is uniform in [0, 1000)
-    share, mask = index.scan_mask(broad)
-    assert share and int(mask.sum()) > 0.25 * 2000
-    share, mask = index.scan_mask(narrow)
-    assert not share and 0 < int(mask.sum()) <= 0.25 * 2000
+    fraction, mask = index.scan_mask(None)
+    assert fraction == 1.0 and int(mask.sum()) == 1990  # tombstones only: an unfiltered search counts whole
+    fraction, mask = index.scan_mask(Filters(since_ms=500))  # created_at is uniform in [0, 1000)
+    assert fraction == int(mask.sum()) / 2000 and 0.4 < fraction < 0.6
+    assert not mask[:10].any()  # never a tombstone
 
 
 def test_search_many_matches_the_oracle_across_blocks():

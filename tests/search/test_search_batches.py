@@ -121,7 +121,8 @@ async def test_filtered_searches_and_groups_below_min_batch_go_alone(occupied):
 
 async def test_broad_filters_share_the_scan_and_narrow_ones_run_alone(occupied):
     m = occupied.manager
-    even, author = Filters(tags=("even",)), Filters(author="did:plc:2")  # 150 and 75 of the 300 rows
+    # 150 and 75 of the 300 rows: the scan runs since 3 + 2 x 0.5 = 4 full scans' worth share it (MIN_BATCH)
+    even, author = Filters(tags=("even",)), Filters(author="did:plc:2")
     plan = [None, None, None, even, even, author, author]
     queries = occupied.vectors[120 : 120 + len(plan)]
     calls = [
