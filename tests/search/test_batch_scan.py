@@ -20,6 +20,23 @@ def _queries(rng: np.random.Generator, count: int, d: int) -> np.ndarray:
     return np.stack([unit(rng.standard_normal(d)) for _ in range(count)])
 
 
+def _index_with_tombstones(n: int, d: int, seed: int, dead: float):
+    rng = np.random.default_rng(seed)
+    rows = make_rows(n, d, seed)
+    index = SpaceIndex.build(rows, d, 1)
+    index.delete(rows.row_ids[rng.random(n) < dead])
+    return rng, rows, index
+
+
+def _assert_as_lone(index: SpaceIndex, queries, ks, filters, batched) -> None:
+    """Each batched result has the lone search's hits, order and scores."""
+    for query, k, f, got in zip(queries, ks, filters, batched, strict=True):
+        alone = index.search(query, k, f, float("inf"))
+        assert got.row_ids.tolist() == alone.row_ids.tolist()
+        assert got.scores.tolist() == alone.scores.tolist()
+        assert not got.approximate
+
+
 @settings(max_examples=40, deadline=None)
 @given(
     n=st.integers(1, 2 * BLOCK_ROWS + 300),
@@ -28,18 +45,10 @@ def _queries(rng: np.random.Generator, count: int, d: int) -> np.ndarray:
     dead=st.floats(0, 0.5),
 )
 def test_search_many_returns_what_each_lone_search_returns(n, seed, ks, dead):
-    rng = np.random.default_rng(seed)
-    rows = make_rows(n, 24, seed)
-    index = SpaceIndex.build(rows, 24, 1)
-    index.delete(rows.row_ids[rng.random(n) < dead])
+    rng, rows, index = _index_with_tombstones(n, 24, seed, dead)
     queries = _queries(rng, len(ks), 24)
     queries[0] = unit(rows.vectors[min(1, n - 1)].astype(np.float32))  # a query tied on the duplicate rows
-    batched = index.search_many(queries, ks)
-    for query, k, got in zip(queries, ks, batched, strict=True):
-        alone = index.search(query, k, None, float("inf"))
-        assert got.row_ids.tolist() == alone.row_ids.tolist()
-        assert got.scores.tolist() == alone.scores.tolist()
-        assert not got.approximate
+    _assert_as_lone(index, queries, ks, [None] * len(ks), index.search_many(queries, ks))
 
 
 @settings(max_examples=40, deadline=None)
@@ -50,17 +59,10 @@ def test_search_many_returns_what_each_lone_search_returns(n, seed, ks, dead):
     dead=st.floats(0, 0.3),
 )
 def test_filtered_search_many_returns_what_each_lone_filtered_search_returns(n, seed, filters, dead):
-    rng = np.random.default_rng(seed)
-    rows = make_rows(n, 16, seed)
-    index = SpaceIndex.build(rows, 16, 1)
-    index.delete(rows.row_ids[rng.random(n) < dead])
-    queries = _queries(rng, len(filters), 16)
+    rng, _, index = _index_with_tombstones(n, 16, seed, dead)
+    queries, ks = _queries(rng, len(filters), 16), [7] * len(filters)
     masks = [index.scan_mask(f)[1] for f in filters]
-    batched = index.search_many(queries, [7] * len(filters), masks)
-    for query, f, got in zip(queries, filters, batched, strict=True):
-        alone = index.search(query, 7, f, float("inf"))
-        assert got.row_ids.tolist() == alone.row_ids.tolist()
-        assert got.scores.tolist() == alone.scores.tolist()
+    _assert_as_lone(index, queries, ks, filters, index.search_many(queries, ks, masks))
 
 
 def test_scan_mask_gives_the_allowed_fraction_and_rows():
