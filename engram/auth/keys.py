@@ -192,7 +192,8 @@ class PrivateKey:
 
     def sign(self, message: bytes) -> bytes:
         if self.alg == "ES256K":
-            # libsecp256k1 signs deterministically (RFC 6979) and always emits low-S.
+            # libsecp256k1 signs deterministically and always emits low-S
+            # (docs/protocol.md#signatures-engram-makes).
             return serialize_compact(der_to_cdata(self._impl.sign(message)))
         r, s = decode_dss_signature(self._impl.sign(message, _ECDSA_SHA256))
         n = CURVE_ORDER["ES256"]

@@ -21,7 +21,8 @@ from yarl import URL
 from engram.errors import Unavailable
 
 FORWARDED_BY = "X-Engram-Forwarded-By"
-# RFC 9110 section 7.6.1 plus the framing headers aiohttp recomputes for the body it sends.
+# Hop-by-hop headers, plus the framing one aiohttp recomputes for the body it sends
+# (docs/scale-out.md#forwarding).
 HOP_BY_HOP = frozenset(
     {
         "connection",

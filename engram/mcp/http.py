@@ -89,7 +89,7 @@ class McpEndpoint:
 
     def unauthorized(self, description: str, token_sent: bool) -> web.Response:
         challenge = f'Bearer resource_metadata="{self.resource_metadata_url}"'
-        if token_sent:  # RFC 6750 §3.1: no error code when the request had no credential at all
+        if token_sent:  # no error code when the request had no credential at all (docs/mcp.md#oauth-21)
             challenge += f', error="invalid_token", error_description="{description}"'
         body = orjson.dumps({"error": "invalid_token", "error_description": description})
         return web.Response(

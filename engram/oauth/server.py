@@ -169,7 +169,7 @@ class OAuthServer:
         if row is None:
             raise OAuthError("invalid_grant", "unknown authorization code")
         if row.used_at is not None:
-            # RFC 6749 §4.1.2: a replayed code revokes every token issued from it.
+            # A replayed code revokes every token issued from it (docs/oauth.md#grants).
             await self.store.write(oauth_store.revoke_family, row.family, now)
             raise OAuthError("invalid_grant", "authorization code already used")
         if row.expires_at < now:

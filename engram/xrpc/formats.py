@@ -39,8 +39,8 @@ _HANDLE_RE = re.compile(
     r"([a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?\.)+[a-zA-Z]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?"
 )
 _TID_RE = re.compile(r"[234567abcdefghij][234567abcdefghijklmnopqrstuvwxyz]{12}")
-# The atproto datetime profile of RFC 3339: uppercase T and Z, seconds required, a timezone required,
-# offsets as +HH:MM (never -00:00), any number of fraction digits. Field ranges are in the regex so
+# The atproto datetime profile (docs/protocol.md#string-formats): uppercase T and Z, seconds and a
+# timezone required, offsets as +HH:MM (never -00:00), any number of fraction digits. Field ranges are in the regex so
 # only days 29-31 (and year 0) need the calendar: this runs on every datetime of every response.
 _DATETIME_RE = re.compile(
     r"([0-9]{4})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])"
@@ -50,8 +50,8 @@ _DATETIME_RE = re.compile(
 _URI_RE = re.compile(r"[a-zA-Z][a-zA-Z0-9+.-]*:(//)?[^\s/][^\s]*")
 _AT_URI_CHARS_RE = re.compile(r"[a-zA-Z0-9._~:@!$&')(*+,;=%/-]*")
 _AT_URI_FRAGMENT_RE = re.compile(r"/[a-zA-Z0-9._~:@!$&')(*+,;=%\[\]/-]*")
-# RFC 5646 language tags (the regular grammar; the irregular grandfathered tags are listed below), with
-# the primary subtag restricted as atproto's interop tests do: 2-3 lowercase letters ("jaja", "JA" fail).
+# Language tags (docs/protocol.md#string-formats): the regular grammar (the irregular grandfathered tags
+# are listed below), with the primary subtag restricted as atproto's interop tests do: 2-3 lowercase letters ("jaja", "JA" fail).
 _LANG_RE = re.compile(
     r"(?:(?P<lang>[a-z]{2,3}(?:-[A-Za-z]{3}){0,3})"
     r"(?:-[A-Za-z]{4})?"
