@@ -51,7 +51,8 @@ _URI_RE = re.compile(r"[a-zA-Z][a-zA-Z0-9+.-]*:(//)?[^\s/][^\s]*")
 _AT_URI_CHARS_RE = re.compile(r"[a-zA-Z0-9._~:@!$&')(*+,;=%/-]*")
 _AT_URI_FRAGMENT_RE = re.compile(r"/[a-zA-Z0-9._~:@!$&')(*+,;=%\[\]/-]*")
 # Language tags (docs/protocol.md#string-formats): the regular grammar (the irregular grandfathered tags
-# are listed below), with the primary subtag restricted as atproto's interop tests do: 2-3 lowercase letters ("jaja", "JA" fail).
+# are listed below), with the primary subtag restricted as atproto's interop tests do: 2-3 lowercase
+# letters ("jaja", "JA" fail).
 _LANG_RE = re.compile(
     r"(?:(?P<lang>[a-z]{2,3}(?:-[A-Za-z]{3}){0,3})"
     r"(?:-[A-Za-z]{4})?"
