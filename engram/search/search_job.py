@@ -57,7 +57,7 @@ def start_search(
             job: Any = BatchMember(entry, query, k, filters, deadline, then, answer)
             batch = entry.batch
             if batch is None or batch.index is not entry.index or not batch.join(job):
-                batch = SearchBatch(loop, entry.index, stats)
+                batch = SearchBatch(loop, pool, entry.index, stats)
                 batch.join(job)
                 pool.enqueue(batch)  # raises if the pool is shut down: then no later search may join it
                 entry.batch = batch
@@ -146,17 +146,19 @@ class BatchMember(Claimable):
 
 
 class SearchBatch:
-    """Searches that arrive for the same exact index while this batch waits in the worker queue join it; the
-    worker that takes it closes it and runs its members in one scan (`SpaceIndex.search_many`) if at least
-    `MIN_BATCH` of them may share it, the others one by one. Nothing waits to fill a batch: at c=1 a batch has one member and runs as soon as a
-    worker is free, so a lone search pays nothing for this (docs/architecture.md#batched-scans)."""
+    """Searches that arrive for the same exact index while this batch waits in the worker queue join it. The
+    worker that takes it closes it and runs the members that may share one scan (`SpaceIndex.search_many`)
+    together, if they are enough to pay for it; every other member goes back to the queue on its own, so
+    idle workers run them alongside instead of one worker running them in turn. Nothing waits to fill a
+    batch: at c=1 a batch has one member and runs as soon as a worker is free, so a lone search pays nothing
+    for this (docs/architecture.md#batched-scans)."""
 
-    __slots__ = ("_lock", "_loop", "_members", "_stats", "index")
+    __slots__ = ("_lock", "_loop", "_members", "_pool", "_stats", "index")
 
-    def __init__(self, loop: asyncio.AbstractEventLoop, index: SpaceIndex, stats: BatchStats):
-        self._loop, self._stats = loop, stats
+    def __init__(self, loop, pool: WorkerPool, index: SpaceIndex, stats: BatchStats, members=()):
+        self._loop, self._pool, self._stats = loop, pool, stats
         self._lock = threading.Lock()  # orders a join against the worker closing the batch
-        self._members: list[BatchMember] | None = []
+        self._members: list[BatchMember] | None = list(members)
         self.index: SpaceIndex | None = index
 
     def join(self, member: BatchMember) -> bool:
@@ -168,27 +170,31 @@ class SearchBatch:
             return True
 
     def _close(self) -> tuple[SpaceIndex | None, list[BatchMember]]:
-        """Take the members that were not cancelled meanwhile. The batch lets go of the index here: the
-        entry keeps pointing at its last batch, which must not keep a replaced index alive."""
+        """Take the members. The batch lets go of the index here: the entry keeps pointing at its last
+        batch, which must not keep a replaced index alive."""
         with self._lock:
             index, members, self.index, self._members = self.index, self._members or [], None, None
-        return index, [member for member in members if member.claim()]
+        return index, members
 
     def run(self) -> None:  # on a worker thread
         index, members = self._close()
-        if not members:
-            return
-        try:
-            results, scanned = _search_members(index, members)
-        except BaseException as exc:  # noqa: BLE001 - every member gets the search's error
-            outcomes, scanned = [(None, exc)] * len(members), 0
-        else:
-            outcomes = [member.finish(result) for member, result in zip(members, results, strict=True)]
-        self._report(members, outcomes, scanned)
+        rest = _shared_scan(index, members, self._report) if len(members) >= MIN_BATCH else members
+        for member in rest[1:]:  # a member's own item: an idle worker may take it
+            try:
+                self._pool.enqueue(SearchBatch(self._loop, self._pool, index, self._stats, [member]))
+            except RuntimeError:  # the pool is shutting down: nothing else will run it
+                self._run_alone(index, member)
+        if rest:
+            self._run_alone(index, rest[0])
+
+    def _run_alone(self, index: SpaceIndex, member: BatchMember) -> None:
+        if member.claim():  # else it was cancelled while it waited
+            self._report([member], [_alone(index, member)], 0)
 
     def abandon(self) -> None:
         """The pool shut down before the batch ran: its members are cancelled."""
         _, members = self._close()
+        members = [member for member in members if member.claim()]
         self._report(members, [(None, asyncio.CancelledError())] * len(members), None)
 
     def _report(self, members: list[BatchMember], outcomes: list, scanned: int | None) -> None:
@@ -199,25 +205,34 @@ class SearchBatch:
             pass
 
 
-def _search_members(index: SpaceIndex, members: list[BatchMember]) -> tuple[list[SearchResult], int]:
-    """Every member's result, and how many shared one batched scan. A member may share it when its filters
-    leave at least SHARED_SCAN_MIN_FRACTION of the rows (`SpaceIndex.scan_mask`); the scan runs when those
-    members' lone scans would add up to MIN_BATCH full ones (a member allowing half the rows counts half),
-    which is when it pays for decoding the whole index once. The rest run alone."""
-    results: list[SearchResult | None] = [None] * len(members)
-    scanned = 0
-    if len(members) >= MIN_BATCH and _scan_works:
-        plans = [index.scan_mask(m.filters) for m in members]
-        shared = [i for i, (fraction, _) in enumerate(plans) if fraction >= SHARED_SCAN_MIN_FRACTION]
-        if sum(plans[i][0] for i in shared) >= MIN_BATCH:
-            found = _scan(index, [members[i] for i in shared], [plans[i][1] for i in shared])
-            for i, result in zip(shared, found or [], strict=False):
-                results[i] = result
-            scanned = len(shared) if found is not None else 0
-    for i, member in enumerate(members):
-        if results[i] is None:
-            results[i] = index.search(member.query, member.k, member.filters, member.deadline)
-    return results, scanned
+def _shared_scan(index: SpaceIndex, members: list[BatchMember], report) -> list[BatchMember]:
+    """Run the members that may share one scan as one, and report them; returns the others. A member may
+    share it when its filters leave at least SHARED_SCAN_MIN_FRACTION of the rows (`SpaceIndex.scan_mask`);
+    the scan runs when those members' lone scans would add up to MIN_BATCH full ones (a member allowing half
+    the rows counts half), which is when it pays for decoding the whole index once."""
+    if index.coarse is not None or not _scan_works:
+        return members
+    plans = [index.scan_mask(m.filters) for m in members]
+    shared = [i for i, (fraction, _) in enumerate(plans) if fraction >= SHARED_SCAN_MIN_FRACTION]
+    if sum(plans[i][0] for i in shared) < MIN_BATCH:
+        return members
+    group = [i for i in shared if members[i].claim()]  # the rest were cancelled meanwhile
+    found = _scan(index, [members[i] for i in group], [plans[i][1] for i in group])
+    if found is None:  # the scan cannot run here: they go alone, already claimed
+        outcomes = [_alone(index, members[i]) for i in group]
+        report([members[i] for i in group], outcomes, 0)
+    else:
+        outcomes = [members[i].finish(result) for i, result in zip(group, found, strict=True)]
+        report([members[i] for i in group], outcomes, len(group))
+    taken = set(shared)
+    return [m for i, m in enumerate(members) if i not in taken]
+
+
+def _alone(index: SpaceIndex, member: BatchMember) -> tuple[Any, BaseException | None]:
+    try:
+        return member.finish(index.search(member.query, member.k, member.filters, member.deadline))
+    except BaseException as exc:  # noqa: BLE001 - reported to the waiter
+        return None, exc
 
 
 def _scan(index: SpaceIndex, members: list[BatchMember], masks: list) -> list[SearchResult] | None:

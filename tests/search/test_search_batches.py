@@ -207,3 +207,40 @@ async def test_a_scan_that_cannot_run_falls_back_to_lone_searches_for_good(occup
     assert occupied.scans == [len(queries)] and search_job._scan_works is False
     assert "batched scans are off" in caplog.text
     assert (m.batch_stats.scans, m.batch_stats.alone) == (0, 1 + len(queries))
+
+
+async def test_members_that_do_not_share_a_scan_run_on_other_workers_too():
+    """Narrow filters never share a scan: they go back to the queue one by one, so a second worker runs
+    them alongside the first instead of one worker running them in turn."""
+    pool = WorkerPool(2, name="test-batch-spread")
+    try:
+        source, vectors = seeded(n=300)
+        m = IndexManager(source, pool, None)
+        await m.search(SPACE, MODEL, D, vectors[0], 1)
+        entry = m._entries[(SPACE, MODEL)]
+        release, busy = threading.Event(), [threading.Event(), threading.Event()]
+        blockers = [pool.start(lambda e=e: (e.set(), release.wait(60))) for e in busy]
+        await _until(lambda: all(e.is_set() for e in busy), "both workers are taken")
+        seen, other_started = [], threading.Event()
+
+        def hydrate(result):
+            seen.append(threading.get_ident())
+            if len(seen) == 1:  # the first waits until another worker has started one of the rest
+                assert other_started.wait(60), "no other worker ran a member"
+            else:
+                other_started.set()
+            return len(result.row_ids)
+
+        narrow = Filters(author="did:plc:3")  # 75 of 300 rows: runs alone
+        calls = [
+            asyncio.create_task(m.search(SPACE, MODEL, D, q, 2, narrow, then=hydrate)) for q in vectors[1:7]
+        ]
+        await _until(lambda: entry.lock._readers == len(calls), "every search holds its share")
+        release.set()
+        assert await asyncio.wait_for(asyncio.gather(*calls), 60) == [2] * len(calls)
+        assert len(set(seen)) == 2 and m.batch_stats.alone == 1 + len(calls)
+        for blocker in blockers:
+            blocker.result(60)
+    finally:
+        release.set()
+        pool.close()
