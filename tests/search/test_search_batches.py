@@ -17,10 +17,10 @@ from engram.workers import WorkerPool
 
 
 class _Occupied:
-    """A one-worker pool whose worker is held until `release()`, and a loaded manager on it."""
+    """A pool whose workers (one by default) are held until `release()`, and a loaded manager on it."""
 
-    def __init__(self, n: int = 300):
-        self.pool = WorkerPool(1, name="test-batches")
+    def __init__(self, n: int = 300, workers: int = 1):
+        self.pool = WorkerPool(workers, name="test-batches")
         self.source, self.vectors = seeded(n=n)
         self.manager = IndexManager(self.source, self.pool, None)
         self._release = threading.Event()
@@ -36,13 +36,14 @@ class _Occupied:
             return many(queries, ks, masks)
 
         self.entry.index.search_many = recording
-        busy = threading.Event()
-        self.blocker = self.pool.start(lambda: (busy.set(), self._release.wait(60)))
-        await _until(busy.is_set, "the only worker is taken")
+        busy = [threading.Event() for _ in range(self.pool.size)]
+        self.blockers = [self.pool.start(lambda e=e: (e.set(), self._release.wait(60))) for e in busy]
+        await _until(lambda: all(e.is_set() for e in busy), "every worker is taken")
 
     def release(self):
         self._release.set()
-        self.blocker.result(60)
+        for blocker in self.blockers:
+            blocker.result(60)
 
     def close(self):
         self._release.set()
@@ -212,15 +213,10 @@ async def test_a_scan_that_cannot_run_falls_back_to_lone_searches_for_good(occup
 async def test_members_that_do_not_share_a_scan_run_on_other_workers_too():
     """Narrow filters never share a scan: they go back to the queue one by one, so a second worker runs
     them alongside the first instead of one worker running them in turn."""
-    pool = WorkerPool(2, name="test-batch-spread")
+    held = _Occupied(workers=2)
     try:
-        source, vectors = seeded(n=300)
-        m = IndexManager(source, pool, None)
-        await m.search(SPACE, MODEL, D, vectors[0], 1)
-        entry = m._entries[(SPACE, MODEL)]
-        release, busy = threading.Event(), [threading.Event(), threading.Event()]
-        blockers = [pool.start(lambda e=e: (e.set(), release.wait(60))) for e in busy]
-        await _until(lambda: all(e.is_set() for e in busy), "both workers are taken")
+        await held.load()
+        m, entry, vectors = held.manager, held.entry, held.vectors
         seen, other_started = [], threading.Event()
 
         def hydrate(result):
@@ -236,11 +232,8 @@ async def test_members_that_do_not_share_a_scan_run_on_other_workers_too():
             asyncio.create_task(m.search(SPACE, MODEL, D, q, 2, narrow, then=hydrate)) for q in vectors[1:7]
         ]
         await _until(lambda: entry.lock._readers == len(calls), "every search holds its share")
-        release.set()
+        held.release()
         assert await asyncio.wait_for(asyncio.gather(*calls), 60) == [2] * len(calls)
-        assert len(set(seen)) == 2 and m.batch_stats.alone == 1 + len(calls)
-        for blocker in blockers:
-            blocker.result(60)
+        assert len(set(seen)) == 2 and m.batch_stats.alone == 1 + len(calls) and held.scans == []
     finally:
-        release.set()
-        pool.close()
+        held.close()
