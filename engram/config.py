@@ -79,6 +79,12 @@ VARIABLES: tuple[Variable, ...] = (
     ),
     Variable("ENGRAM_EXACT_MAX", "200000", "Spaces up to this many vectors are searched exactly."),
     Variable(
+        "ENGRAM_SPLIT_MIN_ROWS",
+        "16384",
+        "An exact search of at least this many vectors splits its scan over an idle worker when a core is"
+        " free (docs/architecture.md#split-scans); 0 never splits.",
+    ),
+    Variable(
         "ENGRAM_RAM_BYTES",
         "8589934592",
         "Memory budget for loaded indexes; idle spaces are evicted. Split between the serving processes.",
@@ -239,6 +245,7 @@ class Settings:
     workers: int = 2
     load_workers: int = 1
     exact_max: int = 200_000
+    split_min_rows: int = 16_384
     ram_bytes: int = 8 * 1024**3
     rerank_deadline_ms: int = 250
     load_wait_ms: int = 2000
@@ -357,6 +364,7 @@ def read_env(environ: Mapping[str, str] | None = None) -> Settings:
         workers=as_int("ENGRAM_WORKERS", get("ENGRAM_WORKERS") or "", 1, 256),
         load_workers=as_int("ENGRAM_LOAD_WORKERS", get("ENGRAM_LOAD_WORKERS") or "", 1, 64),
         exact_max=as_int("ENGRAM_EXACT_MAX", get("ENGRAM_EXACT_MAX") or "", 0),
+        split_min_rows=as_int("ENGRAM_SPLIT_MIN_ROWS", get("ENGRAM_SPLIT_MIN_ROWS") or "", 0),
         ram_bytes=as_int("ENGRAM_RAM_BYTES", get("ENGRAM_RAM_BYTES") or "", 1),
         rerank_deadline_ms=as_int(
             "ENGRAM_RERANK_DEADLINE_MS", get("ENGRAM_RERANK_DEADLINE_MS") or "", 0, 10_000

@@ -170,8 +170,16 @@ class SearchBatchCollector:
         )
         searches.add_metric(["scan"], stats.scanned)
         searches.add_metric(["alone"], stats.alone)
+        split = CounterMetricFamily(
+            "engram_search_split_scans",
+            "Lone exact searches whose scan was split over an idle worker (docs/architecture.md#split-scans)",
+            labels=["second_half"],
+        )
+        split.add_metric(["worker"], stats.split - stats.taken_back)
+        split.add_metric(["taken_back"], stats.taken_back)
         yield scans
         yield searches
+        yield split
 
 
 def _exposition(metrics: Metrics, *local_collectors) -> bytes:

@@ -148,6 +148,8 @@ class WorkerPool:
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
         self._lock = threading.Lock()  # orders a put against close(): nothing is queued after the drain
         self._closed = False
+        self._idle = 0  # workers waiting for an item (a split scan's hint: engram/search/split_scan.py)
+        self._idle_lock = threading.Lock()
         self._threads = [
             threading.Thread(target=self._work, args=(omp_threads, nice), name=f"{name}_{n}", daemon=True)
             for n in range(workers)
@@ -157,11 +159,23 @@ class WorkerPool:
 
     def _work(self, omp_threads: int, nice: int) -> None:
         _pin_worker_threads(omp_threads, nice)
-        get = self._queue.get
-        while (item := get()) is not None:
+        get, idle = self._queue.get, self._idle_lock
+        while True:
+            with idle:
+                self._idle += 1
+            item = get()
+            with idle:
+                self._idle -= 1
+            if item is None:
+                break
             item.run()
             del item  # drop the call's references before waiting for the next one
         self._queue.put(None)  # pass the stop on to the next worker
+
+    def has_idle_worker(self) -> bool:
+        """A worker waits for work and nothing is queued for it: an item put now starts at once. A hint (it
+        may change the next moment), for work that is only worth splitting onto a free worker."""
+        return self._idle > 0 and self._queue.empty()
 
     def _put(self, item: Job | _FutureCall) -> None:
         with self._lock:

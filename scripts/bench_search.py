@@ -7,7 +7,13 @@ reports:
   - the aiohttp floor: a trivial JSON route in the same app, same client, same process;
   - end-to-end signed searchMemories p50/p99 over HTTP (credential verified, signature checked every time);
   - ratio = end-to-end p50 / (bare p50 + floor p50), and the same for p99.
-Rounds interleave bare, floor and end-to-end so machine noise hits all three alike.
+Where the service splits a lone exact scan over an idle worker (ENGRAM_SPLIT_MIN_ROWS rows and up,
+docs/architecture.md#split-scans) it also reports, in the same rounds:
+  - bare split: SpaceIndex.search with the same two-worker split, in-process;
+  - end-to-end unsplit: the same requests with splitting turned off in the service;
+  - split_ratio = end-to-end p50 / (bare split p50 + floor p50): the service's overhead over what the split
+    scan itself costs (the plain ratio's bare is one thread, so a split can take it below 1).
+Rounds interleave the series so machine noise hits all of them alike.
 
     .venv/bin/python scripts/bench_search.py                 # 10k and 100k, exact index (default)
     .venv/bin/python scripts/bench_search.py --ann           # also 100k on the HNSW + exact re-rank path
@@ -26,6 +32,7 @@ import time
 import numpy as np
 from benchlib import engram_server, interleave, latent, load_average, seed
 
+from engram.search.split_scan import SplitScan
 from engram.search.vectors import encode_query_vector
 from engram.store import ModelSpec
 
@@ -81,6 +88,8 @@ async def run(n: int, *, exact_max: int, queries: int, rounds: int, count: int) 
 
         index = srv.ctx.index.loaded_index(space, SPEC.key)
         kind = "hnsw+rerank" if index.coarse is not None else "exact-fp16"
+        split_rows = srv.ctx.index.split_min_rows
+        splits = index.coarse is None and 0 < split_rows <= n
 
         async def bare(i: int) -> None:
             index.search(qs[i % queries], K, None, math.inf)
@@ -94,9 +103,36 @@ async def run(n: int, *, exact_max: int, queries: int, rounds: int, count: int) 
                 assert r.status == 200
                 await r.read()
 
+        async def bare_split(i: int) -> None:  # this thread scans one half, a pool worker the other
+            index.search(qs[i % queries], K, None, math.inf, SplitScan(srv.ctx.pool, index))
+
+        async def end_to_end_unsplit(i: int) -> None:
+            srv.ctx.index.split_min_rows = 0
+            try:
+                await end_to_end(i)
+            finally:
+                srv.ctx.index.split_min_rows = split_rows
+
+        series = {"bare": bare, "floor": floor, "end_to_end": end_to_end}
+        if splits:
+            series |= {"bare_split": bare_split, "end_to_end_unsplit": end_to_end_unsplit}
         load_before = load_average()
-        timing = await interleave(rounds, count, bare=bare, floor=floor, end_to_end=end_to_end)
+        timing = await interleave(rounds, count, **series)
         b, f, e = timing["bare"], timing["floor"], timing["end_to_end"]
+        split = {}
+        if splits:
+            bs, eu = timing["bare_split"], timing["end_to_end_unsplit"]
+            split = {
+                "bare_split_p50_ms": round(bs["p50_ms"], 3),
+                "e2e_unsplit_p50_ms": round(eu["p50_ms"], 3),
+                "e2e_unsplit_p99_ms": round(eu["p99_ms"], 3),
+                "unsplit_ratio_p50": round(eu["p50_ms"] / (b["p50_ms"] + f["p50_ms"]), 3),
+                "split_ratio_p50": round(e["p50_ms"] / (bs["p50_ms"] + f["p50_ms"]), 3),
+                "splits": {
+                    "split": srv.ctx.index.batch_stats.split,
+                    "taken_back": srv.ctx.index.batch_stats.taken_back,
+                },
+            }
         return {
             "n": n,
             "dims": SPEC.dims,
@@ -113,6 +149,7 @@ async def run(n: int, *, exact_max: int, queries: int, rounds: int, count: int) 
             "ratio_p50": round(e["p50_ms"] / (b["p50_ms"] + f["p50_ms"]), 3),
             "ratio_p99": round(e["p99_ms"] / (b["p99_ms"] + f["p99_ms"]), 3),
             "rounds_e2e_p50_ms": e["rounds_p50_ms"],
+            **split,
             "load_avg": f"{load_before} -> {load_average()}",
         }
 
@@ -149,6 +186,17 @@ async def main(args: argparse.Namespace) -> None:
             f"| {r['floor_p50_ms']:.2f} / {r['floor_p99_ms']:.2f} | {r['e2e_p50_ms']:.2f} / {r['e2e_p99_ms']:.2f} "
             f"| {r['ratio_p50']:.2f} | {r['ratio_p99']:.2f} |"
         )
+    split = [r for r in results if "split_ratio_p50" in r]
+    if split:
+        print(
+            "\n| memories | bare split p50 ms | e2e unsplit p50/p99 ms | unsplit ratio p50 | e2e ÷ (bare split + floor) |"
+        )
+        print("|---|---|---|---|---|")
+        for r in split:
+            print(
+                f"| {r['n']:,} | {r['bare_split_p50_ms']:.2f} | {r['e2e_unsplit_p50_ms']:.2f} / "
+                f"{r['e2e_unsplit_p99_ms']:.2f} | {r['unsplit_ratio_p50']:.2f} | {r['split_ratio_p50']:.2f} |"
+            )
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import faiss
@@ -33,6 +34,8 @@ _IP = faiss.METRIC_INNER_PRODUCT
 # a shared scan its share is ~0.15 of one, so it pays there once the scan runs anyway.
 SHARED_SCAN_MIN_FRACTION = 0.5
 _TIE_MARGIN = 16  # extra FAISS hits fetched so the numpy re-score decides the k-th place, not FAISS rounding
+# (query, want, mask) -> candidate positions: `SpaceIndex.scan`, or a split scan (engram/search/split_scan.py)
+Scan = Callable[[np.ndarray, int, np.ndarray | None], np.ndarray]
 
 
 @dataclass(frozen=True)
@@ -249,8 +252,12 @@ class SpaceIndex:
             size += len(self) * (self.dims + self.tuning.hnsw_m * 2 * 4 + 16)
         return size + self.row_ids.nbytes + self.live.nbytes + self.columns.nbytes() + 4096
 
-    def search(self, query: np.ndarray, k: int, filters: Filters | None, deadline: float) -> SearchResult:
-        """Top-k by cosine. `query` must be a float32 unit vector; `deadline` is a time.monotonic() value."""
+    def search(
+        self, query: np.ndarray, k: int, filters: Filters | None, deadline: float, scan: Scan | None = None
+    ) -> SearchResult:
+        """Top-k by cosine. `query` must be a float32 unit vector; `deadline` is a time.monotonic() value.
+        `scan` replaces `SpaceIndex.scan` for the exact path's FAISS scan (a split scan, run over two workers:
+        engram/search/split_scan.py); it must return the same candidates or more."""
         q = np.ascontiguousarray(query, dtype=np.float32).reshape(-1)
         if q.shape[0] != self.dims:
             raise ValueError(f"query has {q.shape[0]} dims, index has {self.dims}")
@@ -268,7 +275,7 @@ class SpaceIndex:
         if self.coarse is None or allowed <= max(
             t.selective_min, min(t.selective_fraction * n, t.selective_max)
         ):
-            return self._finish(*self._exact(q, k, mask, allowed))
+            return self._finish(*self._exact(q, k, mask, allowed, scan or self.scan))
         return self._approximate(q, k, mask, allowed, deadline)
 
     def scan_mask(self, filters: Filters | None) -> tuple[float, np.ndarray | None]:
@@ -309,19 +316,30 @@ class SpaceIndex:
         return SearchResult(self.row_ids[positions], scores.astype(np.float32), approximate)
 
     def _exact(
-        self, q: np.ndarray, k: int, mask: np.ndarray | None, allowed: int
+        self, q: np.ndarray, k: int, mask: np.ndarray | None, allowed: int, scan: Scan | None = None
     ) -> tuple[np.ndarray, np.ndarray]:
         if mask is not None and allowed <= self.tuning.gather_max:
             positions = np.flatnonzero(mask)
             return self._rescore(q, positions, k)
-        want = min(k + _TIE_MARGIN, allowed)
-        if mask is None:
+        return self._rescore(q, (scan or self.scan)(q, min(k + _TIE_MARGIN, allowed), mask), k)
+
+    def scan(
+        self, q: np.ndarray, want: int, mask: np.ndarray | None, rows: tuple[int, int] | None = None
+    ) -> np.ndarray:
+        """FAISS's `want` best positions by float32 inner product among the rows `mask` allows (None: every
+        row), only from positions [start, stop) when `rows` is given (half of a split scan)."""
+        selectors = []
+        if mask is not None:
+            bitmap, _bits = _bitmap_selector(mask)  # _bits: alive until the search returns
+            selectors.append(bitmap)
+        if rows is not None:
+            selectors.append(faiss.IDSelectorRange(rows[0], rows[1], True))
+        if not selectors:
             _, found = self.store.search(q[None, :], want)
         else:
-            selector, _bits = _bitmap_selector(mask)
+            selector = selectors[0] if len(selectors) == 1 else faiss.IDSelectorAnd(*selectors)
             _, found = self.store.search(q[None, :], want, params=faiss.SearchParameters(sel=selector))
-        found = found[0]
-        return self._rescore(q, found[found >= 0], k)
+        return found[0][found[0] >= 0]
 
     def _rescore(self, q: np.ndarray, positions: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         return _order(positions, _exact_scores(self.vectors(positions), q), k)

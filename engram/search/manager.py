@@ -59,6 +59,7 @@ class IndexManager:
         data_dir: Path | str | None,
         *,
         exact_max: int = 100_000,
+        split_min_rows: int = 0,
         ram_bytes: int = 8 << 30,
         load_wait_s: float = 0.5,
         rerank_deadline_ms: float = 250.0,
@@ -83,6 +84,8 @@ class IndexManager:
         self.tuning = tuning or IndexTuning(exact_max=exact_max)
         self.load_wait_s = load_wait_s
         self.rerank_deadline_s = rerank_deadline_ms / 1000.0
+        # a lone exact search of this many rows or more may split its scan (engram/search/split_scan.py); 0: never
+        self.split_min_rows = split_min_rows
         self._cache = IndexCache(ram_bytes)
         self._entries = self._cache.entries  # least recently used first
         self._slots = self._cache.slots  # space -> model keys loaded
@@ -137,7 +140,9 @@ class IndexManager:
             task = self._detached(self._locked_search(entry, query, k, filters, deadline, then))
             return await asyncio.shield(task)
         # The hot path (engram/search/search_job.py): the read share is given back on the loop by the report.
-        return await start_search(self.pool, self.batch_stats, entry, query, k, filters, deadline, then)
+        return await start_search(
+            self.pool, self.batch_stats, entry, query, k, filters, deadline, then, self.split_min_rows
+        )
 
     async def graph(self, space: str, model_key: str, dims: int, limit: int, k: int) -> Neighbors:
         """Exact kNN among the space's newest `limit` live rows (getMemoryGraph), on a fresh index."""

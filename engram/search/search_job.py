@@ -18,6 +18,7 @@ import numpy as np
 
 from engram.search.filters import Filters
 from engram.search.index import SHARED_SCAN_MIN_FRACTION, SearchResult, SpaceIndex
+from engram.search.split_scan import split_scanner, worth_splitting
 from engram.workers import Claimable, WorkerPool
 
 
@@ -42,6 +43,7 @@ def start_search(
     filters: Filters | None,
     deadline: float,
     then: Callable[[SearchResult], Any] | None,
+    split_min_rows: int = 0,
 ) -> asyncio.Future:
     """Queue a warm search whose read share the caller holds; the returned future resolves on the loop.
 
@@ -57,7 +59,13 @@ def start_search(
             job: Any = BatchMember(entry, query, k, filters, deadline, then, answer)
             batch = entry.batch
             if batch is None or batch.index is not entry.index or not batch.join(job):
-                batch = SearchBatch(loop, pool, entry.index, stats)
+                batch = SearchBatch(
+                    loop,
+                    pool,
+                    entry.index,
+                    stats,
+                    may_split=worth_splitting(pool, entry.index, split_min_rows),
+                )
                 batch.join(job)
                 pool.enqueue(batch)  # raises if the pool is shut down: then no later search may join it
                 entry.batch = batch
@@ -116,6 +124,8 @@ class BatchStats:
     scans: int = 0  # batched scans run
     scanned: int = 0  # searches answered by them
     alone: int = 0  # searches of batches below MIN_BATCH, run one by one
+    split: int = 0  # lone searches whose scan was split over two workers (engram/search/split_scan.py)
+    taken_back: int = 0  # of those, the ones whose owner scanned both halves (no worker took the second)
 
 
 def batchable(index: SpaceIndex) -> bool:
@@ -153,10 +163,14 @@ class SearchBatch:
     batch: at c=1 a batch has one member and runs as soon as a worker is free, so a lone search pays nothing
     for this (docs/architecture.md#batched-scans)."""
 
-    __slots__ = ("_lock", "_loop", "_members", "_pool", "_stats", "index")
+    __slots__ = ("_lock", "_loop", "_members", "_pool", "_stats", "index", "may_split")
 
-    def __init__(self, loop, pool: WorkerPool, index: SpaceIndex, stats: BatchStats, members=()):
+    def __init__(
+        self, loop, pool: WorkerPool, index: SpaceIndex, stats: BatchStats, members=(), may_split=False
+    ):
+        """`may_split`: a lone member may split its scan over an idle worker (engram/search/split_scan.py)."""
         self._loop, self._pool, self._stats = loop, pool, stats
+        self.may_split = may_split
         self._lock = threading.Lock()  # orders a join against the worker closing the batch
         self._members: list[BatchMember] | None = list(members)
         self.index: SpaceIndex | None = index
@@ -185,11 +199,15 @@ class SearchBatch:
             except RuntimeError:  # the pool is shutting down: nothing else will run it
                 self._run_alone(index, member)
         if rest:
-            self._run_alone(index, rest[0])
+            self._run_alone(index, rest[0], self.may_split and len(members) == 1)
 
-    def _run_alone(self, index: SpaceIndex, member: BatchMember) -> None:
+    def _run_alone(self, index: SpaceIndex, member: BatchMember, may_split: bool = False) -> None:
+        """A lone search, its scan split over an idle worker if the loop found that worth it when it queued
+        the search and a worker is still idle (engram/search/split_scan.py)."""
         if member.claim():  # else it was cancelled while it waited
-            self._report([member], [_alone(index, member)], 0)
+            split = split_scanner(self._pool, index) if may_split else None
+            outcome = _alone(index, member, split)
+            self._report([member], [outcome], 0, split if split is not None and split.ran else None)
 
     def abandon(self) -> None:
         """The pool shut down before the batch ran: its members are cancelled."""
@@ -197,10 +215,11 @@ class SearchBatch:
         members = [member for member in members if member.claim()]
         self._report(members, [(None, asyncio.CancelledError())] * len(members), None)
 
-    def _report(self, members: list[BatchMember], outcomes: list, scanned: int | None) -> None:
-        """`scanned`: how many members shared one scan; None when the batch never ran."""
+    def _report(self, members: list[BatchMember], outcomes: list, scanned: int | None, split=None) -> None:
+        """`scanned`: how many members shared one scan; None when the batch never ran. `split`: the lone
+        member's `SplitScan`, if its scan was split."""
         try:
-            self._loop.call_soon_threadsafe(_finish_members, self._stats, scanned, members, outcomes)
+            self._loop.call_soon_threadsafe(_finish_members, self._stats, scanned, members, outcomes, split)
         except RuntimeError:  # the loop is closed: nobody is waiting any more
             pass
 
@@ -228,9 +247,9 @@ def _shared_scan(index: SpaceIndex, members: list[BatchMember], report) -> list[
     return [m for i, m in enumerate(members) if i not in taken]
 
 
-def _alone(index: SpaceIndex, member: BatchMember) -> tuple[Any, BaseException | None]:
+def _alone(index: SpaceIndex, member: BatchMember, scan=None) -> tuple[Any, BaseException | None]:
     try:
-        return member.finish(index.search(member.query, member.k, member.filters, member.deadline))
+        return member.finish(index.search(member.query, member.k, member.filters, member.deadline, scan))
     except BaseException as exc:  # noqa: BLE001 - reported to the waiter
         return None, exc
 
@@ -249,11 +268,14 @@ def _scan(index: SpaceIndex, members: list[BatchMember], masks: list) -> list[Se
 
 
 def _finish_members(
-    stats: BatchStats, scanned: int | None, members: list[BatchMember], outcomes: list
+    stats: BatchStats, scanned: int | None, members: list[BatchMember], outcomes: list, split=None
 ) -> None:
     if scanned is not None:  # None: the batch never ran
         stats.scans += 1 if scanned else 0
         stats.scanned += scanned
         stats.alone += len(members) - scanned
+    if split is not None:
+        stats.split += 1
+        stats.taken_back += split.taken_back
     for member, (result, error) in zip(members, outcomes, strict=True):
         finish_search(member.entry, member.answer, result, error)

@@ -131,4 +131,6 @@ async def test_prometheus_metrics_on_their_own_port(aiohttp_client, settings):
     assert "engram_search_hit_cache_bytes 0.0" in text
     assert 'engram_search_batch_searches_total{run="scan"} 0.0' in text  # engram/search/search_job.py
     assert "engram_search_batched_scans_total 0.0" in text
+    assert 'engram_search_split_scans_total{second_half="worker"} 0.0' in text  # engram/search/split_scan.py
+    assert 'engram_search_split_scans_total{second_half="taken_back"} 0.0' in text
     assert (await client.get("/metrics")).status == 404  # never on the public port

@@ -7,6 +7,7 @@ import asyncio
 import threading
 
 import pytest
+from test_manager_hot_path import _until
 
 from engram.workers import WorkerPool
 
@@ -97,3 +98,18 @@ async def test_close_cancels_queued_work_and_refuses_new_work():
         pool.start(lambda: None)
     with pytest.raises(RuntimeError):
         pool.dispatch(loop, lambda: None, (), lambda *_: None)
+
+
+async def test_has_idle_worker_only_while_a_worker_waits_and_nothing_is_queued():
+    pool = WorkerPool(1, name="test-idle")
+    try:
+        await _until(pool.has_idle_worker, "the worker waits for work")
+        _, release = _blocker(pool)
+        assert not pool.has_idle_worker()  # busy
+        queued = pool.start(lambda: None)
+        assert not pool.has_idle_worker()
+        release.set()
+        await asyncio.wrap_future(queued)
+        await _until(pool.has_idle_worker, "the worker waits again")  # the count came back to one
+    finally:
+        pool.close()
