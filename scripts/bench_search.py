@@ -29,6 +29,7 @@ import json
 import math
 import time
 
+import faiss
 import numpy as np
 from benchlib import engram_server, interleave, latent, load_average, seed
 
@@ -169,6 +170,10 @@ def parse_args() -> argparse.Namespace:
 
 
 async def main(args: argparse.Namespace) -> None:
+    # The bare series run FAISS on this thread: one OpenMP thread, as engram's search workers use
+    # (engram/workers.py). With the default team, its idle thread spins on the other core after each call
+    # and slows the bare split series' helper worker.
+    faiss.omp_set_num_threads(1)
     sizes = args.sizes or [10_000, 100_000] + ([1_000_000] if args.million else [])
     runs = [(n, 200_000) for n in sizes] + ([(100_000, 50_000)] if args.ann else [])
     results = []

@@ -203,7 +203,7 @@ class SearchBatch:
 
     def _run_alone(self, index: SpaceIndex, member: BatchMember, may_split: bool = False) -> None:
         """A lone search, its scan split over an idle worker if the loop found that worth it when it queued
-        the search and a worker is still idle (engram/search/split_scan.py)."""
+        the search and a worker and a core are free now (engram/search/split_scan.py)."""
         if member.claim():  # else it was cancelled while it waited
             split = split_scanner(self._pool, index) if may_split else None
             outcome = _alone(index, member, split)

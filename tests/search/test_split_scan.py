@@ -18,7 +18,7 @@ from test_manager_hot_path import _until
 from engram.search import split_scan
 from engram.search.index import IndexTuning, SpaceIndex
 from engram.search.manager import IndexManager
-from engram.search.split_scan import PARTS, SplitScan, spare_core, worth_splitting
+from engram.search.split_scan import PARTS, SplitScan, spare_core, split_scanner, worth_splitting
 from engram.workers import WorkerPool
 
 
@@ -134,19 +134,21 @@ def test_spare_core_counts_the_running_threads():
     assert spare_core(cores=10**6) is True
 
 
-async def test_worth_splitting_needs_the_rows_an_idle_worker_and_a_core(monkeypatch):
+async def test_a_split_needs_the_rows_an_idle_worker_and_a_spare_core():
     pool = WorkerPool(2, name="test-split-worth")
     try:
         await _until(lambda: pool._idle == 2, "both workers wait for work")
         index = _index(500, 16, 5)
-        assert worth_splitting(pool, index, 500, cores=10**6)
-        assert not worth_splitting(pool, index, 501, cores=10**6)  # too few rows
-        assert not worth_splitting(pool, index, 0, cores=10**6)  # 0: never
-        assert not worth_splitting(pool, index, 500, cores=1)  # no spare core
+        assert worth_splitting(pool, index, 500)  # on the loop: rows and an idle worker
+        assert not worth_splitting(pool, index, 501)  # too few rows
+        assert not worth_splitting(pool, index, 0)  # 0: never
+        assert isinstance(split_scanner(pool, index, cores=10**6), SplitScan)  # on the worker: and a core
+        assert split_scanner(pool, index, cores=1) is None  # no spare core
         release = threading.Event()
         blockers = [pool.start(release.wait, 60) for _ in range(2)]
         await _until(lambda: pool._idle == 0, "both workers are busy")
-        assert not worth_splitting(pool, index, 500, cores=10**6)
+        assert not worth_splitting(pool, index, 500)
+        assert split_scanner(pool, index, cores=10**6) is None
         release.set()
         for blocker in blockers:
             blocker.result(60)
