@@ -168,7 +168,8 @@ class SearchBatch:
     def __init__(
         self, loop, pool: WorkerPool, index: SpaceIndex, stats: BatchStats, members=(), may_split=False
     ):
-        """`may_split`: a lone member may split its scan over an idle worker (engram/search/split_scan.py)."""
+        """`may_split`: whether a lone member may split its scan over an idle worker (`worth_splitting`:
+        True, False, or None when the worker should look for a free core again; engram/search/split_scan.py)."""
         self._loop, self._pool, self._stats = loop, pool, stats
         self.may_split = may_split
         self._lock = threading.Lock()  # orders a join against the worker closing the batch
@@ -199,13 +200,13 @@ class SearchBatch:
             except RuntimeError:  # the pool is shutting down: nothing else will run it
                 self._run_alone(index, member)
         if rest:
-            self._run_alone(index, rest[0], self.may_split and len(members) == 1)
+            self._run_alone(index, rest[0], self.may_split if len(members) == 1 else False)
 
-    def _run_alone(self, index: SpaceIndex, member: BatchMember, may_split: bool = False) -> None:
+    def _run_alone(self, index: SpaceIndex, member: BatchMember, may_split: bool | None = False) -> None:
         """A lone search, its scan split over an idle worker if the loop found that worth it when it queued
         the search and a worker and a core are free now (engram/search/split_scan.py)."""
         if member.claim():  # else it was cancelled while it waited
-            split = split_scanner(self._pool, index) if may_split else None
+            split = split_scanner(self._pool, index, may_split)
             outcome = _alone(index, member, split)
             self._report([member], [outcome], 0, split if split is not None and split.ran else None)
 

@@ -115,21 +115,31 @@ class SplitScan:
         return np.concatenate(ranges.found)
 
 
-def worth_splitting(pool: WorkerPool, index: SpaceIndex, min_rows: int) -> bool:
-    """On the loop, as a search is queued: might its scan pay to split? Only for an index of `min_rows` or
-    more (`ENGRAM_SPLIT_MIN_ROWS`, 0: never; below ~16k rows the hand-off to a second thread costs more than
-    the split saves, docs/benchmarks.md#split-scans) while a worker is idle."""
-    return 0 < min_rows <= len(index) and pool.has_idle_worker()
+def worth_splitting(
+    pool: WorkerPool, index: SpaceIndex, min_rows: int, cores: int | None = None
+) -> bool | None:
+    """On the loop, as a search is queued: might its scan pay to split? Not below `min_rows` rows
+    (`ENGRAM_SPLIT_MIN_ROWS`, 0: never; below ~16k rows the hand-off to a second thread costs more than the
+    split saves, docs/benchmarks.md#split-scans) or without an idle worker (False). Then True if the machine
+    has a core to spare right now, the loop thread included (it is about to wait for the search); None if
+    not yet: the worker that takes the search looks again (`split_scanner`)."""
+    if not (0 < min_rows <= len(index) and pool.has_idle_worker()):
+        return False
+    return True if spare_core(cores) else None
 
 
-def split_scanner(pool: WorkerPool, index: SpaceIndex, cores: int | None = None) -> SplitScan | None:
-    """On the worker about to run a search the loop found `worth_splitting`: its split scan, if a worker is
-    still idle and the machine has a core to spare. The core is counted here, not on the loop: by now the
-    loop thread is usually waiting for the search, and the one running thread to count is this one
-    (measured: asked on the loop, a 100k search split 56-65 % of the time at c=1; here, 91 %)."""
-    if pool.has_idle_worker() and spare_core(cores):
-        return SplitScan(pool, index)
-    return None
+def split_scanner(
+    pool: WorkerPool, index: SpaceIndex, spare: bool | None, cores: int | None = None
+) -> SplitScan | None:
+    """On the worker about to run a search the loop found `worth_splitting` (`spare`: its verdict on the
+    core): its split scan, if a worker is still idle and a core is free. Counting running threads catches
+    passers-by (the loop thread finishing its turn, a kernel thread), so a core the loop did not see free is
+    counted again here, where the one runner the count must include is this worker (measured at c=1, 100k:
+    either count alone let 20-65 % of searches split, depending on the run; both, see
+    docs/benchmarks.md#split-scans)."""
+    if spare is False or not pool.has_idle_worker():
+        return None
+    return SplitScan(pool, index) if spare or spare_core(cores) else None
 
 
 _loadavg_fd: int | None = None

@@ -139,16 +139,21 @@ async def test_a_split_needs_the_rows_an_idle_worker_and_a_spare_core():
     try:
         await _until(lambda: pool._idle == 2, "both workers wait for work")
         index = _index(500, 16, 5)
-        assert worth_splitting(pool, index, 500)  # on the loop: rows and an idle worker
-        assert not worth_splitting(pool, index, 501)  # too few rows
-        assert not worth_splitting(pool, index, 0)  # 0: never
-        assert isinstance(split_scanner(pool, index, cores=10**6), SplitScan)  # on the worker: and a core
-        assert split_scanner(pool, index, cores=1) is None  # no spare core
+        # on the loop: the rows and an idle worker, then the core (None: the worker looks again)
+        assert worth_splitting(pool, index, 500, cores=10**6) is True
+        assert worth_splitting(pool, index, 500, cores=1) is None  # the loop itself runs: no spare core
+        assert worth_splitting(pool, index, 501, cores=10**6) is False  # too few rows
+        assert worth_splitting(pool, index, 0, cores=10**6) is False  # 0: never
+        # on the worker: a free worker still, and a core if the loop saw none
+        assert isinstance(split_scanner(pool, index, True, cores=1), SplitScan)
+        assert isinstance(split_scanner(pool, index, None, cores=10**6), SplitScan)
+        assert split_scanner(pool, index, None, cores=1) is None
+        assert split_scanner(pool, index, False, cores=10**6) is None
         release = threading.Event()
         blockers = [pool.start(release.wait, 60) for _ in range(2)]
         await _until(lambda: pool._idle == 0, "both workers are busy")
-        assert not worth_splitting(pool, index, 500)
-        assert split_scanner(pool, index, cores=10**6) is None
+        assert worth_splitting(pool, index, 500, cores=10**6) is False
+        assert split_scanner(pool, index, True, cores=10**6) is None
         release.set()
         for blocker in blockers:
             blocker.result(60)
