@@ -80,7 +80,7 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("ENGRAM_EXACT_MAX", "200000", "Spaces up to this many vectors are searched exactly."),
     Variable(
         "ENGRAM_SPLIT_MIN_ROWS",
-        "16384",
+        "50000",
         "An exact search of at least this many vectors splits its scan over an idle worker when a core is"
         " free (docs/architecture.md#split-scans); 0 never splits.",
     ),
@@ -245,7 +245,7 @@ class Settings:
     workers: int = 2
     load_workers: int = 1
     exact_max: int = 200_000
-    split_min_rows: int = 16_384
+    split_min_rows: int = 50_000
     ram_bytes: int = 8 * 1024**3
     rerank_deadline_ms: int = 250
     load_wait_ms: int = 2000

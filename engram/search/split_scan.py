@@ -119,10 +119,11 @@ def worth_splitting(
     pool: WorkerPool, index: SpaceIndex, min_rows: int, cores: int | None = None
 ) -> bool | None:
     """On the loop, as a search is queued: might its scan pay to split? Not below `min_rows` rows
-    (`ENGRAM_SPLIT_MIN_ROWS`, 0: never; below ~16k rows the hand-off to a second thread costs more than the
-    split saves, docs/benchmarks.md#split-scans) or without an idle worker (False). Then True if the machine
-    has a core to spare right now, the loop thread included (it is about to wait for the search); None if
-    not yet: the worker that takes the search looks again (`split_scanner`)."""
+    (`ENGRAM_SPLIT_MIN_ROWS`, 0: never; on smaller indexes the split's gain at the median is smaller than
+    what it adds to the tail, and at 10k it loses outright, docs/benchmarks.md#split-scans), nor without
+    an idle worker (False). Then True if the machine has a core to spare right now, the loop thread
+    included (it is about to wait for the search); None if not: the worker that takes the search looks
+    again (`split_scanner`)."""
     if not (0 < min_rows <= len(index) and pool.has_idle_worker()):
         return False
     return True if spare_core(cores) else None
