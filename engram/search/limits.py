@@ -1,7 +1,7 @@
 """Per-key token buckets and concurrency caps (per-space search limits; reused per authority for text search).
 
-Hand-written because it is ~60 lines and must give the numbers of the IETF RateLimit-* header fields
-(draft-ietf-httpapi-ratelimit-headers): limit = burst, remaining = whole tokens left, reset = whole seconds
+Hand-written because it is ~60 lines and must give the numbers of the RateLimit-* header fields
+(docs/protocol.md#rate-limit-headers): limit = burst, remaining = whole tokens left, reset = whole seconds
 until the bucket is full again, plus retry_after = whole seconds until one token is available. The front
 door renders them (XRPC: `engram/xrpc/errors.py`); this module builds no headers.
 Keys idle long enough to have refilled completely are forgotten, so memory stays bounded by active keys.

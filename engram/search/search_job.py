@@ -125,7 +125,7 @@ class BatchStats:
     scanned: int = 0  # searches answered by them
     alone: int = 0  # searches of batches below MIN_BATCH, run one by one
     split: int = 0  # lone searches whose scan was split over two workers (engram/search/split_scan.py)
-    taken_back: int = 0  # of those, the ones whose owner scanned both halves (no worker took the second)
+    taken_back: int = 0  # of those, the ones whose owner scanned every range (the helper never started)
 
 
 def batchable(index: SpaceIndex) -> bool:

@@ -42,7 +42,7 @@ def http_status(err: EngramError) -> int:
 
 
 def rate_limit_headers(limit: int, remaining: int, reset: int) -> dict[str, str]:
-    """The IETF RateLimit-* header fields (draft-ietf-httpapi-ratelimit-headers) of one bucket."""
+    """The RateLimit-* header fields of one bucket (docs/protocol.md#rate-limit-headers)."""
     return {
         "RateLimit-Limit": str(limit),
         "RateLimit-Remaining": str(remaining),
