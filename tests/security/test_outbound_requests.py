@@ -231,3 +231,31 @@ async def test_sync_never_sends_the_app_password_to_loopback(
     await _settle()
     assert canary.contacts == 0 and b"app-password-secret" not in canary.received
     assert "refused" in synced.last_error and _clean(synced.last_error, canary.port), synced.last_error
+
+
+# -- 4. client attestations: the metadata URL is the attestation's iss ---------------------------------------
+
+
+@pytest.mark.parametrize("hostname", LOOPBACK_SPELLINGS + ["[::ffff:127.0.0.1]"])
+async def test_client_metadata_on_loopback_is_never_fetched(host, plc, canary, hostname):
+    import secrets
+
+    from spacehost.member_world import new_member
+
+    from engram.auth.client_attestation import ATTESTATION_TYP
+    from engram.auth.jws import sign_jws
+    from engram.service import members
+
+    member = new_member(plc)
+    await members.grant(host.ctx, host.space, member.did)
+    client_id = f"https://{hostname}:{canary.port}/client-metadata.json"
+    now = int(time.time())
+    claims = {"iss": client_id, "sub": client_id, "aud": f"{host.ctx.settings.service_did}#atproto_space_host",
+              "iat": now, "exp": now + 60, "jti": secrets.token_hex(8)}  # fmt: skip
+    attestation = sign_jws(PrivateKey.generate("ES256"), {"typ": ATTESTATION_TYP, "kid": "k"}, claims)
+    r = await host.exchange(member.headers(host.space), clientAttestation=attestation)
+    body = await r.json()
+    assert (r.status, body["error"]) == (401, "InvalidClientAttestation"), body
+    await _settle()
+    assert canary.contacts == 0
+    assert _clean(body["message"], canary.port), body["message"]
