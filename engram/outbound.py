@@ -111,7 +111,8 @@ class GuardedResolver(AbstractResolver):
 
     def __init__(self, policy: OutboundPolicy, inner: AbstractResolver | None = None):
         self._policy = policy
-        self._inner = inner or aiohttp.DefaultResolver()
+        # getaddrinfo in a thread: the C library's reading of every numeric spelling, nothing to close
+        self._inner = inner or aiohttp.ThreadedResolver()
 
     async def resolve(self, host: str, port: int = 0, family: int = socket.AF_INET) -> list[ResolveResult]:
         found = await self._inner.resolve(host, port, family)
