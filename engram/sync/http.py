@@ -36,7 +36,7 @@ def check_endpoint(url: str, policy: OutboundPolicy) -> str:
         policy.check_url(base, credential=True)
     except OutboundRefused as exc:
         raise UpstreamError(
-            f"service endpoint refused: {exc} (internal addresses and plain http only with ENGRAM_DEV=1)"
+            f"service endpoint refused: {exc} (docs/security.md#outbound-requests: ENGRAM_DEV, ENGRAM_OUTBOUND_ALLOW)"
         ) from None
     return base
 
