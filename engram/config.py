@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from ipaddress import IPv4Network, IPv6Network
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlsplit
@@ -23,6 +24,7 @@ from .config_values import (
     as_float,
     as_index_store,
     as_int,
+    as_networks,
     as_url,
 )
 from .serving.event_loop import EVENT_LOOPS, default_event_loop, uvloop_available
@@ -64,7 +66,14 @@ VARIABLES: tuple[Variable, ...] = (
     Variable(
         "ENGRAM_DEV",
         "0",
-        "`1` allows plain-http did:web for localhost and syncing from hosts on internal addresses; nothing else.",
+        "`1` allows outbound requests to internal addresses and over plain http (did:web on localhost, "
+        "fake PDSes); nothing else. Never in production (docs/security.md#outbound-requests).",
+    ),
+    Variable(
+        "ENGRAM_OUTBOUND_ALLOW",
+        "",
+        "Comma-separated networks (`10.0.0.0/8`, `127.0.0.1`) engram may send requests to although they are "
+        "internal (an internal PLC mirror). Empty: public addresses only (docs/security.md#outbound-requests).",
     ),
     Variable("ENGRAM_LOG_LEVEL", "info", "debug, info, warning or error. Logs are JSON lines on stderr."),
     Variable("ENGRAM_PLC_URL", "https://plc.directory", "PLC directory used to resolve did:plc."),
@@ -238,6 +247,7 @@ class Settings:
     service_did: str = "did:web:localhost%3A8080"
     signing_key: str | None = None
     dev: bool = False
+    outbound_allow: tuple[IPv4Network | IPv6Network, ...] = ()  # engram/outbound.py
     log_level: str = "info"
     plc_url: str = "https://plc.directory"
     admin_dids: frozenset[str] = frozenset()
@@ -357,6 +367,7 @@ def read_env(environ: Mapping[str, str] | None = None) -> Settings:
         service_did=service_did,
         signing_key=signing_key,
         dev=as_bool("ENGRAM_DEV", get("ENGRAM_DEV") or "0"),
+        outbound_allow=as_networks("ENGRAM_OUTBOUND_ALLOW", get("ENGRAM_OUTBOUND_ALLOW") or ""),
         log_level=log_level,
         plc_url=as_url("ENGRAM_PLC_URL", get("ENGRAM_PLC_URL") or ""),
         admin_dids=as_dids("ENGRAM_ADMIN_DIDS", get("ENGRAM_ADMIN_DIDS") or ""),

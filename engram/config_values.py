@@ -7,6 +7,7 @@ before exiting with status 2.
 
 from __future__ import annotations
 
+from ipaddress import IPv4Network, IPv6Network, ip_network
 from urllib.parse import urlsplit
 
 
@@ -53,6 +54,14 @@ def as_did(name: str, raw: str) -> str:
 
 def as_dids(name: str, raw: str) -> frozenset[str]:
     return frozenset(as_did(name, item.strip()) for item in raw.split(",") if item.strip())
+
+
+def as_networks(name: str, raw: str) -> tuple[IPv4Network | IPv6Network, ...]:
+    """Comma-separated IP networks; an address alone is its own /32 or /128."""
+    try:
+        return tuple(ip_network(item.strip(), strict=False) for item in raw.split(",") if item.strip())
+    except ValueError:
+        raise ConfigError(f"{name}={raw!r} must be comma-separated IP networks (10.0.0.0/8, ::1)") from None
 
 
 def as_url(name: str, raw: str) -> str:

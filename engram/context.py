@@ -14,6 +14,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    import aiohttp
+    from aiohttp.abc import AbstractResolver
+
     from .auth.admin_signature import AdminVerifier
     from .auth.did_resolver import DidResolver
     from .auth.keyring import LocalKeyring
@@ -24,6 +27,7 @@ if TYPE_CHECKING:
     from .config import Settings
     from .embed.base import Embedder
     from .metrics import Metrics
+    from .outbound import OutboundPolicy
     from .search.manager import IndexManager
     from .service import Services
     from .service.write_notifier import WriteNotifier
@@ -46,6 +50,10 @@ class AppContext:
     index: IndexManager | None = None
     services: Services | None = None
     # Only with network access (the server; not the CLI's local commands).
+    http: aiohttp.ClientSession | None = None  # the guarded outbound client (engram/outbound.py)
+    # Name resolution for that client; None is the system's. Tests set it before start-up to point names
+    # at their loopback fakes (docs/security.md#outbound-requests).
+    outbound_resolver: AbstractResolver | None = None
     resolver: DidResolver | None = None
     reader_verifier: ReaderVerifier | None = None
     service_verifier: ServiceAuthVerifier | None = None
@@ -61,3 +69,10 @@ class AppContext:
     # Wall-clock seconds for expiries (console sessions and sign-in links); tests replace it to move time
     # without sleeping.
     clock: Callable[[], float] = time.time
+
+    @property
+    def outbound(self) -> OutboundPolicy:
+        """Which hosts engram may send requests to (ENGRAM_DEV, ENGRAM_OUTBOUND_ALLOW)."""
+        from .outbound import OutboundPolicy
+
+        return OutboundPolicy(dev=self.settings.dev, allow=self.settings.outbound_allow)

@@ -11,8 +11,6 @@ import functools
 import logging
 from collections.abc import AsyncIterator
 
-import aiohttp
-
 from .auth.admin_signature import AdminVerifier
 from .auth.did_resolver import DidResolver
 from .auth.identity import build_keyring, load_operator_keys, load_or_create_service_key
@@ -22,6 +20,7 @@ from .auth.space_host import SpaceHostAuth
 from .config import Settings
 from .context import AppContext
 from .metrics import serve_metrics
+from .outbound import guarded_session
 from .search.manager import IndexManager
 from .search.snapshot_sync import SnapshotSync
 from .search.snapshots import SnapshotStore
@@ -74,9 +73,14 @@ async def open_parts(
         await _backfill_repos(ctx.store, keyring)
 
         if network:
-            session = aiohttp.ClientSession(headers={"User-Agent": "engram (+https://github.com/engram)"})
+            # Every request to a host someone else named goes through this one guarded client: no internal
+            # addresses after name resolution, on every hop (docs/security.md#outbound-requests).
+            policy = ctx.outbound
+            session = ctx.http = guarded_session(policy, resolver=ctx.outbound_resolver)
             stack.push_async_callback(session.close)
-            ctx.resolver = DidResolver(session, plc_url=settings.plc_url, dev=settings.dev, keyring=keyring)
+            ctx.resolver = DidResolver(
+                session, plc_url=settings.plc_url, dev=settings.dev, policy=policy, keyring=keyring
+            )
             ctx.reader_verifier = ReaderVerifier(settings.service_did, ctx.resolver)
             # Replay claims live in the store so every serving process shares them (engram/store/replays.py).
             replays = StoreReplayGuard(ctx.store)
@@ -84,7 +88,9 @@ async def open_parts(
             ctx.admin_verifier = AdminVerifier(
                 settings.public_url, settings.admin_dids, ctx.resolver, replays=replays
             )
-            ctx.space_host = SpaceHostAuth.build(ctx.resolver, session, dev=settings.dev, replays=replays)
+            ctx.space_host = SpaceHostAuth.build(
+                ctx.resolver, session, dev=settings.dev, policy=policy, replays=replays
+            )
             # notifyWrite to the syncers registered for hosted spaces, after each commit (engram/store/repo.py)
             ctx.notifier = WriteNotifier(ctx, session)
             ctx.store.after_commit = ctx.notifier.committed

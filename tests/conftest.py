@@ -14,6 +14,7 @@ from engram.config import Settings
 
 SERVICE_DID = "did:web:engram.test"
 PUBLIC_URL = "https://engram.test"
+LOOPBACK_NETWORKS = (ipaddress.ip_network("127.0.0.0/8"), ipaddress.ip_network("::1/128"))
 
 
 def _is_loopback(address) -> bool:
@@ -77,6 +78,8 @@ def settings(tmp_path, request) -> Settings:
         service_did=SERVICE_DID,
         embedder="hashing",
         plc_url="http://127.0.0.1:9",  # tests that need a PLC directory start a fake one and override this
+        # The fakes at the network edge listen on loopback; tests of the outbound guard set () (tests/security).
+        outbound_allow=LOOPBACK_NETWORKS,
         workers=2,
         # A search waits for its index to load (tests of 503 IndexLoading set 0): on a busy CI machine the
         # default 2 s can pass while a freshly seeded space loads, and that would test the machine.

@@ -10,7 +10,8 @@ is 401 ``InvalidClientAttestation``.
 
 Hand-written instead of joserfc/authlib: the JWS part is engram's own (``engram/auth/jws.py``), and the only
 JWK shapes needed are EC P-256 and secp256k1 points. Metadata is fetched over https only (http to
-localhost in dev mode), never from an internal IP literal, at most 64 KiB, and cached for 5 minutes.
+localhost in dev mode) through the guarded session, never from an internal address
+(docs/security.md#outbound-requests), at most 64 KiB, and cached for 5 minutes.
 """
 
 from __future__ import annotations
@@ -23,12 +24,12 @@ from urllib.parse import urlsplit
 import aiohttp
 import orjson
 
-from engram.auth.did_resolver import _is_internal_ip_literal
 from engram.auth.jws import JwsError, b64url_decode, parse_jws
 from engram.auth.keys import KeyFormatError, PublicKey
 from engram.auth.replay import MemoryReplayGuard, ReplayGuard
 from engram.auth.ttl_cache import TtlCache
 from engram.errors import NotAuthenticated
+from engram.outbound import OutboundPolicy, describe
 
 ATTESTATION_TYP = "atproto-client-attestation+jwt"
 CLOCK_SKEW = 5
@@ -64,9 +65,11 @@ class ClientAttestationVerifier:
         now: Callable[[], float] = time.time,
         timeout: float = 3.0,
         replays: ReplayGuard | None = None,
+        policy: OutboundPolicy | None = None,
     ):
         self._session = session
         self._dev = dev
+        self._policy = policy or OutboundPolicy(dev=dev)
         self._now = now
         self._timeout = aiohttp.ClientTimeout(total=timeout)
         self._metadata: TtlCache[dict] = TtlCache(1000, time.monotonic)
@@ -125,7 +128,7 @@ class ClientAttestationVerifier:
         local = host in ("localhost", "127.0.0.1")
         if parts.scheme != "https" and not (self._dev and parts.scheme == "http" and local):
             raise _invalid("client metadata must be served over https")
-        if not self._dev and _is_internal_ip_literal(host):
+        if not self._policy.permits_host(host):
             raise _invalid("client metadata host is an internal address")
 
     async def _fetch_json(self, url: str) -> dict:
@@ -142,8 +145,8 @@ class ClientAttestationVerifier:
                     body += chunk
                     if len(body) > MAX_METADATA_BYTES:
                         break
-        except (aiohttp.ClientError, TimeoutError) as exc:
-            raise _invalid(f"fetching {url}: {type(exc).__name__}") from None
+        except (aiohttp.ClientError, TimeoutError, OSError) as exc:
+            raise _invalid(f"fetching client metadata: {describe(exc)}") from None
         try:
             value = orjson.loads(bytes(body)) if len(body) <= MAX_METADATA_BYTES else None
         except orjson.JSONDecodeError:

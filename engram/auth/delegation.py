@@ -3,7 +3,8 @@
 A member's PDS vouches for the member with a short-lived JWT that engram exchanges for a space credential
 (com.atproto.space.getSpaceCredential). Two forms are accepted, both verified by the service-auth verifier
 (``engram/auth/service_jwt.py``: issuer's ``#atproto`` key through did:plc / did:web, ``exp``, one use per
-``jti``):
+``jti``, claimed through the replay guard the server passes: the store's, so a token is spent once across
+every serving process, restart and cluster node):
 
 - the spaces delegation token: ``typ`` ``atproto-space-delegation+jwt``, ``sub`` = the space, no ``lxm``;
 - a plain service-auth token (what ``com.atproto.server.getServiceAuth`` issues on a PDS without spaces
@@ -21,6 +22,7 @@ from collections.abc import Callable
 
 from engram.auth.did_resolver import DocumentSource
 from engram.auth.jws import JwsError, parse_jws
+from engram.auth.replay import ReplayGuard
 from engram.auth.service_jwt import ServiceAuth, ServiceAuthVerifier
 from engram.errors import NotAuthenticated
 
@@ -29,10 +31,20 @@ EXCHANGE_NSID = "com.atproto.space.getSpaceCredential"
 
 
 class DelegationVerifier:
-    def __init__(self, resolver: DocumentSource, *, now: Callable[[], float] = time.time):
-        # Its own verifier, so its own replay cache: a delegation jti is consumed here, whatever other service
-        # JWTs engram sees. No audience of its own: each call passes the space authority's (see `verify`).
-        self._jwt = ServiceAuthVerifier("", resolver, now=now, audiences=("",))
+    def __init__(
+        self,
+        resolver: DocumentSource,
+        *,
+        now: Callable[[], float] = time.time,
+        replays: ReplayGuard | None = None,
+    ):
+        # Its own verifier and replay scope: a delegation jti is consumed here, whatever other service JWTs
+        # engram sees. The server passes the store's guard (engram/store/replays.py): a per-process memory
+        # would let each serving process, each restart and each cluster node accept the token once more.
+        # No audience of its own: each call passes the space authority's (see `verify`).
+        self._jwt = ServiceAuthVerifier(
+            "", resolver, now=now, audiences=("",), replays=replays, replay_scope="delegation"
+        )
 
     async def verify(self, authorization: str, space: str, authority: str) -> ServiceAuth:
         """The verified token (``iss`` is the member) for a request about ``space`` of ``authority``."""

@@ -14,7 +14,6 @@ forged token would cost a directory fetch) and it uses httpx rather than the app
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import re
 import time
 from collections.abc import AsyncIterator, Callable
@@ -27,6 +26,7 @@ import orjson
 from engram.auth.did_document import DidDocument, DidDocumentError
 from engram.auth.keyring import LocalKeyring
 from engram.auth.ttl_cache import TtlCache
+from engram.outbound import OutboundPolicy, describe
 
 MAX_DOCUMENT_BYTES = 64 * 1024
 _PLC_RE = re.compile(r"did:plc:[a-z2-7]{24}")
@@ -49,6 +49,7 @@ class DidResolver:
         *,
         plc_url: str = "https://plc.directory",
         dev: bool = False,
+        policy: OutboundPolicy | None = None,
         keyring: LocalKeyring | None = None,
         ttl: float = 3600.0,
         not_found_ttl: float = 60.0,
@@ -61,6 +62,8 @@ class DidResolver:
         self._session = session
         self._plc_url = plc_url.rstrip("/")
         self._dev = dev
+        # The session is the guarded one (engram/outbound.py); the policy here refuses IP-literal hosts early.
+        self._policy = policy or OutboundPolicy(dev=dev)
         self._keyring = keyring or LocalKeyring()
         self._ttl, self._not_found_ttl, self._error_ttl = ttl, not_found_ttl, error_ttl
         self._refresh_interval = refresh_interval
@@ -120,9 +123,10 @@ class DidResolver:
             if not _WEB_HOST_RE.fullmatch(host):
                 raise DidResolutionError(f"malformed did:web host: {host!r}")
             hostname = host.rsplit(":", 1)[0] if ":" in host else host
-            if not self._dev and _is_internal_ip_literal(hostname):
+            if not self._policy.permits_host(hostname):
                 # iss of a service JWT is attacker-chosen: do not let it aim fetches at internal addresses
-                raise DidResolutionError(f"did:web host {hostname} is an internal address")
+                # (docs/security.md#outbound-requests; the session checks resolved addresses too)
+                raise DidResolutionError("did:web host is an internal address")
             scheme = "http" if self._dev and hostname in _DEV_HOSTS else "https"
             return f"{scheme}://{host}/.well-known/did.json"
         raise DidResolutionError(f"unsupported DID method: {did[:64]!r}")
@@ -140,24 +144,13 @@ class DidResolver:
                     body += chunk
                     if len(body) > MAX_DOCUMENT_BYTES:
                         raise DidResolutionError(f"resolving {did}: document too large")
-        except (aiohttp.ClientError, TimeoutError) as e:
-            raise DidResolutionError(f"resolving {did}: {type(e).__name__}") from None
+        except (aiohttp.ClientError, TimeoutError, OSError) as e:
+            # never the exception class or address: callers choose the DID (docs/security.md#error-messages)
+            raise DidResolutionError(f"resolving {did}: {describe(e)}") from None
         try:
             return DidDocument.parse(did, orjson.loads(bytes(body)))
         except (orjson.JSONDecodeError, DidDocumentError) as e:
             raise DidResolutionError(f"resolving {did}: {e}") from None
-
-
-def _is_internal_ip_literal(hostname: str) -> bool:
-    """Loopback/private/link-local IP literals (and "localhost"). Names resolving to such addresses are not
-    caught here; that needs a connector-level check (a known gap, acceptable for https-only fetches)."""
-    if hostname.lower() == "localhost":
-        return True
-    try:
-        ip = ipaddress.ip_address(hostname)
-    except ValueError:
-        return False
-    return not ip.is_global
 
 
 class DocumentSource(Protocol):

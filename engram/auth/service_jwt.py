@@ -52,7 +52,9 @@ class ServiceAuthVerifier:
         audiences: Iterable[str] | None = None,
         replay_cache_size: int = 100_000,
         replays: ReplayGuard | None = None,
+        replay_scope: str = "service_jwt",
     ):
+        self._replay_scope = replay_scope
         self._audiences = frozenset(
             audiences or (service_did, f"{service_did}#atproto_space_syncer", f"{service_did}#engram")
         )
@@ -112,7 +114,7 @@ class ServiceAuthVerifier:
         if issuer is not None and issuer_did != issuer:
             raise NotAllowed(f"this call must be signed by {issuer}, not {issuer_did}")
         await self._verify_signature(issuer_did, alg, jws.signing_input, jws.signature)
-        if not await self._replays.claim("service_jwt", issuer_did, jti, exp + CLOCK_SKEW):
+        if not await self._replays.claim(self._replay_scope, issuer_did, jti, exp + CLOCK_SKEW):
             raise _err("JwtReplayed", "JWT jti already used")
         sub = p.get("sub")
         return ServiceAuth(issuer_did, aud, jti, exp, sub if isinstance(sub, str) else None, typ)

@@ -10,6 +10,7 @@ from engram.auth.client_attestation import ClientAttestationVerifier
 from engram.auth.delegation import DelegationVerifier
 from engram.auth.did_resolver import DocumentSource
 from engram.auth.replay import ReplayGuard
+from engram.outbound import OutboundPolicy
 
 
 @dataclass
@@ -24,6 +25,12 @@ class SpaceHostAuth:
         session: aiohttp.ClientSession,
         *,
         dev: bool,
+        policy: OutboundPolicy | None = None,
         replays: ReplayGuard | None = None,
     ) -> SpaceHostAuth:
-        return cls(DelegationVerifier(resolver), ClientAttestationVerifier(session, dev=dev, replays=replays))
+        # One replay guard for both: the server passes the store's, so a delegation token or an attestation
+        # is spent once across every serving process, restart and cluster node (docs/space-host.md).
+        return cls(
+            DelegationVerifier(resolver, replays=replays),
+            ClientAttestationVerifier(session, dev=dev, policy=policy, replays=replays),
+        )

@@ -4,7 +4,9 @@ The request keeps its method, path, query, body and headers (Authorization, Sign
 Atproto-Space-Audience, Content-Digest, Host...): the owner verifies the caller's signature itself, exactly
 as if the caller had reached it directly, which works because every node shares engram's DID, public URL
 and keys. Only hop-by-hop headers are dropped, and `X-Engram-Forwarded-By` is added: the loop guard (a
-forwarded request is never forwarded again). The answer's status, headers and body come back verbatim; the
+forwarded request is never forwarded again). The header carries an HMAC under a key derived from that
+shared signing key, over the sender, a timestamp, the method, the target and the body, so only a node can
+set it: a client sending one of its own is routed like any other request (docs/scale-out.md#forwarding). The answer's status, headers and body come back verbatim; the
 session does not decompress, so a compressed body is relayed as it came.
 
 One `aiohttp.ClientSession` with keep-alive connections to the peers serves every forward.
@@ -12,6 +14,10 @@ docs/scale-out.md#forwarding.
 """
 
 from __future__ import annotations
+
+import hashlib
+import hmac
+import time
 
 import aiohttp
 from aiohttp import web
@@ -37,7 +43,43 @@ HOP_BY_HOP = frozenset(
         "content-length",
     }
 )
+HOP_WINDOW_S = 60  # a signed hop is honoured this long (nodes' clocks agree to well within it)
 _STREAM_ABOVE = 1 << 20  # answers bigger than this (or of unknown size: exportSpace's tar) are streamed
+
+
+def hop_key(signing_key) -> bytes:
+    """The nodes' shared HMAC key, derived from engram's signing key (the same on every node)."""
+    return hmac.new(signing_key.to_multibase().encode(), b"engram cluster forwarding v1", "sha256").digest()
+
+
+def _hop_mac(key: bytes, node_id: str, ts: int, method: str, target: str, body: bytes) -> str:
+    message = f"{node_id}\n{ts}\n{method}\n{target}\n{hashlib.sha256(body).hexdigest()}".encode()
+    return hmac.new(key, message, "sha256").hexdigest()
+
+
+def sign_hop(
+    key: bytes, node_id: str, method: str, target: str, body: bytes, now: float | None = None
+) -> str:
+    """The `X-Engram-Forwarded-By` value: `<node id>;<unix s>;<hmac>`."""
+    ts = int(time.time() if now is None else now)
+    return f"{node_id};{ts};{_hop_mac(key, node_id, ts, method, target, body)}"
+
+
+def verified_hop(
+    key: bytes, value: str | None, method: str, target: str, body: bytes, now: float | None = None
+) -> str | None:
+    """The sending node's id if `value` is a hop a node signed for this very request recently; else None."""
+    if not value:
+        return None
+    parts = value.rsplit(";", 2)  # a node id may itself hold ';'
+    if len(parts) != 3 or not parts[1].isdigit():
+        return None
+    node_id, ts, mac = parts[0], int(parts[1]), parts[2]
+    if abs((time.time() if now is None else now) - ts) > HOP_WINDOW_S:
+        return None
+    if not hmac.compare_digest(mac, _hop_mac(key, node_id, ts, method, target, body)):
+        return None
+    return node_id
 
 
 def peer_session(timeout_s: float) -> aiohttp.ClientSession:
@@ -54,12 +96,17 @@ def peer_session(timeout_s: float) -> aiohttp.ClientSession:
 
 
 async def forward(
-    session: aiohttp.ClientSession, base_url: str, request: web.Request, body: bytes, node_id: str
+    session: aiohttp.ClientSession,
+    base_url: str,
+    request: web.Request,
+    body: bytes,
+    node_id: str,
+    key: bytes,
 ) -> web.StreamResponse:
     """Send `request` (its body already read: `body`) to `base_url` and relay the answer. Raises
     `Unavailable("OwnerUnavailable")` when the owner cannot be reached."""
     headers = CIMultiDict((k, v) for k, v in request.headers.items() if k.lower() not in HOP_BY_HOP)
-    headers[FORWARDED_BY] = node_id
+    headers[FORWARDED_BY] = sign_hop(key, node_id, request.method, request.raw_path, body)
     try:
         async with session.request(
             request.method,

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 import orjson
 from aiohttp import web
 
-from engram.cluster.forwarding import FORWARDED_BY, forward
+from engram.cluster.forwarding import FORWARDED_BY, forward, verified_hop
 from engram.cluster.shim_routing import SEARCH_PATHS, bearer_space
 from engram.compat.keys import bearer_token
 from engram.xrpc.server import RAW_BODY
@@ -93,7 +93,12 @@ async def _route_shim_search(ctx: AppContext, node: ClusterNode, request: web.Re
 async def _serve_or_forward(
     node: ClusterNode, request: web.Request, handler, space: str, body: bytes, label: str
 ) -> web.StreamResponse:
-    route = await node.ownership.route(space, forwarded=FORWARDED_BY in request.headers)
+    # Only a hop another node signed counts as forwarded: a client's own header must not pin an unleased
+    # space to the node it chose (docs/scale-out.md#forwarding).
+    hop = verified_hop(
+        node.hop_key, request.headers.get(FORWARDED_BY), request.method, request.raw_path, body
+    )
+    route = await node.ownership.route(space, forwarded=hop is not None)
     if route.local:
         response = await handler(request)
         if not response.prepared:  # which node answered, for operators (and the cluster tests)
@@ -101,7 +106,7 @@ async def _serve_or_forward(
         return response
     node.metrics.forwards.labels(label).inc()
     try:
-        return await forward(node.session, route.url, request, body, node.ownership.node_id)
+        return await forward(node.session, route.url, request, body, node.ownership.node_id, node.hop_key)
     except Exception:
         node.metrics.forward_failures.inc()
         node.ownership.forget_holder(space)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import aiohttp
 import psycopg
 
-from engram.cluster.forwarding import peer_session
+from engram.cluster.forwarding import hop_key, peer_session
 from engram.cluster.listener import listen_for_writes
 from engram.cluster.metrics import ClusterMetrics
 from engram.cluster.ownership import Ownership, OwnershipEvents
@@ -29,8 +29,15 @@ log = logging.getLogger(__name__)
 
 
 class ClusterNode:
-    def __init__(self, ownership: Ownership, session: aiohttp.ClientSession, metrics: ClusterMetrics):
+    def __init__(
+        self,
+        ownership: Ownership,
+        session: aiohttp.ClientSession,
+        metrics: ClusterMetrics,
+        hop_key: bytes = b"",
+    ):
         self.ownership = ownership
+        self.hop_key = hop_key  # signs and checks forwarded hops (engram/cluster/forwarding.py)
         self.session = session
         self.metrics = metrics
         self._unloads: set[asyncio.Task] = set()
@@ -58,7 +65,7 @@ class ClusterNode:
             metrics = ClusterMetrics(registry, lambda: len(ownership.held))
             session = peer_session(timeout_s=max(30.0, settings.lease_timeout_ms / 1000))
             stack.push_async_callback(session.close)
-            node = cls(ownership, session, metrics)
+            node = cls(ownership, session, metrics, hop_key(ctx.keyring.private_key(settings.service_did)))
             holder.append(node)
             await ownership.beat()
             log.info(

@@ -11,6 +11,7 @@ from aiohttp import web
 
 from ..context import AppContext
 from .routes import build_console_app
+from .state import console_state_key
 
 PREFIX = "/console"
 
@@ -21,4 +22,6 @@ def install_console(app: web.Application, ctx: AppContext) -> None:
 
     app.router.add_get("/", to_console)
     app.router.add_get(PREFIX, to_console)
-    app.add_subapp(PREFIX, build_console_app(ctx))
+    console = build_console_app(ctx)
+    app[console_state_key] = console[console_state_key]  # the same state, reachable from the main app
+    app.add_subapp(PREFIX, console)

@@ -18,7 +18,10 @@ from typing import Any
 from ..store import console_sessions as rows
 
 SESSION_TTL_S = 8 * 3600  # a working day; after it the operator asks for a new link
-MAX_SESSIONS = 10_000  # beyond this the oldest sessions are dropped (the table stays bounded)
+MAX_SESSIONS = (
+    10_000  # reader sessions in all; beyond it the oldest readers' are dropped (never the operator's)
+)
+PER_PRINCIPAL = 20  # sessions of one API key, or of the operator; beyond it that signer's own oldest go
 
 OPERATOR = "operator"
 READER = "reader"
@@ -45,6 +48,9 @@ class SessionStore:
         self._store = store  # a getter: the console is built before the app's store is opened
         self.clock = clock
         self.ttl_s = ttl_s
+        # The caps (docs/security.md#per-tenant-caps); tests set small ones.
+        self.max_sessions = MAX_SESSIONS
+        self.per_principal = PER_PRINCIPAL
 
     async def start(self, role: str, key_id: int | None = None) -> tuple[str, Session]:
         """(cookie value, session)."""
@@ -59,7 +65,8 @@ class SessionStore:
             session.csrf,
             _ms(now),
             _ms(session.expires_at),
-            MAX_SESSIONS,
+            self.max_sessions,
+            self.per_principal,
         )
         return cookie, session
 

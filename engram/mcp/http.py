@@ -56,7 +56,7 @@ async def access_from_request(context: Context) -> McpAccess:
 class McpEndpoint:
     def __init__(self, ctx: AppContext):
         self.ctx = ctx
-        self.oauth = OAuthServer(lambda: ctx.store, SCOPES, access_ttl_s=ACCESS_TTL_S)
+        self.oauth = OAuthServer(lambda: ctx.store, SCOPES, issuer="mcp", access_ttl_s=ACCESS_TTL_S)
         self.server = build_server(MemoryOperations(ctx), access_from_request)
         # DNS-rebinding protection guards servers that trust whoever reaches them; every /mcp request here
         # must carry a bearer credential, which a rebinding page cannot borrow (no cookies are involved).

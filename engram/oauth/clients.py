@@ -1,8 +1,8 @@
 """OAuth clients: key-backed ones (no registration) and registered ones (a row in `oauth_clients`).
 
 A key-backed client's id is an API key's id and its secret is that key, so an operator configures one
-with nothing but `engram apikey create`; it may redirect to any https (or loopback http) URI, because a
-code is worthless without its secret or PKCE verifier. A registered client (for front doors that need
+with nothing but `engram apikey create`; it may redirect to any URI `redirects.py` accepts (https, loopback
+http, a native app's private-use scheme), because a code is worthless without its secret or PKCE verifier. A registered client (for front doors that need
 clients of their own, e.g. an MCP server's) has a random id, fixed redirect URIs, and either a secret
 (stored as sha256) or none (a public client, which must use PKCE).
 """
@@ -14,11 +14,11 @@ import hmac
 import secrets
 import sqlite3
 from dataclasses import dataclass
-from urllib.parse import urlsplit
 
 import orjson
 
 from ..store.writes import now_iso
+from .redirects import redirect_allowed
 
 REGISTERED_PREFIX = "oc_"
 
@@ -27,7 +27,7 @@ REGISTERED_PREFIX = "oc_"
 class Client:
     client_id: str
     name: str
-    redirect_uris: tuple[str, ...]  # exact matches; empty: any https or loopback URI (key-backed clients)
+    redirect_uris: tuple[str, ...]  # exact matches; empty: any acceptable URI (key-backed clients)
     key_id: int | None = None  # key-backed: the API key that is the client's secret
     secret_hash: str | None = None  # registered confidential clients
 
@@ -36,23 +36,14 @@ class Client:
         return self.key_id is not None or self.secret_hash is not None
 
     def allows_redirect(self, uri: str) -> bool:
+        # Rows registered before the parser check (docs/oauth.md#redirect-uris) are checked again here.
         if self.redirect_uris:
-            return uri in self.redirect_uris
+            return uri in self.redirect_uris and redirect_allowed(uri)
         return redirect_allowed(uri)
 
     def secret_matches(self, secret: str) -> bool:
         digest = hashlib.sha256(secret.encode("utf-8")).hexdigest()
         return self.secret_hash is not None and hmac.compare_digest(digest, self.secret_hash)
-
-
-def redirect_allowed(uri: str) -> bool:
-    """https anywhere, or http to the loopback host (native apps and tests); no fragments (RFC 6749 §3.1.2)."""
-    parts = urlsplit(uri)
-    if parts.fragment or not parts.hostname:
-        return False
-    return parts.scheme == "https" or (
-        parts.scheme == "http" and parts.hostname in {"127.0.0.1", "localhost"}
-    )
 
 
 def is_key_backed(client_id: str) -> bool:
@@ -64,7 +55,7 @@ def register_client(
 ) -> tuple[Client, str | None]:
     """A new registered client and its secret (shown once; None for a public client)."""
     if not redirect_uris or not all(redirect_allowed(u) for u in redirect_uris):
-        raise ValueError("a registered client needs https (or loopback http) redirect URIs")
+        raise ValueError("a registered client needs redirect URIs that engram/oauth/redirects.py accepts")
     secret = secrets.token_urlsafe(32) if confidential else None
     client = Client(
         client_id=REGISTERED_PREFIX + secrets.token_urlsafe(12),

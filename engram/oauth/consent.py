@@ -16,6 +16,8 @@ from urllib.parse import urlencode, urlsplit
 
 from aiohttp import web
 
+from .clients import Client
+from .redirects import parse_redirect
 from .server import OAuthError, OAuthServer
 
 CSRF_COOKIE = "engram_oauth_csrf"
@@ -53,14 +55,17 @@ class ConsentPage:
         self.title = title
         self.scope_help = dict(scope_help)
 
-    async def _check(self, params: Mapping[str, str]) -> None:
+    async def _check(self, params: Mapping[str, str]) -> Client:
         if params.get("response_type") != "code":
             raise BadRequest("only response_type=code is supported")
         client = await self.server.find_client(params.get("client_id") or "")
         if client is None:
             raise BadRequest("unknown client_id")
         if not client.allows_redirect(params.get("redirect_uri") or ""):
-            raise BadRequest("redirect_uri is not allowed for this client (https, or http to localhost)")
+            raise BadRequest(
+                "redirect_uri is not allowed for this client (https, http to localhost, or a native app's "
+                "own scheme; parsed the same way by every parser)"
+            )
         challenge, method = params.get("code_challenge"), params.get("code_challenge_method")
         if challenge is not None and method != "S256":
             raise BadRequest("code_challenge_method must be S256")
@@ -71,8 +76,9 @@ class ConsentPage:
         unknown = set((params.get("scope") or "").split()) - set(self.server.scope_map)
         if unknown:
             raise BadRequest(f"unknown scope {min(unknown)!r}")
+        return client
 
-    def _form(self, params: Mapping[str, str], csrf: str, error: str = "") -> str:
+    def _form(self, client: Client, params: Mapping[str, str], csrf: str, error: str = "") -> str:
         wanted = (params.get("scope") or "").split() or list(self.server.scope_map)
         hidden = "".join(
             f"<input type='hidden' name='{name}' value='{escape(params[name])}'>"
@@ -84,11 +90,13 @@ class ConsentPage:
             f"{escape(s)}: {escape(self.scope_help.get(s, s))}</label><br>"
             for s in wanted
         )
-        host = urlsplit(params["redirect_uri"]).hostname or ""
+        # The person decides on what they can recognise: the name the client registered and the host the
+        # browser will really go to (the URI passed parse_redirect: every parser reads that host).
+        host = parse_redirect(params["redirect_uri"]).shown
         shown_error = f"<p class='error' role='alert'>{escape(error)}</p>" if error else ""
         return (
-            f"{shown_error}<p>Client <b>{escape(params['client_id'])}</b> wants access to your memories and will "
-            f"be sent back to <b>{escape(host)}</b>.</p>"
+            f"{shown_error}<p><b>{escape(client.name)}</b> <small>(client id {escape(client.client_id)})</small> "
+            f"wants access to your memories and will be sent back to <b>{escape(host)}</b>.</p>"
             f"<form method='post'>{hidden}<input type='hidden' name='csrf' value='{escape(csrf)}'>"
             f"<p>{boxes}</p><p><label>Your engram API key<br><input type='password' name='api_key' "
             f"autocomplete='off' size='50'></label></p>"
@@ -99,11 +107,11 @@ class ConsentPage:
     async def get(self, request: web.Request) -> web.Response:
         params = {k: v for k, v in request.query.items() if k in _FIELDS}
         try:
-            await self._check(params)
+            client = await self._check(params)
         except BadRequest as exc:
             return _page("Authorization failed", f"<p class='error'>{escape(str(exc))}</p>", 400)
         csrf = secrets.token_urlsafe(24)
-        response = _page(self.title, self._form(params, csrf))
+        response = _page(self.title, self._form(client, params, csrf))
         response.set_cookie(CSRF_COOKIE, csrf, httponly=True, samesite="Strict", secure=request.secure,
                             path=request.path, max_age=1800)  # fmt: skip
         return response
@@ -117,7 +125,7 @@ class ConsentPage:
                 "Authorization failed", "<p class='error'>The form expired; open the link again.</p>", 403
             )
         try:
-            await self._check(params)
+            client = await self._check(params)
         except BadRequest as exc:
             return _page("Authorization failed", f"<p class='error'>{escape(str(exc))}</p>", 400)
         state = {"state": params["state"]} if "state" in params else {}
@@ -125,7 +133,7 @@ class ConsentPage:
             raise web.HTTPFound(_redirect(params["redirect_uri"], {"error": "access_denied", **state}))
         key = await self.server.key_for_secret(str(form.get("api_key") or "").strip())
         if key is None:
-            return _page(self.title, self._form(params, cookie, "That API key is not valid."), 401)
+            return _page(self.title, self._form(client, params, cookie, "That API key is not valid."), 401)
         requested = set((params.get("scope") or "").split()) or set(self.server.scope_map)
         approved = [s for s in form.getall("approve_scope", []) if isinstance(s, str) and s in requested]
         try:
@@ -133,7 +141,7 @@ class ConsentPage:
                 raise OAuthError("invalid_scope", "tick at least one permission")
             scopes = self.server.parse_scopes(" ".join(approved), key)
         except OAuthError as err:
-            return _page(self.title, self._form(params, cookie, err.description), 400)
+            return _page(self.title, self._form(client, params, cookie, err.description), 400)
         code = await self.server.issue_code(
             client_id=params["client_id"], user_key=key, scopes=scopes, redirect_uri=params["redirect_uri"],
             code_challenge=params.get("code_challenge"),

@@ -14,7 +14,7 @@ import orjson
 from aiohttp import web
 
 from ..search.limits import TokenBuckets
-from .clients import redirect_allowed
+from .redirects import RedirectRefused, parse_redirect
 from .server import OAuthServer
 
 MAX_BODY_BYTES = 16 * 1024
@@ -56,9 +56,11 @@ def parse_metadata(metadata: object, scopes: Iterable[str]) -> dict:
     uris = _string_list(metadata, "redirect_uris", [])
     if not uris or len(uris) > MAX_REDIRECT_URIS:
         raise RegistrationError("invalid_redirect_uri", f"send 1 to {MAX_REDIRECT_URIS} redirect_uris")
-    bad = [u for u in uris if not redirect_allowed(u)]
-    if bad:
-        raise RegistrationError("invalid_redirect_uri", "redirect URIs must be https (or http to localhost)")
+    for uri in uris:
+        try:
+            parse_redirect(uri)
+        except RedirectRefused as exc:
+            raise RegistrationError("invalid_redirect_uri", f"{exc} (docs/oauth.md#redirect-uris)") from None
     method = metadata.get("token_endpoint_auth_method", "client_secret_basic")
     if method not in AUTH_METHODS:
         raise RegistrationError(

@@ -62,12 +62,18 @@ class OAuthServer:
         store: Callable[[], Store],
         scope_map: Mapping[str, str],
         *,
+        issuer: str,
         access_ttl_s: int = 3600,
         refresh_ttl_s: int = 30 * 86400,
         code_ttl_s: int = 600,
         clock: Callable[[], float] = time.time,
     ):
         self._store = store  # a provider: the app opens its store after routes are built
+        # Which mount this is ("mcp", "memorybank"): every code and token it issues records it, and only
+        # its own are honoured here, though all mounts share one table (docs/oauth.md#grants).
+        if not issuer or "/" in issuer:
+            raise ValueError("issuer must be a short name without '/'")
+        self.issuer = issuer
         self.scope_map = dict(scope_map)  # OAuth scope name -> API key scope
         self.access_ttl_s, self.refresh_ttl_s, self.code_ttl_s = access_ttl_s, refresh_ttl_s, code_ttl_s
         self.clock = clock
@@ -133,13 +139,31 @@ class OAuthServer:
         """(Client, secret or None): a client with fixed redirect URIs (for front doors that need their own)."""
         return await self.store.write(oauth_clients.register_client, name, redirect_uris, confidential)
 
+    def _new_family(self) -> str:
+        """A grant family id that names this server: `<issuer>/<random>` (docs/oauth.md#grants)."""
+        return f"{self.issuer}/{secrets.token_hex(16)}"
+
+    def _ours(self, family: str) -> bool:
+        return family.startswith(self.issuer + "/")
+
+    async def _authenticate_for(self, client_id: str, secret: str | None) -> None:
+        """A confidential client authenticates on every token request, PKCE or not (RFC 6749 §3.2.1;
+        docs/oauth.md#grants); a public one has no secret to send."""
+        client = await self.find_client(client_id)
+        if client is None:
+            raise OAuthError("invalid_client", "unknown client", 401)
+        if client.confidential:
+            await self.authenticate_client(client_id, secret)
+        elif secret:
+            raise OAuthError("invalid_client", "a public client has no secret", 401)
+
     # -- authorization codes -----------------------------------------------------------------------
     async def issue_code(
         self, *, client_id: str, user_key: ApiKey, scopes: frozenset[str], redirect_uri: str,
         code_challenge: str | None,
     ) -> str:  # fmt: skip
         code = secrets.token_urlsafe(32)
-        row = CodeRow(client_id, user_key.id, scopes, redirect_uri, code_challenge, secrets.token_hex(16),
+        row = CodeRow(client_id, user_key.id, scopes, redirect_uri, code_challenge, self._new_family(),
                       self.now() + self.code_ttl_s, None)  # fmt: skip
         await self.store.write(oauth_store.put_code, code, row)
         return code
@@ -165,9 +189,9 @@ class OAuthServer:
     ) -> dict:
         code = form.get("code") or ""
         now = self.now()
-        row = await self.store.write(oauth_store.take_code, code, now) if code else None
-        if row is None:
-            raise OAuthError("invalid_grant", "unknown authorization code")
+        row = await self.store.read(oauth_store.get_code, code) if code else None
+        if row is None or not self._ours(row.family):
+            raise OAuthError("invalid_grant", "unknown authorization code")  # another mount's is unknown here
         if row.used_at is not None:
             # A replayed code revokes every token issued from it (docs/oauth.md#grants).
             await self.store.write(oauth_store.revoke_family, row.family, now)
@@ -179,24 +203,26 @@ class OAuthServer:
             raise OAuthError("invalid_grant", "the code was issued to another client")
         if form.get("redirect_uri") != row.redirect_uri:
             raise OAuthError("invalid_grant", "redirect_uri does not match the authorization request")
-        if secret:
-            await self.authenticate_client(client_id, secret)
+        await self._authenticate_for(client_id, secret)
         if row.code_challenge is not None:
             verifier = form.get("code_verifier") or ""
             if not hmac.compare_digest(s256(verifier), row.code_challenge):
                 raise OAuthError("invalid_grant", "code_verifier does not match the code_challenge")
-        elif not secret:
-            raise OAuthError("invalid_client", "a client without PKCE must authenticate", 401)
         key = await self.live_key(row.key_id)
         if key is None:
             raise OAuthError("invalid_grant", "the key behind this grant is revoked")
-        return await self._issue(key, row.client_id, row.scopes, refresh=True, family=row.family)
+        # The code is spent in the transaction that stores the tokens: of parallel exchanges exactly one
+        # wins; a loser revokes the family, the winner's new tokens included (docs/oauth.md#grants).
+        return await self._issue(
+            key, row.client_id, row.scopes, refresh=True, family=row.family,
+            spend=lambda conn: oauth_store.spend_code(conn, code, now),
+        )  # fmt: skip
 
     async def _refresh(self, form: Mapping[str, str], client_id: str | None, secret: str | None) -> dict:
         token = form.get("refresh_token") or ""
         now = self.now()
         row = await self.store.read(oauth_store.get_token, token, "refresh")
-        if row is None:
+        if row is None or not self._ours(row.family):
             raise OAuthError("invalid_grant", "unknown refresh token")
         if row.revoked_at is not None:
             await self.store.write(oauth_store.revoke_family, row.family, now)  # a stolen token replayed
@@ -205,21 +231,25 @@ class OAuthServer:
             raise OAuthError("invalid_grant", "refresh token expired")
         if (client_id or form.get("client_id") or row.client_id) != row.client_id:
             raise OAuthError("invalid_grant", "the token was issued to another client")
-        if secret:
-            await self.authenticate_client(row.client_id, secret)
+        await self._authenticate_for(row.client_id, secret)
         key = await self.live_key(row.key_id)
         if key is None:
             raise OAuthError("invalid_grant", "the key behind this grant is revoked")
         scopes = frozenset((form.get("scope") or " ".join(row.scopes)).split())
         if not scopes <= row.scopes:
             raise OAuthError("invalid_scope", "a refresh cannot widen the granted scopes")
-        await self.store.write(oauth_store.revoke_token, token, now)
-        return await self._issue(key, row.client_id, scopes, refresh=True, family=row.family)
+        # Rotation and the new tokens in one transaction: exactly one of parallel refreshes wins.
+        return await self._issue(
+            key, row.client_id, scopes, refresh=True, family=row.family,
+            spend=lambda conn: oauth_store.revoke_token(conn, token, now) == 1,
+        )  # fmt: skip
 
     async def _issue(self, key: ApiKey, client_id: str, scopes: frozenset[str], *, refresh: bool,
-                     family: str | None = None) -> dict:  # fmt: skip
+                     family: str | None = None, spend: Callable | None = None) -> dict:  # fmt: skip
+        """New tokens; `spend(conn)`, when given, consumes what they are issued for (a code, a refresh
+        token) in the same transaction and returns False if another request consumed it first."""
         now = self.now()
-        family = family or secrets.token_hex(16)
+        family = family or self._new_family()
         access = ACCESS_PREFIX + secrets.token_urlsafe(32)
         rows = [
             (access, TokenRow("access", client_id, key.id, scopes, family, now + self.access_ttl_s, None))
@@ -236,12 +266,17 @@ class OAuthServer:
             )
             answer["refresh_token"] = refresh_token
 
-        def put(conn):
+        def put(conn) -> bool:
+            if spend is not None and not spend(conn):
+                oauth_store.revoke_family(conn, family, now)  # lost a race: someone else holds a copy
+                return False
             for token, row in rows:
                 oauth_store.put_token(conn, token, row)
             oauth_store.prune_expired(conn, now)
+            return True
 
-        await self.store.write(put)
+        if not await self.store.write(put):
+            raise OAuthError("invalid_grant", "already used: every token of this grant is revoked")
         return answer
 
     # -- resource servers --------------------------------------------------------------------------
@@ -253,6 +288,8 @@ class OAuthServer:
         row = await self.store.read(oauth_store.get_token, token, "access")
         if row is None or row.revoked_at is not None or row.expires_at < self.now():
             return None
+        if not self._ours(row.family):
+            return None  # issued by another mount (docs/oauth.md#grants)
         key = await self.live_key(row.key_id)
         if key is None:
             return None

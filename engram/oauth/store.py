@@ -44,8 +44,7 @@ def put_code(conn: sqlite3.Connection, code: str, row: CodeRow) -> None:
     )  # fmt: skip
 
 
-def take_code(conn: sqlite3.Connection, code: str, now: int) -> CodeRow | None:
-    """The code as it was before this call, marked used now (single use: a second take sees used_at)."""
+def get_code(conn: sqlite3.Connection, code: str) -> CodeRow | None:
     found = conn.execute(
         "SELECT client_id, key_id, scopes, redirect_uri, code_challenge, family, expires_at, used_at"
         " FROM oauth_codes WHERE code_hash = ?",
@@ -53,12 +52,20 @@ def take_code(conn: sqlite3.Connection, code: str, now: int) -> CodeRow | None:
     ).fetchone()
     if found is None:
         return None
-    conn.execute(
-        "UPDATE oauth_codes SET used_at = coalesce(used_at, ?) WHERE code_hash = ?", (now, digest(code))
-    )
     client_id, key_id, scopes, redirect_uri, challenge, family, expires_at, used_at = found
     return CodeRow(
         client_id, key_id, frozenset(scopes.split()), redirect_uri, challenge, family, expires_at, used_at
+    )
+
+
+def spend_code(conn: sqlite3.Connection, code: str, now: int) -> bool:
+    """Mark the code used; True only for the one call that found it unused (a conditional UPDATE, so it
+    holds on PostgreSQL's row locks as on SQLite's write lock)."""
+    return (
+        conn.execute(
+            "UPDATE oauth_codes SET used_at = ? WHERE code_hash = ? AND used_at IS NULL", (now, digest(code))
+        ).rowcount
+        == 1
     )
 
 
@@ -83,9 +90,10 @@ def get_token(conn: sqlite3.Connection, token: str, kind: str) -> TokenRow | Non
     return TokenRow(kind, client_id, key_id, frozenset(scopes.split()), family, expires_at, revoked_at)
 
 
-def revoke_token(conn: sqlite3.Connection, token: str, now: int) -> None:
-    conn.execute("UPDATE oauth_tokens SET revoked_at = ? WHERE token_hash = ? AND revoked_at IS NULL",
-                 (now, digest(token)))  # fmt: skip
+def revoke_token(conn: sqlite3.Connection, token: str, now: int) -> int:
+    """1 if this call revoked the token, 0 if it was revoked already (a refresh that lost the race)."""
+    return conn.execute("UPDATE oauth_tokens SET revoked_at = ? WHERE token_hash = ? AND revoked_at IS NULL",
+                        (now, digest(token))).rowcount  # fmt: skip
 
 
 def revoke_family(conn: sqlite3.Connection, family: str, now: int) -> int:

@@ -134,6 +134,10 @@ def save(index: SpaceIndex, data_dir: Path | str, space: str, model_key: str) ->
         "tags": tags,
     }
     head = json.dumps(header, sort_keys=True).encode()
+    if path.is_dir() and not path.is_symlink():
+        # The name is engram's own (<space hash>.<model hash>.idx): a directory there is debris that would
+        # fail every save and every load; the rebuilt index replaces it.
+        shutil.rmtree(path)
     _write_atomic(path, MAGIC + _HEADER_LEN.pack(len(head)) + head + body)
     _fsync_dir(path.parent)
     _remove_legacy(data_dir, space)
@@ -147,6 +151,9 @@ def load(
     try:
         data = path.read_bytes()
     except FileNotFoundError:
+        return None
+    except OSError as exc:  # a directory in its place, no permission, an I/O error: rebuild from the store
+        log.warning("cannot read persisted index for %s: %s", space, exc.strerror or type(exc).__name__)
         return None
     try:
         return _decode(data, space, model_key, dims, tuning)
@@ -180,7 +187,7 @@ def read_file(data_dir: Path | str, space: str, model_key: str) -> bytes | None:
     """The local index file's bytes as saved (a snapshot upload sends exactly these), or None."""
     try:
         return index_path(data_dir, space, model_key).read_bytes()
-    except FileNotFoundError:
+    except OSError:  # absent, or unreadable (a directory in its place): nothing to upload
         return None
 
 

@@ -2,8 +2,10 @@
 of its DID document (``did:web:syncer.example#atproto_space_syncer``; a bare DID means that fragment) and
 engram, as the space host, pushes notifyWrite there after each commit until the registration lapses.
 
-The endpoint must be https (plain http to localhost in dev mode): notifications carry the authority's
-service-auth JWTs and must not be aimed at internal services."""
+The endpoint must be https on a public host (plain http and internal addresses only in dev mode or on
+ENGRAM_OUTBOUND_ALLOW): notifications carry the authority's service-auth JWTs and must not be aimed at
+internal services. The guarded session checks the resolved address again at every delivery
+(docs/security.md#outbound-requests)."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from urllib.parse import urlsplit
 
 from ..auth.did_resolver import DidResolutionError
 from ..errors import InvalidInput
+from ..outbound import OutboundPolicy, OutboundRefused
 from ..store import notify_registrations as store_registrations
 from ..store.models import Space
 
@@ -31,11 +34,13 @@ def service_id(service: str) -> tuple[str, str]:
     return did, f"#{fragment}" if fragment else DEFAULT_FRAGMENT
 
 
-def _check_endpoint(endpoint: str, dev: bool) -> None:
-    parts = urlsplit(endpoint)
-    local_dev = dev and parts.scheme == "http" and parts.hostname in ("localhost", "127.0.0.1")
-    if parts.scheme != "https" and not local_dev:
-        raise InvalidInput(f"the service endpoint {endpoint} is not https", "ServiceNotResolvable")
+def _check_endpoint(endpoint: str, policy: OutboundPolicy) -> None:
+    if urlsplit(endpoint).scheme != "https" and not policy.dev:
+        raise InvalidInput("the service endpoint is not https", "ServiceNotResolvable")
+    try:
+        policy.check_url(endpoint, credential=True)
+    except OutboundRefused as exc:
+        raise InvalidInput(f"the service endpoint is refused: {exc}", "ServiceNotResolvable") from None
 
 
 async def register(ctx: AppContext, space: Space, service: str) -> float:
@@ -48,7 +53,7 @@ async def register(ctx: AppContext, space: Space, service: str) -> float:
     entry = doc.service(fragment)
     if entry is None:
         raise InvalidInput(f"{did} publishes no {fragment} service", "ServiceNotResolvable")
-    _check_endpoint(entry.endpoint, ctx.settings.dev)
+    _check_endpoint(entry.endpoint, ctx.outbound)
     expires_at = time.time() + REGISTRATION_TTL
     await ctx.store.write(store_registrations.register, space.id, did + fragment, entry.endpoint, expires_at)
     return expires_at

@@ -23,6 +23,7 @@ import aiohttp
 
 from ..atrepo.blocks import b64encode
 from ..auth.service_jwt import mint_service_jwt
+from ..outbound import refused
 from ..store import notify_registrations as store_registrations
 from ..store.repo import Committed
 
@@ -52,7 +53,7 @@ class WriteNotifier:
     def __init__(
         self,
         ctx: AppContext,
-        session: aiohttp.ClientSession,
+        session: aiohttp.ClientSession,  # the guarded one (engram/outbound.py): endpoints are members' choice
         *,
         backoff: Sequence[float] = (0.5, 2.0, 8.0),
         timeout: float = 5.0,
@@ -146,6 +147,9 @@ class WriteNotifier:
                         break  # the syncer refused this notification; retrying would not change its mind
             except (aiohttp.ClientError, TimeoutError) as exc:
                 status = type(exc).__name__
+                if refused(exc):  # an internal address (docs/security.md#outbound-requests): no retry helps
+                    status = "refused: internal address"
+                    break
             if attempt < len(self.backoff):
                 await asyncio.sleep(self.backoff[attempt])
         self.failed += 1

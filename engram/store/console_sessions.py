@@ -18,20 +18,34 @@ def start_session(
     now_ms: int,
     expires_ms: int,
     max_sessions: int,
+    per_principal: int,
 ) -> None:
-    """Store a new session; expired ones are pruned, and past ``max_sessions`` the oldest are dropped."""
+    """Store a new session. Expired ones are pruned; past ``per_principal`` the signer's own oldest are
+    dropped (the operator, or one API key); past ``max_sessions`` in all, the oldest *reader* sessions are
+    dropped: readers flooding sign-ins evict each other at worst, never the operator
+    (docs/security.md#per-tenant-caps)."""
     conn.execute("DELETE FROM console_sessions WHERE expires_ms <= ?", (now_ms,))
-    (count,) = conn.execute("SELECT COUNT(*) FROM console_sessions").fetchone()
-    if count >= max_sessions:
-        conn.execute(
-            "DELETE FROM console_sessions WHERE digest IN"
-            " (SELECT digest FROM console_sessions ORDER BY created_ms LIMIT ?)",
-            (count - max_sessions + 1,),
-        )
+    if key_id is None:
+        mine, params = "role = ? AND key_id IS NULL", (role,)
+    else:
+        mine, params = "role = ? AND key_id = ?", (role, key_id)
+    _drop_oldest(conn, mine, params, per_principal)
+    _drop_oldest(conn, "role = 'reader'", (), max_sessions)
     conn.execute(
         f"INSERT INTO console_sessions (digest, {_COLUMNS}, created_ms) VALUES (?, ?, ?, ?, ?, ?)",
         (digest, role, key_id, csrf, expires_ms, now_ms),
     )
+
+
+def _drop_oldest(conn: sqlite3.Connection, where: str, params: tuple, keep_below: int) -> None:
+    """Delete the oldest sessions matching ``where`` so that one more leaves at most ``keep_below``."""
+    (count,) = conn.execute(f"SELECT COUNT(*) FROM console_sessions WHERE {where}", params).fetchone()
+    if count >= keep_below:
+        conn.execute(
+            "DELETE FROM console_sessions WHERE digest IN (SELECT digest FROM console_sessions"
+            f" WHERE {where} ORDER BY created_ms, digest LIMIT ?)",
+            (*params, count - keep_below + 1),
+        )
 
 
 def live_session(conn: sqlite3.Connection, digest: str, now_ms: int) -> tuple | None:

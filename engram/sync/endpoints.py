@@ -5,7 +5,7 @@ from __future__ import annotations
 from engram.auth.did_resolver import DidResolutionError, DocumentSource
 from engram.auth.keys import PublicKey
 from engram.sync.errors import UpstreamError
-from engram.sync.http import check_endpoint
+from engram.sync.http import endpoint_base
 
 
 async def _document(resolver: DocumentSource, did: str, refresh: bool = False):
@@ -21,7 +21,7 @@ async def space_host(resolver: DocumentSource, authority: str) -> str:
     service = doc.service("#atproto_space_host") or doc.service("#atproto_pds")
     if service is None:
         raise UpstreamError(f"{authority} publishes neither a space host nor a PDS")
-    return check_endpoint(service.endpoint, allow_internal=True)  # the client enforces the address rule
+    return endpoint_base(service.endpoint)  # the client enforces the address rule
 
 
 async def pds(resolver: DocumentSource, did: str) -> str:
@@ -29,7 +29,7 @@ async def pds(resolver: DocumentSource, did: str) -> str:
     service = doc.service("#atproto_pds")
     if service is None:
         raise UpstreamError(f"{did} publishes no PDS")
-    return check_endpoint(service.endpoint, allow_internal=True)  # the client enforces the address rule
+    return endpoint_base(service.endpoint)  # the client enforces the address rule
 
 
 async def atproto_key(resolver: DocumentSource, did: str, *, refresh: bool = False) -> PublicKey:

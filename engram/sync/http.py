@@ -12,32 +12,40 @@ from urllib.parse import urlsplit
 import aiohttp
 import orjson
 
-from engram.auth.did_resolver import _is_internal_ip_literal
+from engram.outbound import OutboundPolicy, OutboundRefused, describe
 from engram.sync.errors import UpstreamError
 
 MAX_JSON_BYTES = 32 * 1024 * 1024
 MAX_CAR_BYTES = 256 * 1024 * 1024
 
 
-def check_endpoint(url: str, *, allow_internal: bool = False) -> str:
-    """Service endpoints come from DID documents anyone can publish: unless ENGRAM_DEV is set, refuse
-    loopback, private and link-local IP literals so a member's document cannot aim engram's requests at
-    the operator's internal network (names resolving to such addresses need a connector-level check)."""
+def endpoint_base(url: str) -> str:
+    """A service endpoint from a DID document as a base URL; UpstreamError if it is not http(s)."""
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise UpstreamError(f"service endpoint {url!r} is not an http(s) URL")
-    if not allow_internal and _is_internal_ip_literal(parts.hostname):
-        raise UpstreamError(
-            f"service endpoint {url!r} is an internal address (allowed only with ENGRAM_DEV=1)"
-        )
+        raise UpstreamError("the service endpoint is not an http(s) URL")
     return url.rstrip("/")
 
 
+def check_endpoint(url: str, policy: OutboundPolicy) -> str:
+    """Service endpoints come from DID documents anyone can publish: refuse internal IP literals in any
+    spelling (the guarded session refuses names resolving to them), and plain http outside dev mode,
+    since every sync request carries an app password or a token (docs/security.md#outbound-requests)."""
+    base = endpoint_base(url)
+    try:
+        policy.check_url(base, credential=True)
+    except OutboundRefused as exc:
+        raise UpstreamError(
+            f"service endpoint refused: {exc} (docs/security.md#outbound-requests: ENGRAM_DEV, ENGRAM_OUTBOUND_ALLOW)"
+        ) from None
+    return base
+
+
 class XrpcClient:
-    def __init__(self, session: aiohttp.ClientSession, timeout: float, *, allow_internal: bool = False):
-        self._session = session
+    def __init__(self, session: aiohttp.ClientSession, timeout: float, policy: OutboundPolicy):
+        self._session = session  # the guarded one (engram/outbound.py)
         self._timeout = aiohttp.ClientTimeout(total=timeout)
-        self._allow_internal = allow_internal
+        self._policy = policy
 
     async def query(
         self, base: str, nsid: str, params: dict[str, Any], headers: dict[str, str]
@@ -59,7 +67,7 @@ class XrpcClient:
         return _json_object(raw, nsid) if raw.strip() else {}
 
     async def _call(self, method: str, base: str, nsid: str, *, limit: int, **kw: Any) -> bytes:
-        url = f"{check_endpoint(base, allow_internal=self._allow_internal)}/xrpc/{nsid}"
+        url = f"{check_endpoint(base, self._policy)}/xrpc/{nsid}"
         params = kw.pop("params", None)
         if params is not None:
             kw["params"] = {
@@ -86,8 +94,8 @@ class XrpcClient:
                 return bytes(body)
         except TimeoutError:
             raise UpstreamError(f"{nsid}: no answer in time") from None
-        except aiohttp.ClientError as e:
-            raise UpstreamError(f"{nsid}: {type(e).__name__}") from None
+        except (aiohttp.ClientError, OSError) as e:
+            raise UpstreamError(f"{nsid}: {describe(e)}") from None
 
 
 def _json_object(body: bytes, nsid: str) -> dict[str, Any]:

@@ -59,8 +59,9 @@ class Syncer:
 
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[Syncer]:
-        self._session = aiohttp.ClientSession(headers={"User-Agent": "engram-syncer"})
-        self.client = XrpcClient(self._session, self.settings.sync_timeout, allow_internal=self.settings.dev)
+        # The service's guarded client (engram/outbound.py): PDS and space-host URLs come from DID documents.
+        self._session = self.ctx.http
+        self.client = XrpcClient(self._session, self.settings.sync_timeout, self.ctx.outbound)
         self.credentials = CredentialManager(self.client, self.ctx.resolver)
         self.deps = PassDeps(
             store=self.ctx.store,
@@ -85,7 +86,7 @@ class Syncer:
                 task.cancel()
             await asyncio.gather(*self._tasks, *self._registrations.values(), return_exceptions=True)
             await asyncio.gather(*(runner.close() for runner in self._runners.values()))
-            await self._session.close()
+            # the session is the service's: open_parts closes it after the syncer stops
 
     # -- registering spaces -------------------------------------------------------------------------
 

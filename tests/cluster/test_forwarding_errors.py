@@ -3,7 +3,9 @@ space's lease but does not answer: the error answers of forwarding, in the XRPC 
 
 from __future__ import annotations
 
+import time
 from dataclasses import replace
+from urllib.parse import urlencode
 
 import numpy as np
 import psycopg
@@ -11,9 +13,11 @@ import pytest
 from api.api_support import MODEL, Reader, unit, vector_params
 from api.serving_support import EngramTestServer
 from engram_process import free_port
+from yarl import URL
 
 from engram.app import create_app
 from engram.auth.keys import PrivateKey
+from engram.cluster.forwarding import hop_key, sign_hop
 from engram.keys import context_key
 
 SEARCH = "garden.engram.searchMemories"
@@ -56,10 +60,21 @@ async def test_an_owner_that_does_not_answer_gives_503_owner_unavailable(node, p
     assert r.status == 503 and r.headers["Retry-After"] == "1"
     assert (await r.json())["error"] == "OwnerUnavailable"
 
-    # A request that was forwarded already is never forwarded again.
-    headers = {**node.headers(), "X-Engram-Forwarded-By": "someone"}
-    r = await node.client.get(f"/xrpc/{SEARCH}", params={**params, "space": node.space}, headers=headers)
+    # A request another node forwarded (its hop signed with the nodes' key) is never forwarded again.
+    target = f"/xrpc/{SEARCH}?" + urlencode({**params, "space": node.space})
+    key = hop_key(node.ctx.keyring.private_key(node.ctx.settings.service_did))
+    signed = {**node.headers(), "X-Engram-Forwarded-By": sign_hop(key, "peer", "GET", target, b"")}
+    r = await node.client.get(URL(target, encoded=True), headers=signed)
     assert r.status == 503 and (await r.json())["error"] == "NotOwner"
+    # A client's own header is not a hop: the request is routed like any other (to the silent holder).
+    for forged in ("someone", f"peer;{int(time.time())};" + "0" * 64):
+        headers = {**node.headers(), "X-Engram-Forwarded-By": forged}
+        r = await node.client.get(URL(target, encoded=True), headers=headers)
+        assert r.status == 503 and (await r.json())["error"] == "OwnerUnavailable"
+    # A signed hop for another request does not carry over.
+    replayed = {**node.headers(), "X-Engram-Forwarded-By": sign_hop(key, "peer", "GET", "/other", b"")}
+    r = await node.client.get(URL(target, encoded=True), headers=replayed)
+    assert (await r.json())["error"] == "OwnerUnavailable"
 
 
 async def test_unknown_spaces_are_answered_here_and_own_spaces_are_served_here(node, pg_database_url):

@@ -25,7 +25,8 @@ def random_plc_did() -> str:
 
 
 class FakeDidServer:
-    def __init__(self) -> None:
+    def __init__(self, host: str = "127.0.0.1") -> None:
+        self.host = host  # another loopback address (127.0.0.2) keeps it apart from a canary on 127.0.0.1
         self.docs: dict[str, dict[str, Any]] = {}
         self.requests: Counter[str] = Counter()
         self.status_override: dict[str, int] = {}
@@ -38,7 +39,7 @@ class FakeDidServer:
         app.router.add_get("/{did}", self._plc)
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        site = web.TCPSite(self._runner, self.host, 0)
         await site.start()
         self.port = self._runner.addresses[0][1]
         return self
@@ -50,7 +51,7 @@ class FakeDidServer:
     @property
     def url(self) -> str:
         """Use as the resolver's PLC directory URL."""
-        return f"http://127.0.0.1:{self.port}"
+        return f"http://{self.host}:{self.port}"
 
     def web_did(self, host: str = "127.0.0.1") -> str:
         return "did:web:" + quote(f"{host}:{self.port}", safe="")

@@ -79,6 +79,7 @@ async def test_consent_page_in_headless_chromium(bank, callback):
             "code": answer["code"],
             "redirect_uri": redirect_uri,
             "client_id": str(bank.key_id),
+            "client_secret": bank.key,  # a key-backed client is confidential: it authenticates too
             "code_verifier": verifier,
         },
     )

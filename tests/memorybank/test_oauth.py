@@ -89,6 +89,7 @@ async def test_authorization_code_with_pkce_and_refresh(bank):
 async def test_wrong_pkce_verifier_and_reused_code_are_invalid_grant(bank):
     verifier, challenge = pkce_pair()
     params = authorize_params(str(bank.key_id), challenge)
+    secret = (str(bank.key_id), bank.key)
     code = code_from(await consent_over_http(bank, params, bank.key))
     wrong = await exchange(
         bank,
@@ -96,12 +97,12 @@ async def test_wrong_pkce_verifier_and_reused_code_are_invalid_grant(bank):
             "grant_type": "authorization_code",
             "code": code,
             "redirect_uri": REDIRECT,
-            "client_id": str(bank.key_id),
             "code_verifier": pkce_pair()[0],
         },
+        basic=secret,
     )
     assert wrong.status == 400 and (await wrong.json())["error"] == "invalid_grant"
-    # A public client (no secret) with the right verifier gets tokens from a fresh code...
+    # A key-backed client is confidential: the right verifier alone is not enough (docs/oauth.md#grants)...
     code = code_from(await consent_over_http(bank, params, bank.key))
     form = {
         "grant_type": "authorization_code",
@@ -110,11 +111,14 @@ async def test_wrong_pkce_verifier_and_reused_code_are_invalid_grant(bank):
         "client_id": str(bank.key_id),
         "code_verifier": verifier,
     }
-    first = await exchange(bank, form)
+    unauthenticated = await exchange(bank, form)
+    assert unauthenticated.status == 401 and (await unauthenticated.json())["error"] == "invalid_client"
+    # ... with its secret too it gets tokens...
+    first = await exchange(bank, form, basic=secret)
     assert first.status == 200
     access = (await first.json())["access_token"]
     # ... and replaying that code fails and revokes what it issued (RFC 6749 §4.1.2).
-    again = await exchange(bank, form)
+    again = await exchange(bank, form, basic=secret)
     assert again.status == 400 and (await again.json())["error"] == "invalid_grant"
     assert (await query_with(bank, access)).status == 401
     # Without PKCE a client must authenticate with its secret.
