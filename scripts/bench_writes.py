@@ -182,6 +182,14 @@ async def measure(nodes: list[Node], args) -> dict:
                     row["ratio"] = round(row[last]["writes_per_s"] / row[first]["writes_per_s"], 2)
                 print(json.dumps(row), flush=True)
                 out["results"].append(row)
+        if args.py_spy:  # where the last tree's server spends its CPU under c=32 to one space
+            spy = await asyncio.create_subprocess_exec(
+                "py-spy", "record", "-p", str(nodes[-1].process.pid), "-d", str(int(args.seconds)),
+                "-r", "200", "-t", "--format", "raw", "-o", args.py_spy,
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            )  # fmt: skip
+            await load(nodes[-1], session, 32, 1, args.seconds, "spy")
+            await spy.wait()
     out["load_average_after"] = Path("/proc/loadavg").read_text().split()[:3]
     return out
 
@@ -193,6 +201,7 @@ async def main() -> None:
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 8, 32])
     parser.add_argument("--spaces", type=int, nargs="+", default=[1, 32], choices=range(1, SPACES + 1))
     parser.add_argument("--postgres", action="store_true", help="one PostgreSQL database per tree")
+    parser.add_argument("--py-spy", metavar="FILE", help="also profile the last tree (collapsed stacks)")
     args = parser.parse_args()
     trees = [(t.split("=", 1)[0], Path(t.split("=", 1)[1]).resolve()) for t in args.tree]
     server = None
