@@ -122,7 +122,10 @@ async def load(node: Node, session, concurrency: int, spaces: int, seconds: floa
                 "workflowId": "bench",
                 "key": f"{tag}-{w}-{n // CONVERSATION}",
                 "type": "agent",
-                "data": {"role": "user", "content": f"message {n} of client {w}: remember the number {n * 7}"},
+                "data": {
+                    "role": "user",
+                    "content": f"message {n} of client {w}: remember the number {n * 7}",
+                },
             }
             t0 = time.perf_counter()
             async with session.post(
