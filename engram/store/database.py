@@ -139,11 +139,13 @@ class Store:
     def _commit(self, conn: Any) -> None:
         conn.execute("COMMIT")
 
-    def _savepoint(self, conn: Any) -> None:
+    def _savepoint(self, conn: Any, *, release_previous: bool) -> None:
+        if release_previous:
+            conn.execute("RELEASE engram_write")
         conn.execute("SAVEPOINT engram_write")
 
-    def _release_savepoint(self, conn: Any) -> None:
-        conn.execute("RELEASE engram_write")
+    def _check_write(self, conn: Any) -> None:
+        """Raise if the write just run left the transaction unusable (PostgreSQL: a swallowed error)."""
 
     def _rollback_to_savepoint(self, conn: Any) -> bool:
         """Undo the current write only; False if the whole transaction is gone (SQLite ends it on a few
@@ -245,14 +247,19 @@ class Store:
             return conn
         done: list[tuple[_Write, Any]] = []
         try:
+            # A write's savepoint is released when the next one starts (one statement, one round trip on
+            # PostgreSQL); COMMIT releases the last.
+            open_savepoint = False
             for write in group:
                 if not write.future.set_running_or_notify_cancel():
                     continue  # cancelled before its turn, as in _run_alone
-                self._savepoint(conn)
+                self._savepoint(conn, release_previous=open_savepoint)
+                open_savepoint = True
                 try:
                     result = write.fn(conn, *write.args, **write.kwargs)
-                    self._release_savepoint(conn)
+                    self._check_write(conn)
                 except BaseException as exc:  # this write fails alone: back to its savepoint
+                    open_savepoint = False
                     if not self._rollback_to_savepoint(conn):
                         write.future.set_exception(exc)
                         raise _GroupLost from exc

@@ -139,13 +139,15 @@ class PostgresStore(Store):
             raise RuntimeError(_FAILED_PART_WAY)
         conn.raw.execute("COMMIT")
 
-    def _savepoint(self, conn: PgConnection) -> None:
-        conn.raw.execute("SAVEPOINT engram_write")
+    def _savepoint(self, conn: PgConnection, *, release_previous: bool) -> None:
+        if release_previous:
+            conn.raw.execute("RELEASE engram_write; SAVEPOINT engram_write")
+        else:
+            conn.raw.execute("SAVEPOINT engram_write")
 
-    def _release_savepoint(self, conn: PgConnection) -> None:
+    def _check_write(self, conn: PgConnection) -> None:
         if conn.raw.info.transaction_status == psycopg.pq.TransactionStatus.INERROR:
             raise RuntimeError(_FAILED_PART_WAY)  # as in _commit: this write's error was swallowed
-        conn.raw.execute("RELEASE engram_write")
 
     def _rollback_to_savepoint(self, conn: PgConnection) -> bool:
         if conn.raw.closed or conn.raw.broken or not conn.in_transaction:
