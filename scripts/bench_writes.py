@@ -185,7 +185,9 @@ async def measure(nodes: list[Node], args) -> dict:
                     row["ratio"] = round(row[last]["writes_per_s"] / row[first]["writes_per_s"], 2)
                 print(json.dumps(row), flush=True)
                 out["results"].append(row)
-        if args.py_spy:  # where the last tree's server spends its CPU, at the last concurrency and space count
+        if (
+            args.py_spy
+        ):  # where the last tree's server spends its CPU, at the last concurrency and space count
             spy = await asyncio.create_subprocess_exec(
                 "py-spy", "record", "-p", str(nodes[-1].process.pid), "-d", str(int(args.seconds)),
                 "-r", "200", "-t", "--format", "raw", "-o", args.py_spy,

@@ -35,6 +35,7 @@ from typing import Any, NamedTuple, Self, TypeVar
 from engram.store.change_counter import ChangeCounter, counter_path
 from engram.store.direct_reads import DirectReader, connect
 from engram.store.migrate import apply_migrations
+from engram.store.point_cache import MISS, PointReadCache, is_cacheable
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
@@ -91,6 +92,7 @@ class Store:
         # Bumped after every commit by every process writing the file; None where readers cannot cache
         # (PostgreSQL: writers on other machines). engram/store/change_counter.py
         self.changes: ChangeCounter | None = None
+        self._point_cache = PointReadCache()
 
     @classmethod
     async def open(cls, path: str | Path, **kwargs: Any) -> Store:
@@ -339,10 +341,21 @@ class Store:
     async def point_read(self, fn: Callable[..., T], *args: Any) -> T:
         """A small read by a unique key, from the event loop: inline on the loop's own reader connection
         where that is cheaper than a thread hop (`point_reads_on_loop`), on a reader thread where it is a
-        network round trip (docs/scale-out.md#the-store-on-postgresql). One snapshot, as `read`."""
+        network round trip (docs/scale-out.md#the-store-on-postgresql). One snapshot, as `read`. The answer
+        of a `@cacheable` function is remembered until the change counter moves (engram/store/point_cache.py)."""
+        changes = self.changes if is_cacheable(fn) else None
+        version = -1 if changes is None else changes.value()  # read before the row: change_counter.py
+        if version >= 0:
+            found = self._point_cache.get(fn, args, version)
+            if found is not MISS:
+                return found
         if self.point_reads_on_loop:
-            return self.readers.run(fn, *args)
-        return await self.read(fn, *args)
+            result = self.readers.run(fn, *args)
+        else:
+            result = await self.read(fn, *args)
+        if version >= 0:
+            self._point_cache.put(fn, args, version, result)
+        return result
 
     # -- shutdown -----------------------------------------------------------------------------------------
 

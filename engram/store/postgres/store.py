@@ -31,6 +31,7 @@ import psycopg
 from psycopg_pool import ConnectionPool
 
 from engram.store.database import Store
+from engram.store.postgres.changes import PgChangeFeed
 from engram.store.postgres.connection import PgConnection
 from engram.store.postgres.migrate import apply_migrations
 
@@ -116,6 +117,10 @@ class PostgresStore(Store):
         try:
             apply_migrations(raw)
             self.readers.open()
+            # Point reads are remembered while no commit could have changed them (engram/store/postgres/
+            # changes.py); until the listener is in place the cache stays off (value() is -1).
+            self.changes = PgChangeFeed(self.url)
+            self.changes.wait_listening(10)
         except BaseException:
             raw.close()
             raise
