@@ -141,7 +141,8 @@ async def _embedded(
     cannot embed are left as they are, and the write reports them as before."""
     memories = ctx.services.memories
     if any(write.embedding is None for _, write in batch):  # unchanged lines need no embedding
-        reused = await ctx.store.read(_reuse_stored, space, [write for _, write in batch])
+        hosted = hosts_model(memories.embedder, space)
+        reused = await ctx.store.read(_reuse_stored, space, [write for _, write in batch], hosted)
         batch = [(number, write) for (number, _), write in zip(batch, reused, strict=True)]
     missing = [i for i, (_, write) in enumerate(batch) if write.embedding is None]
     if not missing or not hosts_model(memories.embedder, space):
@@ -163,19 +164,20 @@ async def _embedded(
     return out
 
 
-def _reuse_stored(conn, space, writes: list[MemoryWrite]) -> list[MemoryWrite]:
+def _reuse_stored(conn, space, writes: list[MemoryWrite], reuse_vectors: bool) -> list[MemoryWrite]:
     """What an earlier import of the same lines stored, read for the whole batch in one statement before
     anything is embedded:
 
     - a line without `createdAt` is stamped "now" on its first import; a re-import keeps that stamp, or the
       memory's CID would change and the re-import would rewrite it instead of answering "unchanged";
-    - a line without a vector whose text, tags and source are those of the stored memory, which holds a
-      vector of the space's model, gets that vector: embedding the same text with the same model gives it
-      again, so nothing is embedded (nor the model loaded) and the store answers "unchanged" (or writes only
-      what else changed, attrs say)."""
+    - when engram runs the space's model (`reuse_vectors`: it would embed the line), a line without a
+      vector whose text, tags and source are those of the stored memory, which holds a vector of the
+      space's model, gets that vector: embedding the same text with the same model gives it again, so
+      nothing is embedded (nor the model loaded) and the store answers "unchanged" (or writes only what
+      else changed, attrs say)."""
     keys = [w.idempotency_key for w in writes if w.idempotency_key is not None]
     stored = store_queries.imported_memories(conn, space.uri, keys)
-    active = space.config.active if space.config is not None else None
+    active = space.config.active if space.config is not None and reuse_vectors else None
     out = []
     for write in writes:
         found = stored.get(write.idempotency_key) if write.idempotency_key is not None else None
@@ -205,7 +207,8 @@ async def _write_batch(ctx: AppContext, space_uri: str, batch: list[tuple[int, M
         # Again at write time: the batch before this one (written after this one was read ahead) may have
         # stamped a createdAt a line here repeats.
         space = await ctx.services.spaces.require(space_uri)
-        writes = await ctx.store.read(_reuse_stored, space, [write for _, write in batch])
+        hosted = hosts_model(ctx.services.memories.embedder, space)
+        writes = await ctx.store.read(_reuse_stored, space, [write for _, write in batch], hosted)
         records = await ctx.services.memories.write(space_uri, writes)
     except UnknownSpace:
         raise  # the space went away mid-import: no line of it can succeed
