@@ -68,9 +68,11 @@ class Node:
     url: str
     tokens: list[str]
 
-    def cpu_s(self) -> float:
+    def cpu_s(self) -> tuple[float, float]:
+        """(user, system) CPU seconds of the serving process so far."""
         fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        tick = os.sysconf("SC_CLK_TCK")
+        return int(fields[11]) / tick, int(fields[12]) / tick
 
 
 def _env(tree: Path, data_dir: Path, database_url: str | None) -> dict[str, str]:
@@ -139,9 +141,10 @@ async def load(node: Node, session, concurrency: int, spaces: int, seconds: floa
                 errors += 1
             n += 1
 
-    cpu0, t0 = node.cpu_s(), time.perf_counter()
+    (user0, sys0), t0 = node.cpu_s(), time.perf_counter()
     await asyncio.gather(*(client(w) for w in range(concurrency)))
-    elapsed, cpu = time.perf_counter() - t0, node.cpu_s() - cpu0
+    (user1, sys1), elapsed = node.cpu_s(), time.perf_counter() - t0
+    cpu, system = user1 - user0 + sys1 - sys0, sys1 - sys0
     latencies.sort()
     count = len(latencies)
     return {
@@ -149,6 +152,7 @@ async def load(node: Node, session, concurrency: int, spaces: int, seconds: floa
         "p50_ms": latencies[count // 2] * 1000 if count else None,
         "p99_ms": latencies[min(count - 1, int(count * 0.99))] * 1000 if count else None,
         "cpu_ms_per_write": cpu * 1000 / count if count else None,
+        "system_ms_per_write": system * 1000 / count if count else None,  # the kernel's share of it
         "errors": errors,
     }
 
@@ -177,7 +181,14 @@ async def measure(nodes: list[Node], args) -> dict:
                 row = {"spaces": spaces, "c": concurrency, "load_average": load_avg}
                 for name, runs in per_node.items():
                     row[name] = {
-                        k: _median(runs, k) for k in ("writes_per_s", "p50_ms", "p99_ms", "cpu_ms_per_write")
+                        k: _median(runs, k)
+                        for k in (
+                            "writes_per_s",
+                            "p50_ms",
+                            "p99_ms",
+                            "cpu_ms_per_write",
+                            "system_ms_per_write",
+                        )
                     }
                     row[name]["errors"] = sum(r["errors"] for r in runs)
                 first, last = nodes[0].name, nodes[-1].name
