@@ -46,14 +46,16 @@ async def open_context(
     from .app import LEXICON_DIR
 
     ctx = AppContext(settings, LexiconRegistry.load(LEXICON_DIR), WorkerPool(settings.workers))
-    async with open_parts(ctx, network=network, embedder=embedder):
+    async with open_parts(ctx, network=network, embedder=embedder, lazy_embedder=True):
         yield ctx
 
 
 @contextlib.asynccontextmanager
 async def open_parts(
-    ctx: AppContext, *, network: bool = True, embedder: bool = True
+    ctx: AppContext, *, network: bool = True, embedder: bool = True, lazy_embedder: bool = False
 ) -> AsyncIterator[AppContext]:
+    """`lazy_embedder`: the built-in model loads when something is first embedded (engram/embed/lazy.py),
+    for the CLI; the server loads it here, so a broken model stops it at start-up."""
     settings = ctx.settings
     async with contextlib.AsyncExitStack() as stack:
         settings.data_dir.mkdir(parents=True, exist_ok=True)
@@ -96,7 +98,7 @@ async def open_parts(
             ctx.store.after_commit = ctx.notifier.committed
             stack.push_async_callback(ctx.notifier.close)
 
-        ctx.embedder = await _load_embedder(ctx) if embedder else None
+        ctx.embedder = await _load_embedder(ctx, lazy_embedder) if embedder else None
 
         # HNSW builds spread over ENGRAM_BUILD_THREADS cores at a lower priority (engram/workers.py)
         maintenance = WorkerPool(
@@ -157,8 +159,13 @@ async def _backfill_repos(store: Store, keyring) -> None:
         )
 
 
-async def _load_embedder(ctx: AppContext):
+async def _load_embedder(ctx: AppContext, lazy: bool = False):
     from .embed import load_embedder
+
+    if lazy and ctx.settings.embedder.strip() == "builtin":
+        from .embed.lazy import LazyEmbedder
+
+        return LazyEmbedder()
 
     # Loading the ONNX session takes ~0.3 s of CPU: do it off the loop, once, and share it.
     embedder = await ctx.pool.run(load_embedder, ctx.settings.embedder)

@@ -12,6 +12,10 @@ on a shared machine hits all of them alike; the table gives each server's median
     .venv/bin/python scripts/bench_throughput.py --processes 1 2
     # the same, also on each event loop, and against another checkout (its `engram serve`, on its default loop):
     .venv/bin/python scripts/bench_throughput.py --processes 1 2 --event-loop uvloop asyncio --tree /tmp/base
+    # a checkout on PostgreSQL against this one on PostgreSQL and on SQLite (one database each):
+    .venv/bin/python scripts/bench_throughput.py --tree /tmp/base --tree . --tree . \
+        --tree-settings '{"database_url": "postgresql://.../a"}' \
+        --tree-settings '{"database_url": "postgresql://.../b"}' --tree-settings '{}'
     # a cProfile of the server side, written to DIR/<n>.prof:
     .venv/bin/python scripts/bench_throughput.py --profile DIR
 """
@@ -358,6 +362,11 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--tree", action="append", type=Path, help="engram checkout(s) to compare")
     parser.add_argument("--settings", default="{}", help="JSON of Settings fields for every server")
+    parser.add_argument(
+        "--tree-settings",
+        action="append",
+        help="JSON of Settings fields for the n-th --tree (one per --tree; e.g. each its own database_url)",
+    )
     parser.add_argument("--profile", type=Path, help="directory for server-side cProfile dumps")
     parser.add_argument("--processes", type=int, nargs="+", help="compare ENGRAM_PROCESSES values")
     parser.add_argument("--event-loop", nargs="+", choices=["uvloop", "asyncio"], help="with --processes")
@@ -389,7 +398,8 @@ def main() -> None:
         servers = []
         for n, tree in enumerate(trees):
             profile = str(args.profile / f"{n}.prof") if args.profile else None
-            servers.append(start_server(tree.resolve(), args.size, Path(tmp), n, profile, args.settings))
+            settings = args.tree_settings[n] if args.tree_settings else args.settings
+            servers.append(start_server(tree.resolve(), args.size, Path(tmp), n, profile, settings))
         try:
             for proc, ready in servers:
                 while not ready.exists():

@@ -11,8 +11,10 @@ import sys
 import time
 
 from ..config import Settings
-from ..console.login_links import LINK_TTL_S, create_link_token
 from ..store.database import Store, database_path
+
+# The console package (jinja2 and its templates) loads only for this command: every `engram` call builds
+# the whole parser, and `engram import` should not pay ~70 ms for a web console it never renders.
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -25,6 +27,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run_login(args: argparse.Namespace, settings: Settings) -> int:
+    from ..console.login_links import LINK_TTL_S
+
     token = asyncio.run(_new_link(settings))
     print(f"{settings.public_url}/console/login?token={token}")
     print(
@@ -35,6 +39,8 @@ def run_login(args: argparse.Namespace, settings: Settings) -> int:
 
 
 async def _new_link(settings: Settings) -> str:
+    from ..console.login_links import create_link_token
+
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     store = await Store.open(database_path(settings.data_dir))
     try:

@@ -7,6 +7,7 @@ import sys
 
 from .. import __version__
 from ..config import ConfigError, read_env
+from ..embed.base import EmbedderError
 from ..errors import EngramError
 from .errors import CliError
 
@@ -60,6 +61,9 @@ def main(argv: list[str] | None = None) -> int:
     except EngramError as err:
         # The service layer's errors (and a server's, re-raised by the clients) in the lexicon's terms.
         print(f"engram: {err.error}: {err.message}", file=sys.stderr)
+        return 1
+    except EmbedderError as err:  # the built-in model loads when first needed (engram/embed/lazy.py)
+        print(f"engram: embedder: {err}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130

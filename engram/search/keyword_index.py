@@ -1,6 +1,6 @@
 """`KeywordIndex`: BM25 over one space's memories, in memory, for hybrid and keyword search.
 
-Why not FTS5's bm25() (the store keeps an FTS5 table too): it evaluates bm25() on every matching row with
+Why not FTS5's bm25() (the store had an FTS5 table until migration 0009): it evaluates bm25() on every matching row with
 a B-tree lookup of the row's length each time, so a query holding a common word costs ~300 ms at 100k
 memories, and FTS5 cannot score a given set of rows without walking whole posting lists (measured ~1.7 s
 for 200 candidates at 100k; docs/benchmarks.md). Here each term's postings are numpy arrays, so a query

@@ -21,9 +21,8 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from ..errors import EngramError, InvalidInput, UnknownSpace
-from ..store import MemoryWrite
+from ..store import Embedding, MemoryWrite
 from ..store import queries as store_queries
-from ..store.uris import memory_uri
 from .embedding import embed_documents, hosts_model
 from .export import memory_write_from_json
 
@@ -141,6 +140,10 @@ async def _embedded(
     """The batch with vectors for the lines that lack one, when engram runs the space's model; lines it
     cannot embed are left as they are, and the write reports them as before."""
     memories = ctx.services.memories
+    if any(write.embedding is None for _, write in batch):  # unchanged lines need no embedding
+        hosted = hosts_model(memories.embedder, space)
+        reused = await ctx.store.read(_reuse_stored, space, [write for _, write in batch], hosted)
+        batch = [(number, write) for (number, _), write in zip(batch, reused, strict=True)]
     missing = [i for i, (_, write) in enumerate(batch) if write.embedding is None]
     if not missing or not hosts_model(memories.embedder, space):
         return batch
@@ -161,18 +164,39 @@ async def _embedded(
     return out
 
 
-def _keep_created_at(conn, space_uri: str, writes: list[MemoryWrite]) -> list[MemoryWrite]:
-    """A line without `createdAt` is stamped "now" on its first import; a re-import keeps that stamp, or
-    the memory's CID would change and the re-import would rewrite it instead of answering "unchanged"."""
+def _reuse_stored(conn, space, writes: list[MemoryWrite], reuse_vectors: bool) -> list[MemoryWrite]:
+    """What an earlier import of the same lines stored, read for the whole batch in one statement before
+    anything is embedded:
+
+    - a line without `createdAt` is stamped "now" on its first import; a re-import keeps that stamp, or the
+      memory's CID would change and the re-import would rewrite it instead of answering "unchanged";
+    - when engram runs the space's model (`reuse_vectors`: it would embed the line), a line without a
+      vector whose text, tags and source are those of the stored memory, which holds a vector of the
+      space's model, gets that vector: embedding the same text with the same model gives it again, so
+      nothing is embedded (nor the model loaded) and the store answers "unchanged" (or writes only what
+      else changed, attrs say)."""
+    keys = [w.idempotency_key for w in writes if w.idempotency_key is not None]
+    stored = store_queries.imported_memories(conn, space.uri, keys)
+    active = space.config.active if space.config is not None and reuse_vectors else None
     out = []
     for write in writes:
-        if write.created_at is None and write.idempotency_key is not None:
-            found = store_queries.find_import_key(conn, space_uri, write.idempotency_key)
-            memory = (
-                store_queries.get_memory(conn, space_uri, memory_uri(space_uri, *found)) if found else None
-            )
-            if memory is not None:
-                write = replace(write, created_at=memory.created_at)
+        found = stored.get(write.idempotency_key) if write.idempotency_key is not None else None
+        if found is not None:
+            if write.created_at is None:
+                write = replace(write, created_at=found.created_at)
+            if (
+                active is not None
+                and write.embedding is None
+                and write.next_embedding is None
+                and found.vector is not None
+                and found.model_key == active.key
+                and found.next_model_key is None
+                and (found.text, found.tags, found.source)
+                == (write.text, tuple(write.tags or ()), write.source)
+                and found.created_at == write.created_at
+            ):
+                vector = Embedding(active.model, active.digest, active.dims, found.vector)
+                write = replace(write, embedding=vector)
         out.append(write)
     return out
 
@@ -180,7 +204,11 @@ def _keep_created_at(conn, space_uri: str, writes: list[MemoryWrite]) -> list[Me
 async def _write_batch(ctx: AppContext, space_uri: str, batch: list[tuple[int, MemoryWrite]]) -> ImportReport:
     report = ImportReport()
     try:
-        writes = await ctx.store.read(_keep_created_at, space_uri, [write for _, write in batch])
+        # Again at write time: the batch before this one (written after this one was read ahead) may have
+        # stamped a createdAt a line here repeats.
+        space = await ctx.services.spaces.require(space_uri)
+        hosted = hosts_model(ctx.services.memories.embedder, space)
+        writes = await ctx.store.read(_reuse_stored, space, [write for _, write in batch], hosted)
         records = await ctx.services.memories.write(space_uri, writes)
     except UnknownSpace:
         raise  # the space went away mid-import: no line of it can succeed

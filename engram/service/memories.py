@@ -46,10 +46,10 @@ class MemoryService:
             items = list(items)
             for i, embedding in zip(missing, embeddings, strict=True):
                 items[i] = replace(items[i], embedding=embedding)
-        return await self.store.write(store_memories.put_memories, space_uri, items)
+        return await self.store.write_to(space_uri, store_memories.put_memories, space_uri, items)
 
     async def delete(self, space_uri: str, author: str, rkey: str) -> bool:
-        return await self.store.write(store_memories.delete_memory, space_uri, author, rkey)
+        return await self.store.write_to(space_uri, store_memories.delete_memory, space_uri, author, rkey)
 
     async def get(self, space_uri: str, uri: str) -> Memory:
         memory = await self.store.read(store_queries.get_memory, space_uri, uri)

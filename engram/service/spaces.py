@@ -137,18 +137,21 @@ class SpaceService:
     async def find(self, uri: str) -> Space | None:
         """`lookup` for async callers on the event loop (the per-request auth step): inline where a point
         read is cheaper than a thread hop (SQLite), on a reader thread where it is a network round trip
-        (PostgreSQL, docs/scale-out.md#the-store-on-postgresql). On SQLite the answer is remembered until
-        any process commits a write (docs/architecture.md#space-cache): no SQLite call on the loop, whose
-        GIL release let worker threads in ahead of the request."""
-        if not self.store.point_reads_on_loop:
-            return await self.store.read_statement(store_spaces.get_space, uri)
+        (PostgreSQL, docs/scale-out.md#the-store-on-postgresql). The answer is remembered until the store's
+        change counter moves (docs/architecture.md#space-cache): on SQLite any process's commit moves it,
+        and there is then no SQLite call on the loop, whose GIL release let worker threads in ahead of the
+        request; on PostgreSQL this process's commits and the notifications of every other process's
+        changes to spaces and API keys move it (docs/scale-out.md#point-reads)."""
         changes = self.store.changes
         version = -1 if changes is None else changes.value()  # read before the row: change_counter.py
         if version >= 0:
             cached = self._found.get(uri)
             if cached is not None and cached[0] == version:
                 return cached[1]
-        space = self.lookup(uri)
+        if self.store.point_reads_on_loop:
+            space = self.lookup(uri)
+        else:  # PostgreSQL: its counter is fed by notifications (docs/scale-out.md#point-reads)
+            space = await self.store.read_statement(store_spaces.get_space, uri)
         if version >= 0:
             if len(self._found) >= _FOUND_MAX:
                 del self._found[next(iter(self._found))]  # the oldest entry

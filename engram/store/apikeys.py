@@ -23,6 +23,7 @@ from collections.abc import Iterable
 
 from engram.errors import InvalidInput
 from engram.store.models import ApiKey
+from engram.store.point_cache import cacheable
 from engram.store.spaces import require_space
 from engram.store.writes import now_iso
 
@@ -149,6 +150,7 @@ def key_of_deleted_space(conn: sqlite3.Connection, token: str) -> bool:
     return row is not None
 
 
+@cacheable  # reads api_keys, api_key_spaces and spaces only (engram/store/point_cache.py)
 def key_and_deleted(conn: sqlite3.Connection, token: str) -> tuple[ApiKey | None, bool]:
     """`lookup_api_key` and, when there is no live key, `key_of_deleted_space`: one read for the shims'
     and MCP's per-request check."""

@@ -2,7 +2,10 @@
 
 Writes: `await store.write(fn, *args)` queues `fn(conn, *args)` for the single writer thread, which runs it
 inside `BEGIN IMMEDIATE ... COMMIT` and only then resolves the awaiting caller, so an acknowledged write is
-committed. With `synchronous=FULL` in WAL mode SQLite fsyncs the WAL on every commit, so "committed" also
+committed. Group commit: the writes queued while the writer was busy run together in ONE transaction, each
+inside its own savepoint, and are acknowledged together after its one COMMIT (one fsync for the group, not
+one per write; docs/architecture.md#group-commit). A write that fails is rolled back to its savepoint and
+fails alone: it changes nothing, and the others commit. With `synchronous=FULL` in WAL mode SQLite fsyncs the WAL on every commit, so "committed" also
 means "on disk": NORMAL would survive a process crash (kill -9) but could lose the last commits on power
 loss or an OS crash, which would break the contract that acknowledged writes are never lost.
 `BEGIN IMMEDIATE` takes the write lock up front: another process (the CLI next to a running server) then
@@ -12,7 +15,9 @@ Reads: `await store.read(fn, *args)` runs `fn(conn, *args)` on a reader thread w
 `query_only`, inside one deferred transaction so every SELECT in `fn` sees the same snapshot (WAL lets
 readers run alongside the writer). A write function mistakenly sent to `read` fails loudly.
 
-An exception raised by `fn` rolls the transaction back and is re-raised to the awaiting caller.
+An exception raised by `fn` rolls its writes back and is re-raised to the awaiting caller. A write function
+must therefore change nothing but the connection's rows: it may run again, alone, if the group it ran in
+could not commit before COMMIT was sent (the commit hook failed, or the backend dropped the transaction).
 """
 
 from __future__ import annotations
@@ -25,17 +30,34 @@ import sqlite3
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Self, TypeVar
+from typing import Any, NamedTuple, Self, TypeVar
 
 from engram.store.change_counter import ChangeCounter, counter_path
 from engram.store.direct_reads import DirectReader, connect
 from engram.store.migrate import apply_migrations
+from engram.store.point_cache import MISS, PointReadCache, is_cacheable
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
 
 DB_FILE_NAME = "engram.sqlite3"
 _STOP = object()  # sentinel that ends the writer thread
+# Writes committed together at most: a group's writes wait for each other's work, so an unbounded group
+# would let a burst of writes delay the first of them behind all the rest.
+MAX_GROUP = 64
+
+
+class _Write(NamedTuple):
+    fn: Callable[..., Any]
+    args: tuple
+    kwargs: dict
+    future: concurrent.futures.Future
+    scope: str | None  # the one space the write touches (`write_to`), or None: it may touch anything
+
+
+class _GroupLost(Exception):
+    """The backend ended the group's transaction under a failing write (SQLite does for a few errors, such
+    as a full disk): nothing of the group was committed, so its other writes run again alone."""
 
 
 def database_path(data_dir: str | Path) -> Path:
@@ -70,6 +92,7 @@ class Store:
         # Bumped after every commit by every process writing the file; None where readers cannot cache
         # (PostgreSQL: writers on other machines). engram/store/change_counter.py
         self.changes: ChangeCounter | None = None
+        self._point_cache = PointReadCache()
 
     @classmethod
     async def open(cls, path: str | Path, **kwargs: Any) -> Store:
@@ -91,7 +114,7 @@ class Store:
             max_workers=self._readers, thread_name_prefix=f"engram-{self.backend}-reader"
         )
 
-    # The transaction seam: the PostgreSQL store (engram/store/postgres/store.py) overrides these five and
+    # The transaction seam: the PostgreSQL store (engram/store/postgres/store.py) overrides these and
     # keeps the queue, the writer thread, the hooks and the readers' thread pool as they are here.
     def _open_writer(self) -> Any:
         """The writer's connection, with the schema brought up to date."""
@@ -111,11 +134,33 @@ class Store:
             raise
         return conn
 
-    def _begin(self, conn: Any) -> None:
+    def _begin(self, conn: Any, scopes: list[str | None]) -> None:
+        """`scopes`: each write's space (`write_to`) or None; SQLite's write lock covers the whole file."""
         conn.execute("BEGIN IMMEDIATE")
 
     def _commit(self, conn: Any) -> None:
         conn.execute("COMMIT")
+
+    def _savepoint(self, conn: Any, *, release_previous: bool) -> None:
+        if release_previous:
+            conn.execute("RELEASE engram_write")
+        conn.execute("SAVEPOINT engram_write")
+
+    def _check_write(self, conn: Any) -> None:
+        """Raise if the write just run left the transaction unusable (PostgreSQL: a swallowed error)."""
+
+    def _rollback_to_savepoint(self, conn: Any) -> bool:
+        """Undo the current write only; False if the whole transaction is gone (SQLite ends it on a few
+        errors, e.g. SQLITE_FULL), which leaves nothing of the group to commit."""
+        if not conn.in_transaction:
+            return False
+        try:
+            conn.execute("ROLLBACK TO engram_write")
+            conn.execute("RELEASE engram_write")
+        except sqlite3.Error:
+            log.exception("rollback to savepoint failed")
+            return False
+        return True
 
     def _rollback(self, conn: Any) -> None:
         try:
@@ -131,42 +176,126 @@ class Store:
 
     async def write(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """Run `fn(conn, *args, **kwargs)` in a transaction on the writer thread; returns once committed."""
+        return await self._enqueue(None, fn, args, kwargs)
+
+    async def write_to(self, space_uri: str, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """`write` for a function that reads and writes only the rows of one space (its memories, tombstones,
+        generation, repo, import keys): on PostgreSQL it then locks that space instead of every write in the
+        database, so writes to different spaces run in parallel across processes and nodes
+        (docs/scale-out.md#durability-and-isolation). SQLite has one write lock per file either way."""
+        return await self._enqueue(space_uri, fn, args, kwargs)
+
+    async def _enqueue(self, scope: str | None, fn: Callable[..., T], args: tuple, kwargs: dict) -> T:
         future: concurrent.futures.Future = concurrent.futures.Future()
         with self._lock:
             if self._closed or self._writer is None:
                 raise RuntimeError("store is closed")
-            self._queue.put((fn, args, kwargs, future))
+            self._queue.put(_Write(fn, args, kwargs, future, scope))
         return await asyncio.wrap_future(future)
 
     def _write_loop(self, conn: Any) -> None:
         try:
-            while True:
+            stop = False
+            while not stop:
                 item = self._queue.get()
                 if item is _STOP:
                     return
-                fn, args, kwargs, future = item
-                # A caller cancelled before its turn: skip it, so "cancelled" never means "written anyway".
-                # (Once running, a write completes and commits even if its caller has gone away.)
-                if not future.set_running_or_notify_cancel():
-                    continue
-                try:
-                    self._begin(conn)
-                    result = fn(conn, *args, **kwargs)
-                    hooked = self.before_commit(conn) if self.before_commit is not None else None
-                    self._commit(conn)
-                except BaseException as exc:  # noqa: BLE001 - every failure goes back to the caller
-                    self._rollback(conn)
-                    future.set_exception(exc)
+                group = [item]
+                while len(group) < MAX_GROUP:  # everything queued meanwhile joins this group
+                    try:
+                        item = self._queue.get_nowait()
+                    except queue.Empty:
+                        break
+                    if item is _STOP:
+                        stop = True  # close() queues nothing after the sentinel
+                        break
+                    group.append(item)
+                if len(group) == 1:
+                    conn = self._run_alone(conn, group[0])
                 else:
-                    if self.changes is not None:  # before the acknowledgement: see change_counter.py
-                        self.changes.bump()
-                    # after_commit first: its loop callbacks are then queued ahead of the caller's wake-up,
-                    # so work it schedules (write notifications) exists once the write is acknowledged.
-                    self._run_after_commit(hooked)
-                    future.set_result(result)
+                    conn = self._run_group(conn, group)
         finally:
             self._close_writer(conn)
             self._fail_pending()
+
+    def _run_alone(self, conn: Any, write: _Write, *, started: bool = False) -> Any:
+        """One write in its own transaction (no savepoint: the transaction is its unit). `started`: it ran
+        in a group that could not commit, and runs again."""
+        # A caller cancelled before its turn is skipped, so "cancelled" never means "written anyway". (Once
+        # running, a write completes and commits even if its caller has gone away.)
+        if not started and not write.future.set_running_or_notify_cancel():
+            return conn
+        try:
+            self._begin(conn, [write.scope])
+            result = write.fn(conn, *write.args, **write.kwargs)
+            hooked = self.before_commit(conn) if self.before_commit is not None else None
+            self._commit(conn)
+        except BaseException as exc:  # noqa: BLE001 - every failure goes back to the caller
+            self._rollback(conn)
+            write.future.set_exception(exc)
+        else:
+            self._acknowledge(hooked, [(write, result)])
+        return conn
+
+    def _run_group(self, conn: Any, group: list[_Write]) -> Any:
+        """Several writes in ONE transaction, each in its own savepoint, acknowledged after one COMMIT."""
+        try:
+            self._begin(conn, [w.scope for w in group])
+        except BaseException as exc:  # noqa: BLE001 - nothing ran: every write of the group fails with it
+            self._rollback(conn)
+            for write in group:
+                if write.future.set_running_or_notify_cancel():
+                    write.future.set_exception(exc)
+            return conn
+        done: list[tuple[_Write, Any]] = []
+        try:
+            # A write's savepoint is released when the next one starts (one statement, one round trip on
+            # PostgreSQL); COMMIT releases the last.
+            open_savepoint = False
+            for write in group:
+                if not write.future.set_running_or_notify_cancel():
+                    continue  # cancelled before its turn, as in _run_alone
+                self._savepoint(conn, release_previous=open_savepoint)
+                open_savepoint = True
+                try:
+                    result = write.fn(conn, *write.args, **write.kwargs)
+                    self._check_write(conn)
+                except BaseException as exc:  # this write fails alone: back to its savepoint
+                    open_savepoint = False
+                    if not self._rollback_to_savepoint(conn):
+                        write.future.set_exception(exc)
+                        raise _GroupLost from exc
+                    write.future.set_exception(exc)
+                else:
+                    done.append((write, result))
+            if not done:
+                self._rollback(conn)
+                return conn
+            hooked = self.before_commit(conn) if self.before_commit is not None else None
+        except BaseException:  # noqa: BLE001 - not committed (COMMIT was not sent): run them one by one
+            self._rollback(conn)
+            for write in group:
+                if not write.future.done():  # those that did not fail by themselves (or never started)
+                    conn = self._run_alone(conn, write, started=write.future.running())
+            return conn
+        try:
+            self._commit(conn)
+        except BaseException as exc:  # noqa: BLE001 - COMMIT itself failed: the outcome is the backend's
+            self._rollback(conn)
+            for write, _ in done:
+                write.future.set_exception(exc)
+            return conn
+        self._acknowledge(hooked, done)
+        return conn
+
+    def _acknowledge(self, hooked: Any, done: list[tuple[_Write, Any]]) -> None:
+        if self.changes is not None:  # before the acknowledgement: see change_counter.py
+            self.changes.bump()
+        # after_commit first: its loop callbacks are then queued ahead of the callers' wake-up, so work it
+        # schedules (write notifications) exists once the writes are acknowledged.
+        self._run_after_commit(hooked)
+        for write, result in done:
+            write.future.set_result(result)
 
     def _run_after_commit(self, hooked: Any) -> None:
         if self.after_commit is not None and hooked:
@@ -186,8 +315,8 @@ class Store:
                 item = self._queue.get_nowait()
             except queue.Empty:
                 return
-            if item is not _STOP and item[3].set_running_or_notify_cancel():
-                item[3].set_exception(RuntimeError("store is closed"))
+            if item is not _STOP and item.future.set_running_or_notify_cancel():
+                item.future.set_exception(RuntimeError("store is closed"))
 
     # -- reads --------------------------------------------------------------------------------------------
 
@@ -212,10 +341,21 @@ class Store:
     async def point_read(self, fn: Callable[..., T], *args: Any) -> T:
         """A small read by a unique key, from the event loop: inline on the loop's own reader connection
         where that is cheaper than a thread hop (`point_reads_on_loop`), on a reader thread where it is a
-        network round trip (docs/scale-out.md#the-store-on-postgresql). One snapshot, as `read`."""
+        network round trip (docs/scale-out.md#the-store-on-postgresql). One snapshot, as `read`. The answer
+        of a `@cacheable` function is remembered until the change counter moves (engram/store/point_cache.py)."""
+        changes = self.changes if is_cacheable(fn) else None
+        version = -1 if changes is None else changes.value()  # read before the row: change_counter.py
+        if version >= 0:
+            found = self._point_cache.get(fn, args, version)
+            if found is not MISS:
+                return found
         if self.point_reads_on_loop:
-            return self.readers.run(fn, *args)
-        return await self.read(fn, *args)
+            result = self.readers.run(fn, *args)
+        else:
+            result = await self.read(fn, *args)
+        if version >= 0:
+            self._point_cache.put(fn, args, version, result)
+        return result
 
     # -- shutdown -----------------------------------------------------------------------------------------
 

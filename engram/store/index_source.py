@@ -121,7 +121,7 @@ class StoreIndexSource:
         nothing to prune (the common case) never costs a synced commit on the read path."""
         if not await self._store.read(has_tombstones, space, through_generation):
             return 0
-        return await self._store.write(prune_tombstones, space, through_generation)
+        return await self._store.write_to(space, prune_tombstones, space, through_generation)
 
 
 def has_tombstones(conn: sqlite3.Connection, space: str, through_generation: int) -> bool:

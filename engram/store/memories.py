@@ -110,10 +110,10 @@ def put_memories(
                     "INSERT INTO import_keys (space_id, key, author, rkey) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
                     (space.id, memory.idempotency_key, memory.author, rkey),
                 )
+        if changed:  # its answer is not needed: it goes out with the writes, unwaited for
+            conn.execute("UPDATE spaces SET generation = generation + 1 WHERE id = ?", (space.id,))
         # A memory written twice in one batch reports its final row, the one that stays.
         row_ids = current_row_ids(conn, [uri for _, _, uri, _, _ in outcomes])
-    if changed:
-        bump_generation(conn, space.id)
     return [
         MemoryRecord(uri=uri, cid=memory.cid, row_id=row_ids[uri], author=memory.author, rkey=rkey,
                      indexed=reason is None, status=status)

@@ -11,7 +11,7 @@ import binascii
 import re
 import sqlite3
 from collections.abc import AsyncIterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import orjson
 
@@ -227,6 +227,42 @@ def find_import_key(conn: sqlite3.Connection, space_uri: str, key: str) -> tuple
     row = conn.execute("SELECT author, rkey FROM import_keys WHERE space_id = ? AND key = ?", (space.id, key))
     found = row.fetchone()
     return (found[0], found[1]) if found else None
+
+
+class ImportedMemory(NamedTuple):
+    """What an earlier import stored for an idempotency key: enough to tell a re-imported line unchanged
+    without embedding it again (engram/service/imports.py)."""
+
+    created_at: str
+    text: str
+    tags: tuple[str, ...]
+    source: str | None
+    vector: bytes | None
+    model_key: str | None
+    next_model_key: str | None
+
+
+def imported_memories(
+    conn: sqlite3.Connection, space_uri: str, keys: Sequence[str]
+) -> dict[str, ImportedMemory]:
+    """The live memory each idempotency key names, for a batch of keys in one statement."""
+    space = require_space(conn, space_uri)
+    if not keys:
+        return {}
+    clause, param = dialect_of(conn).in_list(sorted(set(keys)))
+    rows = conn.execute(
+        "SELECT k.key, m.created_at, m.text, m.tags, m.source, m.vector, m.model_key, m.next_model_key"
+        " FROM import_keys k JOIN memories m ON m.space_id = k.space_id AND m.author = k.author"
+        f" AND m.rkey = k.rkey WHERE k.space_id = ? AND k.key {clause}",
+        (space.id, param),
+    )
+    return {
+        key: ImportedMemory(
+            created_at, text, tuple(orjson.loads(tags)), source,
+            bytes(vector) if vector is not None else None, model_key, next_model_key,
+        )
+        for key, created_at, text, tags, source, vector, model_key, next_model_key in rows
+    }  # fmt: skip
 
 
 def memory_uris_with_rkey(conn: sqlite3.Connection, space_uri: str, rkey: str) -> list[str]:

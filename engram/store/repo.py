@@ -18,6 +18,7 @@ from engram.atrepo.commit import CommitContext, SignedCommit, sign_commit
 from engram.atrepo.lthash import LtHash
 from engram.atrepo.ops import RepoOp, apply_op
 from engram.auth.keys import PrivateKey
+from engram.store.dialect import pipelined
 from engram.store.tid import decode_tid, encode_tid, new_tid
 from engram.store.writes import now_iso
 
@@ -122,35 +123,49 @@ def _next_rev(previous: str | None) -> str:
 def commit_pending(conn: sqlite3.Connection, signer: Callable[[str], PrivateKey | None]) -> list[Committed]:
     """Sign one commit per hosted space with unsigned ops; `signer(authority)` is the authority's key, or
     None: engram cannot sign for that authority, so it keeps no repo for the space (nothing could verify
-    it) and the records stay out; if the key is added later, the start-up backfill builds the repo."""
-    committed = []
-    pending = conn.execute(
-        "SELECT DISTINCT o.space_id, s.uri, s.authority FROM repo_ops o JOIN spaces s ON s.id = o.space_id"
-        " WHERE o.rev IS NULL"
-    ).fetchall()
-    for space_id, uri, authority in pending:
-        key = signer(authority)
-        if key is None:
-            drop_repo(conn, space_id)
-            continue
-        head = get_head(conn, space_id)
-        state = LtHash(head.state) if head else LtHash()
-        for collection, rkey, cid, prev in conn.execute(
-            "SELECT collection, rkey, cid, prev FROM repo_ops WHERE space_id = ? AND rev IS NULL ORDER BY seq",
-            (space_id,),
-        ):
-            apply_op(state, RepoOp("", collection, rkey, cid, prev))
-        prev_rev = head.rev if head else None
-        rev = _next_rev(prev_rev)
-        digest = state.digest()
-        commit = sign_commit(digest, CommitContext(uri, authority, rev), key)
-        conn.execute("UPDATE repo_ops SET rev = ? WHERE space_id = ? AND rev IS NULL", (rev, space_id))
-        conn.execute(
-            "INSERT INTO repo_heads (space_id, repo, rev, prev_rev, state, signed_commit, updated_at)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (space_id) DO UPDATE SET repo = excluded.repo,"
-            " rev = excluded.rev, prev_rev = excluded.prev_rev, state = excluded.state,"
-            " signed_commit = excluded.signed_commit, updated_at = excluded.updated_at",
-            (space_id, authority, rev, prev_rev, state.state, commit.to_cbor(), now_iso()),
+    it) and the records stay out; if the key is added later, the start-up backfill builds the repo.
+
+    A group of writes (docs/architecture.md#group-commit) may leave ops in many spaces: their ops and heads
+    are read in two statements for all of them, and the stamps and new heads are written without waiting
+    for each answer (on PostgreSQL every statement is a round trip)."""
+    ops: dict[int, list[tuple[str, str, str | None, str | None]]] = {}
+    spaces: dict[int, tuple[str, str]] = {}
+    # Both reads go out before either is fetched: one round trip when pipelined.
+    with pipelined(conn):
+        unsigned = conn.execute(
+            "SELECT o.space_id, s.uri, s.authority, o.collection, o.rkey, o.cid, o.prev FROM repo_ops o"
+            " JOIN spaces s ON s.id = o.space_id WHERE o.rev IS NULL ORDER BY o.space_id, o.seq"
         )
-        committed.append(Committed(uri, authority, rev, prev_rev, digest))
+        heads_cursor = conn.execute(
+            "SELECT space_id, rev, state FROM repo_heads WHERE space_id IN"
+            " (SELECT DISTINCT space_id FROM repo_ops WHERE rev IS NULL)"
+        )
+        for space_id, uri, authority, collection, rkey, cid, prev in unsigned.fetchall():
+            spaces[space_id] = (uri, authority)
+            ops.setdefault(space_id, []).append((collection, rkey, cid, prev))
+        heads = {space_id: (rev, bytes(state)) for space_id, rev, state in heads_cursor.fetchall()}
+    committed = []
+    with pipelined(conn):
+        for space_id, (uri, authority) in spaces.items():
+            key = signer(authority)
+            if key is None:
+                drop_repo(conn, space_id)
+                continue
+            head = heads.get(space_id)
+            state = LtHash(head[1]) if head else LtHash()
+            for collection, rkey, cid, prev in ops[space_id]:
+                apply_op(state, RepoOp("", collection, rkey, cid, prev))
+            prev_rev = head[0] if head else None
+            rev = _next_rev(prev_rev)
+            digest = state.digest()
+            commit = sign_commit(digest, CommitContext(uri, authority, rev), key)
+            conn.execute("UPDATE repo_ops SET rev = ? WHERE space_id = ? AND rev IS NULL", (rev, space_id))
+            conn.execute(
+                "INSERT INTO repo_heads (space_id, repo, rev, prev_rev, state, signed_commit, updated_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (space_id) DO UPDATE SET repo = excluded.repo,"
+                " rev = excluded.rev, prev_rev = excluded.prev_rev, state = excluded.state,"
+                " signed_commit = excluded.signed_commit, updated_at = excluded.updated_at",
+                (space_id, authority, rev, prev_rev, state.state, commit.to_cbor(), now_iso()),
+            )
+            committed.append(Committed(uri, authority, rev, prev_rev, digest))
     return committed

@@ -53,18 +53,20 @@ def read_batch(conn: sqlite3.Connection, space: Space, prepared: Sequence[Prepar
     clause, param = dialect.in_list(uris)
     # By URI alone (it names the space too): with `space_id = ?` beside it SQLite plans a scan of the
     # space's rows instead of using the unique URI index.
-    for uri, *row in conn.execute(
+    rows = conn.execute(
         f"SELECT uri, cid, attrs, model_key, next_model_key FROM memories WHERE uri {clause}", (param,)
-    ):
-        view.rows[uri] = ExistingRow(*row)
-    if space.kind == "hosted":
+    )
+    records = None
+    if space.kind == "hosted":  # sent before the rows are fetched: one round trip for both when pipelined
         clause, param = dialect.in_list(sorted({r for r in view.rkeys if isinstance(r, str)}))
-        view.records = dict(
-            conn.execute(
-                f"SELECT rkey, cid FROM repo_records WHERE space_id = ? AND collection = ? AND rkey {clause}",
-                (space.id, repo.MEMORY_COLLECTION, param),
-            ).fetchall()
+        records = conn.execute(
+            f"SELECT rkey, cid FROM repo_records WHERE space_id = ? AND collection = ? AND rkey {clause}",
+            (space.id, repo.MEMORY_COLLECTION, param),
         )
+    for uri, *row in rows.fetchall():
+        view.rows[uri] = ExistingRow(*row)
+    if records is not None:
+        view.records = dict(records.fetchall())
     return view
 
 

@@ -24,3 +24,42 @@ async def test_a_pipelined_text_import_embeds_and_writes_every_batch(settings):
         # Re-running the same import changes nothing (stable keys, createdAt kept).
         again = await import_values(ctx, space, lines, batch_size=4)
         assert (again.created, again.unchanged) == (0, 22)
+
+
+class CountingEmbedder:
+    """The context's real embedder, counting the texts it is asked to embed."""
+
+    def __init__(self, inner):
+        self.inner, self.texts = inner, 0
+        self.name, self.digest, self.dims = inner.name, inner.digest, inner.dims
+
+    def embed(self, texts, kind):
+        self.texts += len(texts)
+        return self.inner.embed(texts, kind)
+
+
+async def test_a_re_import_finds_unchanged_lines_before_embedding_anything(settings):
+    async with open_context(settings) as ctx:
+        space = (await ctx.services.spaces.create_hosted("reimport")).uri
+        counting = CountingEmbedder(ctx.services.memories.embedder)
+        ctx.services.memories.embedder = counting
+        lines = [(n, {"text": f"note {n}", "tags": ["t"], "key": f"k{n}"}) for n in range(1, 11)]
+        first = await import_values(ctx, space, lines, batch_size=4)
+        assert first.created == 10 and counting.texts == 10
+        before = {m.uri: (m.cid, m.row_id) for m in (await ctx.services.memories.list(space, limit=50))[0]}
+
+        again = await import_values(ctx, space, lines, batch_size=4)
+        assert (again.created, again.updated, again.unchanged) == (0, 0, 10)
+        assert counting.texts == 10  # nothing embedded the second time
+        after = {m.uri: (m.cid, m.row_id) for m in (await ctx.services.memories.list(space, limit=50))[0]}
+        assert after == before  # same records, same rows: nothing rewritten
+
+        # A changed line (new text, or new tags) is embedded and updated; the rest stay unchanged.
+        lines[2] = (3, {"text": "note 3, corrected", "tags": ["t"], "key": "k3"})
+        lines[5] = (6, {"text": "note 6", "tags": ["t", "u"], "key": "k6"})
+        third = await import_values(ctx, space, lines, batch_size=4)
+        assert (third.updated, third.unchanged) == (2, 8)
+        assert counting.texts == 12
+        memories = {m.text: m for m in (await ctx.services.memories.list(space, limit=50))[0]}
+        assert memories["note 3, corrected"].model_key is not None
+        assert memories["note 6"].tags == ("t", "u") or list(memories["note 6"].tags) == ["t", "u"]

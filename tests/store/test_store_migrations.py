@@ -110,3 +110,32 @@ async def test_store_open_sets_pragmas_and_reopen_is_idempotent(tmp_path):
 async def test_opening_a_directory_is_a_clear_error(tmp_path):
     with pytest.raises(ValueError, match="database_path"):
         await Store.open(tmp_path)
+
+
+def test_0009_drops_the_keyword_fts_table_and_keeps_the_memories(tmp_path):
+    """A file made before 0009 has the FTS5 table and its triggers; upgrading drops all three, and the
+    memories written before it stay readable and deletable (no trigger refers to a missing table)."""
+    conn = sqlite3.connect(tmp_path / "x.sqlite3", isolation_level=None)
+    for version, _, sql in available_migrations():
+        if version < 9:
+            for statement in split_statements(sql):
+                conn.execute(statement)
+    conn.execute("PRAGMA user_version = 8")
+    conn.execute(
+        "INSERT INTO spaces (uri, authority, skey, kind, created_at)"
+        " VALUES ('at://did:plc:a/space/garden.engram.space/s', 'did:plc:a', 's', 'hosted', 'now')"
+    )
+    for n in (1, 2):
+        conn.execute(
+            "INSERT INTO memories (space_id, author, rkey, uri, cid, text, tags, created_at, created_ms,"
+            " indexed_at) VALUES (1, 'did:plc:a', ?, ?, 'c', 'hello words', '[]', 'now', 0, 'now')",
+            (f"r{n}", f"at://m/{n}"),
+        )
+    assert conn.execute("SELECT count(*) FROM memories_fts").fetchone()[0] == 2
+
+    assert apply_migrations(conn) == len(available_migrations()) - 8
+    objects = {name for (name,) in conn.execute("SELECT name FROM sqlite_master")}
+    assert not {n for n in objects if "fts" in n}
+    conn.execute("DELETE FROM memories WHERE rkey = 'r1'")
+    assert [r for (r,) in conn.execute("SELECT rkey FROM memories")] == ["r2"]
+    conn.close()

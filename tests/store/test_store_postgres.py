@@ -20,7 +20,7 @@ def _columns_sqlite(tmp_path) -> dict[str, set[str]]:
     columns = {
         t: {r[1] for r in conn.execute(f"PRAGMA table_info({t})")}
         for t in tables
-        if not t.startswith(("memories_fts", "sqlite_"))
+        if not t.startswith("sqlite_")
     }
     conn.close()
     return columns

@@ -104,3 +104,47 @@ async def test_synced_spaces_keep_no_repo(store, model):
     await store.write(put_memories, SPACE, [MemoryWrite(AUTHORITY, "from a syncer")])
     space = await store.read(get_space, SPACE)
     assert await store.read(_ops, space.id) == []
+
+
+async def test_a_group_of_writes_to_two_spaces_is_one_signed_commit_per_space(hosted, model):
+    """Group commit (docs/architecture.md#group-commit): writes queued together run in one transaction,
+    so the commit hook signs one commit per hosted space over all of that space's ops, and after_commit
+    hears of both commits once."""
+    import asyncio
+    import threading
+
+    store, key, seen = hosted
+    other = SPACE.replace("/main", "/second")
+    await store.write(create_space, other, "hosted")
+    await store.write(set_config, other, model)
+    gate, held = threading.Event(), threading.Event()
+
+    def hold(conn):
+        held.set()
+        assert gate.wait(30)
+
+    blocker = asyncio.ensure_future(store.write(hold))
+    while not held.is_set():
+        await asyncio.sleep(0.01)
+    writes = [
+        asyncio.ensure_future(store.write(put_memories, uri, [MemoryWrite(AUTHORITY, f"{n} in {uri}")]))
+        for n in range(3)
+        for uri in (SPACE, other)
+    ]
+    await asyncio.sleep(0)
+    seen.clear()
+    gate.set()
+    await blocker
+    await asyncio.gather(*writes)
+    assert len(seen) == 1 and {c.space_uri for c in seen[0]} == {SPACE, other}
+    for uri in (SPACE, other):
+        space = await store.read(get_space, uri)
+        ops, head = await store.read(_ops, space.id), await store.read(store_repo.get_head, space.id)
+        group_ops = [op for op in ops if op[1] == "garden.engram.memory"]
+        assert len(group_ops) == 3 and {rev for rev, *_ in group_ops} == {head.rev}
+        state = LtHash()
+        for rev, collection, rkey, cid, prev in ops:
+            apply_op(state, RepoOp(rev, collection, rkey, cid, prev))
+        verify_commit(
+            head.commit, CommitContext(uri, AUTHORITY, head.rev), key.public_key, set_hash=state.digest()
+        )

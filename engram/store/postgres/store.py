@@ -1,11 +1,15 @@
 """`PostgresStore`: the `Store` API over PostgreSQL (docs/scale-out.md#the-store-on-postgresql).
 
 Writes keep SQLite's contract. The same queue and single writer thread per process (engram/store/
-database.py) run each `fn(conn)` in ONE transaction that first takes a transaction-level advisory lock,
-so write transactions are serial across every process sharing the database, exactly as SQLite's
-`BEGIN IMMEDIATE` makes them: repositories read-then-write (the next generation, rkey claims) without
-retries or lost updates. The write is acknowledged only after COMMIT returns, with
-`synchronous_commit = on` set on the writer's session, so an acknowledged write is on the server's disk.
+database.py) run the writes queued together in ONE transaction (group commit, each write in its own
+savepoint), which first takes transaction-level advisory locks: a write of one space (`Store.write_to`)
+takes that space's lock and the shared side of the store-wide lock; any other write takes the store-wide
+lock exclusively, so it is serial with every write in every process sharing the database, exactly as
+SQLite's `BEGIN IMMEDIATE` makes it. Repositories read-then-write (the next generation, rkey claims,
+counters) without retries or lost updates, since two writers of one space still take turns. A group takes
+all its locks in one statement, in one order (the store-wide lock, then the spaces' keys sorted), so two
+groups never wait for each other in a cycle. The write is acknowledged only after COMMIT returns, with
+`synchronous_commit = on` set on the transaction, so an acknowledged write is on the server's disk.
 If the writer's connection breaks, the write in flight fails and the next one reconnects.
 
 Reads take a connection from a psycopg pool (read-only sessions): `store.read` / `readers.run` wrap `fn`
@@ -18,6 +22,7 @@ thread, never as coroutines: the store's callers are the same as with SQLite.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -26,13 +31,27 @@ import psycopg
 from psycopg_pool import ConnectionPool
 
 from engram.store.database import Store
+from engram.store.postgres.changes import PgChangeFeed
 from engram.store.postgres.connection import PgConnection
 from engram.store.postgres.migrate import apply_migrations
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
 
-WRITE_LOCK = 0x656E6772616D_02  # the advisory lock every write transaction holds until it ends
+WRITE_LOCK = 0x656E6772616D_02  # the store-wide advisory lock: exclusive, or shared beside a space's lock
+# Spaces' locks use the two-integer key space (never equal to a one-bigint key): this namespace and 32 bits
+# of the URI's sha256. Two spaces whose bits collide share a lock, which costs parallelism, never safety.
+SPACE_LOCKS = 0x656E6733
+_EXCLUSIVE_BEGIN = f"BEGIN; SET LOCAL synchronous_commit = on; SELECT pg_advisory_xact_lock({WRITE_LOCK})"
+_SHARED_BEGIN = f"BEGIN; SET LOCAL synchronous_commit = on; SELECT pg_advisory_xact_lock_shared({WRITE_LOCK})"
+_SPACE_LOCKS = f"SELECT pg_advisory_xact_lock({SPACE_LOCKS}, k) FROM unnest(%s::int[]) AS k"
+_FAILED_PART_WAY = "the write transaction failed part-way and was rolled back"
+
+
+def space_lock_key(space_uri: str) -> int:
+    return int.from_bytes(hashlib.sha256(space_uri.encode()).digest()[:4], "big", signed=True)
+
+
 _READ_ONLY = "SET default_transaction_read_only = on"
 
 
@@ -98,24 +117,52 @@ class PostgresStore(Store):
         try:
             apply_migrations(raw)
             self.readers.open()
+            # Point reads are remembered while no commit could have changed them (engram/store/postgres/
+            # changes.py); until the listener is in place the cache stays off (value() is -1).
+            self.changes = PgChangeFeed(self.url)
+            self.changes.wait_listening(10)
         except BaseException:
             raw.close()
             raise
         return PgConnection(raw)
 
-    def _begin(self, conn: PgConnection) -> None:
+    def _begin(self, conn: PgConnection, scopes: list[str | None]) -> None:
         if conn.raw.closed or conn.raw.broken:
             conn.raw = _connect(self.url)
         # Durability is the contract, whatever the server's default: ack after a flushed commit.
-        conn.raw.execute("BEGIN; SET LOCAL synchronous_commit = on")
-        conn.raw.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
+        if None in scopes:
+            conn.raw.execute(_EXCLUSIVE_BEGIN)
+            return
+        conn.raw.execute(_SHARED_BEGIN)
+        keys = sorted({space_lock_key(scope) for scope in scopes if scope is not None})
+        conn.raw.execute(_SPACE_LOCKS, (keys,))
 
     def _commit(self, conn: PgConnection) -> None:
         # COMMIT of a transaction a swallowed error aborted is a silent ROLLBACK in PostgreSQL: refuse it,
         # or the caller would be told "written" about a write that is gone.
         if conn.raw.info.transaction_status == psycopg.pq.TransactionStatus.INERROR:
-            raise RuntimeError("the write transaction failed part-way and was rolled back")
+            raise RuntimeError(_FAILED_PART_WAY)
         conn.raw.execute("COMMIT")
+
+    def _savepoint(self, conn: PgConnection, *, release_previous: bool) -> None:
+        if release_previous:
+            conn.raw.execute("RELEASE engram_write; SAVEPOINT engram_write")
+        else:
+            conn.raw.execute("SAVEPOINT engram_write")
+
+    def _check_write(self, conn: PgConnection) -> None:
+        if conn.raw.info.transaction_status == psycopg.pq.TransactionStatus.INERROR:
+            raise RuntimeError(_FAILED_PART_WAY)  # as in _commit: this write's error was swallowed
+
+    def _rollback_to_savepoint(self, conn: PgConnection) -> bool:
+        if conn.raw.closed or conn.raw.broken or not conn.in_transaction:
+            return False
+        try:
+            conn.raw.execute("ROLLBACK TO engram_write; RELEASE engram_write")
+        except psycopg.Error:
+            log.exception("rollback to savepoint failed")
+            return False
+        return True
 
     def _rollback(self, conn: PgConnection) -> None:
         try:

@@ -1,0 +1,96 @@
+"""Remembered point reads (engram/store/point_cache.py, docs/scale-out.md#point-reads): the API-key lookup
+is answered from memory until a commit could have changed it, on both backends; on PostgreSQL another
+process's change reaches this one through the store's notifications."""
+
+import asyncio
+
+import psycopg
+import pytest
+
+from engram.store.apikeys import create_api_key, key_and_deleted, revoke_api_key
+from engram.store.postgres.store import PostgresStore
+from engram.store.spaces import create_space, get_space
+
+
+async def _remembered(store, fn, *args):
+    """The answer once two reads in a row return the same object (the second came from memory). On
+    PostgreSQL the notification of the store's own last commit may still arrive and move the counter once
+    more, so this polls instead of expecting the first pair to match."""
+    for _ in range(2000):
+        one, two = await store.point_read(fn, *args), await store.point_read(fn, *args)
+        if one[0] is two[0]:
+            return one
+        await asyncio.sleep(0.01)
+    raise AssertionError("the answer was never remembered")
+
+
+async def test_a_cacheable_point_read_is_remembered_until_a_commit(store, space):
+    key, token = await store.write(create_api_key, space, ["read"], "test", [])
+    first, _ = await _remembered(store, key_and_deleted, token)
+    assert first == key
+    await store.write(revoke_api_key, key.id)  # this store's own commit: seen before it is acknowledged
+    assert await store.point_read(key_and_deleted, token) == (None, False)
+    # Reads that are not marked cacheable are never remembered.
+    one, two = await store.point_read(get_space, space), await store.point_read(get_space, space)
+    assert one == two and one is not two
+
+
+async def _until(condition, what: str):
+    for _ in range(2000):
+        if await condition():
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(what)
+
+
+@pytest.mark.parametrize("backend", ["postgres"])
+async def test_another_process_s_change_reaches_the_cache_through_a_notification(pg_database_url, backend):
+    uri = "at://did:plc:authority1/space/garden.engram.space/notified"
+    first, second = await PostgresStore.open(pg_database_url), await PostgresStore.open(pg_database_url)
+    try:
+        await first.write(create_space, uri, "hosted")
+        key, token = await first.write(create_api_key, uri, ["read"], "test", [])
+        cached, _ = await _remembered(second, key_and_deleted, token)
+        assert cached == key
+        await first.write(revoke_api_key, key.id)  # the other store commits: second hears of it
+
+        async def revoked():
+            return (await second.point_read(key_and_deleted, token))[0] is None
+
+        await _until(revoked, "the revocation never reached the other store's cache")
+    finally:
+        await first.close()
+        await second.close()
+
+
+@pytest.mark.parametrize("backend", ["postgres"])
+async def test_without_its_listener_the_cache_is_off_until_it_is_back(pg_database_url, backend):
+    uri = "at://did:plc:authority1/space/garden.engram.space/listener"
+    store = await PostgresStore.open(pg_database_url)
+    try:
+        await store.write(create_space, uri, "hosted")
+        _, token = await store.write(create_api_key, uri, ["read"], "test", [])
+        await _remembered(store, key_and_deleted, token)
+        with psycopg.connect(pg_database_url, autocommit=True) as admin:  # what a dropped connection does
+            admin.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                " WHERE datname = current_database() AND query LIKE 'LISTEN%'"
+            )
+
+        async def off():
+            return store.changes.value() == -1
+
+        async def back():
+            return store.changes.value() >= 0
+
+        await _until(off, "the store did not notice its listener was gone")
+        # While nobody listens (the listener waits a second before reconnecting) nothing is remembered.
+        one, two = (
+            await store.point_read(key_and_deleted, token),
+            await store.point_read(key_and_deleted, token),
+        )
+        assert one == two and one[0] is not two[0]
+        await _until(back, "the listener did not reconnect")
+        await _remembered(store, key_and_deleted, token)
+    finally:
+        await store.close()
