@@ -168,3 +168,42 @@ async def test_a_token_granted_only_write_documents_may_query_as_the_seed_says(b
     )
     [result] = await bank.query([{"query": "seed scope", "user_id": "u"}], token["access_token"])
     assert [hit["text"] for hit in result["results"]] == ["the seed saves and searches with one scope"]
+
+
+async def test_answers_are_exactly_what_fastapi_writes_from_the_plugins_models(bank):
+    from plugin_models import DeleteResponse, QueryResponse, UpsertResponse, as_fastapi_writes_it
+
+    documents = [
+        {
+            "id": "full",
+            "text": "The ferry to Tavira leaves at nine.",
+            "user_id": "u",
+            "metadata": {
+                "source": "email",
+                "source_id": "m-1",
+                "url": "https://x.test/f",
+                "created_at": "2024-05-01",
+                "author": "ann",
+            },
+        },
+        {"id": "bare", "text": "The ferry back leaves at six.", "user_id": "u"},
+        {"text": "Ferry tickets are sold at the pier.", "user_id": "u", "metadata": {"source": "chat"}},
+    ]
+    upserted = await bank.post("/upsert", {"documents": documents})
+    answer = await upserted.json()
+    assert answer == as_fastapi_writes_it(UpsertResponse, answer)
+    queried = await bank.post(
+        "/query", {"queries": [{"query": "ferry", "user_id": "u"}, {"query": "none", "user_id": "nobody"}]}
+    )
+    answer = await queried.json()
+    assert answer == as_fastapi_writes_it(QueryResponse, answer)  # every field present, unset ones null
+    chunks = answer["results"][0]["results"]
+    assert len(chunks) == 3 and all(
+        chunk["metadata"]["url"] is None for chunk in chunks if chunk["id"] != "full_0"
+    )
+    assert answer["results"][1] == {"query": "none", "results": []}
+    deleted = await bank.client.delete(
+        "/memorybank/delete", json={"user_id": "u", "ids": ["bare"]}, headers=bank.auth()
+    )
+    answer = await deleted.json()
+    assert answer == as_fastapi_writes_it(DeleteResponse, answer) == {"success": True}

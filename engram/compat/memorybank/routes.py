@@ -11,6 +11,7 @@ Handlers only translate: parse the body (models.py), authenticate (keyauth.py), 
 
 from __future__ import annotations
 
+import json
 from importlib import resources
 
 import orjson
@@ -85,11 +86,28 @@ async def _read_bounded(request: web.Request) -> bytes:
     return b"".join(chunks)
 
 
+def _refuse_constant(name: str):
+    raise orjson.JSONDecodeError(f"{name} is not JSON", name, 0)
+
+
+def _decode(raw: bytes):
+    """JSON as upstream's FastAPI reads it: orjson, or the standard library for the integers orjson cannot
+    hold (beyond 64 bits; upstream's json module takes them). Neither accepts NaN or Infinity."""
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        try:
+            return json.loads(raw, parse_constant=_refuse_constant)
+        except (ValueError, RecursionError):
+            pass
+        raise
+
+
 async def _json_body(ctx: AppContext, request: web.Request):
     raw = await _read_bounded(request)
     try:
         # A body near the limit takes ~40 ms to decode (70k tiny documents): off the loop, in the pool.
-        return orjson.loads(raw) if len(raw) < LOOP_DECODE_BYTES else await ctx.pool.run(orjson.loads, raw)
+        return _decode(raw) if len(raw) < LOOP_DECODE_BYTES else await ctx.pool.run(_decode, raw)
     except orjson.JSONDecodeError as exc:
         raise RequestInvalid(
             [
