@@ -207,3 +207,21 @@ async def test_answers_are_exactly_what_fastapi_writes_from_the_plugins_models(b
     )
     answer = await deleted.json()
     assert answer == as_fastapi_writes_it(DeleteResponse, answer) == {"success": True}
+
+
+async def test_a_nul_in_a_stored_field_is_a_422_naming_it_on_every_backend(bank):
+    cases = [
+        ({"text": "a note with a \x00 in it", "user_id": "u"}, ["text"]),
+        ({"text": "a fine note", "user_id": "u\x00"}, ["user_id"]),
+        ({"text": "a fine note", "user_id": "u", "metadata": {"author": "a\x00"}}, ["metadata", "author"]),
+    ]
+    for document, loc in cases:
+        response = await bank.post(
+            "/upsert", {"documents": [{"text": "fine first note", "user_id": "u"}, document]}
+        )
+        assert response.status == 422
+        assert (await response.json())["detail"][0]["loc"] == ["body", "documents", 1, *loc]
+    assert await count(bank) == 0
+    # a query may carry one: nothing is stored, so it simply matches nothing
+    [result] = await bank.query([{"query": "a\x00", "user_id": "u\x00", "filter": {"author": "\x00"}}])
+    assert result["results"] == []

@@ -21,6 +21,7 @@ from ...service.embedding import embed_documents, hosts_model
 from ...service.text_query import embed_query_vectors
 from ...store import Memory, MemoryWrite, Space
 from ...store import queries as store_queries
+from ...store.attrs import nul_path
 from ...store.writes import MAX_SOURCE_BYTES
 from ..keys import KeyGrant
 from .chunk_store import Selector, delete_selected, replace_documents
@@ -168,7 +169,16 @@ class MemoryBank:
 
 
 def _prepare_all(documents: list[Document]) -> list[PreparedDocument]:
-    for i, doc in enumerate(documents):  # the url becomes the memory's source, a bounded field of its record
+    for i, doc in enumerate(documents):
+        stored = doc.model_dump(include={"id", "text", "user_id", "metadata"}, mode="json")
+        nul = nul_path(stored)
+        if nul is not None:  # engram stores no U+0000 (engram/store/attrs.py); a 422 naming the field
+            raise field_error(
+                ["documents", i, *nul],
+                "string contains a NUL character (U+0000), which cannot be stored",
+                "value_error.str.nul",
+            )
+        # the url becomes the memory's source, a bounded field of its record
         url = doc.metadata.url if doc.metadata else None
         if url is not None and len(url.encode("utf-8")) > MAX_SOURCE_BYTES:
             raise field_error(

@@ -16,10 +16,11 @@ from typing import Any
 
 from ...errors import InvalidInput
 from ...store import Memory
+from ...store.attrs import nul_path
 from ...store.conversations import Scope
 from ...store.writes import MAX_TEXT_BYTES
 from .errors import ValidationFailed
-from .messages import ROLES, Message, conversation_data, find_nul, too_long
+from .messages import ROLES, Message, conversation_data, too_long
 from .params import js_string, truthy
 
 SCOPE = "workspaceId"
@@ -85,7 +86,7 @@ def parse_add(body: dict[str, Any]) -> AddRequest:
     ]
     if issues:
         raise ValidationFailed(issues)
-    nul = find_nul(body)
+    nul = nul_path(body)
     if nul is not None:
         raise ValidationFailed([nul_issue(nul)])
     key, data, workspace_id = body.get("key"), body.get("data"), body.get("workspaceId")
@@ -127,7 +128,7 @@ def query_text(query: dict[str, list[str]], name: str) -> str | None:
         return None
     if len(values) > 1:
         raise ValidationFailed([type_issue([name], "string", values)])
-    if find_nul(values[0]) is not None:
+    if nul_path(values[0]) is not None:
         raise ValidationFailed([nul_issue([name])])
     return values[0]
 
@@ -185,7 +186,7 @@ def item_scope(value: str | None, *, body: bool = False) -> Scope:
         raise InvalidInput(_prefix(body) + joined([type_issue(["workspaceId"], "string", value)]))
     if value == "":
         raise InvalidInput(_prefix(body) + "workspaceId: Invalid workspace ID format")
-    if find_nul(value) is not None:
+    if nul_path(value) is not None:
         raise InvalidInput(_prefix(body) + joined([nul_issue(["workspaceId"])]))
     return Scope(SCOPE, _checked_text(value, "workspaceId"))
 
@@ -205,7 +206,7 @@ def parse_put(body: Any) -> tuple[Scope, Any]:
     if issues:
         raise InvalidInput("Invalid request body: " + joined(issues))
     scope = item_scope(body.get("workspaceId"), body=True)
-    nul = find_nul(body)
+    nul = nul_path(body)
     if nul is not None:
         raise InvalidInput("Invalid request body: " + joined([nul_issue(nul)]))
     return scope, body["data"]

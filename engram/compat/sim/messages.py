@@ -20,7 +20,6 @@ from ...store.conversations import Scope
 from ...store.writes import MAX_TEXT_BYTES
 
 ROLES = ("user", "assistant", "system")
-NUL = "\x00"
 
 
 @dataclass(frozen=True)
@@ -90,22 +89,3 @@ def conversation_data(messages: list[Memory]) -> list[dict[str, Any]] | dict[str
     if len(messages) == 1 and (messages[0].attrs or {}).get("dataShape") == "object":
         return message_json(messages[0])
     return [message_json(m) for m in messages]
-
-
-def find_nul(value: Any) -> list[str | int] | None:
-    """The path of the first string (or object key) holding U+0000, None when there is none. Iterative, so
-    a deeply nested body cannot exhaust the stack; PostgreSQL, where Sim stores rows, cannot hold U+0000."""
-    stack: list[tuple[Any, list[str | int]]] = [(value, [])]
-    while stack:
-        item, path = stack.pop()
-        if isinstance(item, str):
-            if NUL in item:
-                return path
-        elif isinstance(item, list):
-            stack.extend((child, [*path, i]) for i, child in reversed(list(enumerate(item))))
-        elif isinstance(item, dict):
-            for k in item:
-                if NUL in k:
-                    return [*path, k]
-            stack.extend((item[k], [*path, k]) for k in reversed(list(item)))
-    return None

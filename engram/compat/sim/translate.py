@@ -15,9 +15,10 @@ from typing import Any
 
 from ...errors import InvalidInput
 from ...store import Memory
+from ...store.attrs import nul_path
 from ...store.conversations import Scope
 from ...store.writes import MAX_TEXT_BYTES
-from .messages import ROLES, Message, conversation_data, find_nul, too_long
+from .messages import ROLES, Message, conversation_data, too_long
 from .params import js_string, parse_int, truthy
 
 DEFAULT_LIST_LIMIT = 50
@@ -35,7 +36,7 @@ class AddRequest:
 
 def refuse_nul(value: Any, where: str | None = None) -> None:
     """400 for a U+0000 anywhere in `value` (PostgreSQL, Sim's store, refuses it), naming its path."""
-    path = find_nul(value)
+    path = nul_path(value)
     if path is not None:
         name = ".".join(str(p) for p in ([where] if where else []) + path)
         raise InvalidInput(f"{name}: Value cannot contain a NUL character (U+0000)", "NulCharacter")
