@@ -225,3 +225,17 @@ async def test_a_nul_in_a_stored_field_is_a_422_naming_it_on_every_backend(bank)
     # a query may carry one: nothing is stored, so it simply matches nothing
     [result] = await bank.query([{"query": "a\x00", "user_id": "u\x00", "filter": {"author": "\x00"}}])
     assert result["results"] == []
+
+
+async def test_bookkeeping_tags_never_reach_the_embedded_text(bank):
+    from engram.service.embedding import embed_documents
+
+    space = await bank.ctx.services.spaces.require(bank.space)
+    embed = bank.ctx.embedder, bank.ctx.pool, space
+    [bare, booked, tagged] = await embed_documents(
+        *embed,
+        ["Packing list for the Lisbon trip"] * 3,
+        [[], ["mb.doc=trip", "MB.user=1/dana", "mb.dated"], ["travel"]],
+    )
+    assert bare.vector.tobytes() == booked.vector.tobytes()  # the mb. tags are not part of the text
+    assert bare.vector.tobytes() != tagged.vector.tobytes()  # while a content tag is
