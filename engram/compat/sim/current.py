@@ -21,7 +21,7 @@ from ...store.conversations import Scope
 from ...store.writes import MAX_TEXT_BYTES
 from .errors import ValidationFailed
 from .messages import ROLES, Message, conversation_data, too_long
-from .params import js_string, truthy
+from .params import js_number, js_string, truthy
 
 SCOPE = "workspaceId"
 MAX_MESSAGES = 100  # messages one POST may carry (upstream has no cap; each is embedded)
@@ -137,13 +137,12 @@ def parse_limit(value: str | None) -> int:
     """`z.coerce.number().int().min(1).default(50)`, clamped to MAX_LIST_LIMIT."""
     if value is None:
         return 50
-    try:
-        number = float(value.strip() or "0") if not value.strip().lower().startswith("0x") else int(value, 16)
-    except ValueError:
-        number = float("nan")
-    if math.isnan(number):
+    number = js_number(value)
+    if math.isnan(number) or math.isinf(number):
+        received = "NaN" if math.isnan(number) else "Infinity"
+        message = f"Invalid input: expected number, received {received}"
         raise ValidationFailed(
-            [{"expected": "number", "code": "invalid_type", "path": ["limit"], "message": _NAN_MESSAGE}]
+            [{"expected": "number", "code": "invalid_type", "path": ["limit"], "message": message}]
         )
     if not float(number).is_integer():
         raise ValidationFailed(
@@ -171,9 +170,6 @@ def parse_limit(value: str | None) -> int:
             ]
         )
     return int(min(number, MAX_LIST_LIMIT))
-
-
-_NAN_MESSAGE = "Invalid input: expected number, received NaN"
 
 
 def item_scope(value: str | None, *, body: bool = False) -> Scope:

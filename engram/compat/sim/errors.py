@@ -24,17 +24,9 @@ class ValidationFailed(InvalidInput):
         self.issues = issues
 
 
-class BareError(InvalidInput):
-    """A parser failure upstream answers as `{"error": message}` without the envelope (invalid JSON)."""
-
-    default_name = "InvalidJson"
-
-
 def render_error(err: EngramError) -> web.Response:
     status = HTTP_STATUS_BY_KIND.get(err.kind, 500)
     if isinstance(err, ValidationFailed):
         return json_response({"error": "Validation error", "details": err.issues}, status)
-    if isinstance(err, BareError):
-        return json_response({"error": err.message}, status)
     body = {"success": False, "error": {"message": err.message}}
     return json_response(body, status, headers=err.headers or None)

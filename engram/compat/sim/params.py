@@ -50,6 +50,29 @@ def parse_int(text: str) -> int | None:
     return -value if sign == "-" else value
 
 
+_DECIMAL = re.compile(r"[+-]?(?:\d+\.?\d*(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?)")
+_RADIX = {"0x": 16, "0o": 8, "0b": 2}
+
+
+def js_number(text: str) -> float:
+    """JavaScript's `Number(text)` (what `z.coerce.number()` does): surrounding whitespace ignored, "" is 0,
+    decimal and 0x/0o/0b literals, (+/-)Infinity; anything else is NaN."""
+    body = text.strip()
+    if not body:
+        return 0.0
+    if _DECIMAL.fullmatch(body):
+        return float(body)
+    if body.lstrip("+-") == "Infinity":
+        return -math.inf if body.startswith("-") else math.inf
+    radix = _RADIX.get(body[:2].lower())
+    if radix is not None:
+        try:
+            return float(int(body[2:], radix)) if body[2:] and body[2:].isalnum() else math.nan
+        except ValueError:
+            return math.nan
+    return math.nan
+
+
 def like_matcher(needle: str) -> Callable[[str], bool]:
     """Whether a key matches PostgreSQL's `key LIKE '%' || needle || '%'`: `%` and `_` in the needle are
     wildcards (any run, any one character) and a backslash escapes the next character, as upstream."""

@@ -25,7 +25,6 @@ from ..keys import authenticate_key
 from ..requests import json_response, read_json_object
 from . import current, operations
 from . import translate as v1
-from .errors import BareError
 from .params import like_matcher
 
 if TYPE_CHECKING:
@@ -44,28 +43,24 @@ def _key(request: web.Request) -> str:
     return key
 
 
-async def _json_or_none(request: web.Request) -> Any:
-    """The body as JSON, or BareError as the current generation's parser answers invalid JSON."""
-    raw = await request.read()
+async def _put_body(request: web.Request) -> Any:
+    """PUT's body as any JSON value: its contract check comes after, with the route's own messages."""
     try:
-        return orjson.loads(raw)
+        return orjson.loads(await request.read())
     except orjson.JSONDecodeError:
-        raise BareError("Request body must be valid JSON") from None
+        raise InvalidInput("Invalid JSON in request body") from None
 
 
 def add_routes(router: web.UrlDispatcher, ctx: AppContext) -> None:
     async def add(request: web.Request) -> web.Response:
         grant = await authenticate_key(ctx, request, "write")
-        raw = await request.read()
-        body = await read_json_object(request) if raw.strip() else None
-        if isinstance(body, dict) and "workspaceId" in body:
+        body = await read_json_object(request)
+        if "workspaceId" in body:
             parsed = current.parse_add(body)
             messages, _ = await operations.append(
                 ctx, grant.primary_space, parsed.scope, parsed.key, parsed.messages
             )
             return json_response(v1.ok(current.record(messages)))
-        if body is None:
-            body = await read_json_object(request)  # the envelope's "must be a JSON object"
         first = v1.parse_add(body)
         messages, created = await operations.append(
             ctx, grant.primary_space, first.scope, first.key, [first.message]
@@ -138,11 +133,7 @@ def add_routes(router: web.UrlDispatcher, ctx: AppContext) -> None:
     async def put_memory(request: web.Request) -> web.Response:
         grant = await authenticate_key(ctx, request, "write")
         key = _key(request)
-        try:
-            body = await _json_or_none(request)
-        except BareError:
-            raise InvalidInput("Invalid JSON in request body") from None
-        scope, data = current.parse_put(body)
+        scope, data = current.parse_put(await _put_body(request))
         if not await operations.get(ctx, grant.primary_space, scope, key):
             raise NotFound("Memory not found")
         message = current.agent_message(data)
