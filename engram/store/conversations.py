@@ -77,6 +77,8 @@ def conversations(
     The keys are matched here rather than in SQL: Sim's `like(memory.key, '%q%')` is PostgreSQL's
     case-sensitive LIKE, which SQLite's LIKE is not; the caller builds the matcher."""
     space = require_space(conn, space_uri)
+    if limit <= 0:  # PostgreSQL's LIMIT 0: nothing
+        return []
     f = _Fragments.of(conn, scope)
     keys = conn.execute(
         f"SELECT {f.key} FROM memories WHERE space_id = ? AND {f.scope} = ? AND {f.is_message}"

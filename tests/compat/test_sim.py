@@ -154,6 +154,7 @@ async def test_list_query_is_a_like_pattern_and_limit_is_parse_int(sim):
     assert await keys(limit="2abc") == ["a%b", "axb"]  # Number.parseInt("2abc") is 2
     assert await keys(limit=" 3") == ["a%b", "axb", "a_b"]
     assert await keys(limit="") == ["a%b", "axb", "a_b", "ab"]  # `limit || '50'`
+    assert await keys(limit="0") == []
     bad = await call(engram, token, "GET", "/api/memory", 400, params={"workflowId": WF, "limit": "x"})
     assert bad["success"] is False
 

@@ -97,6 +97,7 @@ LIMIT_TYPES = {
     "value_error.number.not_gt",  # top_k of 0 or less
     "value_error.any_str.max_length",  # ids, user_id, metadata fields, query text
     "value_error.datetime",  # a filter date arrow cannot read (upstream silently used "now")
+    "value_error.str.nul",  # U+0000 in a stored field, which engram's store cannot hold
 }
 
 
