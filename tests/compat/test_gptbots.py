@@ -178,3 +178,18 @@ async def test_repeated_data_ids_count_once_toward_the_ten_document_limit(kb):
         status=400,
     )
     assert payload["code"] == 40332
+
+
+async def test_a_data_id_holding_a_nul_names_no_document(kb):
+    engram, token, *_ = kb
+    _, found = await match(engram, token, {"prompt": "Postgres", "top_k": 1, "embedding_rate": 0})
+    real = found["list"][0]["data_id"]
+    _, own = await match(
+        engram, token, {"prompt": "Postgres", "top_k": 3, "data_ids": [real], "embedding_rate": 0}
+    )
+    assert own["total"] == 1
+    # SQLite compared it cut at the NUL (so it named `real`); PostgreSQL refused the parameter (a 500)
+    _, cut = await match(
+        engram, token, {"prompt": "Postgres", "top_k": 3, "data_ids": [real + "\x00"], "embedding_rate": 0}
+    )
+    assert cut == {"total": 0, "list": []}

@@ -239,3 +239,15 @@ async def test_bookkeeping_tags_never_reach_the_embedded_text(bank):
     )
     assert bare.vector.tobytes() == booked.vector.tobytes()  # the mb. tags are not part of the text
     assert bare.vector.tobytes() != tagged.vector.tobytes()  # while a content tag is
+
+
+async def test_a_delete_naming_a_nul_matches_nothing(bank):
+    await bank.upsert([{"id": "d", "text": "a note to keep around", "user_id": "u"}])
+    for body in (
+        {"user_id": "u\x00", "delete_all": True},
+        {"user_id": "u", "ids": ["d\x00"]},
+        {"user_id": "u", "filter": {"author": "a\x00"}},
+    ):
+        response = await bank.client.delete("/memorybank/delete", json=body, headers=bank.auth())
+        assert (response.status, await response.json()) == (200, {"success": True})
+    assert await count(bank) == 1

@@ -139,6 +139,9 @@ class MemoryBank:
                 selectors.append(
                     (filter_tags(request.filter, principal_id(grant), request.user_id), start, end)
                 )
+        # No stored tag holds U+0000 (docs/protocol.md#memory-records), so a selector naming one matches
+        # nothing; it is dropped rather than sent to a database that cannot take it as a parameter.
+        selectors = [sel for sel in selectors if not any("\x00" in tag for tag in sel[0])]
         await self.ctx.store.write(delete_selected, space.uri, selectors)
         return True
 
