@@ -17,6 +17,10 @@ Each shim is a subpackage of `engram.compat` whose `__init__` defines ``SHIM = S
 4. Call the service layer (``ctx.services...``); raise `engram.errors` domain errors and let the shim's
    ``render_error`` give them the upstream shape. Never call engram's own HTTP API.
 5. The OpenAPI description is served at ``/compat/<name>/openapi.json``.
+6. Tags a shim files its memories under (to find a tenant's rows) belong to a namespace registered in
+   ``engram/store/reserved_tags.py``: no other door may write them, and search text leaves them out.
+7. A request that answers an error writes nothing: check everything first, then write in one store
+   transaction (``tests/compat/test_atomic_writes.py`` checks every shim write route).
 """
 
 from __future__ import annotations

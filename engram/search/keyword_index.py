@@ -25,6 +25,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
+from ..store.reserved_tags import content_tags
 from .analyzer import terms as words
 from .filters import FilterColumns, Filters
 
@@ -65,7 +66,9 @@ class KeywordIndex:
             found = words(text)
             tf: Counter[str] = Counter(found)
             lengths[offset] = len(found)
-            for weight, field in zip(FIELD_WEIGHTS[1:], (" ".join(tags), source), strict=True):
+            # the shims' bookkeeping tags are for filtering, not content (engram/store/reserved_tags.py)
+            content = " ".join(content_tags(tags))
+            for weight, field in zip(FIELD_WEIGHTS[1:], (content, source), strict=True):
                 found = words(field)
                 lengths[offset] += weight * len(found)
                 for word in found:

@@ -9,6 +9,7 @@ import numpy as np
 
 from ..embed.text import document_text
 from ..store import Embedding, Space
+from ..store.reserved_tags import content_tags
 from ..workers import WorkerPool
 
 DOCUMENT_BATCH = 64  # texts per worker call: big enough to amortise ONNX overhead, small enough to interleave
@@ -37,7 +38,8 @@ async def embed_documents(
     its own on top, so operators should declare a model's prefix in one place only (README)."""
     assert space.config is not None
     prefix = space.config.document_prefix
-    prepared = [document_text(t, list(tg), prefix) for t, tg in zip(texts, tags, strict=True)]
+    # The shims' bookkeeping tags never reach the model: they file a memory, they do not describe it.
+    prepared = [document_text(t, content_tags(tg), prefix) for t, tg in zip(texts, tags, strict=True)]
     # `parallel` worker calls at a time: 1 for writes that share the pool with searches (a search waits
     # behind at most one chunk); bulk imports pass the pool's size to use every worker.
     chunks = [prepared[start : start + DOCUMENT_BATCH] for start in range(0, len(prepared), DOCUMENT_BATCH)]

@@ -10,6 +10,7 @@ from ..errors import InvalidInput, NotFound
 from ..store import Memory, MemoryRecord, MemoryWrite
 from ..store import memories as store_memories
 from ..store import queries as store_queries
+from ..store.reserved_tags import RESERVED_TAG_PREFIXES, is_reserved_tag
 from .embedding import embed_documents, hosts_model
 
 if TYPE_CHECKING:
@@ -22,6 +23,17 @@ if TYPE_CHECKING:
 MAX_LIST_LIMIT = 1000
 
 
+def check_no_reserved_tags(items: Sequence[MemoryWrite]) -> None:
+    for i, item in enumerate(items):
+        for tag in item.tags or ():
+            if is_reserved_tag(tag):
+                raise InvalidInput(
+                    f"memories[{i}]: tag {tag!r} is in a namespace reserved to engram's shims"
+                    f" ({', '.join(RESERVED_TAG_PREFIXES)})",
+                    "ReservedTag",
+                )
+
+
 class MemoryService:
     def __init__(self, store: Store, spaces: SpaceService, *, embedder: Embedder | None, pool: WorkerPool):
         self.store = store
@@ -32,7 +44,11 @@ class MemoryService:
     async def write(self, space_uri: str, items: Sequence[MemoryWrite]) -> list[MemoryRecord]:
         """Upsert memories; those without an embedding are embedded first when engram hosts the space's
         model (otherwise they are stored and reported as skipped, as sync does for foreign vectors).
-        Returns once the batch is committed: an acknowledged write is never lost."""
+        Returns once the batch is committed: an acknowledged write is never lost.
+
+        Tags of the shims' bookkeeping namespace are refused (engram/store/reserved_tags.py): only a shim
+        writes them, through the store directly, so no other door can plant a memory in a shim's tenant."""
+        check_no_reserved_tags(items)
         space = await self.spaces.require(space_uri)
         missing = [i for i, item in enumerate(items) if item.embedding is None]
         if missing and hosts_model(self.embedder, space):

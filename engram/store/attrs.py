@@ -41,3 +41,25 @@ def check_attrs(attrs: Any) -> None:
         raise InvalidInput("attrs must be an object")
     if depth_exceeds(attrs, MAX_ATTRS_DEPTH):
         raise InvalidInput(f"attrs are nested more than {MAX_ATTRS_DEPTH} levels deep")
+
+
+def nul_path(value: Any) -> list[str | int] | None:
+    """The path of the first string (or object key) in a JSON value holding U+0000, None when none does.
+
+    PostgreSQL can store U+0000 neither in text nor in jsonb (a `\\u0000` escape breaks every `::jsonb`
+    cast of its row), so no write may carry one on either backend (engram/store/writes.py). Iterative: a
+    deeply nested value cannot exhaust the stack."""
+    stack: list[tuple[Any, list[str | int]]] = [(value, [])]
+    while stack:
+        item, path = stack.pop()
+        if isinstance(item, str):
+            if "\x00" in item:
+                return path
+        elif isinstance(item, list | tuple):
+            stack.extend((child, [*path, i]) for i, child in reversed(list(enumerate(item))))
+        elif isinstance(item, dict):
+            for key in item:
+                if isinstance(key, str) and "\x00" in key:
+                    return [*path, key]
+            stack.extend((item[key], [*path, key]) for key in reversed(list(item)))
+    return None

@@ -16,7 +16,7 @@ import numpy as np
 import orjson
 
 from engram.errors import InvalidInput
-from engram.store.attrs import check_attrs
+from engram.store.attrs import check_attrs, nul_path
 from engram.store.models import Embedding, MemoryWrite
 from engram.store.records import cid_of_bytes, embedding_record, encode_record, memory_record
 from engram.store.tid import is_valid_tid
@@ -120,6 +120,11 @@ def prepare_write(item: MemoryWrite) -> PreparedMemory:
     created_at = now_iso() if item.created_at is None else item.created_at
     created_ms = parse_datetime_ms(created_at)
     check_attrs(item.attrs)
+    nul = nul_path({"text": item.text, "tags": list(tags), "source": item.source, "attrs": item.attrs})
+    if nul is not None:  # PostgreSQL cannot hold U+0000: refused on every backend alike (store/attrs.py)
+        raise InvalidInput(
+            f"{'.'.join(map(str, nul))} contains a NUL character (U+0000), which cannot be stored"
+        )
     try:
         attrs_json = orjson.dumps(item.attrs).decode() if item.attrs else None
     except TypeError as exc:

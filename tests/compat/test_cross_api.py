@@ -62,7 +62,7 @@ async def test_keyword_scores_follow_writes_and_deletes_from_any_api(aiohttp_cli
     semantic = await gptbots(engram, token, "Postgres version in production", rate=1.0)
     assert semantic["list"][0]["content"] == FACTS[1]
     resp = await engram.client.delete(
-        f"/api/memory/{row['id']}", params={"workflowId": WF}, headers=bearer(token)
+        f"/api/memory/{row['key']}", params={"workflowId": WF}, headers=bearer(token)
     )
     assert resp.status == 200
     assert [i["content"] for i in (await gptbots(engram, token, "Lisbon"))["list"]] == [FACTS[4]]

@@ -165,3 +165,31 @@ async def test_http_level_errors_keep_the_gptbots_shape(kb):
     ]:
         payload = await resp.json()
         assert resp.status in (400, 404, 405) and set(payload) == {"code", "message"}
+
+
+async def test_repeated_data_ids_count_once_toward_the_ten_document_limit(kb):
+    engram, token, *_ = kb
+    repeated = [str(i) for i in range(10)] * 3  # 30 entries, 10 distinct documents
+    await match(engram, token, {"prompt": "x", "top_k": 3, "data_ids": repeated, "embedding_rate": 0})
+    _, payload = await match(
+        engram,
+        token,
+        {"prompt": "x", "top_k": 3, "data_ids": [*repeated, "10"], "embedding_rate": 0},
+        status=400,
+    )
+    assert payload["code"] == 40332
+
+
+async def test_a_data_id_holding_a_nul_names_no_document(kb):
+    engram, token, *_ = kb
+    _, found = await match(engram, token, {"prompt": "Postgres", "top_k": 1, "embedding_rate": 0})
+    real = found["list"][0]["data_id"]
+    _, own = await match(
+        engram, token, {"prompt": "Postgres", "top_k": 3, "data_ids": [real], "embedding_rate": 0}
+    )
+    assert own["total"] == 1
+    # SQLite compared it cut at the NUL (so it named `real`); PostgreSQL refused the parameter (a 500)
+    _, cut = await match(
+        engram, token, {"prompt": "Postgres", "top_k": 3, "data_ids": [real + "\x00"], "embedding_rate": 0}
+    )
+    assert cut == {"total": 0, "list": []}

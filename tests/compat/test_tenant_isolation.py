@@ -39,7 +39,8 @@ async def tenants(aiohttp_client, settings):
         "groups": list(key_b.spaces),
         "docs": ["b-doc", *(r.rkey for r in b_records)],
         "workflows": ["wf-b"],
-        "sim_ids": [b_sim_id],
+        "sim_keys": ["chat", b_sim_id],  # Sim's routes address conversations by key
+        "token": token_b,
     }
     return engram, token_a, key_a, foreign
 
@@ -79,12 +80,22 @@ async def test_a_key_never_reads_or_deletes_another_keys_workflows(tenants, data
     params = {"workflowId": workflow, **({"query": query} if query is not None else {})}
     listed = await (await engram.client.get("/api/memory", params=params, headers=bearer(token_a))).json()
     assert all("bravo" not in m["content"] for row in listed["data"]["memories"] for m in row["data"])
-    sim_id = data.draw(st.sampled_from(foreign["sim_ids"]))
+    sim_key = data.draw(st.sampled_from(foreign["sim_keys"]))
     got = await engram.client.get(
-        f"/api/memory/{sim_id}", params={"workflowId": workflow}, headers=bearer(token_a)
+        f"/api/memory/{sim_key}", params={"workflowId": workflow}, headers=bearer(token_a)
     )
-    assert got.status == 404
-    gone = await engram.client.delete(
-        f"/api/memory/{sim_id}", params={"workflowId": workflow}, headers=bearer(token_a)
+    payload = await got.json()
+    if got.status == 200:  # only A's own conversation "chat" of wf-a can be found
+        assert (workflow, sim_key) == ("wf-a", "chat")
+        assert all("bravo" not in m["content"] for m in payload["data"]["data"])
+    else:
+        assert got.status == 404
+    if workflow != "wf-a":
+        gone = await engram.client.delete(
+            f"/api/memory/{sim_key}", params={"workflowId": workflow}, headers=bearer(token_a)
+        )
+        assert gone.status == 404
+    b_row = await engram.client.get(
+        "/api/memory/chat", params={"workflowId": "wf-b"}, headers=bearer(foreign["token"])
     )
-    assert gone.status == 404
+    assert b_row.status == 200

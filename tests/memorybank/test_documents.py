@@ -49,7 +49,15 @@ async def test_upsert_of_an_existing_id_replaces_all_its_chunks(bank):
     assert ids == ["doc"]
     assert await stored_chunks(bank, "doc") == [("doc_0", "A much shorter text now.")]
     [hit] = await chunks_of(bank, "doc")
-    assert hit["id"] == "doc_0" and hit["metadata"] == {"document_id": "doc"}
+    assert hit["id"] == "doc_0" and hit["embedding"] is None
+    assert hit["metadata"] == {  # every field of the plugin's model, unset ones null, as FastAPI writes it
+        "source": None,
+        "source_id": None,
+        "url": None,
+        "created_at": None,
+        "author": None,
+        "document_id": "doc",
+    }
     assert -1.0 <= hit["score"] <= 1.0
 
 
@@ -144,6 +152,7 @@ async def test_metadata_filters_are_anded_equality(bank):
         "source": "email",
         "source_id": "m-1",
         "url": "https://x.test/a",
+        "created_at": None,
         "author": "ann",
         "document_id": "a",
     }
@@ -179,7 +188,7 @@ async def test_date_filters_are_inclusive_at_both_ends(bank):
     assert hit["metadata"]["created_at"] == "2024-01-03T09:30:00+02:00"  # echoed as given
 
 
-async def test_unparsable_dates_are_422_not_now(bank):
+async def test_unparsable_filter_dates_are_422_not_now(bank):
     response = await bank.post(
         "/query",
         {
@@ -193,17 +202,48 @@ async def test_unparsable_dates_are_422_not_now(bank):
     [error] = (await response.json())["detail"]
     assert error["loc"] == ["body", "queries", 1, "filter", "start_date"]
     assert error["type"] == "value_error.datetime"
-    response = await bank.post(
-        "/upsert",
+
+
+async def test_a_created_at_is_any_string_and_only_a_readable_one_dates_a_chunk(bank):
+    docs = [
         {
-            "documents": [
-                {"text": "some text here", "user_id": "u1", "metadata": {"created_at": "last tuesday"}}
-            ]
+            "id": "dated",
+            "text": "journal entry about the lighthouse",
+            "user_id": "u1",
+            "metadata": {"created_at": "2024-05-01"},
         },
+        {"id": "undated", "text": "journal entry about the lighthouse", "user_id": "u1"},
+        *(
+            {
+                "id": f"odd{i}",
+                "text": "journal entry about the lighthouse",
+                "user_id": "u1",
+                "metadata": {"created_at": value},
+            }
+            for i, value in enumerate(["now", "", "1674743424", "last tuesday"])
+        ),
+    ]
+    assert await bank.upsert(docs) == [d["id"] for d in docs]  # upstream's created_at is Optional[str]
+
+    async def ids(flt):
+        [result] = await bank.query([{"query": "lighthouse", "user_id": "u1", "filter": flt, "top_k": 10}])
+        return sorted(hit["metadata"]["document_id"] for hit in result["results"])
+
+    assert await ids({}) == sorted(d["id"] for d in docs)
+    # upstream stores no date for them, so no date filter ever matches an undated chunk
+    assert await ids({"start_date": "2000-01-01"}) == ["dated"]
+    assert await ids({"end_date": "2100-01-01"}) == ["dated"]
+    [hit] = (await bank.query([{"query": "x", "user_id": "u1", "filter": {"document_id": "odd3"}}]))[0][
+        "results"
+    ]
+    assert hit["metadata"]["created_at"] == "last tuesday"  # echoed as given
+    response = await bank.client.delete(
+        "/memorybank/delete",
+        json={"user_id": "u1", "filter": {"end_date": "2100-01-01"}},
+        headers=bank.auth(),
     )
-    assert response.status == 422
-    assert (await response.json())["detail"][0]["loc"] == ["body", "documents", 0, "metadata", "created_at"]
-    assert await bank.ctx.store.read(lambda c: c.execute("SELECT count(*) FROM memories").fetchone()[0]) == 0
+    assert response.status == 200
+    assert await ids({}) == sorted(d["id"] for d in docs if d["id"] != "dated")
 
 
 async def test_validation_errors_have_the_pydantic_v1_shape(bank):
@@ -261,18 +301,23 @@ async def test_validation_errors_have_the_pydantic_v1_shape(bank):
     assert (await response.json())["detail"][0]["type"] == "value_error.jsondecode"
 
 
-async def test_auth_failures_are_401_detail(bank):
+async def test_auth_failures_have_upstreams_statuses(bank):
     body = {"queries": [{"query": "q", "user_id": "u"}]}
-    for headers in (
-        {},
-        {"Authorization": "Basic abc"},
-        {"Authorization": "Bearer engram_nope"},
-        {"Authorization": "Bearer "},
+    # FastAPI's HTTPBearer refuses a missing or malformed header with 403 before the token is looked at
+    for headers, detail in (
+        ({}, "Not authenticated"),
+        ({"Authorization": "Bearer "}, "Not authenticated"),
+        ({"Authorization": "Bearer"}, "Not authenticated"),
+        ({"Authorization": "Basic abc"}, "Invalid authentication credentials"),
     ):
         response = await bank.client.post("/memorybank/query", json=body, headers=headers)
-        assert response.status == 401
-        assert await response.json() == {"detail": "Invalid or missing token"}
-        assert response.headers["WWW-Authenticate"].startswith("Bearer")
+        assert (response.status, await response.json()) == (403, {"detail": detail}), headers
+    response = await bank.client.post(
+        "/memorybank/query", json=body, headers={"Authorization": "Bearer engram_nope"}
+    )
+    assert response.status == 401
+    assert await response.json() == {"detail": "Invalid or missing token"}
+    assert response.headers["WWW-Authenticate"].startswith("Bearer")
     key_id = (await bank.ctx.store.read(lambda c: c.execute("SELECT max(id) FROM api_keys").fetchone()))[0]
     from engram.service.apikeys import revoke_api_key
 
@@ -288,7 +333,14 @@ async def test_scopes_map_onto_key_scopes(bank):
     assert "write" in (await response.json())["detail"]
     assert (await bank.post("/query", {"queries": []}, reader)).status == 200
     writer = await bank.new_key(["write"])
-    assert (await bank.post("/query", {"queries": []}, writer)).status == 403
+    # the seed gives /query-action the write:documents scope, so a writer may query too
+    for path in ("/query-action", "/query"):
+        assert (await bank.post(path, {"queries": []}, writer)).status == 200
+    assert (
+        await bank.client.delete(
+            "/memorybank/delete", json={"user_id": "u", "delete_all": True}, headers=bank.auth(reader)
+        )
+    ).status == 403
 
 
 async def test_delete_by_ids_filter_and_all_within_the_user(bank):

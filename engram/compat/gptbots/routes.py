@@ -32,6 +32,9 @@ async def search_scopes(ctx: AppContext, grant: KeyGrant, request: MatchRequest)
         wanted_spaces = list(grant.spaces.values())
     else:
         wanted_spaces = [grant.spaces[g] for g in request.group_ids or ()]
+    # No stored id holds U+0000 (docs/protocol.md#memory-records): such a data_id names no document, and is
+    # not sent to a database that cannot take it (PostgreSQL) or compares it cut short (SQLite).
+    data_ids = [i for i in request.data_ids or () if "\x00" not in i]
     scopes = []
     for uri in grant.spaces.values():
         space = await ctx.services.spaces.find(uri)
@@ -39,8 +42,8 @@ async def search_scopes(ctx: AppContext, grant: KeyGrant, request: MatchRequest)
             continue
         if uri in wanted_spaces:
             scopes.append(Scope(space))
-        elif request.data_ids:
-            rows = await ctx.store.read(store_documents.document_rows, uri, list(request.data_ids))
+        elif data_ids:
+            rows = await ctx.store.read(store_documents.document_rows, uri, data_ids)
             if rows:
                 scopes.append(Scope(space, tuple(rows)))
     return scopes

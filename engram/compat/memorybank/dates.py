@@ -1,7 +1,9 @@
 """Dates as the plugin reads them: `arrow.get(text)` (the ISO 8601 family; no timezone means UTC).
 
-Upstream turns a date it cannot parse into "now" without a word (a string timestamp such as
-"1674743424.0" silently became the current time); engram answers 422 instead, naming the field.
+A filter date upstream cannot parse silently became "now" (a string timestamp such as "1674743424.0");
+engram answers 422 for a filter date instead, naming the field. A document's `created_at` is any string
+upstream (`Optional[str]`): engram keeps it as given and dates the chunk only when arrow can read it
+(docs/memorybank.md "Dates").
 """
 
 from __future__ import annotations
@@ -18,10 +20,18 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 def parse_date(value: str, loc: list[str | int]) -> datetime:
     """The instant `value` names, in UTC; `RequestInvalid` (422) when arrow cannot read it."""
+    moment = read_date(value)
+    if moment is None:
+        raise field_error(loc, f"invalid datetime format: {value!r}", "value_error.datetime")
+    return moment
+
+
+def read_date(value: str) -> datetime | None:
+    """The instant `value` names in UTC, None when arrow cannot read it."""
     try:
         return arrow.get(value).to("UTC").datetime
     except (ParserError, ValueError, TypeError, OverflowError):
-        raise field_error(loc, f"invalid datetime format: {value!r}", "value_error.datetime") from None
+        return None
 
 
 def epoch_ms(moment: datetime) -> int:

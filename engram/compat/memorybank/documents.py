@@ -21,6 +21,8 @@ from ...service.embedding import embed_documents, hosts_model
 from ...service.text_query import embed_query_vectors
 from ...store import Memory, MemoryWrite, Space
 from ...store import queries as store_queries
+from ...store.attrs import nul_path
+from ...store.writes import MAX_SOURCE_BYTES
 from ..keys import KeyGrant
 from .chunk_store import Selector, delete_selected, replace_documents
 from .keyauth import principal_id
@@ -41,6 +43,8 @@ if TYPE_CHECKING:
 MAX_TOP_K = 50  # upstream has no maximum; engram clamps (docs/memorybank.md)
 MAX_QUERIES = 16  # queries in one request
 MAX_UPSERT_CHUNKS = 2000  # chunks one upsert may produce (~400k tokens): embedding them is the cost
+MAX_UPSERT_DOCUMENTS = 1000  # documents one upsert may carry (refused before any is validated or chunked)
+MAX_DELETE_IDS = 1000  # document ids one delete may name
 SEARCH_TIMEOUT_S = 10.0
 
 
@@ -59,8 +63,17 @@ class MemoryBank:
         return space
 
     async def upsert(self, grant: KeyGrant, documents: Sequence[Document]) -> list[str]:
+        """Store the documents; the ids of the documents stored, each once. As upstream (a dict keyed by
+        document id), a document id named twice keeps its last version at its first place, and an upsert
+        that makes no chunk at all answers no ids (its named documents are still replaced: removed)."""
         space = await self._space(grant)
         prepared = await self.ctx.pool.run(_prepare_all, list(documents))
+        replaced = [
+            filter_tags(MetadataFilter(document_id=doc.document_id), principal_id(grant), doc.user_id)
+            for doc, given in zip(prepared, documents, strict=True)
+            if given.id
+        ]
+        prepared = list({doc.document_id: doc for doc in prepared}.values())
         texts = [text for doc in prepared for text in doc.chunks]
         if len(texts) > MAX_UPSERT_CHUNKS:
             raise TooLarge(
@@ -75,13 +88,8 @@ class MemoryBank:
             writes += chunk_writes(
                 doc, author=space.authority, principal_id=principal_id(grant), embeddings=mine
             )
-        replaced = [
-            filter_tags(MetadataFilter(document_id=doc.document_id), principal_id(grant), doc.user_id)
-            for doc, given in zip(prepared, documents, strict=True)
-            if given.id
-        ]
         await self.ctx.store.write(replace_documents, space.uri, replaced, writes)
-        return [doc.document_id for doc in prepared]
+        return [doc.document_id for doc in prepared] if texts else []
 
     async def query(self, grant: KeyGrant, queries: Sequence[Query]) -> list[dict[str, Any]]:
         if len(queries) > MAX_QUERIES:
@@ -114,6 +122,10 @@ class MemoryBank:
     async def delete(self, grant: KeyGrant, request: DeleteRequest) -> bool:
         if not request.ids and request.filter is None and not request.delete_all:
             raise InvalidInput("One of ids, filter, or delete_all is required", "MissingSelector")
+        if request.ids and len(request.ids) > MAX_DELETE_IDS:
+            raise field_error(
+                ["ids"], f"at most {MAX_DELETE_IDS} ids per delete; split it", "value_error.list.max_items"
+            )
         space = await self.ctx.services.spaces.require(grant.primary_space)
         selectors: list[Selector] = []
         if request.delete_all:
@@ -127,6 +139,9 @@ class MemoryBank:
                 selectors.append(
                     (filter_tags(request.filter, principal_id(grant), request.user_id), start, end)
                 )
+        # No stored tag holds U+0000 (docs/protocol.md#memory-records), so a selector naming one matches
+        # nothing; it is dropped rather than sent to a database that cannot take it as a parameter.
+        selectors = [sel for sel in selectors if not any("\x00" in tag for tag in sel[0])]
         await self.ctx.store.write(delete_selected, space.uri, selectors)
         return True
 
@@ -157,4 +172,21 @@ class MemoryBank:
 
 
 def _prepare_all(documents: list[Document]) -> list[PreparedDocument]:
-    return [prepare_document(doc, i, str(uuid.uuid4())) for i, doc in enumerate(documents)]
+    for i, doc in enumerate(documents):
+        stored = doc.model_dump(include={"id", "text", "user_id", "metadata"}, mode="json")
+        nul = nul_path(stored)
+        if nul is not None:  # engram stores no U+0000 (engram/store/attrs.py); a 422 naming the field
+            raise field_error(
+                ["documents", i, *nul],
+                "string contains a NUL character (U+0000), which cannot be stored",
+                "value_error.str.nul",
+            )
+        # the url becomes the memory's source, a bounded field of its record
+        url = doc.metadata.url if doc.metadata else None
+        if url is not None and len(url.encode("utf-8")) > MAX_SOURCE_BYTES:
+            raise field_error(
+                ["documents", i, "metadata", "url"],
+                f"ensure this value has at most {MAX_SOURCE_BYTES} UTF-8 bytes",
+                "value_error.any_str.max_length",
+            )
+    return [prepare_document(doc, str(uuid.uuid4())) for doc in documents]

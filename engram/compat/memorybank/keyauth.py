@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
-from ...errors import NotAllowed, NotAuthenticated
-from ..keys import KeyGrant, bearer_token, grant_for_token
+from ...errors import NotAllowed
+from ..keys import KeyGrant, live_key
 
 if TYPE_CHECKING:
     from aiohttp import web
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 # OAuth scopes of the plugin's security scheme -> engram API key scopes.
 SCOPES = {"read:documents": "read", "write:documents": "write"}
 # An OAuth access token -> the grant of the key it was issued for (None: not such a token).
-TokenResolver = Callable[[str, str], Awaitable[KeyGrant | None]]
+TokenResolver = Callable[[str], Awaitable[KeyGrant | None]]
 
 
 def principal_id(grant: KeyGrant) -> str:
@@ -28,16 +28,28 @@ def principal_id(grant: KeyGrant) -> str:
     return str(grant.key_id)
 
 
+def bearer_credentials(request: web.Request) -> str:
+    """The credentials of an `Authorization: Bearer <credentials>` header, read as upstream's FastAPI
+    `HTTPBearer` reads it: no header, no scheme or no credentials is 403 "Not authenticated"; a scheme
+    other than Bearer is 403 "Invalid authentication credentials" (docs/memorybank.md "Errors")."""
+    header = request.headers.get("Authorization", "")
+    scheme, _, credentials = header.partition(" ")
+    if not (header and scheme and credentials):
+        raise NotAllowed("Not authenticated", "NotAuthenticated")
+    if scheme.lower() != "bearer":
+        raise NotAllowed("Invalid authentication credentials", "InvalidScheme")
+    return credentials.strip()
+
+
 async def authenticate(
-    ctx: AppContext, request: web.Request, scope: str, oauth: TokenResolver | None = None
+    ctx: AppContext, request: web.Request, scopes: tuple[str, ...], oauth: TokenResolver | None = None
 ) -> KeyGrant:
-    token = bearer_token(request)
-    if token is None:
-        raise NotAuthenticated("Invalid or missing token", "MissingToken")
-    grant = await oauth(token, scope) if oauth is not None else None
+    """The grant behind the bearer credential, which must hold one of `scopes` (engram key scopes)."""
+    token = bearer_credentials(request)
+    grant = await oauth(token) if oauth is not None else None
     if grant is None:
-        grant = await grant_for_token(ctx, token, scope)
-    if scope not in grant.scopes:
-        oauth_scope = next(name for name, key_scope in SCOPES.items() if key_scope == scope)
-        raise NotAllowed(f"this credential lacks the {oauth_scope} scope", "InsufficientScope")
+        grant = KeyGrant.of(await live_key(ctx, token))
+    if not grant.scopes & set(scopes):
+        names = " or ".join(name for name, key_scope in SCOPES.items() if key_scope in scopes)
+        raise NotAllowed(f"this credential lacks the {names} scope", "InsufficientScope")
     return grant

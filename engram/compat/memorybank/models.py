@@ -12,7 +12,7 @@ from __future__ import annotations
 from enum import Enum
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, StringConstraints, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, StringConstraints, ValidationError
 
 from ...errors import InvalidInput
 
@@ -57,11 +57,19 @@ class MetadataFilter(_Model):
     end_date: Short | None = None
 
 
+def _integral(value: Any) -> Any:
+    """An integral float as its int, as pydantic 1 took it (a JSON integer too large for a double's exact
+    range arrives as a float: `1e40` is a valid `top_k`, clamped later)."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
 class Query(_Model):
     query: QueryText
     user_id: Id
     filter: MetadataFilter | None = None
-    top_k: int = 3
+    top_k: Annotated[int, BeforeValidator(_integral)] = 3
 
 
 class UpsertRequest(_Model):

@@ -24,7 +24,7 @@ def oauth_server(ctx: AppContext) -> OAuthServer:
 
 
 def access_token_resolver(server: OAuthServer) -> TokenResolver:
-    async def resolve(token: str, scope: str) -> KeyGrant | None:
+    async def resolve(token: str) -> KeyGrant | None:
         grant = await server.resolve_access(token)
         if grant is None:
             return None

@@ -11,19 +11,24 @@ Handlers only translate: parse the body (models.py), authenticate (keyauth.py), 
 
 from __future__ import annotations
 
+import json
 from importlib import resources
 
 import orjson
 from aiohttp import web
 
 from ...context import AppContext
+from ...errors import TooLarge
 from ..requests import json_response
-from .documents import MemoryBank
+from .documents import MAX_UPSERT_DOCUMENTS, MemoryBank
 from .keyauth import TokenResolver, authenticate
 from .models import DeleteRequest, QueryRequest, RequestInvalid, UpsertRequest, parse
 from .oauth_routes import access_token_resolver, add_oauth_routes, oauth_server
 
 PREFIX = "/memorybank"
+# One document request's body (docs/memorybank.md "Limits"): 2,000 chunks of text fit with room to spare.
+MAX_REQUEST_BYTES = 4 * 1024 * 1024
+LOOP_DECODE_BYTES = 256 * 1024  # bodies this small are decoded on the loop (a few ms at most)
 
 
 def _schema_template() -> str:
@@ -62,10 +67,47 @@ def plugin_manifest(ctx: AppContext) -> dict:
     }
 
 
-async def _json_body(request: web.Request):
-    raw = await request.read()
+async def _read_bounded(request: web.Request) -> bytes:
+    """The body, refused with a 413 naming the limit as soon as it is known to exceed MAX_REQUEST_BYTES:
+    by its Content-Length before anything is read, else while it streams in (docs/memorybank.md "Limits")."""
+    too_large = TooLarge(
+        f"a Memory Bank request body may be at most {MAX_REQUEST_BYTES} bytes; split it", "BodyTooLarge"
+    )
+    if request.content_length is not None and request.content_length > MAX_REQUEST_BYTES:
+        raise too_large
+    if request.content_length is not None:
+        return await request.read()  # aiohttp's own client_max_size also applies
+    chunks, size = [], 0
+    async for chunk in request.content.iter_chunked(64 * 1024):
+        size += len(chunk)
+        if size > MAX_REQUEST_BYTES:
+            raise too_large
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _refuse_constant(name: str):
+    raise orjson.JSONDecodeError(f"{name} is not JSON", name, 0)
+
+
+def _decode(raw: bytes):
+    """JSON as upstream's FastAPI reads it: orjson, or the standard library for the integers orjson cannot
+    hold (beyond 64 bits; upstream's json module takes them). Neither accepts NaN or Infinity."""
     try:
         return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        try:
+            return json.loads(raw, parse_constant=_refuse_constant)
+        except (ValueError, RecursionError):
+            pass
+        raise
+
+
+async def _json_body(ctx: AppContext, request: web.Request):
+    raw = await _read_bounded(request)
+    try:
+        # A body near the limit takes ~40 ms to decode (70k tiny documents): off the loop, in the pool.
+        return _decode(raw) if len(raw) < LOOP_DECODE_BYTES else await ctx.pool.run(_decode, raw)
     except orjson.JSONDecodeError as exc:
         raise RequestInvalid(
             [
@@ -90,18 +132,27 @@ def add_document_routes(
     bank = MemoryBank(ctx)
 
     async def upsert(request: web.Request) -> web.Response:
-        grant = await authenticate(ctx, request, "write", oauth)
-        body = parse(UpsertRequest, await _json_body(request))
+        grant = await authenticate(ctx, request, ("write",), oauth)
+        raw = await _json_body(ctx, request)
+        documents = raw.get("documents") if isinstance(raw, dict) else None
+        if isinstance(documents, list) and len(documents) > MAX_UPSERT_DOCUMENTS:  # before validating each
+            raise TooLarge(
+                f"this upsert has {len(documents)} documents; at most {MAX_UPSERT_DOCUMENTS} per request,"
+                " split it",
+                "TooManyDocuments",
+            )
+        body = parse(UpsertRequest, raw)
         return json_response({"ids": await bank.upsert(grant, body.documents)})
 
     async def query(request: web.Request) -> web.Response:
-        grant = await authenticate(ctx, request, "read", oauth)
-        body = parse(QueryRequest, await _json_body(request))
+        # The seed gives /query-action the write:documents scope: either scope may query (docs/memorybank.md)
+        grant = await authenticate(ctx, request, ("read", "write"), oauth)
+        body = parse(QueryRequest, await _json_body(ctx, request))
         return json_response({"results": await bank.query(grant, body.queries)})
 
     async def delete(request: web.Request) -> web.Response:
-        grant = await authenticate(ctx, request, "write", oauth)
-        body = parse(DeleteRequest, await _json_body(request))
+        grant = await authenticate(ctx, request, ("write",), oauth)
+        body = parse(DeleteRequest, await _json_body(ctx, request))
         return json_response({"success": await bank.delete(grant, body)})
 
     async def openapi(request: web.Request) -> web.Response:

@@ -18,10 +18,13 @@ from ...search.filters import Filters
 from ...store import Embedding, Memory, MemoryWrite
 from ...store.writes import MAX_TAG_BYTES
 from .chunks import split_text
-from .dates import epoch_ms, iso_ms, parse_date
+from .dates import epoch_ms, iso_ms, parse_date, read_date
 from .models import Document, MetadataFilter
 
 SHIM = "memorybank"
+# On every chunk whose created_at arrow can read. Upstream stores no date for the others, so a date filter
+# never matches them: date-filtered queries and deletes require this tag (docs/memorybank.md "Dates").
+DATED = "mb.dated"
 _METADATA_ATTRS = (
     ("source", "source"),
     ("source_id", "sourceId"),
@@ -47,17 +50,16 @@ def tenant(principal_id: str, user_id: str) -> str:
 class PreparedDocument:
     document_id: str
     chunks: list[str]
-    created_at: datetime | None  # metadata.created_at as parsed (None: stamped "now" on write)
+    created_at: datetime | None  # metadata.created_at as read (None: absent or unreadable, so undated)
     metadata: dict[str, str]  # the plugin's metadata fields as given (source as its string)
     user_id: str
 
 
-def prepare_document(doc: Document, index: int, new_id: str) -> PreparedDocument:
-    """Chunk a document and check its metadata; `new_id` names it when the client sent no id."""
+def prepare_document(doc: Document, new_id: str) -> PreparedDocument:
+    """Chunk a document; `new_id` names it when the client sent no id (or an empty one, as upstream's
+    `doc.id or uuid4()`). Any created_at string is accepted, as upstream's `Optional[str]`."""
     meta = doc.metadata.model_dump(exclude_none=True, mode="json") if doc.metadata else {}
-    created = None
-    if "created_at" in meta:
-        created = parse_date(meta["created_at"], ["documents", index, "metadata", "created_at"])
+    created = read_date(meta["created_at"]) if "created_at" in meta else None
     return PreparedDocument(doc.id or new_id, split_text(doc.text), created, meta, doc.user_id)
 
 
@@ -68,6 +70,8 @@ def chunk_writes(
     meta = doc.metadata
     tags = [tag("doc", doc.document_id), tag("user", tenant(principal_id, doc.user_id))]
     tags += [tag(field, meta[field]) for field in ("source", "source_id", "author") if field in meta]
+    if doc.created_at is not None:
+        tags.append(DATED)
     base: dict[str, Any] = {
         "shim": SHIM,
         "documentId": doc.document_id,
@@ -95,6 +99,8 @@ def chunk_writes(
 
 def filter_tags(flt: MetadataFilter | None, principal_id: str, user_id: str) -> tuple[str, ...]:
     tags = [tag("user", tenant(principal_id, user_id))]
+    if flt is not None and (flt.start_date is not None or flt.end_date is not None):
+        tags.append(DATED)
     if flt is not None:
         if flt.document_id is not None:
             tags.append(tag("doc", flt.document_id))
@@ -122,8 +128,15 @@ def search_filters(
 
 
 def chunk_json(memory: Memory, score: float) -> dict[str, Any]:
-    """A hit as the plugin's DocumentChunkWithScore (no embedding: it is never asked for by the seed)."""
+    """A hit as FastAPI writes the plugin's DocumentChunkWithScore: every field of the model, unset ones
+    as null (`embedding` is never returned, so always null)."""
     attrs = memory.attrs or {}
-    metadata = {field: attrs[attr] for field, attr in _METADATA_ATTRS if attrs.get(attr) is not None}
+    metadata: dict[str, Any] = {field: attrs.get(attr) for field, attr in _METADATA_ATTRS}
     metadata["document_id"] = attrs.get("documentId")
-    return {"id": attrs.get("chunkId"), "text": memory.text, "metadata": metadata, "score": round(score, 6)}
+    return {
+        "id": attrs.get("chunkId"),
+        "text": memory.text,
+        "metadata": metadata,
+        "embedding": None,
+        "score": round(score, 6),
+    }

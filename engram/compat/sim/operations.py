@@ -1,64 +1,111 @@
-"""Sim memory operations over the key's primary space: append a message, read, list and delete
-conversations. A workflow's conversations live in the key's primary space; a workflowId is a namespace
-inside it, so a key can never reach a workflow in a space it is not bound to."""
+"""Sim memory operations over the key's primary space: append messages to, read, list, replace and delete
+conversations addressed by (scope, key), as Sim's routes address rows. A scope (a workflowId or a
+workspaceId) is a namespace inside the key's primary space, so a key never reaches another space.
+
+Every write is one store transaction that either commits whole or not at all: the messages are embedded
+first, then written and read back inside the transaction, so a request that answers an error has changed
+nothing (docs/compat.md "Sim").
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from ...errors import NotFound
+from ...errors import InternalFailure
 from ...service.embedding import embed_documents, hosts_model
 from ...store import Memory, MemoryWrite
 from ...store import conversations as store_conversations
 from ...store import memories as store_memories
-from .translate import AddRequest, message_attrs, new_memory_id
+from ...store.conversations import Scope
+from .messages import Message, message_attrs, new_sim_id
 
 if TYPE_CHECKING:
     from ...context import AppContext
 
 
-async def append(ctx: AppContext, space_uri: str, request: AddRequest) -> tuple[list[Memory], bool]:
-    """Append one message; (the conversation's messages, created?). The sequence number is taken and the
-    message written in one writer transaction, so concurrent appends never share a sequence."""
+async def _writes(ctx: AppContext, space_uri: str, messages: Sequence[Message]) -> list[MemoryWrite]:
+    """One write per message, embedded when engram runs the space's model (before any transaction)."""
     space = await ctx.services.spaces.require(space_uri)
-    write = MemoryWrite(author=space.authority, text=request.content)
-    if hosts_model(ctx.embedder, space):
-        [embedding] = await embed_documents(ctx.embedder, ctx.pool, space, [request.content], [()])
-        write = replace(write, embedding=embedding)
+    writes = [MemoryWrite(author=space.authority, text=m.text) for m in messages]
+    if writes and hosts_model(ctx.embedder, space):
+        embeddings = await embed_documents(
+            ctx.embedder, ctx.pool, space, [m.text for m in messages], [()] * len(messages)
+        )
+        writes = [replace(w, embedding=e) for w, e in zip(writes, embeddings, strict=True)]
+    return writes
+
+
+def _read_back(conn, space_uri: str, scope: Scope, key: str) -> list[Memory]:
+    messages = store_conversations.conversation(conn, space_uri, scope, key)
+    if not messages:  # raising rolls the transaction back: no orphan message is left behind
+        raise InternalFailure("the conversation could not be read back after writing it")
+    return messages
+
+
+async def append(
+    ctx: AppContext, space_uri: str, scope: Scope, key: str, messages: Sequence[Message]
+) -> tuple[list[Memory], bool]:
+    """Append messages; (the conversation's messages, created?). The sequence numbers are taken and the
+    messages written in one writer transaction, so concurrent appends never share a sequence."""
+    writes = await _writes(ctx, space_uri, messages)
 
     def append_in_transaction(conn):
-        existing = store_conversations.conversation(conn, space_uri, request.workflow_id, request.key)
-        sim_id = existing[0].attrs["simId"] if existing else new_memory_id()
+        existing = store_conversations.conversation(conn, space_uri, scope, key)
+        sim_id = existing[0].attrs["simId"] if existing else new_sim_id()
         numbered = [m.attrs.get("sequence") for m in existing]
-        sequence = 1 + max(
-            (n for n in numbered if isinstance(n, int) and not isinstance(n, bool)), default=-1
-        )
+        start = 1 + max((n for n in numbered if isinstance(n, int) and not isinstance(n, bool)), default=-1)
         store_memories.put_memories(
-            conn, space_uri, [replace(write, attrs=message_attrs(request, sim_id, sequence))]
+            conn,
+            space_uri,
+            [
+                replace(write, attrs=message_attrs(scope, key, sim_id, start + i, message))
+                for i, (write, message) in enumerate(zip(writes, messages, strict=True))
+            ],
         )
-        messages = store_conversations.conversation(conn, space_uri, request.workflow_id, request.key)
-        return messages, not existing
+        return _read_back(conn, space_uri, scope, key), not existing
 
     return await ctx.store.write(append_in_transaction)
 
 
-async def get(ctx: AppContext, space_uri: str, workflow_id: str, sim_id: str) -> list[Memory]:
-    messages = await ctx.store.read(store_conversations.conversation_by_id, space_uri, workflow_id, sim_id)
-    if not messages:
-        raise NotFound("Memory not found")
-    return messages
+async def replace_data(
+    ctx: AppContext, space_uri: str, scope: Scope, key: str, message: Message
+) -> list[Memory] | None:
+    """Replace a conversation's data with one message object (Sim's PUT); None when there is none."""
+    [write] = await _writes(ctx, space_uri, [message])
+
+    def replace_in_transaction(conn):
+        existing = store_conversations.conversation(conn, space_uri, scope, key)
+        if not existing:
+            return None
+        sim_id = existing[0].attrs["simId"]
+        store_memories.delete_memories(conn, space_uri, [(m.author, m.rkey) for m in existing])
+        attrs = message_attrs(scope, key, sim_id, 0, message, single=True)
+        store_memories.put_memories(conn, space_uri, [replace(write, attrs=attrs)])
+        return _read_back(conn, space_uri, scope, key)
+
+    return await ctx.store.write(replace_in_transaction)
 
 
-async def list_all(ctx: AppContext, space_uri: str, workflow_id: str, query: str | None, limit: int):
-    return await ctx.store.read(store_conversations.conversations, space_uri, workflow_id, query, limit)
+async def get(ctx: AppContext, space_uri: str, scope: Scope, key: str) -> list[Memory]:
+    """The conversation's messages, [] when there is none."""
+    return await ctx.store.read(store_conversations.conversation, space_uri, scope, key)
 
 
-async def delete(ctx: AppContext, space_uri: str, workflow_id: str, sim_id: str) -> None:
+async def list_all(
+    ctx: AppContext, space_uri: str, scope: Scope, key_matches: Callable[[str], bool] | None, limit: int
+) -> list[list[Memory]]:
+    return await ctx.store.read(store_conversations.conversations, space_uri, scope, key_matches, limit)
+
+
+async def delete(ctx: AppContext, space_uri: str, scope: Scope, key: str) -> int:
+    """Delete the conversation; how many conversations went (0 or 1: a key names one per scope)."""
+
     def delete_in_transaction(conn):
-        messages = store_conversations.conversation_by_id(conn, space_uri, workflow_id, sim_id)
-        if not messages:
-            raise NotFound("Memory not found")
-        store_memories.delete_memories(conn, space_uri, [(m.author, m.rkey) for m in messages])
+        messages = store_conversations.conversation(conn, space_uri, scope, key)
+        if messages:
+            store_memories.delete_memories(conn, space_uri, [(m.author, m.rkey) for m in messages])
+        return 1 if messages else 0
 
-    await ctx.store.write(delete_in_transaction)
+    return await ctx.store.write(delete_in_transaction)

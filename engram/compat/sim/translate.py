@@ -1,90 +1,110 @@
-"""Sim memory block (v1): request bodies -> values, conversations -> Sim's rows (pure functions).
+"""Sim memory block, first generation (`workflowId`-scoped; the tools `memory_add(id, role, content)`,
+`memory_get(id)`, `memory_get_all()`, `memory_delete(id)`): request bodies -> values, conversations -> Sim's
+rows (pure functions).
 
-A Sim memory row is one conversation `{id, workflowId, key, type, data: [{role, content}...], createdAt,
-updatedAt, deletedAt}`; engram stores each message as one memory (engram/store/conversations.py), so the
-row is reassembled from them. Validation order and messages are Sim's own (docs/compat.md "Sim").
+A Sim row is one conversation `{id, workflowId, key, type, data: [message...], createdAt, updatedAt,
+deletedAt}`; engram stores each message as one memory (engram/store/conversations.py), so the row is
+reassembled from them. Checks, their order and their messages are the routes' own, JavaScript truthiness
+included (docs/compat.md "Sim").
 """
 
 from __future__ import annotations
 
-import uuid
 from dataclasses import dataclass
 from typing import Any
 
 from ...errors import InvalidInput
 from ...store import Memory
+from ...store.attrs import nul_path
+from ...store.conversations import Scope
+from ...store.writes import MAX_TEXT_BYTES
+from .messages import ROLES, Message, conversation_data, too_long
+from .params import js_string, parse_int, truthy
 
-ROLES = ("user", "assistant", "system")
 DEFAULT_LIST_LIMIT = 50
-MAX_LIST_LIMIT = 1000
+MAX_LIST_LIMIT = 1000  # upstream has no cap; engram clamps to this (docs/compat.md)
 MAX_KEY_CHARS = 512
+SCOPE = "workflowId"
 
 
 @dataclass(frozen=True)
 class AddRequest:
-    workflow_id: str
+    scope: Scope
     key: str
-    role: str
-    content: str
+    message: Message
 
 
-def _text(value: Any) -> str | None:
-    return value if isinstance(value, str) and value else None
+def refuse_nul(value: Any, where: str | None = None) -> None:
+    """400 for a U+0000 anywhere in `value` (PostgreSQL, Sim's store, refuses it), naming its path."""
+    path = nul_path(value)
+    if path is not None:
+        name = ".".join(str(p) for p in ([where] if where else []) + path)
+        raise InvalidInput(f"{name}: Value cannot contain a NUL character (U+0000)", "NulCharacter")
+
+
+def _text_value(value: Any, what: str) -> str:
+    """A truthy key or workflowId as the text it becomes in Sim's text columns."""
+    text = js_string(value)
+    if text is None:
+        raise InvalidInput(f"{what} must be a string")
+    if len(text) > MAX_KEY_CHARS:
+        raise InvalidInput(f"{what} must be at most {MAX_KEY_CHARS} characters")
+    return text
 
 
 def parse_add(body: dict[str, Any]) -> AddRequest:
-    key = _text(body.get("key"))
-    if key is None:
+    """POST /api/memory `{key, type: "agent", data: {role, content}, workflowId}`: the route's checks in its
+    order (`if (!key)`, `if (!type || type !== 'agent')`, `if (!data)`, `if (!workflowId)`, then role and
+    content), each a 400 with the route's message."""
+    key, data, workflow_id = body.get("key"), body.get("data"), body.get("workflowId")
+    if not truthy(key):
         raise InvalidInput("Memory key is required")
-    if len(key) > MAX_KEY_CHARS:
-        raise InvalidInput(f"Memory key must be at most {MAX_KEY_CHARS} characters")
     if body.get("type") != "agent":
         raise InvalidInput('Memory type must be "agent"')
-    data = body.get("data")
-    if not data:
+    if not truthy(data):
         raise InvalidInput("Memory data is required")
-    workflow_id = require_workflow(body.get("workflowId"))
-    if not isinstance(data, dict) or _text(data.get("role")) is None or _text(data.get("content")) is None:
+    if not truthy(workflow_id):
+        raise InvalidInput("workflowId is required")
+    if not isinstance(data, dict) or not truthy(data.get("role")) or not truthy(data.get("content")):
         raise InvalidInput("Agent memory requires role and content")
     if data["role"] not in ROLES:
         raise InvalidInput("Agent role must be user, assistant, or system")
-    return AddRequest(workflow_id, key, data["role"], data["content"])
+    refuse_nul(body)
+    message = Message.of(data)
+    if too_long(message):
+        raise InvalidInput(f"Memory content must be at most {MAX_TEXT_BYTES} UTF-8 bytes")
+    return AddRequest(
+        Scope(SCOPE, _text_value(workflow_id, "workflowId")), _text_value(key, "Memory key"), message
+    )
 
 
-def require_workflow(value: Any) -> str:
-    workflow_id = _text(value)
-    if workflow_id is None:
-        raise InvalidInput("workflowId is required")
-    if len(workflow_id) > MAX_KEY_CHARS:
-        raise InvalidInput(f"workflowId must be at most {MAX_KEY_CHARS} characters")
-    return workflow_id
+def list_scope(value: str | None) -> Scope:
+    """GET /api/memory's `workflowId` (`if (!workflowId)`: "workflowId parameter is required")."""
+    if not value:
+        raise InvalidInput("workflowId parameter is required")
+    refuse_nul(value, "workflowId")
+    return Scope(SCOPE, _text_value(value, "workflowId"))
+
+
+def item_scope(value: str | None) -> Scope:
+    """GET/DELETE /api/memory/{id}'s `workflowId`, checked by zod (`z.string().uuid()`) there: missing is
+    "workflowId: Expected string, received null"; empty fails the UUID check. Any other non-empty value is
+    accepted, as POST and the list accept it (docs/compat.md "Sim": engram does not require a UUID)."""
+    if value is None:
+        raise InvalidInput("workflowId: Expected string, received null")
+    if value == "":
+        raise InvalidInput("workflowId: Invalid workflow ID format")
+    refuse_nul(value, "workflowId")
+    return Scope(SCOPE, _text_value(value, "workflowId"))
 
 
 def parse_limit(value: str | None) -> int:
-    if value is None or value == "":
-        return DEFAULT_LIST_LIMIT
-    try:
-        limit = int(value)
-    except ValueError:
-        raise InvalidInput("limit must be a positive integer") from None
-    if not 1 <= limit <= MAX_LIST_LIMIT:
-        raise InvalidInput(f"limit must be in 1..{MAX_LIST_LIMIT}")
-    return limit
-
-
-def new_memory_id() -> str:
-    return "mem_" + uuid.uuid4().hex
-
-
-def message_attrs(request: AddRequest, sim_id: str, sequence: int) -> dict[str, Any]:
-    return {
-        "shim": "sim",
-        "workflowId": request.workflow_id,
-        "conversationKey": request.key,
-        "sequence": sequence,
-        "role": request.role,
-        "simId": sim_id,
-    }
+    """`Number.parseInt(limit || '50')`, clamped to MAX_LIST_LIMIT (NaN or a negative number, which make
+    PostgreSQL fail upstream, are a 400 here)."""
+    limit = parse_int(value or str(DEFAULT_LIST_LIMIT))
+    if limit is None or limit < 0:
+        raise InvalidInput("limit must be a non-negative integer")
+    return min(limit, MAX_LIST_LIMIT)
 
 
 def memory_row(messages: list[Memory]) -> dict[str, Any]:
@@ -92,14 +112,10 @@ def memory_row(messages: list[Memory]) -> dict[str, Any]:
     first, last = messages[0], messages[-1]
     return {
         "id": first.attrs["simId"],
-        "workflowId": str(first.attrs["workflowId"]),
+        "workflowId": str(first.attrs[SCOPE]),
         "key": first.attrs["conversationKey"],
         "type": "agent",
-        # An imported message may lack a valid role; Sim's readers expect one of ROLES.
-        "data": [
-            {"role": m.attrs.get("role") if m.attrs.get("role") in ROLES else "user", "content": m.text}
-            for m in messages
-        ],
+        "data": conversation_data(messages),
         "createdAt": first.created_at,
         "updatedAt": last.created_at,
         "deletedAt": None,
@@ -108,27 +124,3 @@ def memory_row(messages: list[Memory]) -> dict[str, Any]:
 
 def ok(data: Any) -> dict[str, Any]:
     return {"success": True, "data": data}
-
-
-# What the memory block's tools hand a workflow, built from the HTTP answers (Sim's tools/memory/*.ts).
-def tool_add_output(response: dict[str, Any]) -> dict[str, Any]:
-    return {"success": True, "output": {"memories": response["data"]["data"]}}
-
-
-def tool_get_output(response: dict[str, Any]) -> dict[str, Any]:
-    memories = response["data"]["data"]
-    return {"success": True, "output": {"memories": memories, "message": "Memory retrieved successfully"}}
-
-
-def tool_get_all_output(response: dict[str, Any]) -> dict[str, Any]:
-    rows = response["data"]["memories"]
-    memories = [{"key": r["key"], "type": r["type"], "data": r["data"]} for r in rows]
-    return {"success": True, "output": {"memories": memories, "message": "Memories retrieved successfully"}}
-
-
-def tool_delete_output(response: dict[str, Any]) -> dict[str, Any]:
-    return {"success": True, "output": {"message": "Memory deleted successfully."}}
-
-
-def tool_error_output(response: dict[str, Any]) -> dict[str, Any]:
-    return {"success": False, "output": {}, "error": response["error"]["message"]}
