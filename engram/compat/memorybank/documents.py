@@ -88,7 +88,7 @@ class MemoryBank:
             writes += chunk_writes(
                 doc, author=space.authority, principal_id=principal_id(grant), embeddings=mine
             )
-        await self.ctx.store.write(replace_documents, space.uri, replaced, writes)
+        await self.ctx.store.write_to(space.uri, replace_documents, space.uri, replaced, writes)
         return [doc.document_id for doc in prepared] if texts else []
 
     async def query(self, grant: KeyGrant, queries: Sequence[Query]) -> list[dict[str, Any]]:
@@ -142,7 +142,7 @@ class MemoryBank:
         # No stored tag holds U+0000 (docs/protocol.md#memory-records), so a selector naming one matches
         # nothing; it is dropped rather than sent to a database that cannot take it as a parameter.
         selectors = [sel for sel in selectors if not any("\x00" in tag for tag in sel[0])]
-        await self.ctx.store.write(delete_selected, space.uri, selectors)
+        await self.ctx.store.write_to(space.uri, delete_selected, space.uri, selectors)
         return True
 
     async def _embed_queries(self, space: Space, texts: list[str]) -> np.ndarray:

@@ -66,7 +66,7 @@ async def append(
         )
         return _read_back(conn, space_uri, scope, key), not existing
 
-    return await ctx.store.write(append_in_transaction)
+    return await ctx.store.write_to(space_uri, append_in_transaction)
 
 
 async def replace_data(
@@ -85,7 +85,7 @@ async def replace_data(
         store_memories.put_memories(conn, space_uri, [replace(write, attrs=attrs)])
         return _read_back(conn, space_uri, scope, key)
 
-    return await ctx.store.write(replace_in_transaction)
+    return await ctx.store.write_to(space_uri, replace_in_transaction)
 
 
 async def get(ctx: AppContext, space_uri: str, scope: Scope, key: str) -> list[Memory]:
@@ -108,4 +108,4 @@ async def delete(ctx: AppContext, space_uri: str, scope: Scope, key: str) -> int
             store_memories.delete_memories(conn, space_uri, [(m.author, m.rkey) for m in messages])
         return 1 if messages else 0
 
-    return await ctx.store.write(delete_in_transaction)
+    return await ctx.store.write_to(space_uri, delete_in_transaction)
