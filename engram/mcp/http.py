@@ -21,6 +21,7 @@ from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 from mcp.server.mcpserver import Context
 from mcp.server.transport_security import TransportSecuritySettings
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from ..compat.keys import KeyGrant, bearer_token
 from ..errors import EngramError, NotAuthenticated
@@ -33,6 +34,7 @@ from .access import McpAccess, key_access
 from .asgi_bridge import serve_asgi
 from .operations import MemoryOperations
 from .server import build_server
+from .sessions import McpSessions
 
 if TYPE_CHECKING:
     from ..context import AppContext
@@ -43,6 +45,8 @@ SCOPES = {"memories:read": "read", "memories:write": "write"}  # OAuth scope -> 
 SCOPE_HELP = {"memories:read": "search and read your memories", "memories:write": "save and delete memories"}
 ACCESS_TTL_S = 3600  # short-lived access tokens; clients renew them with the (rotating) refresh token
 ACCESS_SCOPE_KEY = "engram.mcp.access"
+SESSION_HEADER = "Mcp-Session-Id"
+VERSION_HEADER = "MCP-Protocol-Version"
 
 
 async def access_from_request(context: Context) -> McpAccess:
@@ -58,10 +62,14 @@ class McpEndpoint:
         self.ctx = ctx
         self.oauth = OAuthServer(lambda: ctx.store, SCOPES, access_ttl_s=ACCESS_TTL_S)
         self.server = build_server(MemoryOperations(ctx), access_from_request)
+        self.sessions = McpSessions(lambda: ctx.store)
+        # Stateless: a fresh SDK transport per request, whichever process or node it reaches; the sessions
+        # of the 2025 revisions are engram's, in the store (sessions.py, docs/mcp.md#sessions).
         # DNS-rebinding protection guards servers that trust whoever reaches them; every /mcp request here
         # must carry a bearer credential, which a rebinding page cannot borrow (no cookies are involved).
         self.asgi = self.server.streamable_http_app(
             streamable_http_path=MCP_PATH,
+            stateless_http=True,
             transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
         )
 
@@ -104,9 +112,43 @@ class McpEndpoint:
             access = await self.access_for(token)
         except EngramError as err:
             return self.unauthorized(err.message, token_sent=True)
-        # The SDK binds a session to the principal that opened it: another credential cannot resume it.
         user = AuthenticatedUser(AccessToken(token="", client_id=access.principal, scopes=[]))
-        return await serve_asgi(self.asgi, request, {ACCESS_SCOPE_KEY: access, "user": user})
+        scope = {ACCESS_SCOPE_KEY: access, "user": user}
+        version = request.headers.get(VERSION_HEADER)
+        if version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS:
+            # The 2026 revision's self-contained requests: no session at all.
+            return await serve_asgi(self.asgi, request, scope)
+        return await self.in_session(request, access, scope)
+
+    async def in_session(self, request: web.Request, access: McpAccess, scope: dict) -> web.StreamResponse:
+        """A request of the 2025 revisions: `initialize` opens a session, everything else names a live one
+        opened by the same principal (docs/mcp.md#sessions)."""
+        session_id = request.headers.get(SESSION_HEADER)
+        if session_id is None:
+            if request.method == "POST":
+                body = await request.read()
+                if _is_initialize(body):
+                    session_id = await self.sessions.open(access.principal)
+                    answer = await serve_asgi(
+                        self.asgi, request, scope, body=body, headers={SESSION_HEADER: session_id}
+                    )
+                    if answer.status >= 400:  # nothing was established
+                        await self.sessions.end(session_id)
+                    return answer
+            if request.method in ("POST", "GET", "DELETE"):
+                return _rpc_error(400, "Bad Request: Missing session ID")
+        elif not await self.sessions.resume(session_id, access.principal):
+            # Unknown, expired, ended, or opened by another credential: all answer alike.
+            return _rpc_error(404, "Session not found")
+        elif request.method == "DELETE":
+            await self.sessions.end(session_id)
+            return web.Response(status=200)
+        elif request.method == "GET":
+            # No stream of server-initiated messages: engram sends none (the spec's 405 for that case).
+            return _rpc_error(405, "Method Not Allowed: no server-initiated messages", allow="POST, DELETE")
+        elif request.method == "POST":
+            return await serve_asgi(self.asgi, request, scope, headers={SESSION_HEADER: session_id})
+        return _rpc_error(405, "Method Not Allowed", allow="GET, POST, DELETE")
 
     # -- discovery ---------------------------------------------------------------------------------
     async def protected_resource(self, request: web.Request) -> web.Response:
@@ -144,6 +186,21 @@ class McpEndpoint:
         yield
         stop.set()
         await task
+
+
+def _is_initialize(body: bytes) -> bool:
+    try:
+        message = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return False  # the SDK's transport answers the parse error
+    return isinstance(message, dict) and message.get("method") == "initialize"
+
+
+def _rpc_error(status: int, message: str, allow: str | None = None) -> web.Response:
+    """The SDK transport's own error shape: a JSON-RPC error without a request id."""
+    body = orjson.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": message}})
+    headers = {"Allow": allow} if allow else None
+    return web.Response(status=status, body=body, content_type="application/json", headers=headers)
 
 
 mcp_key = web.AppKey("mcp", McpEndpoint)
