@@ -62,7 +62,13 @@ class McpEndpoint:
         self.ctx = ctx
         self.oauth = OAuthServer(lambda: ctx.store, SCOPES, access_ttl_s=ACCESS_TTL_S)
         self.server = build_server(MemoryOperations(ctx), access_from_request)
-        self.sessions = McpSessions(lambda: ctx.store)
+        s = ctx.settings
+        self.sessions = McpSessions(
+            lambda: ctx.store,
+            idle_s=s.mcp_session_idle_s,
+            per_key=s.mcp_sessions_per_key,
+            overall=s.mcp_sessions,
+        )
         # Stateless: a fresh SDK transport per request, whichever process or node it reaches; the sessions
         # of the 2025 revisions are engram's, in the store (sessions.py, docs/mcp.md#sessions).
         # DNS-rebinding protection guards servers that trust whoever reaches them; every /mcp request here

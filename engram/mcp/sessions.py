@@ -20,10 +20,7 @@ from typing import Any
 
 from ..store import mcp_sessions as rows
 
-IDLE_S = 15 * 60  # half the SDK's 30 minutes; a client whose session lapsed gets 404 and initializes again
-PER_KEY = 64  # sessions one principal may hold; its oldest goes when it opens another
-OVERALL = 10_000  # all principals together; past it the principal holding the most loses its oldest
-TOUCH_S = 60  # a session's last use is written at most this often (expiry is exact to within it)
+TOUCH_S = 60  # a session's last use is written at most this often (or a tenth of the idle expiry)
 
 
 def _digest(session_id: str) -> str:
@@ -35,13 +32,17 @@ class McpSessions:
         self,
         store: Callable[[], Any],
         *,
-        idle_s: float = IDLE_S,
-        per_key: int = PER_KEY,
-        overall: int = OVERALL,
+        idle_s: float,
+        per_key: int,
+        overall: int,
         clock: Callable[[], float] = time.time,
     ):
+        """`idle_s`, `per_key`, `overall`: ENGRAM_MCP_SESSION_IDLE_S, _SESSIONS_PER_KEY, _SESSIONS. A
+        principal at `per_key` loses its own oldest session when it opens another; past `overall`, the
+        principal holding the most loses its oldest. Nobody is ever refused a new session."""
         self._store = store  # a getter: the endpoint is built before the app's store is opened
         self.idle_ms = int(idle_s * 1000)
+        self.touch_ms = int(min(TOUCH_S, idle_s / 10) * 1000)
         self.per_key = per_key
         self.overall = overall
         self.clock = clock
@@ -65,12 +66,12 @@ class McpSessions:
 
     async def resume(self, session_id: str, principal: str) -> bool:
         """True when the session is live and `principal` opened it; its last use is then brought up to date
-        (a write at most every TOUCH_S per session)."""
+        (a write at most every `touch_ms` per session)."""
         digest, now = _digest(session_id), self._now_ms()
         row = await self._store().point_read(rows.live_session, digest, now, self.idle_ms)
         if row is None or row[0] != principal:
             return False
-        if now - row[1] >= TOUCH_S * 1000:
+        if now - row[1] >= self.touch_ms:
             await self._store().write(rows.touch_session, digest, now)
         return True
 

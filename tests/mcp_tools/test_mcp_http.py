@@ -231,3 +231,40 @@ async def test_a_2025_protocol_client_gets_event_streams_through_the_bridge(serv
         made = result_of(await client.call_tool("remember", {"text": FACTS[2]}))
         hits = result_of(await client.call_tool("recall", {"query": "weekly sync day", "mode": "vector"}))
         assert hits["results"][0]["uri"] == made["uri"]
+
+
+async def test_a_key_opening_sessions_in_a_loop_ends_only_its_own_oldest(aiohttp_server, settings):
+    served = await serve(aiohttp_server, replace(settings, mcp_sessions_per_key=3))
+    notes = await served.space("notes")
+    flood_token, _ = await served.key(notes, scopes=("read",))
+    quiet_token, _ = await served.key(notes)
+    accept = {"Accept": "application/json, text/event-stream"}
+    init = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "0"},
+        },
+    }
+    ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
+
+    async def open_session(http, token: str) -> dict:
+        opened = await http.post("/mcp", json=init, headers={"Authorization": f"Bearer {token}"})
+        assert opened.status_code == 200, opened.text
+        return {
+            "Authorization": f"Bearer {token}",
+            "Mcp-Session-Id": opened.headers["mcp-session-id"],
+            "MCP-Protocol-Version": "2025-06-18",
+        }
+
+    async with httpx2.AsyncClient(base_url=served.base, headers=accept) as http:
+        quiet = await open_session(http, quiet_token)
+        flood = [await open_session(http, flood_token) for _ in range(8)]
+        statuses = [(await http.post("/mcp", json=ping, headers=h)).status_code for h in flood]
+        assert statuses == [404] * 5 + [200] * 3  # the flooding key keeps its newest three
+        assert (await http.post("/mcp", json=ping, headers=quiet)).status_code == 200
+        fresh = await open_session(http, quiet_token)  # nobody is refused a new session
+        assert (await http.post("/mcp", json=ping, headers=fresh)).status_code == 200
