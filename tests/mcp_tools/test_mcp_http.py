@@ -8,6 +8,7 @@ import logging
 from dataclasses import replace
 
 import httpx2
+import jsonschema
 import pytest
 from api.api_support import Reader
 from mcp.shared.exceptions import MCPError
@@ -170,6 +171,55 @@ async def test_bad_arguments_are_tool_errors_not_crashes(served):
         assert "InvalidRequest" in error_of(
             await client.call_tool("recall", {"query": "x", "since": "yesterday"})
         )
+        # The model reads `Name: message` and nothing else: no SDK prefix, no pydantic report or link.
+        too_long = error_of(await client.call_tool("remember", {"text": "x" * 30001}))
+        assert too_long.startswith("InvalidRequest: text: ") and "pydantic" not in too_long
+        assert "x" * 100 not in too_long  # never the value sent
+        missing = error_of(await client.call_tool("recall", {}))
+        assert missing == "InvalidRequest: query: Field required", missing
+        unknown = error_of(await client.call_tool("list_memories", {"space": "nope"}))
+        assert unknown.startswith("UnknownSpace: 'nope' is not one of your spaces")
+
+
+async def test_unknown_tools_prompts_and_resources_are_protocol_errors_with_the_spec_codes(served):
+    notes = await served.space("notes")
+    token, _ = await served.key(notes)
+    async with served.client(token) as client:
+        with pytest.raises(MCPError) as tool:
+            await client.call_tool("teleport", {})
+        assert tool.value.code == -32602
+        with pytest.raises(MCPError) as prompt:
+            await client.get_prompt("no_such_prompt")
+        assert prompt.value.code == -32602
+        with pytest.raises(MCPError) as resource:
+            await client.read_resource(notes + "/garden.engram.memory/3zzzzzzzzzzzz")
+        assert resource.value.code == -32002 and "MemoryNotFound" in resource.value.error.message
+
+
+async def test_tools_declare_their_hints_and_the_schema_of_their_answers(served):
+    notes = await served.space("notes")
+    token, _ = await served.key(notes)
+    async with served.client(token) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        reads = {"recall", "get_memory", "list_memories", "list_spaces"}
+        assert {n for n, t in tools.items() if t.annotations.read_only_hint} == reads
+        assert tools["forget"].annotations.destructive_hint is True
+        assert tools["remember"].annotations.destructive_hint is False
+        assert tools["remember"].annotations.idempotent_hint and tools["forget"].annotations.idempotent_hint
+        made = result_of(await client.call_tool("remember", {"text": FACTS[0], "tags": ["team"]}))
+        answers = {
+            "remember": made,
+            "recall": result_of(await client.call_tool("recall", {"query": "pnpm"})),
+            "get_memory": result_of(await client.call_tool("get_memory", {"uri": made["uri"]})),
+            "list_memories": result_of(await client.call_tool("list_memories", {})),
+            "list_spaces": result_of(await client.call_tool("list_spaces", {})),
+            "forget": result_of(await client.call_tool("forget", {"uri": made["uri"]})),
+        }
+        for name, answer in answers.items():
+            schema = tools[name].output_schema
+            assert schema["type"] == "object" and schema.get("additionalProperties") is not True
+            jsonschema.validate(answer, schema)  # every field the answer has, typed as it is
+            assert set(answer) == set(schema["properties"]) == set(schema["required"])
 
 
 async def test_query_text_never_reaches_the_logs_even_at_debug(served, caplog):
