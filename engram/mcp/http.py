@@ -33,6 +33,7 @@ from ..oauth.token_endpoint import token_handler
 from .access import McpAccess, key_access
 from .asgi_bridge import serve_asgi
 from .operations import MemoryOperations
+from .origins import Origins
 from .server import build_server
 from .sessions import McpSessions
 
@@ -63,6 +64,7 @@ class McpEndpoint:
         self.oauth = OAuthServer(lambda: ctx.store, SCOPES, access_ttl_s=ACCESS_TTL_S)
         self.server = build_server(MemoryOperations(ctx), access_from_request)
         s = ctx.settings
+        self.origins = Origins(s.public_url, s.mcp_allowed_origins)
         self.sessions = McpSessions(
             lambda: ctx.store,
             idle_s=s.mcp_session_idle_s,
@@ -103,14 +105,43 @@ class McpEndpoint:
 
     def unauthorized(self, description: str, token_sent: bool) -> web.Response:
         challenge = f'Bearer resource_metadata="{self.resource_metadata_url}"'
+        body: dict[str, str] = {"error_description": description}
         if token_sent:  # no error code when the request had no credential at all (docs/mcp.md#oauth-21)
             challenge += f', error="invalid_token", error_description="{description}"'
-        body = orjson.dumps({"error": "invalid_token", "error_description": description})
+            body = {"error": "invalid_token", **body}
         return web.Response(
-            status=401, body=body, content_type="application/json", headers={"WWW-Authenticate": challenge}
+            status=401,
+            body=orjson.dumps(body),
+            content_type="application/json",
+            headers={"WWW-Authenticate": challenge},
         )
 
+    def refused_origin(self, request: web.Request) -> web.Response | None:
+        """421 for a Host, 403 for an Origin that is not this server's (docs/mcp.md#origins-and-cors)."""
+        host, origin = request.headers.get("Host"), request.headers.get("Origin")
+        if not self.origins.host_allowed(host):
+            return _rpc_error(421, f"Misdirected Request: Host {host!r} is not {self.public_url}'s")
+        if not self.origins.origin_allowed(origin):
+            return _rpc_error(403, f"Forbidden: pages of {origin!r} may not call /mcp")
+        return None
+
+    async def preflight(self, request: web.Request) -> web.Response:
+        refused = self.refused_origin(request)
+        if refused is not None:
+            return refused
+        return web.Response(status=204, headers=self.origins.preflight_headers(request.headers.get("Origin")))
+
     async def handle(self, request: web.Request) -> web.StreamResponse:
+        refused = self.refused_origin(request)
+        if refused is not None:
+            return refused
+        cors = self.origins.cors_headers(request.headers.get("Origin"))
+        response = await self.answer(request, cors)
+        if not response.prepared:  # a streamed answer got them from serve_asgi
+            response.headers.update(cors)
+        return response
+
+    async def answer(self, request: web.Request, cors: dict[str, str]) -> web.StreamResponse:
         token = bearer_token(request)
         if token is None:
             return self.unauthorized("a bearer credential is required", token_sent=False)
@@ -123,10 +154,12 @@ class McpEndpoint:
         version = request.headers.get(VERSION_HEADER)
         if version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS:
             # The 2026 revision's self-contained requests: no session at all.
-            return await serve_asgi(self.asgi, request, scope)
-        return await self.in_session(request, access, scope)
+            return await serve_asgi(self.asgi, request, scope, headers=cors)
+        return await self.in_session(request, access, scope, cors)
 
-    async def in_session(self, request: web.Request, access: McpAccess, scope: dict) -> web.StreamResponse:
+    async def in_session(
+        self, request: web.Request, access: McpAccess, scope: dict, cors: dict[str, str]
+    ) -> web.StreamResponse:
         """A request of the 2025 revisions: `initialize` opens a session, everything else names a live one
         opened by the same principal (docs/mcp.md#sessions)."""
         session_id = request.headers.get(SESSION_HEADER)
@@ -136,7 +169,7 @@ class McpEndpoint:
                 if _is_initialize(body):
                     session_id = await self.sessions.open(access.principal)
                     answer = await serve_asgi(
-                        self.asgi, request, scope, body=body, headers={SESSION_HEADER: session_id}
+                        self.asgi, request, scope, body=body, headers={**cors, SESSION_HEADER: session_id}
                     )
                     if answer.status >= 400:  # nothing was established
                         await self.sessions.end(session_id)
@@ -153,7 +186,7 @@ class McpEndpoint:
             # No stream of server-initiated messages: engram sends none (the spec's 405 for that case).
             return _rpc_error(405, "Method Not Allowed: no server-initiated messages", allow="POST, DELETE")
         elif request.method == "POST":
-            return await serve_asgi(self.asgi, request, scope, headers={SESSION_HEADER: session_id})
+            return await serve_asgi(self.asgi, request, scope, headers={**cors, SESSION_HEADER: session_id})
         return _rpc_error(405, "Method Not Allowed", allow="GET, POST, DELETE")
 
     # -- discovery ---------------------------------------------------------------------------------
@@ -217,6 +250,9 @@ def install_mcp(app: web.Application, ctx: AppContext) -> McpEndpoint:
     app[mcp_key] = endpoint
     consent = ConsentPage(endpoint.oauth, "Connect an AI agent to your engram memories", SCOPE_HELP)
     router = app.router
+    # Its own OPTIONS route: /mcp answers its preflights itself (the app-wide CORS answer lacks its
+    # methods and headers), engram/xrpc/middleware.py
+    router.add_route("OPTIONS", MCP_PATH, endpoint.preflight)
     router.add_route("*", MCP_PATH, endpoint.handle)
     router.add_get("/.well-known/oauth-protected-resource" + MCP_PATH, endpoint.protected_resource)
     router.add_get("/.well-known/oauth-protected-resource", endpoint.protected_resource)

@@ -124,8 +124,10 @@ async def test_no_or_bad_credential_gets_the_oauth_challenge(served):
         bare = await http.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
         assert bare.status_code == 401
         assert bare.headers["www-authenticate"] == f'Bearer resource_metadata="{metadata}"'
+        assert "invalid_token" not in bare.text  # nothing was presented: no error code (RFC 6750)
         bad = await http.post("/mcp", json={}, headers={"Authorization": "Bearer engram_not-a-key"})
         assert bad.status_code == 401 and 'error="invalid_token"' in bad.headers["www-authenticate"]
+        assert bad.json()["error"] == "invalid_token"
         prm = (await http.get("/.well-known/oauth-protected-resource/mcp")).json()
         assert prm["resource"] == served.mcp_url and prm["authorization_servers"] == [
             f"{served.base}/oauth/mcp"
@@ -318,3 +320,73 @@ async def test_a_key_opening_sessions_in_a_loop_ends_only_its_own_oldest(aiohttp
         assert (await http.post("/mcp", json=ping, headers=quiet)).status_code == 200
         fresh = await open_session(http, quiet_token)  # nobody is refused a new session
         assert (await http.post("/mcp", json=ping, headers=fresh)).status_code == 200
+
+
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "0"},
+    },
+}
+
+
+async def test_foreign_hosts_and_origins_are_refused_with_or_without_a_credential(aiohttp_server, settings):
+    served = await serve(aiohttp_server, replace(settings, mcp_allowed_origins=("https://app.example",)))
+    notes = await served.space("notes")
+    token, _ = await served.key(notes)
+    accept = {"Accept": "application/json, text/event-stream"}
+    bearer = {"Authorization": f"Bearer {token}"}
+    async with httpx2.AsyncClient(base_url=served.base, headers=accept) as http:
+        for credential in ({}, bearer):
+            evil = await http.post(
+                "/mcp", json=INIT, headers={**credential, "Origin": "https://evil.example"}
+            )
+            assert evil.status_code == 403, evil.text
+            rebound = await http.post("/mcp", json=INIT, headers={**credential, "Host": "evil.example"})
+            assert rebound.status_code == 421, rebound.text
+            sandboxed = await http.post("/mcp", json=INIT, headers={**credential, "Origin": "null"})
+            assert sandboxed.status_code == 403
+        for origin in ("https://app.example", served.base, "http://localhost:6274"):
+            ok = await http.post("/mcp", json=INIT, headers={**bearer, "Origin": origin})
+            assert ok.status_code == 200, (origin, ok.text)
+            assert ok.headers["access-control-allow-origin"] == origin
+            exposed = ok.headers["access-control-expose-headers"]
+            assert "Mcp-Session-Id" in exposed and "WWW-Authenticate" in exposed
+        assert (
+            await http.post("/mcp", json=INIT, headers={**bearer, "Host": "localhost:1"})
+        ).status_code == 200
+        assert (
+            await http.post("/mcp", json=INIT, headers={**bearer, "Host": "[::1]:8080"})
+        ).status_code == 200
+        assert (await http.post("/mcp", json=INIT, headers={"Origin": served.base})).status_code == 401
+
+
+async def test_a_browser_preflight_may_send_the_session_headers_and_read_the_challenge(served):
+    async with httpx2.AsyncClient(base_url=served.base) as http:
+        pre = await http.request(
+            "OPTIONS",
+            "/mcp",
+            headers={
+                "Origin": "http://localhost:6274",
+                "Access-Control-Request-Method": "DELETE",
+                "Access-Control-Request-Headers": "authorization, mcp-session-id, mcp-protocol-version",
+            },
+        )
+        assert pre.status_code == 204
+        assert pre.headers["access-control-allow-origin"] == "http://localhost:6274"
+        assert "DELETE" in pre.headers["access-control-allow-methods"]
+        allowed = pre.headers["access-control-allow-headers"]
+        assert all(h in allowed for h in ("Mcp-Session-Id", "MCP-Protocol-Version", "Last-Event-ID"))
+        foreign = await http.request(
+            "OPTIONS",
+            "/mcp",
+            headers={"Origin": "https://evil.example", "Access-Control-Request-Method": "POST"},
+        )
+        assert foreign.status_code == 403
+        challenge = await http.post("/mcp", json=INIT, headers={"Origin": "http://localhost:6274"})
+        assert challenge.status_code == 401
+        assert "WWW-Authenticate" in challenge.headers["access-control-expose-headers"]
