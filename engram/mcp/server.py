@@ -22,6 +22,7 @@ from pydantic import Field, ValidationError
 
 from .. import __version__
 from ..errors import EngramError, InvalidInput, NotFound
+from ..service.budget import spending
 from . import schemas
 from .access import McpAccess
 from .operations import MAX_PAGE, MAX_RECALL, MemoryOperations
@@ -110,7 +111,11 @@ def build_server(ops: MemoryOperations | RemoteOperations, access_of: AccessProv
 
     async def run(context: Context, work: Callable[[McpAccess], Awaitable[Any]]) -> Any:
         try:
-            return await work(await access_of(context))
+            access = await access_of(context)
+            with spending(
+                access.principal
+            ):  # recall spends the key's text budget (docs/mcp.md#limits-for-agents)
+                return await work(access)
         except EngramError as err:
             raise ToolError(f"{err.name}: {err.message}") from None
 

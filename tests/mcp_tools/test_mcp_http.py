@@ -236,16 +236,21 @@ async def test_query_text_never_reaches_the_logs_even_at_debug(served, caplog):
     assert caplog.records and secret not in caplog.text
 
 
-async def test_recall_draws_on_the_same_text_search_limits_as_the_http_apis(aiohttp_server, settings):
-    served = await serve(aiohttp_server, replace(settings, text_search_rate=0.001, text_search_burst=2))
+async def test_recall_spends_the_keys_text_budget_not_the_spaces(aiohttp_server, settings):
+    limits = {"key_text_search_rate": 0.001, "key_text_search_burst": 2}
+    served = await serve(
+        aiohttp_server, replace(settings, text_search_rate=0.001, text_search_burst=1, **limits)
+    )
     notes = await served.space("notes")
     token, _ = await served.key(notes)
+    other_token, _ = await served.key(notes)
     async with served.client(token) as client:
-        for _ in range(2):
+        for _ in range(2):  # more than the space's burst of 1: the key pays, not the space
             result_of(await client.call_tool("recall", {"query": "pnpm", "mode": "vector"}))
-        assert "RateLimitExceeded" in error_of(
-            await client.call_tool("recall", {"query": "pnpm", "mode": "vector"})
-        )
+        refused = error_of(await client.call_tool("recall", {"query": "pnpm", "mode": "vector"}))
+        assert refused.startswith("RateLimitExceeded: too many text searches for this API key")
+    async with served.client(other_token) as client:  # another key of the same space has its own
+        result_of(await client.call_tool("recall", {"query": "pnpm", "mode": "vector"}))
 
 
 async def test_a_session_answers_only_the_key_that_opened_it(served):

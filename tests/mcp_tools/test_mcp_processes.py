@@ -4,6 +4,8 @@ ends everywhere at DELETE; and a 2025-protocol SDK client that opens a new conne
 
 from __future__ import annotations
 
+import asyncio
+
 import aiohttp
 import httpx2
 from mcp import Client
@@ -69,3 +71,35 @@ async def test_the_sdk_client_on_a_new_connection_per_request_connects_every_tim
                 listed = result_of(await client.call_tool("list_memories", {"limit": 100}))
                 assert made["uri"] in {m["uri"] for m in listed["memories"]}
                 assert result_of(await client.call_tool("list_spaces", {}))["spaces"][0]["write"]
+
+
+async def test_agent_speed_recalls_all_succeed_on_the_default_limits(tmp_path):
+    """50 back-to-back recalls of one agent, and 5 sessions of one key with 4 recalls in flight each:
+    the key's text budget and the embedder's queue fit agents (docs/mcp.md#limits-for-agents)."""
+    async with engram_serve(tmp_path, ENGRAM_EMBEDDER="builtin") as engram:  # the real model's pace
+        headers = {"Authorization": f"Bearer {engram.token}"}
+        async with (
+            httpx2.AsyncClient(headers=headers) as http,
+            Client(streamable_http_client(engram.mcp_url, http_client=http)) as client,
+        ):
+            result_of(await client.call_tool("remember", {"text": "The release train leaves on Thursdays."}))
+            for i in range(50):
+                hits = result_of(
+                    await client.call_tool("recall", {"query": f"release train {i}", "limit": 3})
+                )
+                assert hits["results"], i
+
+        async def session(n: int) -> list[dict]:
+            async with (
+                httpx2.AsyncClient(headers=headers) as http,
+                Client(streamable_http_client(engram.mcp_url, http_client=http), mode="legacy") as client,
+            ):
+                calls = [
+                    client.call_tool("recall", {"query": f"when does the train leave {n}.{i}"})
+                    for i in range(4)
+                ]
+                return [result_of(call) for call in await asyncio.gather(*calls)]
+
+        answers = await asyncio.gather(*(session(n) for n in range(5)))
+        assert [len(a) for a in answers] == [4] * 5
+        assert all(hit["results"] for a in answers for hit in a)

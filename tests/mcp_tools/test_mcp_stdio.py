@@ -123,6 +123,7 @@ def test_a_keyed_session_without_a_data_dir_says_where_it_looked_and_creates_not
     }
     proc = subprocess.run(
         [sys.executable, "-m", "engram", "mcp", "--key", "engram_some-key"],
+        check=False,
         cwd=tmp_path,  # a host's working directory
         env=env,
         capture_output=True,
