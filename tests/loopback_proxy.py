@@ -1,13 +1,18 @@
-"""A loopback reverse proxy that adds `Authorization: Bearer <key>` to every request it passes on.
+"""A loopback reverse proxy: one address in front of one or more engram servers, requests handed to them
+in turn, optionally adding `Authorization: Bearer <key>` to every request.
 
-The official MCP conformance suite (`@modelcontextprotocol/conformance`) has no way to send a credential,
-and every /mcp request needs one; this is the network edge between them. Everything else goes through as
-sent, `Host` and `Origin` included (the suite's DNS-rebinding check sends foreign ones), and answers are
-streamed back chunk by chunk (server-sent events)."""
+Two uses: the official MCP conformance suite (`@modelcontextprotocol/conformance`) has no way to send a
+credential, and every /mcp request needs one; and two cluster nodes behind one address, as a load
+balancer would put them, with consecutive requests of one client landing on different nodes. Everything
+else goes through as sent, `Host` and `Origin` included (the suite's DNS-rebinding check sends foreign
+ones), and answers are streamed back chunk by chunk (server-sent events)."""
 
 from __future__ import annotations
 
+import itertools
+from collections import Counter
 from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
 
 import aiohttp
 from aiohttp import web
@@ -15,14 +20,25 @@ from aiohttp import web
 HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "te", "upgrade", "content-length"}
 
 
+@dataclass
+class Proxy:
+    url: str
+    served: Counter = field(default_factory=Counter)  # target base URL -> requests handed to it
+
+
 @asynccontextmanager
-async def bearer_proxy(target: str, token: str):
-    """Yields the proxy's base URL; `target` is engram's base URL."""
+async def loopback_proxy(targets: list[str], token: str | None = None):
+    """Yields the running `Proxy`; `targets` are base URLs, taken round-robin per request."""
     session = aiohttp.ClientSession(auto_decompress=False)
+    turn = itertools.cycle(targets)
+    proxy = Proxy("")
 
     async def forward(request: web.Request) -> web.StreamResponse:
+        target = next(turn)
+        proxy.served[target] += 1
         headers = {k: v for k, v in request.headers.items() if k.lower() not in HOP_BY_HOP}
-        headers["Authorization"] = f"Bearer {token}"
+        if token is not None:
+            headers["Authorization"] = f"Bearer {token}"
         async with session.request(
             request.method,
             target + request.path_qs,
@@ -46,9 +62,9 @@ async def bearer_proxy(target: str, token: str):
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)
     await site.start()
-    port = site._server.sockets[0].getsockname()[1]
+    proxy.url = f"http://127.0.0.1:{site._server.sockets[0].getsockname()[1]}"
     try:
-        yield f"http://127.0.0.1:{port}"
+        yield proxy
     finally:
         await runner.cleanup()
         await session.close()
