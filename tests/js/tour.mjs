@@ -4,7 +4,12 @@
 // template, the prompt, the spec's error codes, and (HTTP) DELETE ending the session. Prints one JSON line
 // {checks: [{name, ok, detail}]}. Run by tests/mcp_tools/test_mcp_real_clients.py.
 //   node tour.mjs http <mcp url> <bearer>
+//   node tour.mjs oauth <mcp url>     the SDK's own OAuth: discovery, registration, PKCE; it prints
+//                                     {"authorize": url} for a browser to approve, and takes the code at
+//                                     its loopback redirect URI, as a desktop host does
 //   node tour.mjs stdio <command> <args...>      (the environment is passed on)
+import { createServer } from "node:http";
+import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -25,12 +30,86 @@ async function refused(name, promise) {
   }
 }
 
-let transport;
-if (mode === "http") {
-  const [url, bearer] = rest;
-  transport = new StreamableHTTPClientTransport(new URL(url), {
-    requestInit: { headers: { Authorization: `Bearer ${bearer}` } },
+// The redirect URI a desktop host listens on (RFC 8252 loopback redirect): resolves with the code.
+async function loopbackRedirect() {
+  let done;
+  const code = new Promise((resolve) => (done = resolve));
+  const server = createServer((req, res) => {
+    const params = new URL(req.url, "http://127.0.0.1").searchParams;
+    res.writeHead(200, { "Content-Type": "text/html" }).end("<!doctype html><title>connected</title>done");
+    done(params.get("code"));
   });
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return { url: `http://127.0.0.1:${server.address().port}/callback`, code, close: () => server.close() };
+}
+
+class MemoryProvider {
+  constructor(redirectUrl) {
+    this.redirect = redirectUrl;
+    this.saved = {};
+  }
+  get redirectUrl() {
+    return this.redirect;
+  }
+  get clientMetadata() {
+    return {
+      client_name: "engram tour (TypeScript SDK)",
+      redirect_uris: [this.redirect],
+      grant_types: ["authorization_code", "refresh_token"],
+      response_types: ["code"],
+      token_endpoint_auth_method: "none",
+      scope: "memories:read memories:write",
+    };
+  }
+  clientInformation() {
+    return this.saved.client;
+  }
+  saveClientInformation(info) {
+    this.saved.client = info;
+  }
+  tokens() {
+    return this.saved.tokens;
+  }
+  saveTokens(tokens) {
+    this.saved.tokens = tokens;
+  }
+  redirectToAuthorization(url) {
+    console.log(JSON.stringify({ authorize: url.href })); // the test's browser opens it
+  }
+  saveCodeVerifier(verifier) {
+    this.saved.verifier = verifier;
+  }
+  codeVerifier() {
+    return this.saved.verifier;
+  }
+}
+
+let transport;
+let bearer;
+if (mode === "http") {
+  const [url, key] = rest;
+  bearer = () => key;
+  transport = new StreamableHTTPClientTransport(new URL(url), {
+    requestInit: { headers: { Authorization: `Bearer ${key}` } },
+  });
+} else if (mode === "oauth") {
+  const [url] = rest;
+  const redirect = await loopbackRedirect();
+  const provider = new MemoryProvider(redirect.url);
+  const first = new StreamableHTTPClientTransport(new URL(url), { authProvider: provider });
+  try {
+    await new Client({ name: "engram-tour", version: "1.0.0" }).connect(first);
+    check("the first connect asks for authorization", false, "it connected without a token");
+  } catch (err) {
+    check("the first connect asks for authorization", err instanceof UnauthorizedError, err?.message);
+  }
+  const code = await redirect.code;
+  redirect.close();
+  await first.finishAuth(code); // the code and the PKCE verifier for tokens
+  check("the code was exchanged for tokens", provider.tokens()?.access_token && provider.tokens()?.refresh_token);
+  check("the client registered itself", provider.clientInformation()?.client_id);
+  bearer = () => provider.tokens()?.access_token;
+  transport = new StreamableHTTPClientTransport(new URL(url), { authProvider: provider });
 } else {
   const [command, ...args] = rest;
   transport = new StdioClientTransport({ command, args, env: process.env, stderr: "inherit" });
@@ -129,15 +208,15 @@ try {
   const after = await call("recall", { query: "when does the release train leave", tags: ["tour"] });
   ok("recall no longer finds it", after, !after.structuredContent?.results?.some((r) => r.uri === uri));
 
-  if (mode === "http") {
+  if (mode !== "stdio") {
     const session = transport.sessionId;
     check("a session id was given", typeof session === "string" && session.length >= 32, session);
     await transport.terminateSession();
-    const [url, bearer] = rest;
+    const [url] = rest;
     const late = await fetch(url, {
       method: "POST",
       headers: {
-        Authorization: `Bearer ${bearer}`,
+        Authorization: `Bearer ${bearer()}`,
         "Content-Type": "application/json",
         Accept: "application/json, text/event-stream",
         "Mcp-Session-Id": session,

