@@ -1,5 +1,5 @@
 """One key flooding MCP `recall` against another key's recall latency, on default limits
-(docs/mcp.md#limits-for-agents, docs/benchmarks.md#mcp-recall-under-a-flooding-key).
+(docs/mcp.md#limits-for-agents, docs/benchmarks.md#mcp-recall-under-a-flooding-key-scriptsbench_mcp_fairnesspy).
 
 `engram serve` (default serving processes, the built-in model) over a data dir with two spaces of
 `--memories` generated vectors each and one API key per space. The quiet key makes `--count` recalls one
