@@ -40,6 +40,17 @@ from engram.service import apikeys
 from engram.store import ModelSpec
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU of a process and its children (the serving processes of `engram serve`)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / tick + sum(cpu_seconds(int(c)) for c in children)
+
+
 @asynccontextmanager
 async def engram_serve(env: dict[str, str]):
     with socket.socket() as s:
@@ -67,7 +78,7 @@ async def engram_serve(env: dict[str, str]):
             else:
                 raise RuntimeError("engram serve did not become healthy")
         await asyncio.sleep(2)  # the other serving processes finish starting
-        yield base
+        yield base, proc.pid
     finally:
         proc.terminate()
         await proc.wait()
@@ -160,7 +171,7 @@ async def main() -> None:
                 tokens.append((await apikeys.create_api_key(ctx, space.uri, ["read"], name))[1])
         quiet_token, flood_token = tokens
 
-        async with engram_serve(env) as base, AsyncExitStack() as stack:
+        async with engram_serve(env) as (base, server_pid), AsyncExitStack() as stack:
             url = base + "/mcp"
             quiet = await stack.enter_async_context(mcp_client(url, quiet_token))
             await quiet_series(
@@ -184,7 +195,11 @@ async def main() -> None:
                 stdout=asyncio.subprocess.PIPE,
             )
             assert (await flood.stdout.readline()).strip() == b"flooding"
+            cpu_before, wall_before = (cpu_seconds(server_pid), cpu_seconds(flood.pid)), time.perf_counter()
             loaded = await quiet_series(quiet, args.count, args.quiet_rate)
+            wall = time.perf_counter() - wall_before
+            server_cpu = (cpu_seconds(server_pid) - cpu_before[0]) / wall
+            flood_cpu = (cpu_seconds(flood.pid) - cpu_before[1]) / wall
             flood.send_signal(signal.SIGINT)  # it prints what it got and stops
             outcomes = json.loads((await flood.communicate())[0].decode().strip().splitlines()[-1])
 
@@ -199,6 +214,7 @@ async def main() -> None:
         "loaded_p99_ms": round(pct(loaded, 99), 2),
         "ratio_p50": round(statistics.median(loaded) / statistics.median(idle), 2),
         "flood_outcomes": outcomes,
+        "cores_busy_under_flood": {"server": round(server_cpu, 2), "flood_client": round(flood_cpu, 2)},
         "load_avg": f"{load_before} -> {load_average()}",
     }
     print(json.dumps(result))
