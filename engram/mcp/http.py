@@ -207,8 +207,9 @@ class McpEndpoint:
         return web.json_response(metadata)
 
     async def hold_sessions(self, app: web.Application) -> AsyncIterator[None]:
-        """Run the SDK's session manager for the app's lifetime, in a task of its own: its anyio task
-        group must be entered and left by the same task, which aiohttp's start-up and clean-up are not."""
+        """Run the SDK's session manager for the app's lifetime, in a task of its own: it holds no sessions
+        here (stateless), but its anyio task group runs each request's transport, and must be entered and
+        left by the same task, which aiohttp's start-up and clean-up are not."""
         started, stop = asyncio.Event(), asyncio.Event()
 
         async def hold() -> None:
