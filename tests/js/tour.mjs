@@ -1,7 +1,7 @@
 // The TypeScript SDK client (what Claude Desktop via mcp-remote, VS Code, Cursor and the Inspector use)
 // through every part of engram's MCP server: initialize, tools/list with its schemas compiled and every
 // answer validated against its outputSchema, every tool with valid and invalid arguments, the resource
-// template, the prompt, the spec's error codes, and (HTTP) DELETE ending the session. Prints one JSON line
+// template, the prompt, the spec's error codes, cancellation, and (HTTP) DELETE ending the session. Prints one JSON line
 // {checks: [{name, ok, detail}]}. Run by tests/mcp_tools/test_mcp_real_clients.py.
 //   node tour.mjs http <mcp url> <bearer>
 //   node tour.mjs oauth <mcp url>     the SDK's own OAuth: discovery, registration, PKCE; it prints
@@ -199,6 +199,15 @@ try {
   check("an unknown prompt is -32602", noPrompt.code === -32602, JSON.stringify(noPrompt));
   const noTool = await refused("tools/call", client.callTool({ name: "teleport", arguments: {} }));
   check("an unknown tool is -32602", noTool.code === -32602, JSON.stringify(noTool));
+
+  // Cancellation: the SDK sends notifications/cancelled and drops the call; the server may ignore it
+  // (docs/mcp.md#sessions), and the session goes on.
+  const controller = new AbortController();
+  const pending = client.callTool({ name: "recall", arguments: { query: "anything" } }, undefined, { signal: controller.signal });
+  controller.abort("the user changed their mind");
+  check("a cancelled call is abandoned", await pending.then(() => false, () => true));
+  const afterCancel = await call("list_spaces", {});
+  ok("the session goes on after a cancellation", afterCancel, afterCancel.structuredContent?.spaces?.length > 0);
 
   const forgot = await call("forget", { uri });
   ok("forget deletes it", forgot, forgot.structuredContent?.deleted === true);
