@@ -1,11 +1,15 @@
 """The tools' answers as types: the SDK turns each tool's return annotation into its `outputSchema` (what
 hosts show and validate `structuredContent` against) and checks every answer against it (docs/mcp.md#tools).
-They describe exactly the dicts `operations.py` builds."""
+They describe exactly the dicts `operations.py` builds; a field an answer has and its type lacks fails the
+call (`extra="forbid"`) rather than being dropped, so a new field cannot go missing unnoticed."""
 
-# typing_extensions' TypedDict: pydantic needs it on Python < 3.12 to build the schema of nested ones
-from typing_extensions import TypedDict
+from pydantic import ConfigDict, with_config
+from typing_extensions import TypedDict  # pydantic needs this one on Python < 3.12 (nested schemas)
+
+EXACT = ConfigDict(extra="forbid")
 
 
+@with_config(EXACT)
 class Remembered(TypedDict):
     uri: str
     space: str | None  # the space's short id (list_spaces' `id`)
@@ -14,6 +18,7 @@ class Remembered(TypedDict):
     indexed: bool
 
 
+@with_config(EXACT)
 class MemoryView(TypedDict):
     uri: str
     space: str | None
@@ -24,33 +29,39 @@ class MemoryView(TypedDict):
     createdAt: str
 
 
+@with_config(EXACT)
 class Hit(MemoryView):
     similarity: float | None  # cosine in [0, 1]; null for a keyword-only hit without a vector
     score: float
 
 
+@with_config(EXACT)
 class Recalled(TypedDict):
     results: list[Hit]
     spaces: list[str | None]  # the spaces searched
     mode: str
 
 
+@with_config(EXACT)
 class MemoryPage(TypedDict):
     memories: list[MemoryView]
     cursor: str | None  # null on the last page
 
 
+@with_config(EXACT)
 class Forgotten(TypedDict):
     uri: str
     deleted: bool
 
 
+@with_config(EXACT)
 class Model(TypedDict):
     name: str
     digest: str
     dims: int
 
 
+@with_config(EXACT)
 class SpaceView(TypedDict):
     id: str
     name: str
@@ -62,5 +73,6 @@ class SpaceView(TypedDict):
     default: bool
 
 
+@with_config(EXACT)
 class Spaces(TypedDict):
     spaces: list[SpaceView]

@@ -112,9 +112,8 @@ def build_server(ops: MemoryOperations | RemoteOperations, access_of: AccessProv
     async def run(context: Context, work: Callable[[McpAccess], Awaitable[Any]]) -> Any:
         try:
             access = await access_of(context)
-            with spending(
-                access.principal
-            ):  # recall spends the key's text budget (docs/mcp.md#limits-for-agents)
+            # recall spends the caller's own text budget (docs/mcp.md#limits-for-agents)
+            with spending(access.principal):
                 return await work(access)
         except EngramError as err:
             raise ToolError(f"{err.name}: {err.message}") from None
