@@ -61,7 +61,7 @@ async def test_the_sdk_client_on_a_new_connection_per_request_connects_every_tim
     async with engram_serve(tmp_path) as engram:
         limits = httpx2.Limits(max_keepalive_connections=0)  # every request on a new connection
         headers = {"Authorization": f"Bearer {engram.token}"}
-        for i in range(10):
+        for i in range(5):
             async with (
                 httpx2.AsyncClient(headers=headers, limits=limits) as http,
                 Client(streamable_http_client(engram.mcp_url, http_client=http), mode="legacy") as client,
