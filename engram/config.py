@@ -25,6 +25,7 @@ from .config_values import (
     as_index_store,
     as_int,
     as_networks,
+    as_origins,
     as_url,
 )
 from .serving.event_loop import EVENT_LOOPS, default_event_loop, uvloop_available
@@ -129,7 +130,26 @@ VARIABLES: tuple[Variable, ...] = (
         "Text searches per second per space authority (per space for spaces hosted under engram's own DID).",
     ),
     Variable("ENGRAM_TEXT_SEARCH_BURST", "20", "Text search burst per space authority."),
-    Variable("ENGRAM_EMBED_CONCURRENCY", "4", "Query embeddings in flight; beyond it 503 EmbedderBusy."),
+    Variable(
+        "ENGRAM_EMBED_CONCURRENCY", "4", "Query embeddings in flight; beyond it queries wait their turn."
+    ),
+    Variable(
+        "ENGRAM_EMBED_QUEUE",
+        "64",
+        "Queries waiting for an embedding slot, taken in turn per caller; beyond it 503 EmbedderBusy "
+        "(the caller with the most waiting gives way first).",
+    ),
+    Variable(
+        "ENGRAM_EMBED_WAIT_MS",
+        "2000",
+        "How long a query waits for an embedding slot before 503 EmbedderBusy.",
+    ),
+    Variable(
+        "ENGRAM_KEY_TEXT_SEARCH_RATE",
+        "10",
+        "Text searches per second per API key (MCP `recall`), instead of the space authority's budget.",
+    ),
+    Variable("ENGRAM_KEY_TEXT_SEARCH_BURST", "200", "Text search burst per API key."),
     Variable("ENGRAM_METRICS_PORT", "0", "Port for Prometheus `/metrics` on the same host (0 = off)."),
     # HTTP server limits against slow or hostile clients (engram/serving).
     Variable(
@@ -173,6 +193,18 @@ VARIABLES: tuple[Variable, ...] = (
         "Most memories a synced space may hold; writes beyond wait (0 = no limit).",
     ),
     Variable("ENGRAM_LIMIT_BYTES", "0", "Most text+source bytes a synced space may hold (0 = no limit)."),
+    # MCP at /mcp (docs/mcp.md)
+    Variable(
+        "ENGRAM_MCP_ALLOWED_ORIGINS",
+        "",
+        "Comma-separated origins (`https://host[:port]`) whose pages and Host headers /mcp accepts besides "
+        "the public URL's and loopback's.",
+    ),
+    Variable("ENGRAM_MCP_SESSIONS", "10000", "MCP sessions open at once, over every key."),
+    Variable(
+        "ENGRAM_MCP_SESSIONS_PER_KEY", "64", "MCP sessions one API key may hold; its oldest ends first."
+    ),
+    Variable("ENGRAM_MCP_SESSION_IDLE_S", "900", "An MCP session unused this many seconds ends."),
     # throughput (docs/architecture.md#using-every-core)
     Variable(
         "ENGRAM_VALIDATE_OUTPUT",
@@ -269,6 +301,10 @@ class Settings:
     text_search_rate: float = 2.0
     text_search_burst: int = 20
     embed_concurrency: int = 4
+    embed_queue: int = 64
+    embed_wait_ms: int = 2000
+    key_text_search_rate: float = 10.0
+    key_text_search_burst: int = 200
     metrics_port: int = 0
     # HTTP server limits (engram/serving)
     header_timeout_ms: int = 10_000
@@ -282,6 +318,11 @@ class Settings:
     sync_timeout: float = 30.0
     limit_memories: int = 0
     limit_bytes: int = 0
+    # MCP (docs/mcp.md)
+    mcp_allowed_origins: tuple[str, ...] = ()
+    mcp_sessions: int = 10_000
+    mcp_sessions_per_key: int = 64
+    mcp_session_idle_s: int = 900
     # Throughput (docs/architecture.md#using-every-core)
     # every XRPC answer against its lexicon (tests, debugging); else once per method
     validate_output: bool = False
@@ -393,6 +434,14 @@ def read_env(environ: Mapping[str, str] | None = None) -> Settings:
         text_search_rate=as_float("ENGRAM_TEXT_SEARCH_RATE", get("ENGRAM_TEXT_SEARCH_RATE") or "", 0.0),
         text_search_burst=as_int("ENGRAM_TEXT_SEARCH_BURST", get("ENGRAM_TEXT_SEARCH_BURST") or "", 1),
         embed_concurrency=as_int("ENGRAM_EMBED_CONCURRENCY", get("ENGRAM_EMBED_CONCURRENCY") or "", 1),
+        embed_queue=as_int("ENGRAM_EMBED_QUEUE", get("ENGRAM_EMBED_QUEUE") or "", 0),
+        embed_wait_ms=as_int("ENGRAM_EMBED_WAIT_MS", get("ENGRAM_EMBED_WAIT_MS") or "", 0, 60_000),
+        key_text_search_rate=as_float(
+            "ENGRAM_KEY_TEXT_SEARCH_RATE", get("ENGRAM_KEY_TEXT_SEARCH_RATE") or "", 0.0
+        ),
+        key_text_search_burst=as_int(
+            "ENGRAM_KEY_TEXT_SEARCH_BURST", get("ENGRAM_KEY_TEXT_SEARCH_BURST") or "", 1
+        ),
         metrics_port=as_int("ENGRAM_METRICS_PORT", get("ENGRAM_METRICS_PORT") or "", 0, 65535),
         header_timeout_ms=as_int(
             "ENGRAM_HEADER_TIMEOUT_MS", get("ENGRAM_HEADER_TIMEOUT_MS") or "", 100, 3_600_000
@@ -411,6 +460,14 @@ def read_env(environ: Mapping[str, str] | None = None) -> Settings:
         sync_timeout=as_float("ENGRAM_SYNC_TIMEOUT", get("ENGRAM_SYNC_TIMEOUT") or "", 0.1),
         limit_memories=as_int("ENGRAM_LIMIT_MEMORIES", get("ENGRAM_LIMIT_MEMORIES") or "", 0),
         limit_bytes=as_int("ENGRAM_LIMIT_BYTES", get("ENGRAM_LIMIT_BYTES") or "", 0),
+        mcp_allowed_origins=as_origins("ENGRAM_MCP_ALLOWED_ORIGINS", get("ENGRAM_MCP_ALLOWED_ORIGINS") or ""),
+        mcp_sessions=as_int("ENGRAM_MCP_SESSIONS", get("ENGRAM_MCP_SESSIONS") or "", 1),
+        mcp_sessions_per_key=as_int(
+            "ENGRAM_MCP_SESSIONS_PER_KEY", get("ENGRAM_MCP_SESSIONS_PER_KEY") or "", 1
+        ),
+        mcp_session_idle_s=as_int(
+            "ENGRAM_MCP_SESSION_IDLE_S", get("ENGRAM_MCP_SESSION_IDLE_S") or "", 10, 86_400
+        ),
         # Throughput
         validate_output=as_bool("ENGRAM_VALIDATE_OUTPUT", get("ENGRAM_VALIDATE_OUTPUT") or "0"),
         event_loop=_event_loop(get("ENGRAM_EVENT_LOOP")),

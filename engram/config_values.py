@@ -71,6 +71,21 @@ def as_url(name: str, raw: str) -> str:
     return raw.rstrip("/")
 
 
+def as_origins(name: str, raw: str) -> tuple[str, ...]:
+    """Web origins, `scheme://host[:port]` each (no path), lower-cased as browsers send them."""
+    origins = []
+    for item in (part.strip() for part in raw.split(",")):
+        if not item:
+            continue
+        parts = urlsplit(item)
+        if parts.scheme not in {"http", "https"} or not parts.hostname or parts.path not in ("", "/"):
+            raise ConfigError(f"{name}: {item!r} must be an origin like https://host or https://host:port")
+        if parts.query or parts.fragment or parts.username:
+            raise ConfigError(f"{name}: {item!r} must be an origin like https://host or https://host:port")
+        origins.append(f"{parts.scheme}://{parts.netloc}".lower())
+    return tuple(origins)
+
+
 def as_index_store(name: str, raw: str | None) -> str | None:
     if not raw:
         return None

@@ -159,6 +159,14 @@ async def _backfill_repos(store: Store, keyring) -> None:
         )
 
 
+async def attach_embedder(ctx: AppContext) -> None:
+    """Load the embedder into a context opened with `embedder=False`, and rebuild the services over it
+    (they hold it from when they are built). For `engram mcp`, which answers a host before the model is
+    loaded (docs/mcp.md#stdio-engram-mcp); nothing may use the services while this runs."""
+    ctx.embedder = await _load_embedder(ctx)
+    ctx.services = Services.build(ctx)
+
+
 async def _load_embedder(ctx: AppContext, lazy: bool = False):
     from .embed import load_embedder
 

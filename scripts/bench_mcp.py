@@ -99,7 +99,9 @@ async def main() -> None:
     args = parser.parse_args()
 
     async with (
-        engram_server(embedder="builtin", text_search_rate=0, embed_concurrency=4) as srv,
+        engram_server(
+            embedder="builtin", text_search_rate=0, key_text_search_rate=0, embed_concurrency=4
+        ) as srv,
         AsyncExitStack() as stack,
     ):
         ctx = srv.ctx
@@ -123,6 +125,7 @@ async def main() -> None:
             "ENGRAM_PUBLIC_URL": ctx.settings.public_url,
             "ENGRAM_EMBEDDER": "builtin",
             "ENGRAM_TEXT_SEARCH_RATE": "0",
+            "ENGRAM_KEY_TEXT_SEARCH_RATE": "0",  # recall spends the key's budget (docs/mcp.md#limits-for-agents)
             "ENGRAM_SEARCH_RATE": "0",
             "ENGRAM_LOG_LEVEL": "warning",
             "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1"),

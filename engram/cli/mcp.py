@@ -40,19 +40,49 @@ def read_key(args: argparse.Namespace) -> str | None:
 
 
 async def serve_local(settings: Settings, key: str | None) -> None:
-    from ..lifecycle import open_context
+    """Answers `initialize` and `tools/list` at once: the embedding model (most of the start-up time)
+    loads in the background and only tool calls wait for it, so hosts with short start timeouts connect."""
+    from ..embed import EmbedderLoadError
+    from ..errors import EngramError, Unavailable
+    from ..lifecycle import attach_embedder, open_context
     from ..mcp.access import McpAccess, key_access
     from ..mcp.operations import MemoryOperations
     from ..mcp.server import build_server
+    from ..store import database_path
 
-    async with open_context(settings) as ctx:
+    where = (
+        "the PostgreSQL store of ENGRAM_DATABASE_URL"
+        if settings.database_url
+        else str(database_path(settings.data_dir.resolve()))
+    )
+    if key is not None and not settings.data_dir.is_dir():
+        # A host starts `engram mcp` in a working directory of its own: never make a data dir there.
+        raise CliError(
+            f"InvalidApiKey: there is no engram data directory at {settings.data_dir.resolve()}; set "
+            "ENGRAM_DATA_DIR (in the host's MCP server config) to the directory of the engram that made the key"
+        )
+    async with open_context(settings, embedder=False) as ctx:
         if key is not None:
-            await key_access(ctx, key)  # fail at start-up, not on the first tool call
+            try:
+                await key_access(ctx, key)  # fail at start-up, not on the first tool call
+            except EngramError as err:
+                raise CliError(
+                    f"{err.name}: {err.message} (looked in {where}; set ENGRAM_DATA_DIR to the data "
+                    "directory of the engram that made the key)"
+                ) from None
+        loading = asyncio.create_task(attach_embedder(ctx))
 
         async def access_of(_context) -> McpAccess:
+            try:
+                await asyncio.shield(loading)  # tool calls wait for the model; initialize does not
+            except (EmbedderLoadError, OSError, RuntimeError) as exc:
+                raise Unavailable(f"the embedding model did not load: {exc}", "EmbedderUnavailable") from None
             return await key_access(ctx, key) if key is not None else await McpAccess.operator(ctx)
 
-        await build_server(MemoryOperations(ctx), access_of).run_stdio_async()
+        try:
+            await build_server(MemoryOperations(ctx), access_of).run_stdio_async()
+        finally:
+            loading.cancel()
 
 
 async def serve_remote(url: str, key: str) -> None:

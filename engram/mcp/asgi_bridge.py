@@ -57,8 +57,14 @@ def http_scope(request: web.Request, extra: Mapping[str, Any]) -> dict[str, Any]
 
 
 async def serve_asgi(
-    app: AsgiApp, request: web.Request, extra_scope: Mapping[str, Any]
+    app: AsgiApp,
+    request: web.Request,
+    extra_scope: Mapping[str, Any],
+    *,
+    body: bytes | None = None,
+    headers: Mapping[str, str] | None = None,
 ) -> web.StreamResponse:
+    """`body`: the request body when the caller has already read it; `headers`: added to the answer."""
     finished = asyncio.Event()
     body_done = False
     response: web.StreamResponse | None = None
@@ -69,6 +75,9 @@ async def serve_asgi(
 
     async def receive() -> dict[str, Any]:
         nonlocal body_done
+        if not body_done and body is not None:
+            body_done = True
+            return {"type": "http.request", "body": body, "more_body": False}
         if not body_done:
             try:
                 chunk = await request.content.read(BODY_CHUNK)
@@ -91,6 +100,8 @@ async def serve_asgi(
             response = web.StreamResponse(status=message["status"])
             for name, value in message.get("headers", ()):
                 response.headers.add(name.decode("latin-1"), value.decode("latin-1"))
+            for name, value in (headers or {}).items():
+                response.headers[name] = value
             await response.prepare(request)
         elif message["type"] == "http.response.body" and response is not None and not finished.is_set():
             body = message.get("body", b"")

@@ -21,6 +21,7 @@ from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 from mcp.server.mcpserver import Context
 from mcp.server.transport_security import TransportSecuritySettings
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from ..compat.keys import KeyGrant, bearer_token
 from ..errors import EngramError, NotAuthenticated
@@ -32,7 +33,9 @@ from ..oauth.token_endpoint import token_handler
 from .access import McpAccess, key_access
 from .asgi_bridge import serve_asgi
 from .operations import MemoryOperations
+from .origins import Origins
 from .server import build_server
+from .sessions import McpSessions
 
 if TYPE_CHECKING:
     from ..context import AppContext
@@ -43,6 +46,8 @@ SCOPES = {"memories:read": "read", "memories:write": "write"}  # OAuth scope -> 
 SCOPE_HELP = {"memories:read": "search and read your memories", "memories:write": "save and delete memories"}
 ACCESS_TTL_S = 3600  # short-lived access tokens; clients renew them with the (rotating) refresh token
 ACCESS_SCOPE_KEY = "engram.mcp.access"
+SESSION_HEADER = "Mcp-Session-Id"
+VERSION_HEADER = "MCP-Protocol-Version"
 
 
 async def access_from_request(context: Context) -> McpAccess:
@@ -58,10 +63,21 @@ class McpEndpoint:
         self.ctx = ctx
         self.oauth = OAuthServer(lambda: ctx.store, SCOPES, issuer="mcp", access_ttl_s=ACCESS_TTL_S)
         self.server = build_server(MemoryOperations(ctx), access_from_request)
+        s = ctx.settings
+        self.origins = Origins(s.public_url, s.mcp_allowed_origins)
+        self.sessions = McpSessions(
+            lambda: ctx.store,
+            idle_s=s.mcp_session_idle_s,
+            per_key=s.mcp_sessions_per_key,
+            overall=s.mcp_sessions,
+        )
+        # Stateless: a fresh SDK transport per request, whichever process or node it reaches; the sessions
+        # of the 2025 revisions are engram's, in the store (sessions.py, docs/mcp.md#sessions).
         # DNS-rebinding protection guards servers that trust whoever reaches them; every /mcp request here
         # must carry a bearer credential, which a rebinding page cannot borrow (no cookies are involved).
         self.asgi = self.server.streamable_http_app(
             streamable_http_path=MCP_PATH,
+            stateless_http=True,
             transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
         )
 
@@ -89,14 +105,43 @@ class McpEndpoint:
 
     def unauthorized(self, description: str, token_sent: bool) -> web.Response:
         challenge = f'Bearer resource_metadata="{self.resource_metadata_url}"'
+        body: dict[str, str] = {"error_description": description}
         if token_sent:  # no error code when the request had no credential at all (docs/mcp.md#oauth-21)
             challenge += f', error="invalid_token", error_description="{description}"'
-        body = orjson.dumps({"error": "invalid_token", "error_description": description})
+            body = {"error": "invalid_token", **body}
         return web.Response(
-            status=401, body=body, content_type="application/json", headers={"WWW-Authenticate": challenge}
+            status=401,
+            body=orjson.dumps(body),
+            content_type="application/json",
+            headers={"WWW-Authenticate": challenge},
         )
 
+    def refused_origin(self, request: web.Request) -> web.Response | None:
+        """421 for a Host, 403 for an Origin that is not this server's (docs/mcp.md#origins-and-cors)."""
+        host, origin = request.headers.get("Host"), request.headers.get("Origin")
+        if not self.origins.host_allowed(host):
+            return _rpc_error(421, f"Misdirected Request: Host {host!r} is not {self.public_url}'s")
+        if not self.origins.origin_allowed(origin):
+            return _rpc_error(403, f"Forbidden: pages of {origin!r} may not call /mcp")
+        return None
+
+    async def preflight(self, request: web.Request) -> web.Response:
+        refused = self.refused_origin(request)
+        if refused is not None:
+            return refused
+        return web.Response(status=204, headers=self.origins.preflight_headers(request.headers.get("Origin")))
+
     async def handle(self, request: web.Request) -> web.StreamResponse:
+        refused = self.refused_origin(request)
+        if refused is not None:
+            return refused
+        cors = self.origins.cors_headers(request.headers.get("Origin"))
+        response = await self.answer(request, cors)
+        if not response.prepared:  # a streamed answer got them from serve_asgi
+            response.headers.update(cors)
+        return response
+
+    async def answer(self, request: web.Request, cors: dict[str, str]) -> web.StreamResponse:
         token = bearer_token(request)
         if token is None:
             return self.unauthorized("a bearer credential is required", token_sent=False)
@@ -104,9 +149,45 @@ class McpEndpoint:
             access = await self.access_for(token)
         except EngramError as err:
             return self.unauthorized(err.message, token_sent=True)
-        # The SDK binds a session to the principal that opened it: another credential cannot resume it.
         user = AuthenticatedUser(AccessToken(token="", client_id=access.principal, scopes=[]))
-        return await serve_asgi(self.asgi, request, {ACCESS_SCOPE_KEY: access, "user": user})
+        scope = {ACCESS_SCOPE_KEY: access, "user": user}
+        version = request.headers.get(VERSION_HEADER)
+        if version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS:
+            # The 2026 revision's self-contained requests: no session at all.
+            return await serve_asgi(self.asgi, request, scope, headers=cors)
+        return await self.in_session(request, access, scope, cors)
+
+    async def in_session(
+        self, request: web.Request, access: McpAccess, scope: dict, cors: dict[str, str]
+    ) -> web.StreamResponse:
+        """A request of the 2025 revisions: `initialize` opens a session, everything else names a live one
+        opened by the same principal (docs/mcp.md#sessions)."""
+        session_id = request.headers.get(SESSION_HEADER)
+        if session_id is None:
+            if request.method == "POST":
+                body = await request.read()
+                if _is_initialize(body):
+                    session_id = await self.sessions.open(access.principal)
+                    answer = await serve_asgi(
+                        self.asgi, request, scope, body=body, headers={**cors, SESSION_HEADER: session_id}
+                    )
+                    if answer.status >= 400:  # nothing was established
+                        await self.sessions.end(session_id)
+                    return answer
+            if request.method in ("POST", "GET", "DELETE"):
+                return _rpc_error(400, "Bad Request: Missing session ID")
+        elif not await self.sessions.resume(session_id, access.principal):
+            # Unknown, expired, ended, or opened by another credential: all answer alike.
+            return _rpc_error(404, "Session not found")
+        elif request.method == "DELETE":
+            await self.sessions.end(session_id)
+            return web.Response(status=200)
+        elif request.method == "GET":
+            # No stream of server-initiated messages: engram sends none (the spec's 405 for that case).
+            return _rpc_error(405, "Method Not Allowed: no server-initiated messages", allow="POST, DELETE")
+        elif request.method == "POST":
+            return await serve_asgi(self.asgi, request, scope, headers={**cors, SESSION_HEADER: session_id})
+        return _rpc_error(405, "Method Not Allowed", allow="GET, POST, DELETE")
 
     # -- discovery ---------------------------------------------------------------------------------
     async def protected_resource(self, request: web.Request) -> web.Response:
@@ -126,8 +207,9 @@ class McpEndpoint:
         return web.json_response(metadata)
 
     async def hold_sessions(self, app: web.Application) -> AsyncIterator[None]:
-        """Run the SDK's session manager for the app's lifetime, in a task of its own: its anyio task
-        group must be entered and left by the same task, which aiohttp's start-up and clean-up are not."""
+        """Run the SDK's session manager for the app's lifetime, in a task of its own: it holds no sessions
+        here (stateless), but its anyio task group runs each request's transport, and must be entered and
+        left by the same task, which aiohttp's start-up and clean-up are not."""
         started, stop = asyncio.Event(), asyncio.Event()
 
         async def hold() -> None:
@@ -146,6 +228,21 @@ class McpEndpoint:
         await task
 
 
+def _is_initialize(body: bytes) -> bool:
+    try:
+        message = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return False  # the SDK's transport answers the parse error
+    return isinstance(message, dict) and message.get("method") == "initialize"
+
+
+def _rpc_error(status: int, message: str, allow: str | None = None) -> web.Response:
+    """The SDK transport's own error shape: a JSON-RPC error without a request id."""
+    body = orjson.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": message}})
+    headers = {"Allow": allow} if allow else None
+    return web.Response(status=status, body=body, content_type="application/json", headers=headers)
+
+
 mcp_key = web.AppKey("mcp", McpEndpoint)
 
 
@@ -154,6 +251,9 @@ def install_mcp(app: web.Application, ctx: AppContext) -> McpEndpoint:
     app[mcp_key] = endpoint
     consent = ConsentPage(endpoint.oauth, "Connect an AI agent to your engram memories", SCOPE_HELP)
     router = app.router
+    # Its own OPTIONS route: /mcp answers its preflights itself (the app-wide CORS answer lacks its
+    # methods and headers), engram/xrpc/middleware.py
+    router.add_route("OPTIONS", MCP_PATH, endpoint.preflight)
     router.add_route("*", MCP_PATH, endpoint.handle)
     router.add_get("/.well-known/oauth-protected-resource" + MCP_PATH, endpoint.protected_resource)
     router.add_get("/.well-known/oauth-protected-resource", endpoint.protected_resource)

@@ -12,7 +12,7 @@ import json
 from typing import Any
 
 from mcp import Client
-from mcp.server.mcpserver.exceptions import ResourceError, ToolError
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.exceptions import MCPError
 
 from .access import McpAccess
@@ -79,8 +79,5 @@ class RemoteOperations:
         return await self.call("list_spaces", {})
 
     async def memory_resource(self, _access, decoded_uri: str) -> dict[str, Any]:
-        try:
-            read = await self.client.read_resource(decoded_uri)
-        except MCPError as exc:
-            raise ResourceError(str(exc)) from None
+        read = await self.client.read_resource(decoded_uri)  # the server's MCPError passes on as it came
         return json.loads(read.contents[0].text)

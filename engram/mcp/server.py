@@ -2,8 +2,9 @@
 
 Transports only differ in how they find the caller's `McpAccess`: stdio has one per process (`engram mcp`),
 streamable HTTP one per request (`http.py` puts it in the ASGI scope after checking the bearer). Tool
-failures are the service layer's domain errors, shown to the model as `Name: message`; their text never
-contains the query, so the SDK's own failure log (INFO) stays free of it (docs/mcp.md).
+failures are the service layer's domain errors, shown to the model as `Name: message` and nothing else;
+their text never contains the query, so the SDK's own failure log (INFO) stays free of it. An unknown
+tool or prompt and a missing resource are protocol errors with the spec's codes (docs/mcp.md#errors).
 """
 
 from __future__ import annotations
@@ -13,11 +14,16 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Annotated, Any
 
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ResourceError, ToolError
-from pydantic import Field
+from mcp.server.mcpserver.exceptions import ResourceError, ToolError, UnexpectedToolError
+from mcp.shared.exceptions import MCPError
+from mcp_types import ToolAnnotations
+from mcp_types.jsonrpc import INVALID_PARAMS
+from pydantic import Field, ValidationError
 
 from .. import __version__
-from ..errors import EngramError
+from ..errors import EngramError, InvalidInput, NotFound
+from ..service.budget import spending
+from . import schemas
 from .access import McpAccess
 from .operations import MAX_PAGE, MAX_RECALL, MemoryOperations
 from .prompt import USAGE_PROMPT
@@ -44,6 +50,46 @@ def hold_sdk_logs_at_info() -> None:
         logging.getLogger(name).setLevel(level)
 
 
+RESOURCE_NOT_FOUND = -32002  # the spec's code for a resource that does not exist (server/resources)
+
+READS = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+
+
+class EngramMCPServer(MCPServer):
+    """The SDK's server with the spec's error codes and engram's error texts (docs/mcp.md#errors)."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Context | None = None) -> Any:
+        if self._tool_manager.get_tool(name) is None:
+            raise MCPError(INVALID_PARAMS, f"Unknown tool: {name}")  # a protocol error, not a tool result
+        try:
+            return await super().call_tool(name, arguments, context)
+        except UnexpectedToolError:
+            raise  # a crash: the SDK's generic text, never the exception's
+        except ToolError as err:
+            # The SDK prefixes `Error executing tool <name>: ` and, for arguments that fail the schema,
+            # pydantic's full report (with a help link); the model gets `Name: message` only.
+            cause = err.__cause__
+            if isinstance(cause, ValidationError):
+                raise ToolError(f"InvalidRequest: {validation_message(cause)}") from None
+            if isinstance(cause, ToolError):
+                raise ToolError(str(cause)) from None
+            raise
+
+    async def get_prompt(
+        self, name: str, arguments: dict[str, Any] | None = None, context: Context | None = None
+    ) -> Any:
+        if self._prompt_manager.get_prompt(name) is None:
+            raise MCPError(INVALID_PARAMS, f"Unknown prompt: {name}")
+        return await super().get_prompt(name, arguments, context)
+
+
+def validation_message(err: ValidationError) -> str:
+    """Each failing argument and pydantic's one-line reason; never the value sent (it is the caller's)."""
+    return "; ".join(
+        f"{'.'.join(str(part) for part in e['loc']) or 'arguments'}: {e['msg']}" for e in err.errors()
+    )
+
+
 SpaceArg = Annotated[
     str | None,
     Field(description="A space's id, name or at:// URI from list_spaces. Omit it for your default space."),
@@ -61,11 +107,14 @@ SinceArg = Annotated[
 def build_server(ops: MemoryOperations | RemoteOperations, access_of: AccessProvider) -> MCPServer:
     """The tools over `ops`: this engram's services (`MemoryOperations`) or a remote engram's /mcp."""
     hold_sdk_logs_at_info()
-    server = MCPServer("engram", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
+    server = EngramMCPServer("engram", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
 
     async def run(context: Context, work: Callable[[McpAccess], Awaitable[Any]]) -> Any:
         try:
-            return await work(await access_of(context))
+            access = await access_of(context)
+            # recall spends the caller's own text budget (docs/mcp.md#limits-for-agents)
+            with spending(access.principal):
+                return await work(access)
         except EngramError as err:
             raise ToolError(f"{err.name}: {err.message}") from None
 
@@ -75,7 +124,10 @@ def build_server(ops: MemoryOperations | RemoteOperations, access_of: AccessProv
             "sense when read alone months later. Remembering the same text again does not make a second "
             "copy: you get the existing memory's uri with duplicate=true (its tags and source become the "
             "ones given now)."
-        )
+        ),
+        annotations=ToolAnnotations(
+            read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+        ),
     )
     async def remember(
         text: Annotated[str, Field(description="The memory itself, in plain language.", max_length=30000)],
@@ -88,7 +140,7 @@ def build_server(ops: MemoryOperations | RemoteOperations, access_of: AccessProv
             Field(description="Where this came from (a URL, file, or conversation).", max_length=2000),
         ] = None,
         space: SpaceArg = None,
-    ) -> dict[str, Any]:
+    ) -> schemas.Remembered:
         return await run(context, lambda a: ops.remember(a, text, tags, source, space))
 
     @server.tool(
@@ -97,7 +149,8 @@ def build_server(ops: MemoryOperations | RemoteOperations, access_of: AccessProv
             "(mode=hybrid, the default: best for names, ids and rare terms), or by words alone "
             "(mode=keyword). Searches all your spaces unless you name some; results from several spaces "
             "are merged by score. Each hit has its uri, text, tags, createdAt and similarity (cosine, 0-1)."
-        )
+        ),
+        annotations=READS,
     )
     async def recall(
         query: Annotated[
@@ -111,23 +164,27 @@ def build_server(ops: MemoryOperations | RemoteOperations, access_of: AccessProv
         since: SinceArg = None,
         limit: Annotated[int, Field(description="How many hits at most.", ge=1, le=MAX_RECALL)] = 10,
         mode: Annotated[str, Field(description="vector, hybrid or keyword.")] = "hybrid",
-    ) -> dict[str, Any]:
+    ) -> schemas.Recalled:
         named = ([space] if space else []) + list(spaces or [])
         return await run(
             context, lambda a: ops.recall(a, query, named or None, tags, author, since, limit, mode)
         )
 
-    @server.tool(description="Read one memory by its uri (an at:// URI from recall or list_memories).")
+    @server.tool(
+        description="Read one memory by its uri (an at:// URI from recall or list_memories).",
+        annotations=READS,
+    )
     async def get_memory(
         uri: Annotated[str, Field(description="The memory's at:// URI.")], context: Context
-    ) -> dict[str, Any]:
+    ) -> schemas.MemoryView:
         return await run(context, lambda a: ops.get_memory(a, uri))
 
     @server.tool(
         description=(
             "List memories of one space, newest first, optionally filtered; pass the returned cursor to get "
             "the next page (cursor is null on the last page)."
-        )
+        ),
+        annotations=READS,
     )
     async def list_memories(
         context: Context,
@@ -137,27 +194,31 @@ def build_server(ops: MemoryOperations | RemoteOperations, access_of: AccessProv
         since: SinceArg = None,
         cursor: Annotated[str | None, Field(description="From the previous page's answer.")] = None,
         limit: Annotated[int, Field(description="Page size.", ge=1, le=MAX_PAGE)] = 25,
-    ) -> dict[str, Any]:
+    ) -> schemas.MemoryPage:
         return await run(context, lambda a: ops.list_memories(a, space, tags, author, since, cursor, limit))
 
     @server.tool(
         description=(
             "Delete one memory by its uri, for good. Only in spaces you may write; use it when the user asks "
             "you to forget something or a memory is wrong (then remember the corrected version)."
-        )
+        ),
+        annotations=ToolAnnotations(
+            read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False
+        ),
     )
     async def forget(
         uri: Annotated[str, Field(description="The memory's at:// URI.")], context: Context
-    ) -> dict[str, Any]:
+    ) -> schemas.Forgotten:
         return await run(context, lambda a: ops.forget(a, uri))
 
     @server.tool(
         description=(
             "The spaces you can use: id, name, embedding model, number of memories, whether you may read and "
             "write each, and which one remember uses by default."
-        )
+        ),
+        annotations=READS,
     )
-    async def list_spaces(context: Context) -> dict[str, Any]:
+    async def list_spaces(context: Context) -> schemas.Spaces:
         return await run(context, ops.list_spaces)
 
     @server.resource(
@@ -169,6 +230,9 @@ def build_server(ops: MemoryOperations | RemoteOperations, access_of: AccessProv
     async def memory_resource(path: str, context: Context) -> dict[str, Any]:
         try:
             return await ops.memory_resource(await access_of(context), "at://" + path)
+        except (NotFound, InvalidInput) as err:
+            code = RESOURCE_NOT_FOUND if isinstance(err, NotFound) else INVALID_PARAMS
+            raise MCPError(code, f"{err.name}: {err.message}", {"uri": "at://" + path}) from None
         except EngramError as err:
             raise ResourceError(f"{err.name}: {err.message}") from None
 

@@ -9,8 +9,10 @@ Keys idle long enough to have refilled completely are forgotten, so memory stays
 
 from __future__ import annotations
 
+import asyncio
 import math
 import time
+from collections import deque
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -113,6 +115,84 @@ class ConcurrencyCaps:
 
     def __len__(self) -> int:
         return len(self._held)
+
+
+class QueueFull(Exception):
+    """FairSlots turned a caller away: the queue was full (or it was the one to give way), or it waited
+    the longest it may."""
+
+
+class FairSlots:
+    """`limit` holders at once over every caller; beyond it a caller waits its turn, at most `queue` of
+    them and each for `wait_s`. Freed slots go round-robin over the callers waiting, so a caller with
+    many requests waiting cannot hold back one with a single request. When the queue is full, the
+    caller with the most waiting gives way (its newest waiter is turned away) unless that would be the
+    newcomer's own or it has no more waiting than the newcomer. Callers are only labels: nothing is kept
+    for one with nothing held or waiting."""
+
+    def __init__(self, limit: int, queue: int, wait_s: float):
+        self.limit = limit
+        self.queue = queue
+        self.wait_s = wait_s
+        self.held = 0
+        self._waiting: dict[str, deque[asyncio.Future[None]]] = {}  # insertion order: whose turn next
+        self.waiting = 0
+
+    async def enter(self, caller: str) -> None:
+        """Hold a slot (the caller must `leave()`); QueueFull when turned away."""
+        if self.held < self.limit and not self.waiting:
+            self.held += 1
+            return
+        if self.waiting >= self.queue:
+            self._make_room(caller)
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiting.setdefault(caller, deque()).append(future)
+        self.waiting += 1
+        try:
+            async with asyncio.timeout(self.wait_s):
+                await future
+        except BaseException as exc:
+            if future.done() and not future.cancelled() and future.exception() is None:
+                self.leave()  # the slot came just as the wait ended: hand it on
+            else:
+                self._forget(caller, future)
+            if isinstance(exc, TimeoutError):
+                raise QueueFull("waited the longest a caller may") from None
+            raise
+
+    def leave(self) -> None:
+        while self._waiting:
+            caller = next(iter(self._waiting))
+            waiters = self._waiting.pop(caller)
+            future = waiters.popleft()
+            self.waiting -= 1
+            if waiters:
+                self._waiting[caller] = waiters  # to the back of the round
+            if not future.done():
+                future.set_result(None)  # the slot passes to it: `held` stays
+                return
+        self.held -= 1
+
+    def _make_room(self, caller: str) -> None:
+        if not self._waiting:
+            raise QueueFull("no caller may wait")  # queue = 0
+        heaviest = max(self._waiting, key=lambda c: len(self._waiting[c]))
+        mine = len(self._waiting.get(caller, ()))
+        if heaviest == caller or len(self._waiting[heaviest]) <= mine + 1:
+            raise QueueFull("the queue is full")
+        victim = self._waiting[heaviest].pop()
+        self.waiting -= 1
+        if not self._waiting[heaviest]:
+            del self._waiting[heaviest]
+        victim.set_exception(QueueFull("gave way to a caller with fewer requests waiting"))
+
+    def _forget(self, caller: str, future: asyncio.Future[None]) -> None:
+        waiters = self._waiting.get(caller)
+        if waiters is not None and future in waiters:
+            waiters.remove(future)
+            self.waiting -= 1
+            if not waiters:
+                del self._waiting[caller]
 
 
 class SearchLimiter:

@@ -2,10 +2,12 @@
 (docs/architecture.md#search, "Text input").
 
 Order of checks: text search on at all → q short enough → the space has a model → engram runs that model
-→ the authority is allowed → a free embedding slot (no queue: excess is turned away with 503 EmbedderBusy
-so a burst can never pile up ONNX work behind the search path) → the token bucket of the space's
-authority (of the space itself for spaces hosted under engram's own DID). The slot is checked first so
-that a query turned away busy spends no token.
+→ the authority is allowed → an embedding slot (`ENGRAM_EMBED_CONCURRENCY`; beyond it a query waits its
+turn, round-robin over callers, at most `ENGRAM_EMBED_QUEUE` waiting and each `ENGRAM_EMBED_WAIT_MS`,
+then 503 EmbedderBusy, so a burst never piles unbounded ONNX work behind the search path and one caller's
+flood cannot hold back another's query) → the token bucket of whoever pays (`budget.py`: the API key of an
+MCP call, else the space's authority, or the space itself for spaces hosted under engram's own DID). The
+slot comes first so that a query turned away busy spends no token.
 The caller has already verified the reader's credential, so none of this runs for an anonymous request.
 """
 
@@ -18,8 +20,9 @@ import numpy as np
 
 from ..embed.text import query_text, round_through_f16
 from ..errors import InvalidInput, NotAllowed, Unavailable
-from ..search.limits import ConcurrencyCaps, TokenBuckets
+from ..search.limits import FairSlots, QueueFull, TokenBuckets
 from ..store import Space
+from .budget import payer
 from .embedding import hosts_model
 
 if TYPE_CHECKING:
@@ -29,7 +32,6 @@ if TYPE_CHECKING:
 
 MAX_QUERY_CHARS = 1000
 EMBED_TIMEOUT_S = 10.0
-_NODE = "node"  # the concurrency cap is per service, not per space
 
 
 class TextQueries:
@@ -40,7 +42,8 @@ class TextQueries:
         self.enabled = s.text_search and embedder is not None
         self.allowed = s.text_search_authorities
         self.buckets = TokenBuckets(s.text_search_rate, s.text_search_burst)
-        self.slots = ConcurrencyCaps(s.embed_concurrency)
+        self.key_buckets = TokenBuckets(s.key_text_search_rate, s.key_text_search_burst)
+        self.slots = FairSlots(s.embed_concurrency, s.embed_queue, s.embed_wait_ms / 1000)
         self.service_did = s.service_did
 
     def bucket_key(self, space: Space) -> str:
@@ -67,17 +70,25 @@ class TextQueries:
                 f"this service does not embed queries for spaces of {space.authority}", "TextSearchNotAllowed"
             )
         # The slot before the token: a query turned away as EmbedderBusy must not spend its budget.
-        if not self.slots.try_enter(_NODE):
+        key = payer.get()
+        try:
+            await self.slots.enter(key or self.bucket_key(space))
+        except QueueFull:
             raise Unavailable(
                 "too many queries are being embedded; retry shortly", "EmbedderBusy", retry_after=1
-            )
+            ) from None
         try:
-            decision = self.buckets.take(self.bucket_key(space))
-            if not decision.allowed:
-                raise decision.refusal("too many text searches for this space's authority; retry later")
+            if key is None:
+                decision = self.buckets.take(self.bucket_key(space))
+                if not decision.allowed:
+                    raise decision.refusal("too many text searches for this space's authority; retry later")
+            else:
+                decision = self.key_buckets.take(key)
+                if not decision.allowed:
+                    raise decision.refusal("too many text searches for this API key; retry later")
             return (await embed_query_vectors(self.pool, self.embedder, space, [q], EMBED_TIMEOUT_S))[0]
         finally:
-            self.slots.leave(_NODE)
+            self.slots.leave()
 
 
 async def embed_query_vectors(

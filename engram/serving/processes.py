@@ -47,6 +47,8 @@ def settings_for_process(settings: Settings, index: int) -> Settings:
         search_burst=max(1, math.ceil(settings.search_burst / n)),
         text_search_rate=settings.text_search_rate / n,
         text_search_burst=max(1, math.ceil(settings.text_search_burst / n)),
+        key_text_search_rate=settings.key_text_search_rate / n,
+        key_text_search_burst=max(1, math.ceil(settings.key_text_search_burst / n)),
         max_connections=max(1, settings.max_connections // n),
         # Each process holds its own copy of every index it loads, so each gets 1/N of the RAM budget and
         # the total stays what was configured (the index in use is never evicted, so any space still loads).

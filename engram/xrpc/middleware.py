@@ -82,7 +82,12 @@ async def error_middleware(request: web.Request, handler) -> web.StreamResponse:
 async def cors_middleware(request: web.Request, handler) -> web.StreamResponse:
     """Answers CORS preflights; `add_cors_headers` (an on_response_prepare signal) marks every response,
     including streamed ones whose headers are sent before the handler returns."""
-    if request.method == "OPTIONS" and "Access-Control-Request-Method" in request.headers:
+    own_preflight = request.match_info.route.method == "OPTIONS"  # a path with its own OPTIONS route
+    if (
+        request.method == "OPTIONS"
+        and "Access-Control-Request-Method" in request.headers
+        and not own_preflight
+    ):
         return web.Response(
             status=204,
             headers={

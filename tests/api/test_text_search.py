@@ -126,16 +126,28 @@ async def test_auth_is_verified_before_any_embedding(aiohttp_client, settings):
     assert (await reader.search(q="hello")).status == 200  # the unsigned request did not spend the token
 
 
-async def test_embedder_busy_when_every_slot_is_taken(aiohttp_client, settings):
-    reader = await start(aiohttp_client, settings_with(settings, embed_concurrency=1))
+async def test_embedder_busy_when_every_slot_is_taken_and_none_may_wait(aiohttp_client, settings):
+    reader = await start(aiohttp_client, settings_with(settings, embed_concurrency=1, embed_queue=0))
     slots = reader.ctx.services.search.text.slots
-    assert slots.try_enter("node")
+    await slots.enter("someone else")
     try:
         r = await reader.search(q="postgres")
         assert r.status == 503 and (await r.json())["error"] == "EmbedderBusy"
     finally:
-        slots.leave("node")
+        slots.leave()
     assert (await reader.search(q="postgres")).status == 200
+
+
+async def test_a_query_waits_its_turn_for_a_slot_instead_of_being_turned_away(aiohttp_client, settings):
+    reader = await start(aiohttp_client, settings_with(settings, embed_concurrency=1, embed_wait_ms=60_000))
+    slots = reader.ctx.services.search.text.slots
+    await slots.enter("someone else")
+    waiting = asyncio.ensure_future(reader.search(q="postgres"))
+    while slots.waiting == 0:  # the request reached the queue
+        await asyncio.sleep(0.01)
+    assert not waiting.done()
+    slots.leave()  # the slot passes to it
+    assert (await waiting).status == 200
 
 
 @pytest.fixture
@@ -145,7 +157,8 @@ def builtin_settings(settings):
 
 async def test_embedder_busy_under_real_concurrent_load(aiohttp_client, builtin_settings):
     reader = await start(
-        aiohttp_client, settings_with(builtin_settings, embed_concurrency=1, text_search_burst=100)
+        aiohttp_client,
+        settings_with(builtin_settings, embed_concurrency=1, embed_queue=2, text_search_burst=100),
     )
     long_query = " ".join(["which database version runs in production and staging"] * 18)[:1000]
     results = await asyncio.gather(*(reader.search(q=long_query) for _ in range(12)))
@@ -180,14 +193,16 @@ async def test_spaces_hosted_under_engrams_own_did_have_a_bucket_each(aiohttp_cl
 async def test_a_query_turned_away_busy_spends_no_text_token(aiohttp_client, settings):
     reader = await start(
         aiohttp_client,
-        settings_with(settings, embed_concurrency=1, text_search_rate=0.01, text_search_burst=2),
+        settings_with(
+            settings, embed_concurrency=1, embed_queue=0, text_search_rate=0.01, text_search_burst=2
+        ),
     )
     slots = reader.ctx.services.search.text.slots
-    assert slots.try_enter("node")  # an embedding in flight
+    await slots.enter("someone else")  # an embedding in flight
     try:
         for _ in range(5):
             r = await reader.search(q="postgres")
             assert r.status == 503 and (await r.json())["error"] == "EmbedderBusy"
     finally:
-        slots.leave("node")
+        slots.leave()
     assert [(await reader.search(q=f"q{i}")).status for i in range(3)] == [200, 200, 429]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import aiohttp
 import pytest
-from engram_process import free_port, start_engram, stop
+from engram_process import free_port, listeners, start_engram, stop
 from hosted_reader import hosted_reader_headers
 
 from engram.auth.admin_signature import sign_admin_request
@@ -35,13 +35,6 @@ def test_each_process_gets_a_share_of_the_limits_that_sums_to_the_budget():
     assert sum(s.hit_cache_bytes for s in shares) <= settings.hit_cache_bytes  # per-process hit caches
     assert [s.metrics_port for s in shares] == [9100, 0, 0, 0]  # one metrics listener
     assert [s.process_index for s in shares] == [0, 1, 2, 3]  # process 0 alone polls synced spaces
-
-
-def _listeners(port: int) -> int:
-    """Sockets listening on 127.0.0.1:<port> (one per serving process with SO_REUSEPORT)."""
-    wanted = f"0100007F:{port:04X}"
-    lines = Path("/proc/net/tcp").read_text().splitlines()[1:]
-    return sum(1 for line in lines if line.split()[1] == wanted and line.split()[3] == "0A")
 
 
 async def _until(condition, what: str, timeout: float = 60.0) -> None:
@@ -77,7 +70,7 @@ async def test_two_processes_share_the_port_and_every_write_reaches_both_views(t
     proc, port = start_engram([sys.executable, "-m", "engram", "serve"], env, tmp_path / "serve.log")
     try:
         # start_engram returns once one process answers /_health; the other may still be starting.
-        await _until(lambda: _listeners(port) == 2, "both serving processes listen")
+        await _until(lambda: listeners(port) == 2, "both serving processes listen")
         # A third process (this one) writes to the same data directory while both servers run.
         async with open_context(read_env(env(port))) as ctx:
             space = await ctx.services.spaces.create_hosted("shared")
@@ -120,7 +113,7 @@ async def test_a_signed_admin_request_is_accepted_once_across_processes(tmp_path
 
     proc, port = start_engram([sys.executable, "-m", "engram", "serve"], env, tmp_path / "serve.log")
     try:
-        await _until(lambda: _listeners(port) == 2, "both serving processes listen")
+        await _until(lambda: listeners(port) == 2, "both serving processes listen")
         path = "/xrpc/garden.engram.admin.listSpaces"
         headers = sign_admin_request(ops_key, ops_did, "GET", f"http://127.0.0.1:{port}{path}")
         answers = []
@@ -142,7 +135,7 @@ async def test_the_metrics_listener_counts_the_requests_of_every_process(tmp_pat
 
     proc, port = start_engram([sys.executable, "-m", "engram", "serve"], env, tmp_path / "serve.log")
     try:
-        await _until(lambda: _listeners(port) == 2, "both serving processes listen")
+        await _until(lambda: listeners(port) == 2, "both serving processes listen")
         for _ in range(20):  # fresh connections: the kernel spreads them over both processes
             async with (
                 aiohttp.ClientSession() as session,

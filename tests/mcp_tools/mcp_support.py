@@ -5,6 +5,7 @@ discovery documents point there), hosted spaces and keys, and the SDK's own clie
 
 from __future__ import annotations
 
+import asyncio
 import errno
 import json
 import socket
@@ -90,3 +91,58 @@ def error_of(call) -> str:
 
 def resource_json(read) -> dict:
     return json.loads(read.contents[0].text)
+
+
+@dataclass
+class Engram:
+    """A real `engram serve` (its default multi-process configuration) and a key made on its data dir."""
+
+    base: str
+    token: str
+    space: str
+
+    @property
+    def mcp_url(self) -> str:
+        return self.base + "/mcp"
+
+
+@asynccontextmanager
+async def engram_serve(tmp_path, processes: int = 2, **extra: str):
+    """`engram serve` with `processes` serving processes on one port, until both listen; a hosted space
+    and a read/write API key for it are made first through the CLI's context (a third process)."""
+    import os
+    import sys
+
+    from engram_process import listeners, start_engram, stop
+
+    from engram.config import read_env
+    from engram.lifecycle import open_context
+
+    data_dir = tmp_path / "data"
+    base_env = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")}
+
+    def env(port: int) -> dict[str, str]:
+        return base_env | {
+            "ENGRAM_DATA_DIR": str(data_dir),
+            "ENGRAM_EMBEDDER": "hashing",
+            "ENGRAM_PORT": str(port),
+            "ENGRAM_PUBLIC_URL": f"http://127.0.0.1:{port}",
+            "ENGRAM_PROCESSES": str(processes),
+            "ENGRAM_LOG_LEVEL": "warning",
+            **extra,
+        }
+
+    async with open_context(read_env(env(0))) as ctx:
+        space = await ctx.services.spaces.create_hosted("notes")
+        _, token = await apikeys.create_api_key(ctx, space.uri, ["read", "write"], "agent", [])
+    proc, port = start_engram([sys.executable, "-m", "engram", "serve"], env, tmp_path / "serve.log")
+    try:
+        for _ in range(600):  # start_engram returns once one process answers; the others may still start
+            if listeners(port) == processes:
+                break
+            await asyncio.sleep(0.1)
+        else:
+            raise AssertionError(f"not all {processes} serving processes listen")
+        yield Engram(f"http://127.0.0.1:{port}", token, space.uri)
+    finally:
+        stop(proc)

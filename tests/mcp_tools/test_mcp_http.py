@@ -8,6 +8,7 @@ import logging
 from dataclasses import replace
 
 import httpx2
+import jsonschema
 import pytest
 from api.api_support import Reader
 from mcp.shared.exceptions import MCPError
@@ -123,8 +124,10 @@ async def test_no_or_bad_credential_gets_the_oauth_challenge(served):
         bare = await http.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
         assert bare.status_code == 401
         assert bare.headers["www-authenticate"] == f'Bearer resource_metadata="{metadata}"'
+        assert "invalid_token" not in bare.text  # nothing was presented: no error code (RFC 6750)
         bad = await http.post("/mcp", json={}, headers={"Authorization": "Bearer engram_not-a-key"})
         assert bad.status_code == 401 and 'error="invalid_token"' in bad.headers["www-authenticate"]
+        assert bad.json()["error"] == "invalid_token"
         prm = (await http.get("/.well-known/oauth-protected-resource/mcp")).json()
         assert prm["resource"] == served.mcp_url and prm["authorization_servers"] == [
             f"{served.base}/oauth/mcp"
@@ -170,6 +173,55 @@ async def test_bad_arguments_are_tool_errors_not_crashes(served):
         assert "InvalidRequest" in error_of(
             await client.call_tool("recall", {"query": "x", "since": "yesterday"})
         )
+        # The model reads `Name: message` and nothing else: no SDK prefix, no pydantic report or link.
+        too_long = error_of(await client.call_tool("remember", {"text": "x" * 30001}))
+        assert too_long.startswith("InvalidRequest: text: ") and "pydantic" not in too_long
+        assert "x" * 100 not in too_long  # never the value sent
+        missing = error_of(await client.call_tool("recall", {}))
+        assert missing == "InvalidRequest: query: Field required", missing
+        unknown = error_of(await client.call_tool("list_memories", {"space": "nope"}))
+        assert unknown.startswith("UnknownSpace: 'nope' is not one of your spaces")
+
+
+async def test_unknown_tools_prompts_and_resources_are_protocol_errors_with_the_spec_codes(served):
+    notes = await served.space("notes")
+    token, _ = await served.key(notes)
+    async with served.client(token) as client:
+        with pytest.raises(MCPError) as tool:
+            await client.call_tool("teleport", {})
+        assert tool.value.code == -32602
+        with pytest.raises(MCPError) as prompt:
+            await client.get_prompt("no_such_prompt")
+        assert prompt.value.code == -32602
+        with pytest.raises(MCPError) as resource:
+            await client.read_resource(notes + "/garden.engram.memory/3zzzzzzzzzzzz")
+        assert resource.value.code == -32002 and "MemoryNotFound" in resource.value.error.message
+
+
+async def test_tools_declare_their_hints_and_the_schema_of_their_answers(served):
+    notes = await served.space("notes")
+    token, _ = await served.key(notes)
+    async with served.client(token) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        reads = {"recall", "get_memory", "list_memories", "list_spaces"}
+        assert {n for n, t in tools.items() if t.annotations.read_only_hint} == reads
+        assert tools["forget"].annotations.destructive_hint is True
+        assert tools["remember"].annotations.destructive_hint is False
+        assert tools["remember"].annotations.idempotent_hint and tools["forget"].annotations.idempotent_hint
+        made = result_of(await client.call_tool("remember", {"text": FACTS[0], "tags": ["team"]}))
+        answers = {
+            "remember": made,
+            "recall": result_of(await client.call_tool("recall", {"query": "pnpm"})),
+            "get_memory": result_of(await client.call_tool("get_memory", {"uri": made["uri"]})),
+            "list_memories": result_of(await client.call_tool("list_memories", {})),
+            "list_spaces": result_of(await client.call_tool("list_spaces", {})),
+            "forget": result_of(await client.call_tool("forget", {"uri": made["uri"]})),
+        }
+        for name, answer in answers.items():
+            schema = tools[name].output_schema
+            assert schema["type"] == "object" and schema.get("additionalProperties") is not True
+            jsonschema.validate(answer, schema)  # every field the answer has, typed as it is
+            assert set(answer) == set(schema["properties"]) == set(schema["required"])
 
 
 async def test_query_text_never_reaches_the_logs_even_at_debug(served, caplog):
@@ -184,16 +236,21 @@ async def test_query_text_never_reaches_the_logs_even_at_debug(served, caplog):
     assert caplog.records and secret not in caplog.text
 
 
-async def test_recall_draws_on_the_same_text_search_limits_as_the_http_apis(aiohttp_server, settings):
-    served = await serve(aiohttp_server, replace(settings, text_search_rate=0.001, text_search_burst=2))
+async def test_recall_spends_the_keys_text_budget_not_the_spaces(aiohttp_server, settings):
+    limits = {"key_text_search_rate": 0.001, "key_text_search_burst": 2}
+    served = await serve(
+        aiohttp_server, replace(settings, text_search_rate=0.001, text_search_burst=1, **limits)
+    )
     notes = await served.space("notes")
     token, _ = await served.key(notes)
+    other_token, _ = await served.key(notes)
     async with served.client(token) as client:
-        for _ in range(2):
+        for _ in range(2):  # more than the space's burst of 1: the key pays, not the space
             result_of(await client.call_tool("recall", {"query": "pnpm", "mode": "vector"}))
-        assert "RateLimitExceeded" in error_of(
-            await client.call_tool("recall", {"query": "pnpm", "mode": "vector"})
-        )
+        refused = error_of(await client.call_tool("recall", {"query": "pnpm", "mode": "vector"}))
+        assert refused.startswith("RateLimitExceeded: too many text searches for this API key")
+    async with served.client(other_token) as client:  # another key of the same space has its own
+        result_of(await client.call_tool("recall", {"query": "pnpm", "mode": "vector"}))
 
 
 async def test_a_session_answers_only_the_key_that_opened_it(served):
@@ -231,3 +288,110 @@ async def test_a_2025_protocol_client_gets_event_streams_through_the_bridge(serv
         made = result_of(await client.call_tool("remember", {"text": FACTS[2]}))
         hits = result_of(await client.call_tool("recall", {"query": "weekly sync day", "mode": "vector"}))
         assert hits["results"][0]["uri"] == made["uri"]
+
+
+async def test_a_key_opening_sessions_in_a_loop_ends_only_its_own_oldest(aiohttp_server, settings):
+    served = await serve(aiohttp_server, replace(settings, mcp_sessions_per_key=3))
+    notes = await served.space("notes")
+    flood_token, _ = await served.key(notes, scopes=("read",))
+    quiet_token, _ = await served.key(notes)
+    accept = {"Accept": "application/json, text/event-stream"}
+    init = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "0"},
+        },
+    }
+    ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
+
+    async def open_session(http, token: str) -> dict:
+        opened = await http.post("/mcp", json=init, headers={"Authorization": f"Bearer {token}"})
+        assert opened.status_code == 200, opened.text
+        return {
+            "Authorization": f"Bearer {token}",
+            "Mcp-Session-Id": opened.headers["mcp-session-id"],
+            "MCP-Protocol-Version": "2025-06-18",
+        }
+
+    async with httpx2.AsyncClient(base_url=served.base, headers=accept) as http:
+        quiet = await open_session(http, quiet_token)
+        flood = [await open_session(http, flood_token) for _ in range(8)]
+        statuses = [(await http.post("/mcp", json=ping, headers=h)).status_code for h in flood]
+        assert statuses == [404] * 5 + [200] * 3  # the flooding key keeps its newest three
+        assert (await http.post("/mcp", json=ping, headers=quiet)).status_code == 200
+        fresh = await open_session(http, quiet_token)  # nobody is refused a new session
+        assert (await http.post("/mcp", json=ping, headers=fresh)).status_code == 200
+
+
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "0"},
+    },
+}
+
+
+async def test_foreign_hosts_and_origins_are_refused_with_or_without_a_credential(aiohttp_server, settings):
+    served = await serve(aiohttp_server, replace(settings, mcp_allowed_origins=("https://app.example",)))
+    notes = await served.space("notes")
+    token, _ = await served.key(notes)
+    accept = {"Accept": "application/json, text/event-stream"}
+    bearer = {"Authorization": f"Bearer {token}"}
+    async with httpx2.AsyncClient(base_url=served.base, headers=accept) as http:
+        for credential in ({}, bearer):
+            evil = await http.post(
+                "/mcp", json=INIT, headers={**credential, "Origin": "https://evil.example"}
+            )
+            assert evil.status_code == 403, evil.text
+            rebound = await http.post("/mcp", json=INIT, headers={**credential, "Host": "evil.example"})
+            assert rebound.status_code == 421, rebound.text
+            sandboxed = await http.post("/mcp", json=INIT, headers={**credential, "Origin": "null"})
+            assert sandboxed.status_code == 403
+        for origin in ("https://app.example", served.base, "http://localhost:6274"):
+            ok = await http.post("/mcp", json=INIT, headers={**bearer, "Origin": origin})
+            assert ok.status_code == 200, (origin, ok.text)
+            assert ok.headers["access-control-allow-origin"] == origin
+            exposed = ok.headers["access-control-expose-headers"]
+            assert "Mcp-Session-Id" in exposed and "WWW-Authenticate" in exposed
+        assert (
+            await http.post("/mcp", json=INIT, headers={**bearer, "Host": "localhost:1"})
+        ).status_code == 200
+        assert (
+            await http.post("/mcp", json=INIT, headers={**bearer, "Host": "[::1]:8080"})
+        ).status_code == 200
+        assert (await http.post("/mcp", json=INIT, headers={"Origin": served.base})).status_code == 401
+
+
+async def test_a_browser_preflight_may_send_the_session_headers_and_read_the_challenge(served):
+    async with httpx2.AsyncClient(base_url=served.base) as http:
+        pre = await http.request(
+            "OPTIONS",
+            "/mcp",
+            headers={
+                "Origin": "http://localhost:6274",
+                "Access-Control-Request-Method": "DELETE",
+                "Access-Control-Request-Headers": "authorization, mcp-session-id, mcp-protocol-version",
+            },
+        )
+        assert pre.status_code == 204
+        assert pre.headers["access-control-allow-origin"] == "http://localhost:6274"
+        assert "DELETE" in pre.headers["access-control-allow-methods"]
+        allowed = pre.headers["access-control-allow-headers"]
+        assert all(h in allowed for h in ("Mcp-Session-Id", "MCP-Protocol-Version", "Last-Event-ID"))
+        foreign = await http.request(
+            "OPTIONS",
+            "/mcp",
+            headers={"Origin": "https://evil.example", "Access-Control-Request-Method": "POST"},
+        )
+        assert foreign.status_code == 403
+        challenge = await http.post("/mcp", json=INIT, headers={"Origin": "http://localhost:6274"})
+        assert challenge.status_code == 401
+        assert "WWW-Authenticate" in challenge.headers["access-control-expose-headers"]

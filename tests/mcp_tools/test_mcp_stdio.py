@@ -4,6 +4,8 @@ is then checked through the service layer on the same data dir (open_context, as
 from __future__ import annotations
 
 import logging
+import os
+import subprocess
 import sys
 
 import pytest
@@ -22,7 +24,7 @@ FACTS = [
 ]
 
 
-def stdio(settings, *args: str) -> Client:
+def stdio(settings, *args: str, **extra_env: str) -> Client:
     env = {
         "ENGRAM_DATA_DIR": str(settings.data_dir),
         "ENGRAM_EMBEDDER": "hashing",
@@ -32,6 +34,7 @@ def stdio(settings, *args: str) -> Client:
     }
     if settings.database_url:  # the same store as the app under test (TEST_STORE_BACKEND=postgres)
         env["ENGRAM_DATABASE_URL"] = settings.database_url
+    env.update(extra_env)
     return Client(StdioServerParameters(command=sys.executable, args=["-m", "engram", "mcp", *args], env=env))
 
 
@@ -111,6 +114,38 @@ def test_a_bad_key_fails_at_start_up(settings, monkeypatch, capsys):
         root.setLevel(level)
     captured = capsys.readouterr()
     assert "InvalidApiKey" in captured.err and captured.out == ""
+    assert str(settings.data_dir.resolve()) in captured.err and "ENGRAM_DATA_DIR" in captured.err  # where
+
+
+def test_a_keyed_session_without_a_data_dir_says_where_it_looked_and_creates_nothing(tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")} | {
+        "ENGRAM_EMBEDDER": "hashing"
+    }
+    proc = subprocess.run(
+        [sys.executable, "-m", "engram", "mcp", "--key", "engram_some-key"],
+        check=False,
+        cwd=tmp_path,  # a host's working directory
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
+    assert proc.returncode == 1 and proc.stdout == ""
+    assert str(tmp_path / "engram-data") in proc.stderr and "ENGRAM_DATA_DIR" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert list(tmp_path.iterdir()) == []  # no ./engram-data made in the host's directory
+
+
+async def test_the_host_is_answered_before_the_model_loads(data_dir):
+    """initialize and tools/list never wait for the embedding model: with one that cannot load at all,
+    the host still connects and lists the tools, and a tool call says what is wrong."""
+    settings, token, *_ = data_dir
+    missing = "onnx:" + str(settings.data_dir / "no-such-model")
+    async with stdio(settings, "--key", token, ENGRAM_EMBEDDER=missing) as client:
+        assert "recall" in {t.name for t in (await client.list_tools()).tools}
+        refused = error_of(await client.call_tool("recall", {"query": "anything"}))
+        assert refused.startswith("EmbedderUnavailable: the embedding model did not load")
 
 
 async def test_engram_mcp_url_forwards_every_call_to_a_remote_engram(served):
@@ -133,5 +168,5 @@ async def test_engram_mcp_url_forwards_every_call_to_a_remote_engram(served):
     assert made["uri"].startswith(notes + "/") and hits["results"][0]["uri"] == made["uri"]
     assert got["text"] == resource["text"] == FACTS[1] and listed["memories"][0]["uri"] == made["uri"]
     assert [s["uri"] for s in spaces] == [notes]
-    assert "UnknownSpace: 'other'" in refused and refused.count("Error executing tool") == 1
+    assert refused.startswith("UnknownSpace: 'other'")  # the model reads `Name: message`, nothing else
     assert forgot["deleted"] is True and (await served.ctx.services.memories.list(notes))[0] == []

@@ -1,7 +1,9 @@
+import asyncio
+
 import pytest
 
 from engram.errors import RateLimited
-from engram.search.limits import ConcurrencyCaps, SearchLimiter, TokenBuckets
+from engram.search.limits import ConcurrencyCaps, FairSlots, QueueFull, SearchLimiter, TokenBuckets
 from engram.xrpc.errors import http_status, wire_headers
 
 
@@ -93,3 +95,72 @@ def test_idle_keys_are_forgotten():
 def test_caps_unlimited_when_zero():
     caps = ConcurrencyCaps(0)
     assert all(caps.try_enter("k") for _ in range(100))
+
+
+# -- FairSlots: the embedding slots' queue (engram/service/text_query.py) --------------------------------
+
+
+async def _queued(slots: FairSlots, caller: str, granted: list[str]) -> asyncio.Task:
+    """A task that enters for `caller`, run up to its wait: `enter` is synchronous until it waits, and the
+    task's first step runs before this coroutine resumes (the loop runs callbacks in order)."""
+
+    async def wait() -> None:
+        await slots.enter(caller)
+        granted.append(caller)
+
+    task = asyncio.ensure_future(wait())
+    await asyncio.sleep(0)
+    return task
+
+
+async def test_freed_slots_go_round_robin_over_the_callers_waiting():
+    slots, granted = FairSlots(1, 16, 60.0), []
+    await slots.enter("holder")
+    flood = [await _queued(slots, "flood", granted) for _ in range(3)]
+    single = await _queued(slots, "agent", granted)
+    for _ in range(4):
+        slots.leave()
+        await asyncio.sleep(0)
+    await asyncio.gather(*flood, single)
+    assert granted == ["flood", "agent", "flood", "flood"]  # not behind the whole flood
+    assert slots.held == 1 and slots.waiting == 0
+
+
+async def test_a_full_queue_makes_the_caller_with_most_waiting_give_way():
+    slots, granted = FairSlots(1, 3, 60.0), []
+    await slots.enter("holder")
+    flood = [await _queued(slots, "flood", granted) for _ in range(3)]
+    with pytest.raises(QueueFull):
+        await slots.enter("flood")  # it is the heaviest itself: the newcomer is refused
+    agent = await _queued(slots, "agent", granted)
+    await asyncio.sleep(0)
+    assert flood[2].done() and isinstance(flood[2].exception(), QueueFull)  # flood's newest gave way
+    assert slots.waiting == 3
+    for _ in range(3):
+        slots.leave()
+        await asyncio.sleep(0)
+    await asyncio.gather(agent, *flood[:2])
+    assert sorted(granted) == ["agent", "flood", "flood"]
+
+
+async def test_a_waiter_that_gives_up_or_is_cancelled_leaves_no_trace():
+    slots, granted = FairSlots(1, 8, 0.01), []
+    await slots.enter("holder")
+    with pytest.raises(QueueFull):
+        await slots.enter("impatient")  # waited the longest it may
+    cancelled = await _queued(slots, "gone", granted)
+    cancelled.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await cancelled
+    assert slots.waiting == 0
+    slots.leave()
+    assert slots.held == 0
+    await slots.enter("next")  # a free slot is taken at once
+    assert slots.held == 1 and granted == []
+
+
+async def test_no_queue_turns_a_caller_away_at_once():
+    slots = FairSlots(1, 0, 60.0)
+    await slots.enter("holder")
+    with pytest.raises(QueueFull):
+        await slots.enter("other")

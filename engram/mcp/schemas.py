@@ -1,0 +1,78 @@
+"""The tools' answers as types: the SDK turns each tool's return annotation into its `outputSchema` (what
+hosts show and validate `structuredContent` against) and checks every answer against it (docs/mcp.md#tools).
+They describe exactly the dicts `operations.py` builds; a field an answer has and its type lacks fails the
+call (`extra="forbid"`) rather than being dropped, so a new field cannot go missing unnoticed."""
+
+from pydantic import ConfigDict, with_config
+from typing_extensions import TypedDict  # pydantic needs this one on Python < 3.12 (nested schemas)
+
+EXACT = ConfigDict(extra="forbid")
+
+
+@with_config(EXACT)
+class Remembered(TypedDict):
+    uri: str
+    space: str | None  # the space's short id (list_spaces' `id`)
+    duplicate: bool
+    status: str
+    indexed: bool
+
+
+@with_config(EXACT)
+class MemoryView(TypedDict):
+    uri: str
+    space: str | None
+    text: str
+    tags: list[str]
+    source: str | None
+    author: str
+    createdAt: str
+
+
+@with_config(EXACT)
+class Hit(MemoryView):
+    similarity: float | None  # cosine in [0, 1]; null for a keyword-only hit without a vector
+    score: float
+
+
+@with_config(EXACT)
+class Recalled(TypedDict):
+    results: list[Hit]
+    spaces: list[str | None]  # the spaces searched
+    mode: str
+
+
+@with_config(EXACT)
+class MemoryPage(TypedDict):
+    memories: list[MemoryView]
+    cursor: str | None  # null on the last page
+
+
+@with_config(EXACT)
+class Forgotten(TypedDict):
+    uri: str
+    deleted: bool
+
+
+@with_config(EXACT)
+class Model(TypedDict):
+    name: str
+    digest: str
+    dims: int
+
+
+@with_config(EXACT)
+class SpaceView(TypedDict):
+    id: str
+    name: str
+    uri: str
+    model: Model | None
+    memories: int
+    read: bool
+    write: bool
+    default: bool
+
+
+@with_config(EXACT)
+class Spaces(TypedDict):
+    spaces: list[SpaceView]
