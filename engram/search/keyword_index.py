@@ -9,7 +9,14 @@ costs O(sum of its terms' document frequencies) in vectorised numpy: about a mil
 Scoring is Lucene BM25 with k1 = 1.2, b = 0.4 (a lower b penalises long memories less) over text, tags and
 source as one stream whose term frequencies are weighted 1.0 / 0.5 / 0.25 (a word in the text counts more
 than the same word in a tag or the source). idf = ln(1 + (N - df + 0.5) / (df + 0.5)) over the space's
-live memories, so statistics never mix spaces. Terms come from the identifier-aware analyzer
+live memories, so statistics never mix spaces.
+
+A score is reported as a share of what the query can attain: BM25 divided by the sum of the query terms'
+idf (a term no live row holds counts with the highest idf), which is the score of a memory of average
+length holding each query term once, clipped to 1. So 1.0 means "every query term, as strongly as a typical
+memory holds a word", and a memory sharing one common term of a long query scores near 0: the score means
+the same across queries and spaces (a minimum such as GPTBots' doc_correlation can reject a poor keyword
+match; docs/compat.md "Scores"), which a division by the best candidate's score could not. Terms come from the identifier-aware analyzer
 (engram/search/analyzer.py: folding, compounds such as ENG-1502 split and kept whole, stemming, CJK
 bigrams), the same for memories and queries, so any user text is a valid query.
 
@@ -152,6 +159,8 @@ class KeywordIndex:
             if df == 0:
                 continue
             scores[positions] += np.float32(np.log1p((live_count - df + 0.5) / (df + 0.5))) * weights
+        attainable = sum(self.idf(text).values())
+        np.minimum(scores / np.float32(attainable), np.float32(1.0), out=scores)
         scores[~allowed] = 0.0
         candidates = np.flatnonzero(scores)  # every live, allowed row that matched a word
         if candidates.shape[0] > k:

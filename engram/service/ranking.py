@@ -44,7 +44,7 @@ class RankingPolicy:
     weight: float = 0.7  # convex: share of the cosine
     restatements: Restatements | None = field(default_factory=Restatements)
     answer_similarity: float = 0.7  # top cosine at which confidence reaches 0.5 ...
-    answer_coverage: float = 0.38  # ... or the share of the query's idf the best hit holds
+    answer_coverage: float = 0.48  # ... or the share of the query's idf the best hit holds
 
 
 DEFAULT_POLICY = RankingPolicy()
@@ -80,10 +80,15 @@ class EngramRanking:
         GPTBots' embedding_rate does; restatements and confidence apply either way."""
         if mode not in MODES:
             raise InvalidInput(f"mode must be one of {', '.join(MODES)}", "InvalidMode")
-        side_weight = {"vector": 1.0, "keyword": 0.0}.get(mode, 0.5)
         scopes = [s for s in scopes if s.row_ids is None or s.row_ids]
         if not scopes or not query.text.strip():
             return Ranking([], 0.0, 0.0)
+        return await self.hybrid.bounded(query, self._run(scopes, query, mode, weight))
+
+    async def _run(
+        self, scopes: Sequence[Scope], query: TextSearch, mode: str, weight: float | None
+    ) -> Ranking:
+        side_weight = {"vector": 1.0, "keyword": 0.0}.get(mode, 0.5)
         similarity, keyword, owner = await self.hybrid.candidates(scopes, replace(query, weight=side_weight))
         policy = self.policy
         if mode != "hybrid":
