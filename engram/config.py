@@ -329,10 +329,11 @@ def read_env(environ: Mapping[str, str] | None = None) -> Settings:
     if log_level not in {"debug", "info", "warning", "error"}:
         raise ConfigError(f"ENGRAM_LOG_LEVEL={log_level!r} must be debug, info, warning or error")
     embedder = (get("ENGRAM_EMBEDDER") or "builtin").strip()
-    if embedder.split(":", 1)[0] not in {"builtin", "onnx", "sentence-transformers", "hashing", "none"}:
+    kinds = {"builtin", "multilingual", "onnx", "sentence-transformers", "hashing", "none"}
+    if any(part.strip().split(":", 1)[0] not in kinds for part in embedder.split(",")):
         raise ConfigError(
-            f"ENGRAM_EMBEDDER={embedder!r}: expected builtin, onnx:<dir>, "
-            "sentence-transformers:<dir>, hashing[:dims] or none"
+            f"ENGRAM_EMBEDDER={embedder!r}: expected builtin, multilingual, onnx:<dir>, "
+            "sentence-transformers:<dir>, hashing[:dims] or none, or several joined by commas"
         )
     signing_key = get("ENGRAM_SIGNING_KEY") or None
     if signing_key is not None:

@@ -12,6 +12,7 @@ from urllib.parse import unquote
 
 from ..errors import InvalidInput, NotFound
 from ..service.hybrid import Scope, TextSearch
+from ..service.supersession import supersedes_attrs
 from ..store import Memory, MemoryWrite
 from ..store import queries as store_queries
 from ..store.uris import parse_memory_uri
@@ -57,9 +58,11 @@ class MemoryOperations:
         tags: list[str] | None = None,
         source: str | None = None,
         space: str | None = None,
+        supersedes: str | None = None,
     ) -> dict[str, Any]:
         if not text or not text.strip():
             raise InvalidInput("text must not be empty", "InvalidText")
+        attrs = supersedes_attrs(supersedes)  # an explicit update (engram/service/supersession.py)
         uri = access.write_space(space)
         target = await self.services.spaces.require(uri)
         write = MemoryWrite(
@@ -67,6 +70,7 @@ class MemoryOperations:
             text=text,
             tags=tuple(tags or ()),
             source=source,
+            attrs=attrs,
             idempotency_key=content_key(text),
         )
         [record] = await self.services.memories.write(uri, [write])

@@ -48,6 +48,18 @@ class RankingPolicy:
 
 
 DEFAULT_POLICY = RankingPolicy()
+# Cosines mean different things under different models: e5's sit high and close together (two unrelated
+# passages often score 0.75), so its thresholds are its own, tuned the same way (docs/benchmarks.md).
+MODEL_POLICIES: dict[str, RankingPolicy] = {
+    "multilingual-e5-small-q4": RankingPolicy(
+        weight=0.7, restatements=Restatements(0.9, 0.9, 0.5), answer_similarity=0.86, answer_coverage=0.48
+    ),
+}
+
+
+def policy_for(model: str | None) -> RankingPolicy:
+    """The tuned policy of a model's cosines (the MiniLM-tuned default for any other model)."""
+    return MODEL_POLICIES.get(model or "", DEFAULT_POLICY)
 
 
 @dataclass(frozen=True)
@@ -67,10 +79,10 @@ class Ranking:
 
 
 class EngramRanking:
-    def __init__(self, ctx, hybrid: HybridSearch, policy: RankingPolicy = DEFAULT_POLICY):
+    def __init__(self, ctx, hybrid: HybridSearch, policy: RankingPolicy | None = None):
         self.ctx = ctx
         self.hybrid = hybrid
-        self.policy = policy
+        self.policy = policy  # None: the policy of the first scope's model (policy_for)
 
     async def run(
         self, scopes: Sequence[Scope], query: TextSearch, mode: str, weight: float | None = None
@@ -90,7 +102,8 @@ class EngramRanking:
     ) -> Ranking:
         side_weight = {"vector": 1.0, "keyword": 0.0}.get(mode, 0.5)
         similarity, keyword, owner = await self.hybrid.candidates(scopes, replace(query, weight=side_weight))
-        policy = self.policy
+        first = scopes[0].space.config
+        policy = self.policy or policy_for(first.active.model if first is not None else None)
         if mode != "hybrid":
             policy = replace(policy, fusion="convex", weight=side_weight)
         elif weight is not None:
@@ -184,7 +197,7 @@ def arrange(
     max(limit, POOL) of them: restatements first, superseded ones marked, cut to `limit`."""
     head = fused[: max(limit, POOL) if policy.restatements else limit]
     if policy.restatements is not None:
-        order, replaced_by = newer_first(head, memories, vectors, policy.restatements)
+        order, replaced_by = newer_first(head, memories, vectors, policy.restatements, keyword)
     else:
         order, replaced_by = [r for r, _ in head if r in memories], {}
     score = dict(fused)
