@@ -6,7 +6,7 @@
   the candidates, unlike the convex fusion it follows): a minimum score such as GPTBots' doc_correlation
   must still reject a result set that is uniformly poor, and at w = 1 the score is exactly the similarity
   a vector search reports.
-- `keyword` is the BM25 score as a share of what the query can attain (engram/search/keyword_index.py),
+- `keyword` is the BM25 score as a share of the most the query can attain (engram/search/keyword_index.py),
   in [0, 1], also absolute: a memory sharing only a common word of the query earns little, however weak
   the other candidates are (an earlier version divided by the best candidate's BM25, so any memory
   sharing "what" or "my" got the whole keyword share when nothing better matched). Measured against

@@ -41,10 +41,10 @@ class RankingPolicy:
     """Defaults chosen by `engram eval --split tuning --tune` (docs/benchmarks.md)."""
 
     fusion: str = "convex"  # "convex" (fusion.py) or "rrf" (rank_fusion.py)
-    weight: float = 0.7  # convex: share of the cosine
+    weight: float = 0.5  # convex: share of the cosine
     restatements: Restatements | None = field(default_factory=Restatements)
-    answer_similarity: float = 0.7  # top cosine at which confidence reaches 0.5 ...
-    answer_coverage: float = 0.48  # ... or the share of the query's idf the best hit holds
+    answer_similarity: float = 0.6  # top cosine at which confidence reaches 0.5 ...
+    answer_coverage: float = 0.56  # ... or the share of the query's idf the best hit holds
 
 
 DEFAULT_POLICY = RankingPolicy()
@@ -52,7 +52,7 @@ DEFAULT_POLICY = RankingPolicy()
 # passages often score 0.75), so its thresholds are its own, tuned the same way (docs/benchmarks.md).
 MODEL_POLICIES: dict[str, RankingPolicy] = {
     "multilingual-e5-small-q4": RankingPolicy(
-        weight=0.7, restatements=Restatements(0.9, 0.9, 0.5), answer_similarity=0.86, answer_coverage=0.48
+        weight=0.9, restatements=Restatements(0.9, 0.5, 0.5), answer_similarity=0.88, answer_coverage=0.64
     ),
 }
 

@@ -29,7 +29,7 @@ from ..store.uris import is_record_key, parse_memory_uri
 @dataclass(frozen=True)
 class Restatements:
     min_similarity: float = 0.55
-    min_relevance: float = 0.8
+    min_relevance: float = 0.5
     min_keyword: float = 0.5
 
 
