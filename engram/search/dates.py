@@ -49,6 +49,12 @@ _MONTH_NAME = re.compile(
 _ASKS_WHEN = re.compile(r"^\W*(?:when\b|what (?:date|day|time|year|month)\b|how long ago\b|since when\b)")
 
 
+def names_relative_date(folded_text: str) -> bool:
+    """The text dates something relative to when it was written ("yesterday", "last Friday", ...): it
+    reports an event, which a later memory does not make stale (engram/service/supersession.py)."""
+    return _RELATIVE.search(folded_text) is not None
+
+
 def asks_when(folded_query: str) -> bool:
     return bool(_ASKS_WHEN.match(folded_query))
 

@@ -41,7 +41,7 @@ class RankingPolicy:
     """Defaults chosen by `engram eval --split tuning --tune` (docs/benchmarks.md)."""
 
     fusion: str = "convex"  # "convex" (fusion.py) or "rrf" (rank_fusion.py)
-    weight: float = 0.5  # convex: share of the cosine
+    weight: float = 0.6  # convex: share of the cosine
     restatements: Restatements | None = field(default_factory=Restatements)
     answer_similarity: float = 0.6  # top cosine at which confidence reaches 0.5 ...
     answer_coverage: float = 0.56  # ... or the share of the query's idf the best hit holds
@@ -52,7 +52,7 @@ DEFAULT_POLICY = RankingPolicy()
 # passages often score 0.75), so its thresholds are its own, tuned the same way (docs/benchmarks.md).
 MODEL_POLICIES: dict[str, RankingPolicy] = {
     "multilingual-e5-small-q4": RankingPolicy(
-        weight=0.9, restatements=Restatements(0.9, 0.5, 0.5), answer_similarity=0.88, answer_coverage=0.64
+        weight=0.9, restatements=Restatements(0.88, 0.5, 0.5), answer_similarity=0.88, answer_coverage=0.48
     ),
 }
 
@@ -87,9 +87,10 @@ class EngramRanking:
     async def run(
         self, scopes: Sequence[Scope], query: TextSearch, mode: str, weight: float | None = None
     ) -> Ranking:
-        """`mode` has no default on purpose: hybrid has not yet passed the ship rule in every category
-        (docs/benchmarks.md), so each caller chooses. `weight` (hybrid mode only) overrides the tuned fusion with a convex mix the caller chose, as
-        GPTBots' embedding_rate does; restatements and confidence apply either way."""
+        """`mode` has no default on purpose: each caller chooses (MCP recall defaults to hybrid, GPTBots maps
+        its embedding_rate, the console asks for hybrid). `weight` (hybrid mode only) overrides the tuned
+        fusion with a convex mix the caller chose, as GPTBots' embedding_rate does; restatements and
+        confidence apply in every mode."""
         if mode not in MODES:
             raise InvalidInput(f"mode must be one of {', '.join(MODES)}", "InvalidMode")
         scopes = [s for s in scopes if s.row_ids is None or s.row_ids]
@@ -101,7 +102,10 @@ class EngramRanking:
         self, scopes: Sequence[Scope], query: TextSearch, mode: str, weight: float | None
     ) -> Ranking:
         side_weight = {"vector": 1.0, "keyword": 0.0}.get(mode, 0.5)
-        similarity, keyword, owner = await self.hybrid.candidates(scopes, replace(query, weight=side_weight))
+        # Vector mode still collects the keyword side: ranked by cosine alone, but the restatement rule
+        # needs each candidate's keyword share (supersession.py); keyword mode needs no cosines.
+        collect = 0.0 if mode == "keyword" else 0.5
+        similarity, keyword, owner = await self.hybrid.candidates(scopes, replace(query, weight=collect))
         first = scopes[0].space.config
         policy = self.policy or policy_for(first.active.model if first is not None else None)
         if mode != "hybrid":

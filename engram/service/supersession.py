@@ -9,6 +9,10 @@ A memory B restates (supersedes) an older memory A, for a given query, when
   chat from firing it: the turns of one conversation are close in meaning and similarly relevant to a
   question about it, but only the turn that answers it usually holds the question's own names and words
   ("the LGBTQ support group" against a later "it was so good to talk").
+- and A does not report a dated event: a memory that says "yesterday", "last Friday" or "two weeks ago"
+  (engram/search/dates.py) tells what happened then, which stays true whatever is said later; only
+  statements of a current state ("staging runs Postgres 15.4") go stale. Chat is full of such reports,
+  notes rarely are.
 Only the order changes: B is moved to just before A, A keeps its place after it and is marked
 `superseded_by` B; nothing is dropped (a user may be asking about history). Chains resolve to the newest.
 The thresholds are tuned on the tuning half of the labelled set (`engram eval`, docs/benchmarks.md).
@@ -22,13 +26,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InvalidInput
+from ..search.analyzer import fold
+from ..search.dates import names_relative_date
 from ..store import Memory
 from ..store.uris import is_record_key, parse_memory_uri
 
 
 @dataclass(frozen=True)
 class Restatements:
-    min_similarity: float = 0.55
+    min_similarity: float = 0.65
     min_relevance: float = 0.5
     min_keyword: float = 0.5
 
@@ -114,7 +120,7 @@ def _cosines(pool: Sequence[int], vectors: Mapping[int, np.ndarray]) -> dict[tup
 def _restates(newer: Memory, older: Memory, cosine: float | None, score, words, rule: Restatements) -> bool:
     if explicitly_supersedes(newer, older):
         return True
-    if cosine is None:
+    if cosine is None or names_relative_date(fold(older.text)):
         return False
     return (
         cosine >= rule.min_similarity

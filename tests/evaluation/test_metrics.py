@@ -57,7 +57,7 @@ def test_rrf_sums_reciprocal_ranks_scaled_to_one():
 
 def _memory(row, created_ms, attrs=None):
     return SimpleNamespace(row_id=row, uri=f"at://x/m/{row}", rkey=f"r{row}", created_ms=created_ms,
-                           attrs=attrs or {})  # fmt: skip
+                           attrs=attrs or {}, text=f"memory {row}")  # fmt: skip
 
 
 def _unit(*xs):
