@@ -83,7 +83,7 @@ def _run_locomo(args: argparse.Namespace, settings: Settings) -> int:
     if args.data is None or not args.data.is_file():
         raise CliError("--bench locomo needs --data <locomo10.json> (an existing file)", 2)
     try:
-        conversations, questions = locomo.load(args.data)
+        _, questions = locomo.load(args.data)
     except EngramError as err:
         raise CliError(err.message, 2) from None
     with tqdm(total=len(questions), unit="question", desc="locomo", disable=None, file=sys.stderr) as bar:
