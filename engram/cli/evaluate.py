@@ -84,10 +84,13 @@ def _run_locomo(args: argparse.Namespace, settings: Settings) -> int:
         raise CliError("--bench locomo needs --data <locomo10.json> (an existing file)", 2)
     try:
         _, questions = locomo.load(args.data)
+        questions = [q for q in questions if locomo.in_split(q.conversation, args.split)]
+        if not questions:
+            raise CliError(f"{args.data}: no questions in the {args.split} half (even conversations tune)", 2)
     except EngramError as err:
         raise CliError(err.message, 2) from None
     with tqdm(total=len(questions), unit="question", desc="locomo", disable=None, file=sys.stderr) as bar:
-        result = locomo.run_sync(settings, args.data, progress=bar.update)
+        result = locomo.run_sync(settings, args.data, progress=bar.update, split=args.split)
     if args.json:
         print_json(result)
     else:

@@ -15,7 +15,11 @@ over categories 1-4 (the answerable ones): evidence recall@1/5/10/20, hit@10 (an
 top 10), MRR@10 (first evidence turn) and nDCG@10 (every evidence turn gain 1), and the latency of each
 path. Paths: `vector` (SearchService.search, what searchMemories answers), and `keyword` / `hybrid` /
 `vector+` through EngramRanking.run (the pipeline behind MCP recall, GPTBots and the console), plus
-`hybrid-plain` (the same fusion without the restatement step).
+`hybrid-plain` (the same fusion without the restatement step), and `hybrid@<w>` (the engram policy at
+other fusion weights, over the same candidates: for choosing the weight on the tuning half).
+
+Split: the conversations at even positions are the tuning half, those at odd positions the held-out
+half (`--split`, as for the labelled sets); only the chosen half's conversations are imported.
 """
 
 from __future__ import annotations
@@ -44,7 +48,8 @@ from ..service.search import SearchQuery
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 ANSWERABLE = (1, 2, 3, 4)
 DEPTH = 20
-PATHS = ("vector", "keyword", "hybrid", "hybrid-plain", "vector+")
+WEIGHTS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
+PATHS = ("vector", "keyword", "hybrid", "hybrid-plain", "vector+", *(f"hybrid@{w}" for w in WEIGHTS))
 _SESSION = re.compile(r"^session_(\d+)$")
 _DIA = re.compile(r"D\d+:\d+")
 
@@ -114,8 +119,15 @@ def _session_time(value, n: int, s: int) -> datetime:
         ) from None
 
 
-async def run(settings: Settings, path: Path, progress: Callable[[int], None] | None = None) -> dict:
+def in_split(conversation: int, split: str) -> bool:
+    return split == "all" or (conversation % 2 == 0) == (split == "tuning")
+
+
+async def run(
+    settings: Settings, path: Path, progress: Callable[[int], None] | None = None, split: str = "all"
+) -> dict:
     conversations, questions = load(path)
+    questions = [q for q in questions if in_split(q.conversation, split)]
     with tempfile.TemporaryDirectory(prefix="engram-locomo-") as scratch:
         settings = dataclasses.replace(
             settings, data_dir=Path(scratch), search_rate=0.0, text_search_rate=0.0, metrics_port=0
@@ -123,6 +135,9 @@ async def run(settings: Settings, path: Path, progress: Callable[[int], None] | 
         async with open_context(settings, embedder=True) as ctx:
             spaces = []
             for n, turns in enumerate(conversations):
+                if not in_split(n, split):
+                    spaces.append(None)
+                    continue
                 space = await ctx.services.spaces.create_hosted(f"locomo-{n}")
                 lines = [(i + 1, {"text": t.text, "createdAt": t.created_at, "source": t.dia_id})
                          for i, t in enumerate(turns)]  # fmt: skip
@@ -133,32 +148,38 @@ async def run(settings: Settings, path: Path, progress: Callable[[int], None] | 
                 spaces.append(space)
             rankings: dict[str, list[list[str]]] = {p: [] for p in PATHS}
             latency: dict[str, list[float]] = {p: [] for p in PATHS}
-            plain = dataclasses.replace(policy_for(ctx.embedder.name), restatements=None)
+            policy = policy_for(ctx.embedder.name)
+            policies = {"hybrid-plain": dataclasses.replace(policy, restatements=None)} | {
+                f"hybrid@{w}": dataclasses.replace(policy, weight=w) for w in WEIGHTS
+            }
             for q in questions:
                 space = spaces[q.conversation]
-                for path_name in PATHS:
+                for path_name in ("vector", "keyword", "hybrid", "vector+"):
                     started = time.perf_counter()
-                    hits = await _search(ctx, space, q.text, path_name, plain)
+                    hits = await _search(ctx, space, q.text, path_name)
                     latency[path_name].append(time.perf_counter() - started)
                     rankings[path_name].append([m.source for m in hits])
+                # the other policies rank one collection of candidates (timed as collection + their rank)
+                ranking = ctx.services.ranking
+                started = time.perf_counter()
+                both = TextSearch(q.text, DEPTH, weight=0.5)
+                found = await ranking.hybrid.candidates([Scope(space)], both)
+                collected = time.perf_counter() - started
+                for name, chosen in policies.items():
+                    started = time.perf_counter()
+                    ranked = await ranking.rank(*found, DEPTH, chosen)
+                    latency[name].append(collected + time.perf_counter() - started)
+                    rankings[name].append([h.memory.source for h in ranked.hits])
                 if progress:
                     progress(1)
             return report_of(questions, rankings, latency, ctx.embedder.name)
 
 
-async def _search(ctx, space, text: str, path: str, plain) -> list:
+async def _search(ctx, space, text: str, path: str) -> list:
     if path == "vector":
-        return [
-            m for m, _ in (await ctx.services.search.search(space, SearchQuery(q=text, limit=DEPTH))).hits
-        ]
+        found = await ctx.services.search.search(space, SearchQuery(q=text, limit=DEPTH))
+        return [m for m, _ in found.hits]
     query = TextSearch(text, DEPTH)
-    if path == "hybrid-plain":
-        ranking = ctx.services.ranking
-        similarity, keyword, owner = await ranking.hybrid.candidates(
-            [Scope(space)], dataclasses.replace(query, weight=0.5)
-        )
-        ranked = await ranking.rank(similarity, keyword, owner, DEPTH, plain)
-        return [h.memory for h in ranked.hits]
     mode = {"keyword": "keyword", "hybrid": "hybrid", "vector+": "vector"}[path]
     return [h.memory for h in (await ctx.services.ranking.run([Scope(space)], query, mode)).hits]
 
@@ -212,5 +233,5 @@ def markdown(result: dict) -> str:
     return "\n".join(lines)
 
 
-def run_sync(settings: Settings, path: Path, progress=None) -> dict:
-    return asyncio.run(run(settings, path, progress))
+def run_sync(settings: Settings, path: Path, progress=None, split: str = "all") -> dict:
+    return asyncio.run(run(settings, path, progress, split))

@@ -45,11 +45,11 @@ def _locomo(tmp_path):
 
 def test_locomo_reports_evidence_metrics_per_category_and_latency_per_path(engram, monkeypatch, tmp_path):
     monkeypatch.setenv("ENGRAM_EMBEDDER", "builtin")
-    result = engram("eval", "--bench", "locomo", "--data", _locomo(tmp_path), "--json")
+    result = engram("eval", "--bench", "locomo", "--data", _locomo(tmp_path), "--split", "all", "--json")
     assert result.code == 0, result.err
     report = result.json()
     assert report["questions"] == 4  # the one without evidence turns is left out
-    assert set(report["metrics"]) == {"vector", "keyword", "hybrid", "hybrid-plain", "vector+"}
+    assert {"vector", "keyword", "hybrid", "hybrid-plain", "vector+", "hybrid@0.5"} <= set(report["metrics"])
     hybrid = report["metrics"]["hybrid"]
     assert hybrid["answerable"]["n"] == 3 and hybrid["adversarial"]["n"] == 1 and "open-domain" not in hybrid
     assert hybrid["temporal"]["recall@1"] == 1.0  # "yesterday" resolved to the question's turn
@@ -59,8 +59,10 @@ def test_locomo_reports_evidence_metrics_per_category_and_latency_per_path(engra
             assert all(0.0 <= row[k] <= 1.0 for k in ("recall@1", "recall@20", "hit@10", "mrr@10", "ndcg@10"))
             assert row["recall@1"] <= row["recall@5"] <= row["recall@10"] <= row["recall@20"]
     assert all(t["p50_ms"] > 0 for t in report["latency"].values())
-    table = engram("eval", "--bench", "locomo", "--data", _locomo(tmp_path))
+    table = engram("eval", "--bench", "locomo", "--data", _locomo(tmp_path), "--split", "tuning")
     assert table.code == 0 and "| hybrid | temporal | 1 |" in table.out
+    held = engram("eval", "--bench", "locomo", "--data", _locomo(tmp_path))  # heldout: odd conversations
+    assert held.code == 2 and "no questions in the heldout half" in held.err
 
 
 def test_locomo_needs_a_readable_file(engram, tmp_path):
