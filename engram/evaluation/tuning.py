@@ -36,6 +36,11 @@ def tune(run: Run) -> dict:
         for w in KEYWORDS
     ]
     best = max([best_fusion, *grid], key=lambda p: _objective(run, run.rerank("_tune", p)))
+    # The weight once more, with the chosen restatements on: the two interact (restatements reorder what
+    # the fusion ranked), so the weight best alone need not be best in the whole pipeline.
+    if best.fusion == "convex":
+        weights = [dataclasses.replace(best, weight=a) for a in ALPHAS]
+        best = max([best, *weights], key=lambda p: _objective(run, run.rerank("_tune", p)))
     objective = _objective(run, run.rerank("_tune", best))
     run.outcomes.pop("_tune", None)
     threshold_similarity, threshold_coverage = _empty_result_rule(run, best)

@@ -41,7 +41,7 @@ class RankingPolicy:
     """Defaults chosen by `engram eval --split tuning --tune` (docs/benchmarks.md)."""
 
     fusion: str = "convex"  # "convex" (fusion.py) or "rrf" (rank_fusion.py)
-    weight: float = 0.6  # convex: share of the cosine
+    weight: float = 0.3  # convex: share of the cosine
     restatements: Restatements | None = field(default_factory=Restatements)
     answer_similarity: float = 0.6  # top cosine at which confidence reaches 0.5 ...
     answer_coverage: float = 0.56  # ... or the share of the query's idf the best hit holds
