@@ -1,9 +1,11 @@
 """Engram-chosen rankings: fused vector + keyword relevance, newer restatements first, and a confidence.
 
-Where engram decides the order (the GPTBots shim between its extremes, an agent's recall, the console),
-`EngramRanking.run` ranks a text query over some scopes by `mode`:
-- "vector": cosine only; "keyword": BM25 only; "hybrid": the policy's fusion of both (tuned with
-  `engram eval` on the tuning half of the labelled set; docs/benchmarks.md has the held-out numbers).
+The one pipeline wherever engram decides the order (GPTBots at every embedding_rate, an agent's MCP
+recall in every mode, the console's search): `EngramRanking.run` ranks a text query over some scopes by
+`mode`:
+- "vector": cosine only; "keyword": the keyword share only; "hybrid": the policy's fusion of both (tuned
+  with `engram eval` on the tuning halves of the labelled set, per model: `policy_for`;
+  docs/benchmarks.md has the held-out numbers).
 Then restatements are moved before what they replace (supersession.py), and `confidence` says how likely
 the best hit answers the query at all (the top cosine against a threshold chosen on the tuning half), so
 a caller can show "nothing relevant" instead of the nearest unrelated memory.
