@@ -115,8 +115,9 @@ VARIABLES: tuple[Variable, ...] = (
     ),
     Variable(
         "ENGRAM_EMBEDDER",
-        "builtin",
-        "builtin, onnx:<dir>, sentence-transformers:<dir>, hashing[:dims] or none.",
+        "builtin,multilingual",
+        "builtin, multilingual, onnx:<dir>, sentence-transformers:<dir>, hashing[:dims] or none; several "
+        "joined by commas are all hosted, the first is new spaces' default (docs/embedders.md).",
     ),
     Variable("ENGRAM_TEXT_SEARCH", "1", "`0` turns off embedding of `q` (callers must send vectors)."),
     Variable(
@@ -295,7 +296,7 @@ class Settings:
     search_burst: int = 100
     search_concurrency: int = 8
     hit_cache_bytes: int = 32 * 1024**2  # engram/store/hit_cache.py
-    embedder: str = "builtin"
+    embedder: str = "builtin,multilingual"
     text_search: bool = True
     text_search_authorities: frozenset[str] = frozenset()
     text_search_rate: float = 2.0
@@ -379,11 +380,12 @@ def read_env(environ: Mapping[str, str] | None = None) -> Settings:
     log_level = (get("ENGRAM_LOG_LEVEL") or "info").lower()
     if log_level not in {"debug", "info", "warning", "error"}:
         raise ConfigError(f"ENGRAM_LOG_LEVEL={log_level!r} must be debug, info, warning or error")
-    embedder = (get("ENGRAM_EMBEDDER") or "builtin").strip()
-    if embedder.split(":", 1)[0] not in {"builtin", "onnx", "sentence-transformers", "hashing", "none"}:
+    embedder = (get("ENGRAM_EMBEDDER") or "builtin,multilingual").strip()
+    kinds = {"builtin", "multilingual", "onnx", "sentence-transformers", "hashing", "none"}
+    if any(part.strip().split(":", 1)[0] not in kinds for part in embedder.split(",")):
         raise ConfigError(
-            f"ENGRAM_EMBEDDER={embedder!r}: expected builtin, onnx:<dir>, "
-            "sentence-transformers:<dir>, hashing[:dims] or none"
+            f"ENGRAM_EMBEDDER={embedder!r}: expected builtin, multilingual, onnx:<dir>, "
+            "sentence-transformers:<dir>, hashing[:dims] or none, or several joined by commas"
         )
     signing_key = get("ENGRAM_SIGNING_KEY") or None
     if signing_key is not None:

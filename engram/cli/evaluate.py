@@ -36,10 +36,18 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--split", choices=SPLITS, default="heldout", help="which half to score (default heldout)")
     p.add_argument("--tune", action="store_true", help="also search fusion/restatement/confidence settings")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.add_argument(
+        "--bench",
+        choices=("locomo",),
+        help="a public benchmark instead of a labelled set: locomo needs --data (docs/benchmarks.md#locomo)",
+    )
+    p.add_argument("--data", type=Path, help="the benchmark's data file, e.g. locomo10.json (never shipped)")
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
+    if args.bench == "locomo":
+        return _run_locomo(args, settings)
     if not args.set.is_file():
         raise CliError(f"{args.set}: no such file")
     try:
@@ -66,4 +74,25 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     print(markdown(result))
     if tuned is not None:
         print("\nBest on this split:", tuned)
+    return 0
+
+
+def _run_locomo(args: argparse.Namespace, settings: Settings) -> int:
+    from ..evaluation import locomo
+
+    if args.data is None or not args.data.is_file():
+        raise CliError("--bench locomo needs --data <locomo10.json> (an existing file)", 2)
+    try:
+        _, questions = locomo.load(args.data)
+        questions = [q for q in questions if locomo.in_split(q.conversation, args.split)]
+        if not questions:
+            raise CliError(f"{args.data}: no questions in the {args.split} half (even conversations tune)", 2)
+    except EngramError as err:
+        raise CliError(err.message, 2) from None
+    with tqdm(total=len(questions), unit="question", desc="locomo", disable=None, file=sys.stderr) as bar:
+        result = locomo.run_sync(settings, args.data, progress=bar.update, split=args.split)
+    if args.json:
+        print_json(result)
+    else:
+        print(locomo.markdown(result))
     return 0

@@ -25,6 +25,10 @@ class QueryModel:
 
 def _could_be(spec: str, model: QueryModel) -> bool:
     """Cheap pre-check so a space of another model never pays for loading ONNX."""
+    if spec.strip() == "multilingual":
+        from ..embed.multilingual import DIMS, NAME
+
+        return (NAME, DIMS) == (model.model, model.dims)
     if spec.strip() == "builtin":
         from ..embed.builtin import DIMS, NAME
 
@@ -35,7 +39,8 @@ def _could_be(spec: str, model: QueryModel) -> bool:
 def local_query_vector(embedder_spec: str, model: QueryModel, text: str) -> str | None:
     """The query embedded by the first local embedder (ENGRAM_EMBEDDER, then the built-in one) whose name,
     digest and dims are the space's; None when none is, and the service should embed `q` itself."""
-    for spec in dict.fromkeys((embedder_spec, "builtin")):
+    specs = [part.strip() for part in embedder_spec.split(",")]  # each of a list (engram/embed/hosted.py)
+    for spec in dict.fromkeys((*specs, "builtin")):
         if not _could_be(spec, model):
             continue
         try:

@@ -70,20 +70,32 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def _model_flags(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--model", help="embedding model name (with --digest and --dims)")
+    p.add_argument(
+        "--model",
+        help="embedding model name: alone, one of the models this service runs (ENGRAM_EMBEDDER), "
+        "e.g. multilingual-e5-small-q4; with --digest and --dims, any model",
+    )
     p.add_argument("--digest", help="the model's digest (pins the exact build)")
     p.add_argument("--dims", type=int, help="the model's vector dimensions")
     p.add_argument("--document-prefix", default=None, help="text prepended to memories before embedding")
     p.add_argument("--query-prefix", default=None, help="text prepended to queries before embedding")
 
 
-def _model_from_flags(args: argparse.Namespace) -> ModelSpec | None:
+def _model_from_flags(args: argparse.Namespace) -> ModelSpec | str | None:
+    """A full model, a hosted model's name (resolved by `_resolve_model` once the embedders are loaded),
+    or None."""
     given = [args.model, args.digest, args.dims]
     if all(v is None for v in given):
         return None
+    if args.model is not None and args.digest is None and args.dims is None:
+        return args.model
     if any(v is None for v in given):
-        raise CliError("--model, --digest and --dims go together", 2)
+        raise CliError("--digest and --dims go with --model, and with each other", 2)
     return ModelSpec(args.model, args.digest, args.dims)
+
+
+def _resolve_model(ctx, model: ModelSpec | str | None) -> ModelSpec | None:
+    return ctx.services.spaces.hosted_model(model) if isinstance(model, str) else model
 
 
 def run_create(args: argparse.Namespace, settings: Settings) -> int:
@@ -93,13 +105,13 @@ def run_create(args: argparse.Namespace, settings: Settings) -> int:
         return await ctx.services.spaces.create_hosted(
             args.name,
             authority=args.authority,
-            model=model,
+            model=_resolve_model(ctx, model),
             document_prefix=args.document_prefix or "",
             query_prefix=args.query_prefix or "",
         )
 
-    # The default model is the configured embedder's: load it only when no model was given.
-    space = run_local(settings, work, embedder=model is None)
+    # The default model, or one named alone, is a configured embedder's: load them only then.
+    space = run_local(settings, work, embedder=not isinstance(model, ModelSpec))
     if args.json:
         print_json(space_view(space))
     else:
@@ -114,16 +126,17 @@ def run_config(args: argparse.Namespace, settings: Settings) -> int:
 
     async def work(ctx):
         # The same merge as the remote `engram admin space config` (SpaceService.configure).
+        resolved = _resolve_model(ctx, model)
         return await ctx.services.spaces.configure(
             resolve_space(ctx, args.space),
-            None if args.next else model,
-            next=model if args.next else None,
+            None if args.next else resolved,
+            next=resolved if args.next else None,
             clear_next=args.clear_next,
             document_prefix=args.document_prefix,
             query_prefix=args.query_prefix,
         )
 
-    space = run_local(settings, work)
+    space = run_local(settings, work, embedder=isinstance(model, str))
     if args.json:
         print_json(space_view(space))
     else:

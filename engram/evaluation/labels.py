@@ -1,10 +1,12 @@
 """A labelled query set: its corpora (JSONL files `engram import` reads) and its queries.
 
-The set is a JSON file naming the corpora (paths relative to it) and a queries JSONL file. Each query line:
+The set is a JSON file naming the corpora (paths relative to it) and a queries JSONL file, or a list of
+them. Each query line:
 `{"id", "corpus", "category", "query", "answer": "<text>", "related": ["<text>", ...]}`, where each text
 is a substring that must occur in exactly one memory of the corpus: the answer gets grade 2, related
 memories grade 1. A query without `answer` is a no-answer query. Queries are split into a tuning and a
-held-out half per category, by a hash of the id, so the split is fixed however the file is ordered.
+held-out half per category and file, by a hash of the id, so the split is fixed however the file is
+ordered and whatever other files the set lists.
 """
 
 from __future__ import annotations
@@ -54,13 +56,17 @@ def load_set(path: Path) -> QuerySet:
     spec = orjson.loads(path.read_bytes())
     corpora = {name: _load_corpus(name, path.parent / rel) for name, rel in spec["corpora"].items()}
     queries = []
-    for n, line in enumerate((path.parent / spec["queries"]).read_bytes().splitlines(), start=1):
-        if line.strip():
-            queries.append(_parse_query(orjson.loads(line), corpora, n))
+    files = spec["queries"] if isinstance(spec["queries"], list) else [spec["queries"]]
+    for name in files:  # one file or several (eval/set.json: the original set and eval/casual.jsonl)
+        mine = []
+        for n, line in enumerate((path.parent / name).read_bytes().splitlines(), start=1):
+            if line.strip():
+                mine.append(_parse_query(orjson.loads(line), corpora, n))
+        queries += _split(mine)  # per file: adding a file never moves another file's queries between halves
     ids = [q.id for q in queries]
     if len(set(ids)) != len(ids):
         raise InvalidInput("query ids must be unique", "BadQuerySet")
-    return QuerySet(corpora, _split(queries))
+    return QuerySet(corpora, queries)
 
 
 def _load_corpus(name: str, path: Path) -> Corpus:

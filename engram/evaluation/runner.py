@@ -17,7 +17,7 @@ from ..config import Settings
 from ..errors import InvalidInput
 from ..lifecycle import open_context
 from ..service.imports import decode_lines, import_values
-from ..service.ranking import DEFAULT_POLICY, RankingPolicy
+from ..service.ranking import DEFAULT_POLICY, RankingPolicy, policy_for
 from .labels import Query, QuerySet
 from .systems import ALPHAS, Candidates, Outcome, SpaceRunner, keys_by_row
 
@@ -54,7 +54,9 @@ async def evaluate(settings: Settings, query_set: QuerySet, queries: list[Query]
             for name in sorted({q.corpus for q in queries}):
                 runners[name] = await _load_corpus(ctx, query_set, name)
             run = Run(queries)
-            for system in ("vector", "keyword", *policies()):
+            # engram's policy for the model the corpora were embedded with (ranking.policy_for)
+            chosen = policies(policy_for(ctx.embedder.name if ctx.embedder is not None else None))
+            for system in ("vector", "keyword", *chosen):
                 run.outcomes[system] = []
             for query in queries:
                 runner = runners[query.corpus]
@@ -63,7 +65,7 @@ async def evaluate(settings: Settings, query_set: QuerySet, queries: list[Query]
                 found = await runner.candidates(query.text)
                 run.candidates.append(found)
                 run.runners.append(runner)
-                for system, policy in policies().items():
+                for system, policy in chosen.items():
                     run.outcomes[system].append(runner.fused(found, policy))
                 if progress:
                     progress(1)

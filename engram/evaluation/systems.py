@@ -21,7 +21,7 @@ from ..store import documents as store_documents
 from ..store import queries as store_queries
 
 DEPTH = 10  # rankings are scored to rank 10
-ALPHAS = (0.3, 0.5, 0.6, 0.7, 0.8, 0.9)
+ALPHAS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 
 
 @dataclass(frozen=True)

@@ -13,8 +13,9 @@ from .metrics import hit_at_1, mrr_at
 from .runner import Run
 from .systems import ALPHAS
 
-SIMILARITIES = (0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8)
+SIMILARITIES = (0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.88, 0.9, 0.92, 0.95)  # e5's cosines sit high
 RELEVANCES = (0.5, 0.6, 0.7, 0.8, 0.9)
+KEYWORDS = (0.0, 0.25, 0.5, 0.75, 1.0)  # Restatements.min_keyword; 0 is the rule without it
 
 
 def _objective(run: Run, outcomes) -> float:
@@ -29,11 +30,17 @@ def tune(run: Run) -> dict:
     fusions = [RankingPolicy("convex", a, None) for a in ALPHAS] + [RankingPolicy("rrf", 0.0, None)]
     best_fusion = max(fusions, key=lambda p: _objective(run, run.rerank("_tune", p)))
     grid = [
-        dataclasses.replace(best_fusion, restatements=Restatements(s, r))
+        dataclasses.replace(best_fusion, restatements=Restatements(s, r, w))
         for s in SIMILARITIES
         for r in RELEVANCES
+        for w in KEYWORDS
     ]
     best = max([best_fusion, *grid], key=lambda p: _objective(run, run.rerank("_tune", p)))
+    # The weight once more, with the chosen restatements on: the two interact (restatements reorder what
+    # the fusion ranked), so the weight best alone need not be best in the whole pipeline.
+    if best.fusion == "convex":
+        weights = [dataclasses.replace(best, weight=a) for a in ALPHAS]
+        best = max([best, *weights], key=lambda p: _objective(run, run.rerank("_tune", p)))
     objective = _objective(run, run.rerank("_tune", best))
     run.outcomes.pop("_tune", None)
     threshold_similarity, threshold_coverage = _empty_result_rule(run, best)

@@ -12,7 +12,7 @@ from urllib.parse import unquote
 
 from ..errors import InvalidInput, NotFound
 from ..service.hybrid import Scope, TextSearch
-from ..service.search import SearchQuery
+from ..service.supersession import supersedes_attrs
 from ..store import Memory, MemoryWrite
 from ..store import queries as store_queries
 from ..store.uris import parse_memory_uri
@@ -22,7 +22,6 @@ if TYPE_CHECKING:
     from ..context import AppContext
 
 MODES = ("vector", "hybrid", "keyword")
-FUSION_WEIGHT = {"vector": 1.0, "hybrid": 0.5, "keyword": 0.0}  # share of the semantic score (docs/compat.md)
 MAX_RECALL = 50
 MAX_PAGE = 100
 DEDUP_KEY_PREFIX = "mcp-sha256:"  # an import idempotency key: the same text twice is one memory
@@ -59,9 +58,11 @@ class MemoryOperations:
         tags: list[str] | None = None,
         source: str | None = None,
         space: str | None = None,
+        supersedes: str | None = None,
     ) -> dict[str, Any]:
         if not text or not text.strip():
             raise InvalidInput("text must not be empty", "InvalidText")
+        attrs = supersedes_attrs(supersedes)  # an explicit update (engram/service/supersession.py)
         uri = access.write_space(space)
         target = await self.services.spaces.require(uri)
         write = MemoryWrite(
@@ -69,6 +70,7 @@ class MemoryOperations:
             text=text,
             tags=tuple(tags or ()),
             source=source,
+            attrs=attrs,
             idempotency_key=content_key(text),
         )
         [record] = await self.services.memories.write(uri, [write])
@@ -102,25 +104,11 @@ class MemoryOperations:
         targets = [s for s in found if s is not None and not s.deleted]
         if not spaces:
             targets = [s for s in targets if s.config is not None]  # all of them: skip spaces without a model
-        if mode == "vector" and len(targets) == 1:
-            found = await self.services.search.search(
-                targets[0],
-                SearchQuery(q=query, limit=limit, author=author, tags=tuple(tags or ()), since=since),
-            )
-            hits = [(m, sim / 1000.0, sim / 1000.0) for m, sim in found.hits]
-            owner = {m.row_id: targets[0].uri for m, _ in found.hits}
-        else:
-            search = TextSearch(
-                query,
-                limit=limit,
-                weight=FUSION_WEIGHT[mode],
-                author=author,
-                tags=tuple(tags or ()),
-                since=since,
-            )
-            ranked = await self.services.hybrid.run([Scope(s) for s in targets], search)
-            hits = [(h.memory, h.similarity, h.score) for h in ranked]
-            owner = {h.memory.row_id: parse_memory_uri(h.memory.uri)[0] for h in ranked}
+        # The one engram-chosen ranking, as GPTBots and the console get it (engram/service/ranking.py).
+        search = TextSearch(query, limit=limit, author=author, tags=tuple(tags or ()), since=since)
+        ranked = (await self.services.ranking.run([Scope(s) for s in targets], search, mode)).hits
+        hits = [(h.memory, h.similarity, h.score) for h in ranked]
+        owner = {h.memory.row_id: parse_memory_uri(h.memory.uri)[0] for h in ranked}
         results = []
         for memory, similarity, score in hits:
             view = memory_view(memory, access, owner[memory.row_id])

@@ -35,8 +35,11 @@ class RemoteOperations:
             raise ToolError(text.removeprefix(f"Error executing tool {name}: "))
         return result.structured_content or {}
 
-    async def remember(self, _access, text, tags=None, source=None, space=None):
-        return await self.call("remember", {"text": text, "tags": tags, "source": source, "space": space})
+    async def remember(self, _access, text, tags=None, source=None, space=None, supersedes=None):
+        arguments = {"text": text, "tags": tags, "source": source, "space": space}
+        if supersedes is not None:  # only when given: a remote engram from before it knows no such field
+            arguments["supersedes"] = supersedes
+        return await self.call("remember", arguments)
 
     async def recall(
         self, _access, query, spaces=None, tags=None, author=None, since=None, limit=10, mode="hybrid"

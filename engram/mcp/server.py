@@ -140,8 +140,16 @@ def build_server(ops: MemoryOperations | RemoteOperations, access_of: AccessProv
             Field(description="Where this came from (a URL, file, or conversation).", max_length=2000),
         ] = None,
         space: SpaceArg = None,
+        supersedes: Annotated[
+            str | None,
+            Field(
+                description="The uri of a memory this one updates or corrects (from recall): recall then "
+                "ranks this one first and marks the old one superseded.",
+                max_length=2000,
+            ),
+        ] = None,
     ) -> schemas.Remembered:
-        return await run(context, lambda a: ops.remember(a, text, tags, source, space))
+        return await run(context, lambda a: ops.remember(a, text, tags, source, space, supersedes))
 
     @server.tool(
         description=(

@@ -7,8 +7,15 @@
 3. Every part of a compound is a term (`eng`, `1502`), and so is the whole compound (`eng-1502`), each
    dotted or colon-separated piece that is itself hyphenated (`pg-prod-02`), and a dotted version's
    major.minor (`4.15`). A query for the exact identifier thus outranks memories sharing only a part.
-4. Words of letters only are stemmed with the Snowball English stemmer (snowballstemmer on PyPI), so
-   `upgraded` matches `upgrade`; compounds and numbers are kept verbatim.
+4. The text's language is guessed from its stop words among Snowball's languages (engram/search/languages.py,
+   English when none is found), and that language's stop words are dropped: shared function words such
+   as "what", "do", "my" would otherwise earn keyword score. A compound keeps its stop-word parts inside
+   the whole (`what-we-do`).
+   Words of letters only are then stemmed with the Snowball English stemmer (snowballstemmer on PyPI), so
+   `upgraded` matches `upgrade`; compounds and numbers are kept verbatim. One stemmer for every language on
+   purpose: a short query has no stop word to tell its language by, and a query stemmed in English must
+   still meet a memory in French ("café" in "un café au lait" is "caf" to the French stemmer, "cafe" to
+   the English one); the English rules take little off words of other languages.
 5. Runs of CJK characters (Han, kana, Hangul), which have no spaces between words, become overlapping
    bigrams (a lone character stays a unigram), the usual dictionary-free CJK indexing.
 The compound rules are hand-written: no maintained tokenizer (FTS5's unicode61 and porter included)
@@ -22,12 +29,13 @@ import unicodedata
 
 import snowballstemmer
 
+from .languages import STOPWORDS, guess
+
 _COMPOUND = re.compile(r"[^\W_]+(?:[-._:/@+][^\W_]+)*")
 _PART = re.compile(r"[^\W_]+")
 _PIECES = re.compile(r"[.:/@]")
 _VERSION = re.compile(r"\d+\.\d+(?:\.\d+)+")
 _CJK = re.compile(r"[\u1100-\u11ff\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f]+")
-_STEMMER = snowballstemmer.stemmer("english")
 
 
 def fold(text: str) -> str:
@@ -43,6 +51,7 @@ def fold(text: str) -> str:
     return unicodedata.normalize("NFC", "".join(out))
 
 
+_STEMMER = snowballstemmer.stemmer("english")
 _STEMS: dict[str, str] = {}  # word -> stem; a plain dict is several times faster than lru_cache here
 _MAX_STEMS = 500_000  # a vocabulary bound: past it new words are stemmed each time, not remembered
 
@@ -62,17 +71,20 @@ def terms(text: str | None) -> list[str]:
         return []
     folded = fold(text)
     plain = folded.isascii()
+    tokens = _COMPOUND.findall(folded)
+    stop = STOPWORDS[guess(tokens)]
     found: list[str] = []
-    for token in _COMPOUND.findall(folded):
+    for token in tokens:
         if token.isalnum() and plain:  # the common case: one plain word or number
-            found.append(_STEMS.get(token) or stem(token))
+            if token not in stop:
+                found.append(_STEMS.get(token) or stem(token))
             continue
         if token.isalnum():
-            found.extend(_word_terms(token))
+            found.extend(_word_terms(token, stop))
             continue
         parts = _PART.findall(token)
         for part in parts:
-            found.extend(_word_terms(part))
+            found.extend(_word_terms(part, stop))
         found.append(token)
         pieces = _PIECES.split(token)
         if len(pieces) > 1:
@@ -82,17 +94,19 @@ def terms(text: str | None) -> list[str]:
     return found
 
 
-def _word_terms(part: str) -> list[str]:
+def _word_terms(part: str, stop: frozenset[str]) -> list[str]:
     if part.isascii():
-        return [stem(part)]
+        return [] if part in stop else [stem(part)]
     out: list[str] = []
     at = 0
     for run in _CJK.finditer(part):
         if run.start() > at:
-            out.append(stem(part[at : run.start()]))
+            out.extend(_word_terms(part[at : run.start()], stop))
         chars = run.group()
         out.extend([chars] if len(chars) == 1 else [chars[i : i + 2] for i in range(len(chars) - 1)])
         at = run.end()
     if at < len(part):
-        out.append(stem(part[at:]))
+        rest = part[at:]
+        if rest not in stop:
+            out.append(stem(rest))
     return out

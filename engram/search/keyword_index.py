@@ -9,9 +9,18 @@ costs O(sum of its terms' document frequencies) in vectorised numpy: about a mil
 Scoring is Lucene BM25 with k1 = 1.2, b = 0.4 (a lower b penalises long memories less) over text, tags and
 source as one stream whose term frequencies are weighted 1.0 / 0.5 / 0.25 (a word in the text counts more
 than the same word in a tag or the source). idf = ln(1 + (N - df + 0.5) / (df + 0.5)) over the space's
-live memories, so statistics never mix spaces. Terms come from the identifier-aware analyzer
-(engram/search/analyzer.py: folding, compounds such as ENG-1502 split and kept whole, stemming, CJK
-bigrams), the same for memories and queries, so any user text is a valid query.
+live memories, so statistics never mix spaces.
+
+A score is reported as a share of the most the query can attain: BM25 divided by (k1 + 1) x the sum of
+the query terms' idf (a term no live row holds counts with the highest idf), BM25's upper bound (each
+term's weight tends to k1 + 1 as its frequency grows). A memory of average length holding each query term
+once scores 1 / (k1 + 1) = 0.45, and a memory sharing one common term of a long query scores near 0. No
+score is clipped, so strong matches keep their order. The score means the same across queries and spaces (a minimum such as GPTBots' doc_correlation can reject a poor keyword
+match; docs/compat.md "Scores"), which a division by the best candidate's score could not. Terms come from the identifier-aware analyzer
+(engram/search/analyzer.py: folding, stop words, compounds such as ENG-1502 split and kept whole,
+stemming, CJK bigrams), the same for memories and queries, so any user text is a valid query; a memory
+also gets terms for the dates it names, relative ones resolved against its createdAt
+(engram/search/dates.py).
 
 Rows are appended in row-id order (positions 0..n-1); deletions only clear `live`. Not thread-safe: the
 caller serialises `add`/`remove` against `search`.
@@ -26,7 +35,9 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 from ..store.reserved_tags import content_tags
+from .analyzer import fold
 from .analyzer import terms as words
+from .dates import DATE_TERM, asks_when, date_terms
 from .filters import FilterColumns, Filters
 
 K1, B = 1.2, 0.4
@@ -35,7 +46,10 @@ MAX_QUERY_TERMS = 64
 
 
 def query_terms(text: str) -> list[str]:
-    return list(dict.fromkeys(words(text)))[:MAX_QUERY_TERMS]
+    found = list(dict.fromkeys(words(text)))[:MAX_QUERY_TERMS]
+    if asks_when(fold(text)):  # "When did ...?" favours memories that say when (engram/search/dates.py)
+        found.append(DATE_TERM)
+    return found
 
 
 class KeywordIndex:
@@ -62,12 +76,18 @@ class KeywordIndex:
         if not rows:
             return
         start, lengths = len(self), np.zeros(len(rows), dtype=np.float32)
-        for offset, (_, _, _, tags, text, source) in enumerate(rows):
+        for offset, (_, _, created_ms, tags, text, source) in enumerate(rows):
             found = words(text)
             tf: Counter[str] = Counter(found)
             lengths[offset] = len(found)
             # the shims' bookkeeping tags are for filtering, not content (engram/store/reserved_tags.py)
             content = " ".join(content_tags(tags))
+            # the dates the text names, relative ones resolved against createdAt (engram/search/dates.py),
+            # weighted as a tag: derived terms, not the author's words
+            dated = date_terms(fold(text), created_ms) if text else []
+            lengths[offset] += FIELD_WEIGHTS[1] * len(dated)
+            for term in dated:
+                tf[term] += FIELD_WEIGHTS[1]
             for weight, field in zip(FIELD_WEIGHTS[1:], (content, source), strict=True):
                 found = words(field)
                 lengths[offset] += weight * len(found)
@@ -155,6 +175,7 @@ class KeywordIndex:
             if df == 0:
                 continue
             scores[positions] += np.float32(np.log1p((live_count - df + 0.5) / (df + 0.5))) * weights
+        scores /= np.float32((K1 + 1.0) * sum(self.idf(text).values()))  # the share of the most attainable
         scores[~allowed] = 0.0
         candidates = np.flatnonzero(scores)  # every live, allowed row that matched a word
         if candidates.shape[0] > k:

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..embed.hosted import for_model
 from ..embed.text import document_text
 from ..store import Embedding, Space
 from ..store.reserved_tags import content_tags
@@ -15,12 +16,18 @@ from ..workers import WorkerPool
 DOCUMENT_BATCH = 64  # texts per worker call: big enough to amortise ONNX overhead, small enough to interleave
 
 
-def hosts_model(embedder, space: Space) -> bool:
-    """engram runs the space's model: same name, digest and dims (docs/architecture.md#search)."""
-    if embedder is None or space.config is None:
-        return False
+def space_embedder(embedder, space: Space):
+    """The loaded embedder that runs the space's model (same name, digest and dims; docs/architecture.md#search),
+    among the service's embedders (engram/embed/hosted.py), or None."""
+    if space.config is None:
+        return None
     active = space.config.active
-    return (embedder.name, embedder.digest, embedder.dims) == (active.model, active.digest, active.dims)
+    return for_model(embedder, active.model, active.digest, active.dims)
+
+
+def hosts_model(embedder, space: Space) -> bool:
+    """engram runs the space's model."""
+    return space_embedder(embedder, space) is not None
 
 
 async def embed_documents(
@@ -37,6 +44,7 @@ async def embed_documents(
     The space config's prefix is applied here; an `onnx:<dir>` manifest that also declares a prefix adds
     its own on top, so operators should declare a model's prefix in one place only (README)."""
     assert space.config is not None
+    embedder = space_embedder(embedder, space) or embedder
     prefix = space.config.document_prefix
     # The shims' bookkeeping tags never reach the model: they file a memory, they do not describe it.
     prepared = [document_text(t, content_tags(tg), prefix) for t, tg in zip(texts, tags, strict=True)]

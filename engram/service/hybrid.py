@@ -12,9 +12,9 @@ thus has both scores, and `fusion.fuse` ranks the union across all scopes.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from ..context import AppContext
     from .search import SearchService
 
+T = TypeVar("T")
 CANDIDATES = 100  # per scope and per side; the union holds at most 2 x CANDIDATES per scope
 
 
@@ -57,7 +58,9 @@ class RankedHit:
     memory: Memory
     score: float  # fused relevance in [0, 1] (fusion.fuse)
     similarity: float | None  # cosine clipped to [0, 1], when the memory has a vector of the space's model
-    keyword: float | None  # raw BM25 (higher is better), when a query word matched
+    keyword: (
+        float | None
+    )  # BM25 as a share of the query's attainable score, in [0, 1], when a query word matched
 
 
 class HybridSearch:
@@ -70,13 +73,23 @@ class HybridSearch:
         scopes = [s for s in scopes if s.row_ids is None or s.row_ids]
         if not scopes or not query.text.strip():
             return []
-        if query.since is not None:
-            parse_datetime_ms(query.since, "since")  # a bad `since` is the caller's error, before any work
+        return await self.bounded(query, self._run(scopes, query))
+
+    async def bounded(self, query: TextSearch, work: Awaitable[T]) -> T:
+        """`work` after the query's own checks, within the search's hard limit (503 IndexLoading past it):
+        the one envelope of a text search here and in the engram-chosen ranking (ranking.py)."""
         try:
-            return await asyncio.wait_for(self._run(scopes, query), self.search.hard_limit_s)
+            if query.since is not None:
+                parse_datetime_ms(
+                    query.since, "since"
+                )  # a bad `since` is the caller's error, before any work
+            return await asyncio.wait_for(work, self.search.hard_limit_s)
         except TimeoutError:
             raise Unavailable("the search did not finish in time; retry shortly", "IndexLoading",
                               headers={"Retry-After": "1"}) from None  # fmt: skip
+        finally:
+            if asyncio.iscoroutine(work):
+                work.close()  # never awaited when a check failed first: no "never awaited" warning
 
     async def _run(self, scopes: list[Scope], query: TextSearch) -> list[RankedHit]:
         similarity, keyword, owner = await self.candidates(scopes, query)

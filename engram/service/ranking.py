@@ -1,9 +1,11 @@
 """Engram-chosen rankings: fused vector + keyword relevance, newer restatements first, and a confidence.
 
-Where engram decides the order (the GPTBots shim between its extremes, an agent's recall, the console),
-`EngramRanking.run` ranks a text query over some scopes by `mode`:
-- "vector": cosine only; "keyword": BM25 only; "hybrid": the policy's fusion of both (tuned with
-  `engram eval` on the tuning half of the labelled set; docs/benchmarks.md has the held-out numbers).
+The one pipeline wherever engram decides the order (GPTBots at every embedding_rate, an agent's MCP
+recall in every mode, the console's search): `EngramRanking.run` ranks a text query over some scopes by
+`mode`:
+- "vector": cosine only; "keyword": the keyword share only; "hybrid": the policy's fusion of both (tuned
+  with `engram eval` on the tuning halves of the labelled set, per model: `policy_for`;
+  docs/benchmarks.md has the held-out numbers).
 Then restatements are moved before what they replace (supersession.py), and `confidence` says how likely
 the best hit answers the query at all (the top cosine against a threshold chosen on the tuning half), so
 a caller can show "nothing relevant" instead of the nearest unrelated memory.
@@ -41,13 +43,25 @@ class RankingPolicy:
     """Defaults chosen by `engram eval --split tuning --tune` (docs/benchmarks.md)."""
 
     fusion: str = "convex"  # "convex" (fusion.py) or "rrf" (rank_fusion.py)
-    weight: float = 0.7  # convex: share of the cosine
+    weight: float = 0.3  # convex: share of the cosine
     restatements: Restatements | None = field(default_factory=Restatements)
-    answer_similarity: float = 0.7  # top cosine at which confidence reaches 0.5 ...
-    answer_coverage: float = 0.38  # ... or the share of the query's idf the best hit holds
+    answer_similarity: float = 0.6  # top cosine at which confidence reaches 0.5 ...
+    answer_coverage: float = 0.56  # ... or the share of the query's idf the best hit holds
 
 
 DEFAULT_POLICY = RankingPolicy()
+# Cosines mean different things under different models: e5's sit high and close together (two unrelated
+# passages often score 0.75), so its thresholds are its own, tuned the same way (docs/benchmarks.md).
+MODEL_POLICIES: dict[str, RankingPolicy] = {
+    "multilingual-e5-small-q4": RankingPolicy(
+        weight=0.9, restatements=Restatements(0.92, 0.5, 0.5), answer_similarity=0.88, answer_coverage=0.58
+    ),
+}
+
+
+def policy_for(model: str | None) -> RankingPolicy:
+    """The tuned policy of a model's cosines (the MiniLM-tuned default for any other model)."""
+    return MODEL_POLICIES.get(model or "", DEFAULT_POLICY)
 
 
 @dataclass(frozen=True)
@@ -67,25 +81,35 @@ class Ranking:
 
 
 class EngramRanking:
-    def __init__(self, ctx, hybrid: HybridSearch, policy: RankingPolicy = DEFAULT_POLICY):
+    def __init__(self, ctx, hybrid: HybridSearch, policy: RankingPolicy | None = None):
         self.ctx = ctx
         self.hybrid = hybrid
-        self.policy = policy
+        self.policy = policy  # None: the policy of the first scope's model (policy_for)
 
     async def run(
         self, scopes: Sequence[Scope], query: TextSearch, mode: str, weight: float | None = None
     ) -> Ranking:
-        """`mode` has no default on purpose: hybrid has not yet passed the ship rule in every category
-        (docs/benchmarks.md), so each caller chooses. `weight` (hybrid mode only) overrides the tuned fusion with a convex mix the caller chose, as
-        GPTBots' embedding_rate does; restatements and confidence apply either way."""
+        """`mode` has no default on purpose: each caller chooses (MCP recall defaults to hybrid, GPTBots maps
+        its embedding_rate, the console asks for hybrid). `weight` (hybrid mode only) overrides the tuned
+        fusion with a convex mix the caller chose, as GPTBots' embedding_rate does; restatements and
+        confidence apply in every mode."""
         if mode not in MODES:
             raise InvalidInput(f"mode must be one of {', '.join(MODES)}", "InvalidMode")
-        side_weight = {"vector": 1.0, "keyword": 0.0}.get(mode, 0.5)
         scopes = [s for s in scopes if s.row_ids is None or s.row_ids]
         if not scopes or not query.text.strip():
             return Ranking([], 0.0, 0.0)
-        similarity, keyword, owner = await self.hybrid.candidates(scopes, replace(query, weight=side_weight))
-        policy = self.policy
+        return await self.hybrid.bounded(query, self._run(scopes, query, mode, weight))
+
+    async def _run(
+        self, scopes: Sequence[Scope], query: TextSearch, mode: str, weight: float | None
+    ) -> Ranking:
+        side_weight = {"vector": 1.0, "keyword": 0.0}.get(mode, 0.5)
+        # Vector mode still collects the keyword side: ranked by cosine alone, but the restatement rule
+        # needs each candidate's keyword share (supersession.py); keyword mode needs no cosines.
+        collect = 0.0 if mode == "keyword" else 0.5
+        similarity, keyword, owner = await self.hybrid.candidates(scopes, replace(query, weight=collect))
+        first = scopes[0].space.config
+        policy = self.policy or policy_for(first.active.model if first is not None else None)
         if mode != "hybrid":
             policy = replace(policy, fusion="convex", weight=side_weight)
         elif weight is not None:
@@ -179,7 +203,7 @@ def arrange(
     max(limit, POOL) of them: restatements first, superseded ones marked, cut to `limit`."""
     head = fused[: max(limit, POOL) if policy.restatements else limit]
     if policy.restatements is not None:
-        order, replaced_by = newer_first(head, memories, vectors, policy.restatements)
+        order, replaced_by = newer_first(head, memories, vectors, policy.restatements, keyword)
     else:
         order, replaced_by = [r for r, _ in head if r in memories], {}
     score = dict(fused)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
+from ..embed.hosted import members
 from ..errors import InvalidInput
 from ..store import ModelSpec, Space, SpaceStatus
 from ..store import notify_registrations as store_registrations
@@ -49,6 +50,16 @@ class SpaceService:
     def default_model(self) -> ModelSpec | None:
         embedder = self.embedder
         return ModelSpec(embedder.name, embedder.digest, embedder.dims) if embedder is not None else None
+
+    def hosted_model(self, name: str) -> ModelSpec:
+        """The model of the loaded embedder called `name` (one of ENGRAM_EMBEDDER's list), for a space
+        created or configured with a model name only (docs/embedders.md#several-models)."""
+        found = next((e for e in members(self.embedder) if e.name == name), None)
+        if found is None:
+            names = ", ".join(e.name for e in members(self.embedder)) or "none"
+            raise InvalidInput(f"this service runs no model named {name!r} (it runs: {names}); "
+                               "give --digest and --dims for a model embedded elsewhere", "ModelNotHosted")  # fmt: skip
+        return ModelSpec(found.name, found.digest, found.dims)
 
     def resolve_uri(self, space: str) -> str:
         """A space URI, or a bare name (skey) of a hosted space under engram's own DID."""

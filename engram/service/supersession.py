@@ -2,9 +2,17 @@
 
 A memory B restates (supersedes) an older memory A, for a given query, when
 - B's `attrs.supersedes` names A (its at:// URI or its rkey): the writer said so; or
-- B is newer, the two are near-duplicates in meaning (cosine of their vectors >= `min_similarity`), and B
-  is nearly as relevant to the query as A (fused score >= `min_relevance` x A's): both answer the same
-  question, so they are about the same subject, and the later one is the current state.
+- B is newer, the two are near-duplicates in meaning (cosine of their vectors >= `min_similarity`), B
+  is nearly as relevant to the query as A (fused score >= `min_relevance` x A's), and B holds about as
+  much of the query's words as A (keyword share >= `min_keyword` x A's): both answer the same question
+  with the same specifics, so the later one is the current state. The last rule is what keeps ordinary
+  chat from firing it: the turns of one conversation are close in meaning and similarly relevant to a
+  question about it, but only the turn that answers it usually holds the question's own names and words
+  ("the LGBTQ support group" against a later "it was so good to talk").
+- and A does not report a dated event: a memory that says "yesterday", "last Friday" or "two weeks ago"
+  (engram/search/dates.py) tells what happened then, which stays true whatever is said later; only
+  statements of a current state ("staging runs Postgres 15.4") go stale. Chat is full of such reports,
+  notes rarely are.
 Only the order changes: B is moved to just before A, A keeps its place after it and is marked
 `superseded_by` B; nothing is dropped (a user may be asking about history). Chains resolve to the newest.
 The thresholds are tuned on the tuning half of the labelled set (`engram eval`, docs/benchmarks.md).
@@ -17,13 +25,38 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..errors import InvalidInput
+from ..search.analyzer import fold
+from ..search.dates import names_relative_date
 from ..store import Memory
+from ..store.uris import is_record_key, parse_memory_uri
 
 
 @dataclass(frozen=True)
 class Restatements:
-    min_similarity: float = 0.55
-    min_relevance: float = 0.8
+    min_similarity: float = 0.65
+    min_relevance: float = 0.5
+    min_keyword: float = 0.5
+
+
+def supersedes_attrs(value: str | None) -> dict | None:
+    """The `attrs` naming what a new memory replaces (an at:// memory URI or a record key), as an explicit
+    update on write sets it (MCP remember's `supersedes`; an import line's `attrs.supersedes`); raises
+    InvalidInput for anything else. None when nothing is replaced."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or not (is_record_key(value) or _is_memory_uri(value)):
+        raise InvalidInput("supersedes must be the uri (at://...) or record key of the memory it replaces",
+                           "InvalidSupersedes")  # fmt: skip
+    return {"supersedes": value}
+
+
+def _is_memory_uri(value: str) -> bool:
+    try:
+        parse_memory_uri(value)
+    except (InvalidInput, ValueError):
+        return False
+    return True
 
 
 def explicitly_supersedes(newer: Memory, older: Memory) -> bool:
@@ -37,11 +70,14 @@ def newer_first(
     memories: Mapping[int, Memory],
     vectors: Mapping[int, np.ndarray],
     rule: Restatements,
+    keyword: Mapping[int, float] | None = None,
 ) -> tuple[list[int], dict[int, int]]:
     """(row ids in their new order, {older row: the newest row restating it}) over the hydrated rows of
-    `ranked` (best first); `vectors` are unit vectors of those rows that have one."""
+    `ranked` (best first); `vectors` are unit vectors of those rows that have one, `keyword` the rows'
+    keyword shares (absent: no query word)."""
     pool = [row for row, _ in ranked if row in memories]
     score = dict(ranked)
+    words = keyword or {}
     cosine = _cosines(pool, vectors)
     replaced_by: dict[int, int] = {}
     for older in pool:
@@ -49,9 +85,10 @@ def newer_first(
         for newer in pool:
             if memories[newer].created_ms <= memories[older].created_ms:
                 continue
-            if _restates(memories[newer], memories[older], cosine.get((older, newer)), score, rule) and (
-                newest is None or memories[newer].created_ms > memories[newest].created_ms
-            ):
+            restates = _restates(
+                memories[newer], memories[older], cosine.get((older, newer)), score, words, rule
+            )
+            if restates and (newest is None or memories[newer].created_ms > memories[newest].created_ms):
                 newest = newer
         if newest is not None:
             replaced_by[older] = newest
@@ -80,12 +117,16 @@ def _cosines(pool: Sequence[int], vectors: Mapping[int, np.ndarray]) -> dict[tup
     return {(a, b): products[i][j] for i, a in enumerate(rows) for j, b in enumerate(rows)}
 
 
-def _restates(newer: Memory, older: Memory, cosine: float | None, score, rule: Restatements) -> bool:
+def _restates(newer: Memory, older: Memory, cosine: float | None, score, words, rule: Restatements) -> bool:
     if explicitly_supersedes(newer, older):
         return True
-    if cosine is None:
+    if cosine is None or names_relative_date(fold(older.text)):
         return False
-    return cosine >= rule.min_similarity and score[newer.row_id] >= rule.min_relevance * score[older.row_id]
+    return (
+        cosine >= rule.min_similarity
+        and score[newer.row_id] >= rule.min_relevance * score[older.row_id]
+        and words.get(newer.row_id, 0.0) >= rule.min_keyword * words.get(older.row_id, 0.0)
+    )
 
 
 def _follow(row: int, replaced_by: Mapping[int, int]) -> int:

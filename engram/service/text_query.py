@@ -23,7 +23,7 @@ from ..errors import InvalidInput, NotAllowed, Unavailable
 from ..search.limits import FairSlots, QueueFull, TokenBuckets
 from ..store import Space
 from .budget import payer
-from .embedding import hosts_model
+from .embedding import hosts_model, space_embedder
 
 if TYPE_CHECKING:
     from ..config import Settings
@@ -98,6 +98,7 @@ async def embed_query_vectors(
     EmbedderBusy past it). Each is rounded through float16 and re-normalised exactly as a caller's vector is
     decoded, so a text search and a vector search of the same query answer identically."""
     assert space.config is not None
+    embedder = space_embedder(embedder, space) or embedder
     prepared = [query_text(text, space.config.query_prefix) for text in texts]
     try:
         vectors = await asyncio.wait_for(pool.run(embedder.embed, prepared, "query"), timeout_s)

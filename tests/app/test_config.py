@@ -21,7 +21,7 @@ def test_defaults_are_the_embedded_ones():
     assert s.data_dir == Path("./engram-data")
     assert s.public_url == "http://localhost:8080"
     assert s.service_did == "did:web:localhost%3A8080"
-    assert s.embedder == "builtin"
+    assert s.embedder == "builtin,multilingual"
 
 
 def test_service_did_follows_the_public_url():

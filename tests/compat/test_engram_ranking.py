@@ -64,7 +64,8 @@ async def test_explicit_supersedes_attribute_and_modes(aiohttp_client, settings)
     assert nothing.confidence < 0.5
 
 
-async def test_gptbots_mixed_rate_puts_the_restatement_first_pure_rates_do_not_reorder(restated):
+async def test_gptbots_puts_the_restatement_first_at_every_rate(restated):
+    """One ranking pipeline behind every embedding_rate (engram/service/ranking.py), as MCP recall."""
     engram, space = restated
     token, _ = await engram.key(space.uri, scopes=("read",))
 
@@ -78,4 +79,5 @@ async def test_gptbots_mixed_rate_puts_the_restatement_first_pure_rates_do_not_r
         return [item["content"] for item in (await resp.json())["list"]]
 
     assert (await contents(0.7))[:2] == [NEW, OLD]
-    assert (await contents(0))[0] == OLD  # keyword only: GPTBots' own extreme, BM25 order untouched
+    assert (await contents(0))[:2] == [NEW, OLD]  # keyword only
+    assert (await contents(1))[:2] == [NEW, OLD]  # vector only

@@ -14,13 +14,14 @@ from engram.service.hybrid import Scope, TextSearch
 ALICE, BOB = "did:plc:alice", "did:plc:bob"
 
 
-def test_fusion_is_a_convex_mix_of_absolute_similarity_and_relative_bm25():
+def test_fusion_is_a_convex_mix_of_absolute_similarity_and_absolute_keyword_shares():
     sims = {1: 0.8, 2: 0.4, 3: -0.2}
-    kws = {2: 6.0, 4: 3.0}
+    kws = {2: 0.6, 4: 0.3}  # shares of each query's attainable BM25 (engram/search/keyword_index.py)
     assert fuse(sims, kws, 1.0) == [(1, 0.8), (2, 0.4), (3, 0.0), (4, 0.0)]
-    assert fuse(sims, kws, 0.0) == [(2, 1.0), (4, 0.5), (1, 0.0), (3, 0.0)]
+    # not divided by the best candidate's: a weak keyword match stays weak
+    assert fuse(sims, kws, 0.0) == [(2, 0.6), (4, 0.3), (1, 0.0), (3, 0.0)]
     mixed = dict(fuse(sims, kws, 0.5))
-    assert mixed == pytest.approx({1: 0.4, 2: 0.7, 3: 0.0, 4: 0.25})
+    assert mixed == pytest.approx({1: 0.4, 2: 0.5, 3: 0.0, 4: 0.15})
     assert fuse({5: 0.5, 4: 0.5}, {}, 1.0) == [(4, 0.5), (5, 0.5)]  # ties: lower row id first
     with pytest.raises(ValueError):
         fuse(sims, kws, 1.5)

@@ -20,7 +20,7 @@ def test_the_repo_set_is_large_balanced_and_split_per_category():
     per_category = Counter((q.category, q.split) for q in query_set.queries)
     for category in CATEGORIES:
         tuning, heldout = per_category[(category, "tuning")], per_category[(category, "heldout")]
-        assert tuning >= 6 and abs(tuning - heldout) <= 1, category
+        assert tuning >= 6 and abs(tuning - heldout) <= 2, category  # each file is halved on its own
     assert {q.corpus for q in query_set.queries} == {"examples", "ops"}
     for q in query_set.queries:
         assert (q.category == "no-answer") == (not q.labels)
@@ -33,8 +33,9 @@ def test_the_split_does_not_depend_on_line_order(tmp_path):
     corpora = {"examples": str(SET.parent.parent / "examples" / "memories.jsonl"),
                "ops": str(SET.parent / "corpus2.jsonl")}  # fmt: skip
     (tmp_path / "set.json").write_bytes(orjson.dumps({"corpora": corpora, "queries": "queries.jsonl"}))
-    splits = {q.id: q.split for q in load_set(SET).queries}
-    assert {q.id: q.split for q in load_set(tmp_path / "set.json").queries} == splits
+    reordered = {q.id: q.split for q in load_set(tmp_path / "set.json").queries}
+    splits = {q.id: q.split for q in load_set(SET).queries if q.id in reordered}  # SET lists more files
+    assert reordered == splits and len(reordered) == len(lines)
 
 
 def test_a_query_whose_answer_matches_no_memory_is_rejected(tmp_path):

@@ -57,7 +57,7 @@ def test_rrf_sums_reciprocal_ranks_scaled_to_one():
 
 def _memory(row, created_ms, attrs=None):
     return SimpleNamespace(row_id=row, uri=f"at://x/m/{row}", rkey=f"r{row}", created_ms=created_ms,
-                           attrs=attrs or {})  # fmt: skip
+                           attrs=attrs or {}, text=f"memory {row}")  # fmt: skip
 
 
 def _unit(*xs):
@@ -85,3 +85,20 @@ def test_explicit_supersedes_wins_without_similarity_and_chains_resolve_to_the_n
     vectors = {1: _unit(1, 0), 2: _unit(0, 1), 3: _unit(-1, 0)}
     order, replaced = newer_first([(1, 0.9), (2, 0.5), (3, 0.1)], memories, vectors, Restatements(0.99, 0.99))
     assert order == [3, 1, 2] and replaced == {1: 3, 2: 3}
+
+
+def test_chat_guards_keep_an_answering_turn_in_place():
+    """A later, similar turn does not replace the one holding the question's words, nor a turn reporting a
+    dated event, whatever the cosine (engram/service/supersession.py); an explicit supersedes still does."""
+    memories = {1: _memory(1, 100), 2: _memory(2, 300)}
+    vectors = {1: _unit(1, 0.1), 2: _unit(1, 0.12)}
+    ranked = [(1, 0.9), (2, 0.85)]
+    rule = Restatements(0.9, 0.8, 0.5)
+    assert newer_first(ranked, memories, vectors, rule, {1: 0.6, 2: 0.5})[0] == [2, 1]  # a restatement
+    assert newer_first(ranked, memories, vectors, rule, {1: 0.6, 2: 0.1})[0] == [1, 2]  # lacks the words
+    memories[1] = SimpleNamespace(
+        **{**vars(memories[1]), "text": "Caroline: I went to the support group yesterday."}
+    )
+    assert newer_first(ranked, memories, vectors, rule, {1: 0.6, 2: 0.5})[0] == [1, 2]  # a dated event
+    memories[2] = _memory(2, 300, {"supersedes": "r1"})
+    assert newer_first(ranked, memories, vectors, rule, {1: 0.6, 2: 0.0})[0] == [2, 1]  # the writer said so

@@ -61,7 +61,8 @@ async def test_every_tool_over_http_matches_the_service_layer(served):
         shared_id = next(short for short, uri in key.spaces.items() if uri == shared)
         assert both["results"][0]["space"] == shared_id and both["results"][0]["text"].startswith("Henrik")
         scopes = [Scope(await served.ctx.services.spaces.find(u)) for u in (notes, shared)]
-        fused = await served.ctx.services.hybrid.run(scopes, TextSearch("token handling approve", 3, 0.5))
+        ranking = served.ctx.services.ranking  # the one engram-chosen ranking (engram/service/ranking.py)
+        fused = (await ranking.run(scopes, TextSearch("token handling approve", 3), "hybrid")).hits
         assert [r["uri"] for r in both["results"]] == [h.memory.uri for h in fused]
         assert [r["score"] for r in both["results"]] == [round(h.score, 4) for h in fused]
         only_notes = result_of(

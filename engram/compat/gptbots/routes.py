@@ -55,11 +55,10 @@ def add_routes(router: web.UrlDispatcher, ctx: AppContext) -> None:
         body = parse_match(await read_json_object(request))
         scopes = await search_scopes(ctx, grant, body)
         query = TextSearch(body.prompt, limit=body.top_k, weight=body.embedding_rate)
-        if 0.0 < body.embedding_rate < 1.0:
-            # A mix: engram chooses the ranking, so newer restatements come first (engram/service/ranking.py)
-            hits = (await ctx.services.ranking.run(scopes, query, "hybrid", body.embedding_rate)).hits
-        else:
-            hits = await ctx.services.hybrid.run(scopes, query)
+        # engram's one ranking pipeline at every rate, as MCP recall and the console (engram/service/ranking.py)
+        rate = body.embedding_rate
+        mode = "vector" if rate == 1.0 else "keyword" if rate == 0.0 else "hybrid"
+        hits = (await ctx.services.ranking.run(scopes, query, mode, rate if mode == "hybrid" else None)).hits
         items = [
             match_item(h.memory.text, h.memory.attrs, h.memory.rkey, h.memory.source, h.score) for h in hits
         ]

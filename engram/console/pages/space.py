@@ -5,8 +5,8 @@ from __future__ import annotations
 from aiohttp import web
 
 from ...errors import EngramError
+from ...service.hybrid import Scope, TextSearch
 from ...service.overview import space_overview
-from ...service.search import SearchQuery
 from ..access import require_space, viewer_key
 from ..render import render
 from ..state import console_state_key
@@ -30,8 +30,12 @@ async def space_page(request: web.Request) -> web.StreamResponse:
     hits, search_error = None, None
     if q:
         try:
-            outcome = await ctx.services.search.search(space, SearchQuery(q=q, limit=limit, **filters))
-            hits = outcome.hits
+            # engram's one ranking pipeline, as MCP recall and GPTBots get it (engram/service/ranking.py);
+            # the bar shows the fused score on the 0-1000 scale searchMemories uses for similarity
+            search = TextSearch(q, limit=limit, author=filters["author"], tags=filters["tags"],
+                                since=filters["since"])  # fmt: skip
+            ranking = await ctx.services.ranking.run([Scope(space)], search, "hybrid")
+            hits = [(h.memory, round(h.score * 1000)) for h in ranking.hits]
         except EngramError as err:  # shown next to the search box; the rest of the page still renders
             if err.kind not in ("invalid", "forbidden", "rate_limited", "unavailable"):
                 raise
