@@ -170,10 +170,11 @@ async def attach_embedder(ctx: AppContext) -> None:
 async def _load_embedder(ctx: AppContext, lazy: bool = False):
     from .embed import load_embedder
 
-    if lazy and ctx.settings.embedder.strip() == "builtin":
-        from .embed.lazy import LazyEmbedder
+    if lazy:
+        from .embed.lazy import lazy_embedder
 
-        return LazyEmbedder()
+        if (stand_in := lazy_embedder(ctx.settings.embedder)) is not None:
+            return stand_in
 
     # Loading the ONNX session takes ~0.3 s of CPU: do it off the loop, once, and share it.
     embedder = await ctx.pool.run(load_embedder, ctx.settings.embedder)

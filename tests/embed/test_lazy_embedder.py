@@ -7,7 +7,7 @@ from dataclasses import replace
 import numpy as np
 
 from engram.embed.builtin import load_builtin
-from engram.embed.lazy import LazyEmbedder
+from engram.embed.lazy import LazyEmbedder, lazy_embedder
 from engram.lifecycle import open_context
 from engram.service.imports import import_values
 
@@ -34,3 +34,28 @@ async def test_a_context_loads_the_model_only_when_a_line_needs_embedding(settin
         again = await import_values(ctx, space, lines)
         assert (again.created, again.unchanged) == (0, 5)
         assert not ctx.embedder.loaded  # nothing needed the model
+
+
+def test_the_multilingual_model_has_a_lazy_stand_in_with_its_identity():
+    from engram.embed.multilingual import load_multilingual
+
+    lazy, loaded = LazyEmbedder("multilingual"), load_multilingual()
+    assert (lazy.name, lazy.digest, lazy.dims, lazy.backend) == (
+        loaded.name,
+        loaded.digest,
+        loaded.dims,
+        loaded.backend,
+    )
+    assert not lazy.loaded
+    texts = ["el tren sale a las nueve", "会議は明日です"]
+    np.testing.assert_array_equal(lazy.embed(texts, "query"), loaded.embed(texts, "query"))
+
+
+async def test_the_default_list_of_packaged_models_loads_none_until_one_embeds(settings):
+    settings = replace(settings, embedder="builtin,multilingual")
+    async with open_context(settings) as ctx:
+        stand_ins = ctx.embedder.all
+        assert [e.name for e in stand_ins] == ["all-MiniLM-L6-v2", "multilingual-e5-small-q4"]
+        await ctx.services.spaces.create_hosted("lazy-pair")
+        assert not any(e.loaded for e in stand_ins)
+    assert lazy_embedder("builtin,hashing") is None  # anything else loads as usual
