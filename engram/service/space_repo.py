@@ -41,31 +41,54 @@ def get_record(conn: sqlite3.Connection, space: Space, repo: str, collection: st
     return {"uri": record_uri(space, repo, collection, rkey), "cid": row[0], "value": _value(row[1])}
 
 
+def _record_cursor(cursor: str, collection: str | None) -> tuple[str, str]:
+    """The (collection, rkey) a page starts after. A cursor is ``{collection}/{rkey}`` (neither may hold a
+    slash); within one collection a bare rkey is accepted too, the form engram answered before."""
+    coll, sep, rkey = cursor.rpartition("/")
+    if not sep:
+        if collection is None:
+            raise InvalidInput("bad cursor: expected {collection}/{rkey}", "InvalidRequest")
+        coll, rkey = collection, cursor
+    return coll, rkey
+
+
 def list_records(
     conn: sqlite3.Connection,
     space: Space,
     repo: str,
-    collection: str,
+    collection: str | None,
     *,
     limit: int,
     cursor: str | None,
     exclude_values: bool,
+    reverse: bool = False,
 ) -> dict:
+    """Records of one collection, or of every collection when ``collection`` is None (the reference makes
+    it optional), in (collection, rkey) order, descending with ``reverse``."""
     _head_or_missing(conn, space, repo)
+    op, order = ("<", "DESC") if reverse else (">", "ASC")
+    where, args = "space_id = ?", [space.id]
+    if collection is not None:
+        where, args = where + " AND collection = ?", [*args, collection]
+    if cursor is not None:
+        where, args = (
+            where + f" AND (collection, rkey) {op} (?, ?)",
+            [*args, *_record_cursor(cursor, collection)],
+        )
     rows = conn.execute(
-        "SELECT rkey, cid, block FROM repo_records WHERE space_id = ? AND collection = ? AND rkey > ?"
-        " ORDER BY rkey LIMIT ?",
-        (space.id, collection, cursor or "", limit),
+        f"SELECT collection, rkey, cid, block FROM repo_records WHERE {where}"
+        f" ORDER BY collection {order}, rkey {order} LIMIT ?",
+        (*args, limit),
     ).fetchall()
     records = []
-    for rkey, cid, block in rows:
-        view = {"uri": record_uri(space, repo, collection, rkey), "cid": cid}
+    for coll, rkey, cid, block in rows:
+        view = {"uri": record_uri(space, repo, coll, rkey), "collection": coll, "rkey": rkey, "cid": cid}
         if not exclude_values:
             view["value"] = _value(block)
         records.append(view)
     out: dict = {"records": records}
     if len(rows) == limit:
-        out["cursor"] = rows[-1][0]
+        out["cursor"] = f"{rows[-1][0]}/{rows[-1][1]}"
     return out
 
 
