@@ -21,6 +21,7 @@ HANDLER_MODULES = (
     "garden.engram.search_memories",
     "garden.engram.warm_space",
     "com.atproto.space.notify_space_deleted",
+    "com.atproto.space.notify_credential_revoked",
     "com.atproto.space.get_space_credential",
     # the authority's repo of hosted spaces, and the space-host writer list (docs/space-host.md)
     "com.atproto.space.get_record",

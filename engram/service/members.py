@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from ..store import members as store_members
 from ..store.members import Member
+from . import revocations
 
 if TYPE_CHECKING:
     from ..context import AppContext
@@ -24,11 +25,15 @@ async def put(ctx: AppContext, space_uri: str, did: str, *, read: bool, write: b
     if not (read or write):
         await revoke(ctx, space_uri, did)
         return None
-    return await ctx.store.write(store_members.put_member, space_uri, did, read=read, write=write)
+    member = await ctx.store.write(store_members.put_member, space_uri, did, read=read, write=write)
+    if not read:  # no longer a reader: the credentials it holds go too
+        await revocations.revoke_member(ctx, space_uri, did, keep_member=True)
+    return member
 
 
 async def revoke(ctx: AppContext, space_uri: str, did: str) -> bool:
-    return await ctx.store.write(store_members.remove_member, space_uri, did)
+    """Remove a member and revoke the credentials engram issued to it (docs/space-host.md#revoking-credentials)."""
+    return await revocations.revoke_member(ctx, space_uri, did)
 
 
 async def list_members(ctx: AppContext, space_uri: str) -> list[Member]:

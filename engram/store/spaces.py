@@ -187,6 +187,8 @@ def delete_space(conn: sqlite3.Connection, uri: str) -> bool:
         "import_keys",
         "space_members",
         "notify_registrations",
+        "issued_credentials",
+        "revoked_credentials",
     ):
         conn.execute(f"DELETE FROM {table} WHERE space_id = ?", (space.id,))
     conn.execute(

@@ -67,6 +67,7 @@ def test_the_registry_serves_every_method():
         "com.atproto.space.listRepoOps",
         "com.atproto.space.listRepos",
         "com.atproto.space.listSpaces",
+        "com.atproto.space.notifyCredentialRevoked",
         "com.atproto.space.notifySpaceDeleted",
         "com.atproto.space.notifyWrite",
         "com.atproto.space.registerNotify",
