@@ -39,7 +39,8 @@ class SpaceCaller:
     space: Space | None  # the space the call names, when it names one
 
 
-def _audiences(ctx: AppContext, owner: str | None) -> frozenset[str]:
+def service_audiences(ctx: AppContext, owner: str | None) -> frozenset[str]:
+    """engram's DID and space-host service ids, and the same of ``owner`` (an authority engram hosts)."""
     dids = [ctx.settings.service_did] + ([owner] if owner else [])
     return frozenset(did + service for did in dids for service in SERVICE_IDS)
 
@@ -64,7 +65,7 @@ def claimed_issuer(authorization: str) -> str | None:
 async def _verify(ctx: AppContext, authorization: str, nsid: str, iss: str | None, owner: str | None):
     assert ctx.service_verifier is not None
     auth: ServiceAuth = await ctx.service_verifier.verify(
-        authorization, nsid, issuer=iss, audiences=_audiences(ctx, owner)
+        authorization, nsid, issuer=iss, audiences=service_audiences(ctx, owner)
     )
     return auth
 

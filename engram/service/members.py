@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..store import hosted_writers as store_writers
 from ..store import members as store_members
 from ..store.members import Member
 from . import revocations
@@ -16,7 +17,9 @@ if TYPE_CHECKING:
 
 async def grant(ctx: AppContext, space_uri: str, did: str, *, write: bool = False) -> Member:
     """Read access, plus write access with ``write``; granting again replaces the previous access."""
-    return await ctx.store.write(store_members.put_member, space_uri, did, read=True, write=write)
+    member = await put(ctx, space_uri, did, read=True, write=write)
+    assert member is not None
+    return member
 
 
 async def put(ctx: AppContext, space_uri: str, did: str, *, read: bool, write: bool) -> Member | None:
@@ -25,7 +28,12 @@ async def put(ctx: AppContext, space_uri: str, did: str, *, read: bool, write: b
     if not (read or write):
         await revoke(ctx, space_uri, did)
         return None
-    member = await ctx.store.write(store_members.put_member, space_uri, did, read=read, write=write)
+    def put_it(conn) -> Member:
+        if not write:  # its writes are no longer tracked (docs/space-host.md#members-repos)
+            store_writers.forget_writer(conn, space_uri, did)
+        return store_members.put_member(conn, space_uri, did, read=read, write=write)
+
+    member = await ctx.store.write(put_it)
     if not read:  # no longer a reader: the credentials it holds go too
         await revocations.revoke_member(ctx, space_uri, did, keep_member=True)
     return member

@@ -17,6 +17,7 @@ from ..auth.jws import parse_jws
 from ..errors import NotAuthenticated
 from ..identifiers import space_authority
 from ..store import credentials as store_credentials
+from ..store import hosted_writers as store_writers
 from ..store import members as store_members
 
 if TYPE_CHECKING:
@@ -47,6 +48,8 @@ async def revoke_member(ctx: AppContext, space_uri: str, member: str, *, keep_me
 
     def revoke(conn) -> tuple[bool, list[str]]:
         removed = keep_member or store_members.remove_member(conn, space_uri, member)
+        if not keep_member:  # nor are its writes tracked (docs/space-host.md#members-repos)
+            store_writers.forget_writer(conn, space_uri, member)
         return removed, store_credentials.revoke_issued(conn, space_uri, member, now)
 
     removed, jtis = await ctx.store.write(revoke)

@@ -9,6 +9,7 @@ from typing import Any
 from ..atrepo.blocks import b64encode, decode_block, to_json
 from ..atrepo.car import RepoRecord, write_repo_car
 from ..errors import InvalidInput
+from ..store import hosted_writers as store_writers
 from ..store import repo as store_repo
 from ..store.models import Space
 
@@ -159,11 +160,21 @@ def repo_car(conn: sqlite3.Connection, space: Space, repo: str, *, exclude_value
 
 
 def list_repos(conn: sqlite3.Connection, space: Space, *, cursor: str | None, limit: int) -> dict:
-    """The space's writers: one repo here, the authority's. Its rev doubles as the spaceRev (this host
-    sequences a single repo), so a page after the current rev is empty and ends the walk."""
-    head = store_repo.get_head(conn, space.id)
-    if head is None or (cursor is not None and head.rev <= cursor) or limit < 1:
+    """The space's writers in ascending spaceRev after ``cursor``: the authority's repo (kept here; its rev
+    is its spaceRev) and the members' repos their repo hosts told this host about
+    (docs/space-host.md#members-repos). A page after the newest spaceRev is empty and ends the walk."""
+    if limit < 1:
         return {"repos": []}
-    entry = {"did": head.repo, "repoRev": head.rev, "hash": {"$bytes": b64encode(head.commit.hash)},
-             "spaceRev": head.rev}  # fmt: skip
-    return {"repos": [entry], "cursor": head.rev}
+    after = cursor or ""
+    entries = [
+        {"did": w.repo, "repoRev": w.repo_rev, "hash": {"$bytes": w.hash}, "spaceRev": w.space_rev}
+        for w in store_writers.writers_after(conn, space.id, after, limit)
+    ]  # fmt: skip
+    head = store_repo.get_head(conn, space.id)
+    if head is not None and head.rev > after:
+        entries.append({"did": head.repo, "repoRev": head.rev, "hash": {"$bytes": b64encode(head.commit.hash)},
+                        "spaceRev": head.rev})  # fmt: skip
+    entries = sorted(entries, key=lambda e: e["spaceRev"])[:limit]
+    if not entries:
+        return {"repos": []}
+    return {"repos": entries, "cursor": entries[-1]["spaceRev"]}

@@ -99,6 +99,19 @@ class WriteNotifier:
         """Tell the syncers that were registered for a just-deleted space (called on the loop)."""
         self._schedule_task(self._notify_deleted(space_uri, authority, registrations))
 
+    def member_wrote(self, space_uri: str, authority: str, body: dict) -> None:
+        """Pass a member's write on to the space's registered syncers, in order with the space's commits
+        (called on the loop; docs/space-host.md#members-repos)."""
+        self._schedule_task(self._forward(space_uri, authority, body))
+
+    async def _forward(self, space_uri: str, authority: str, body: dict) -> None:
+        async with self._space_locks.setdefault(space_uri, asyncio.Lock()):
+            registrations = await self._ctx.store.read(
+                store_registrations.live_registrations, space_uri, time.time()
+            )
+            for registration in registrations:
+                await self._deliver(registration, space_uri, authority, NOTIFY_NSID, body)
+
     def credentials_revoked(self, space_uri: str, authority: str, jtis: list[str]) -> None:
         """Tell the syncers registered for a hosted space that these credentials were revoked (called on
         the loop; docs/space-host.md#revoking-credentials)."""

@@ -189,6 +189,7 @@ def delete_space(conn: sqlite3.Connection, uri: str) -> bool:
         "notify_registrations",
         "issued_credentials",
         "revoked_credentials",
+        "hosted_writers",
     ):
         conn.execute(f"DELETE FROM {table} WHERE space_id = ?", (space.id,))
     conn.execute(
