@@ -28,6 +28,7 @@ async def put(ctx: AppContext, space_uri: str, did: str, *, read: bool, write: b
     if not (read or write):
         await revoke(ctx, space_uri, did)
         return None
+
     def put_it(conn) -> Member:
         if not write:  # its writes are no longer tracked (docs/space-host.md#members-repos)
             store_writers.forget_writer(conn, space_uri, did)
