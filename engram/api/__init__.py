@@ -21,6 +21,7 @@ HANDLER_MODULES = (
     "garden.engram.search_memories",
     "garden.engram.warm_space",
     "com.atproto.space.notify_space_deleted",
+    "com.atproto.space.notify_credential_revoked",
     "com.atproto.space.get_space_credential",
     # the authority's repo of hosted spaces, and the space-host writer list (docs/space-host.md)
     "com.atproto.space.get_record",
@@ -32,6 +33,12 @@ HANDLER_MODULES = (
     "com.atproto.space.register_notify",
     "com.atproto.space.unregister_notify",
     "com.atproto.space.notify_write",
+    # the authority manages its hosted spaces the standard way (docs/space-host.md#managing-members)
+    "com.atproto.space.list_spaces",
+    "com.atproto.simplespace.create_space",
+    "com.atproto.simplespace.put_member",
+    "com.atproto.simplespace.remove_member",
+    "com.atproto.simplespace.list_members",
     # garden.engram.admin.*: operator procedures, DID-signed (admin_auth.admin_signed)
     "garden.engram.admin.add_synced_space",
     "garden.engram.admin.configure_space",

@@ -9,6 +9,7 @@ from typing import Any
 from ..atrepo.blocks import b64encode, decode_block, to_json
 from ..atrepo.car import RepoRecord, write_repo_car
 from ..errors import InvalidInput
+from ..store import hosted_writers as store_writers
 from ..store import repo as store_repo
 from ..store.models import Space
 
@@ -41,31 +42,54 @@ def get_record(conn: sqlite3.Connection, space: Space, repo: str, collection: st
     return {"uri": record_uri(space, repo, collection, rkey), "cid": row[0], "value": _value(row[1])}
 
 
+def _record_cursor(cursor: str, collection: str | None) -> tuple[str, str]:
+    """The (collection, rkey) a page starts after. A cursor is ``{collection}/{rkey}`` (neither may hold a
+    slash); within one collection a bare rkey is accepted too, the form engram answered before."""
+    coll, sep, rkey = cursor.rpartition("/")
+    if not sep:
+        if collection is None:
+            raise InvalidInput("bad cursor: expected {collection}/{rkey}", "InvalidRequest")
+        coll, rkey = collection, cursor
+    return coll, rkey
+
+
 def list_records(
     conn: sqlite3.Connection,
     space: Space,
     repo: str,
-    collection: str,
+    collection: str | None,
     *,
     limit: int,
     cursor: str | None,
     exclude_values: bool,
+    reverse: bool = False,
 ) -> dict:
+    """Records of one collection, or of every collection when ``collection`` is None (the reference makes
+    it optional), in (collection, rkey) order, descending with ``reverse``."""
     _head_or_missing(conn, space, repo)
+    op, order = ("<", "DESC") if reverse else (">", "ASC")
+    where, args = "space_id = ?", [space.id]
+    if collection is not None:
+        where, args = where + " AND collection = ?", [*args, collection]
+    if cursor is not None:
+        where, args = (
+            where + f" AND (collection, rkey) {op} (?, ?)",
+            [*args, *_record_cursor(cursor, collection)],
+        )
     rows = conn.execute(
-        "SELECT rkey, cid, block FROM repo_records WHERE space_id = ? AND collection = ? AND rkey > ?"
-        " ORDER BY rkey LIMIT ?",
-        (space.id, collection, cursor or "", limit),
+        f"SELECT collection, rkey, cid, block FROM repo_records WHERE {where}"
+        f" ORDER BY collection {order}, rkey {order} LIMIT ?",
+        (*args, limit),
     ).fetchall()
     records = []
-    for rkey, cid, block in rows:
-        view = {"uri": record_uri(space, repo, collection, rkey), "cid": cid}
+    for coll, rkey, cid, block in rows:
+        view = {"uri": record_uri(space, repo, coll, rkey), "collection": coll, "rkey": rkey, "cid": cid}
         if not exclude_values:
             view["value"] = _value(block)
         records.append(view)
     out: dict = {"records": records}
     if len(rows) == limit:
-        out["cursor"] = rows[-1][0]
+        out["cursor"] = f"{rows[-1][0]}/{rows[-1][1]}"
     return out
 
 
@@ -136,11 +160,21 @@ def repo_car(conn: sqlite3.Connection, space: Space, repo: str, *, exclude_value
 
 
 def list_repos(conn: sqlite3.Connection, space: Space, *, cursor: str | None, limit: int) -> dict:
-    """The space's writers: one repo here, the authority's. Its rev doubles as the spaceRev (this host
-    sequences a single repo), so a page after the current rev is empty and ends the walk."""
-    head = store_repo.get_head(conn, space.id)
-    if head is None or (cursor is not None and head.rev <= cursor) or limit < 1:
+    """The space's writers in ascending spaceRev after ``cursor``: the authority's repo (kept here; its rev
+    is its spaceRev) and the members' repos their repo hosts told this host about
+    (docs/space-host.md#members-repos). A page after the newest spaceRev is empty and ends the walk."""
+    if limit < 1:
         return {"repos": []}
-    entry = {"did": head.repo, "repoRev": head.rev, "hash": {"$bytes": b64encode(head.commit.hash)},
-             "spaceRev": head.rev}  # fmt: skip
-    return {"repos": [entry], "cursor": head.rev}
+    after = cursor or ""
+    entries = [
+        {"did": w.repo, "repoRev": w.repo_rev, "hash": {"$bytes": w.hash}, "spaceRev": w.space_rev}
+        for w in store_writers.writers_after(conn, space.id, after, limit)
+    ]  # fmt: skip
+    head = store_repo.get_head(conn, space.id)
+    if head is not None and head.rev > after:
+        entries.append({"did": head.repo, "repoRev": head.rev, "hash": {"$bytes": b64encode(head.commit.hash)},
+                        "spaceRev": head.rev})  # fmt: skip
+    entries = sorted(entries, key=lambda e: e["spaceRev"])[:limit]
+    if not entries:
+        return {"repos": []}
+    return {"repos": entries, "cursor": entries[-1]["spaceRev"]}

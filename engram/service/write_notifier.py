@@ -1,5 +1,5 @@
-"""Pushing notifyWrite to the syncers registered for a hosted space, after each commit, and
-notifySpaceDeleted when the space is deleted (docs/space-host.md).
+"""Pushing notifyWrite to the syncers registered for a hosted space, after each commit, notifySpaceDeleted
+when the space is deleted and notifyCredentialRevoked when a member is revoked (docs/space-host.md).
 
 The store's writer thread hands every signed commit to `WriteNotifier.committed` once the transaction has
 committed; delivery then happens on the event loop, in the background: a service-auth JWT from the space's
@@ -33,6 +33,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("engram.notify")
 NOTIFY_NSID = "com.atproto.space.notifyWrite"
 DELETED_NSID = "com.atproto.space.notifySpaceDeleted"
+REVOKED_NSID = "com.atproto.space.notifyCredentialRevoked"
+REVOKED_BATCH = 100  # the lexicon's maxLength of `credentials`
 _RETRYABLE = frozenset({408, 429})
 
 
@@ -97,6 +99,24 @@ class WriteNotifier:
         """Tell the syncers that were registered for a just-deleted space (called on the loop)."""
         self._schedule_task(self._notify_deleted(space_uri, authority, registrations))
 
+    def member_wrote(self, space_uri: str, authority: str, body: dict) -> None:
+        """Pass a member's write on to the space's registered syncers, in order with the space's commits
+        (called on the loop; docs/space-host.md#members-repos)."""
+        self._schedule_task(self._forward(space_uri, authority, body))
+
+    async def _forward(self, space_uri: str, authority: str, body: dict) -> None:
+        async with self._space_locks.setdefault(space_uri, asyncio.Lock()):
+            registrations = await self._ctx.store.read(
+                store_registrations.live_registrations, space_uri, time.time()
+            )
+            for registration in registrations:
+                await self._deliver(registration, space_uri, authority, NOTIFY_NSID, body)
+
+    def credentials_revoked(self, space_uri: str, authority: str, jtis: list[str]) -> None:
+        """Tell the syncers registered for a hosted space that these credentials were revoked (called on
+        the loop; docs/space-host.md#revoking-credentials)."""
+        self._schedule_task(self._notify_revoked(space_uri, authority, jtis))
+
     def _schedule_task(self, coroutine) -> None:
         task = self._loop.create_task(coroutine)
         self._tasks.add(task)
@@ -118,6 +138,16 @@ class WriteNotifier:
             for registration in registrations:
                 await self._deliver(registration, space_uri, authority, DELETED_NSID, {"space": space_uri})
         self._space_locks.pop(space_uri, None)
+
+    async def _notify_revoked(self, space_uri: str, authority: str, jtis: list[str]) -> None:
+        async with self._space_locks.setdefault(space_uri, asyncio.Lock()):
+            registrations = await self._ctx.store.read(
+                store_registrations.live_registrations, space_uri, time.time()
+            )
+            for registration in registrations:
+                for start in range(0, len(jtis), REVOKED_BATCH):
+                    body = {"space": space_uri, "credentials": jtis[start : start + REVOKED_BATCH]}
+                    await self._deliver(registration, space_uri, authority, REVOKED_NSID, body)
 
     async def _deliver(
         self,

@@ -76,3 +76,41 @@ def list_members(conn: sqlite3.Connection, space_uri: str) -> list[Member]:
         (space_id,),
     ).fetchall()
     return [Member(space_uri, did, bool(r), bool(w), at) for did, r, w, at in rows]
+
+
+def page_members(conn: sqlite3.Connection, space_uri: str, *, after: str | None, limit: int) -> list[Member]:
+    """Members in DID order after ``after`` (com.atproto.simplespace.listMembers pages)."""
+    space_id = _hosted_space_id(conn, space_uri)
+    rows = conn.execute(
+        "SELECT did, can_read, can_write, granted_at FROM space_members WHERE space_id = ? AND did > ?"
+        " ORDER BY did LIMIT ?",
+        (space_id, after or "", limit),
+    ).fetchall()
+    return [Member(space_uri, did, bool(r), bool(w), at) for did, r, w, at in rows]
+
+
+def spaces_of(
+    conn: sqlite3.Connection,
+    did: str,
+    *,
+    authorities: list[str],
+    authority: str | None = None,
+    after: str | None,
+    limit: int,
+) -> list[tuple[str, bool]]:
+    """Live hosted spaces ``did`` owns (its authority, when it is one of ``authorities``: those engram holds
+    a key for) or is a member of, under ``authority`` when given, as (uri, is_owner) in URI order after
+    ``after``."""
+    owned = did in authorities
+    rows = conn.execute(
+        "SELECT s.uri, s.authority = ? FROM spaces s WHERE s.kind = 'hosted' AND s.deleted_at IS NULL"
+        " AND s.uri > ? AND (? IS NULL OR s.authority = ?) AND ((? AND s.authority = ?)"
+        " OR EXISTS (SELECT 1 FROM space_members m WHERE m.space_id = s.id AND m.did = ?))"
+        " ORDER BY s.uri LIMIT ?",
+        (did, after or "", authority, authority, int(owned), did, did, limit),
+    ).fetchall()
+    return [(uri, bool(is_owner)) for uri, is_owner in rows]
+
+
+def is_member_anywhere(conn: sqlite3.Connection, did: str) -> bool:
+    return conn.execute("SELECT 1 FROM space_members WHERE did = ? LIMIT 1", (did,)).fetchone() is not None

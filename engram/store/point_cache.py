@@ -2,8 +2,8 @@
 changed it (docs/architecture.md#space-cache, docs/scale-out.md#point-reads).
 
 `Store.point_read(fn, ...)` remembers `fn`'s answer when `fn` is marked `@cacheable`: a function whose
-answer depends only on rows of `spaces`, `api_keys` and `api_key_spaces` (the tables whose every change
-reaches the store's change counter on both backends) and returns a value callers never modify. Each
+answer depends only on rows of `spaces`, `api_keys`, `api_key_spaces` and `revoked_credentials` (the
+tables whose every change reaches the store's change counter on both backends) and returns a value callers never modify. Each
 answer is stored with the counter's value read *before* the read, and served while the counter still
 shows that value, exactly as `SpaceService.find` does for spaces. Arguments are kept only as a sha256
 (the API-key lookup's argument is the raw key). At most `MAX_ENTRIES` answers; the oldest goes first.

@@ -187,6 +187,9 @@ def delete_space(conn: sqlite3.Connection, uri: str) -> bool:
         "import_keys",
         "space_members",
         "notify_registrations",
+        "issued_credentials",
+        "revoked_credentials",
+        "hosted_writers",
     ):
         conn.execute(f"DELETE FROM {table} WHERE space_id = ?", (space.id,))
     conn.execute(

@@ -124,6 +124,7 @@ class HeldCredential:
     jwt: str
     holder: PrivateKey
     exp: float
+    jti: str | None = None
 
     def headers(self, audience: str) -> dict[str, str]:
         return sign_space_request(self.holder, self.jwt, audience)
@@ -148,6 +149,13 @@ class CredentialManager:
 
     def forget(self, space: str) -> None:
         self._held.pop(space, None)
+
+    def forget_revoked(self, space: str, jtis: list[str]) -> None:
+        """The authority revoked these credentials: if the one held is among them, the next request
+        exchanges a new one (docs/space-host.md#revoking-credentials)."""
+        held = self._held.get(space)
+        if held is not None and held.jti in jtis:
+            self._held.pop(space, None)
 
     async def _exchange(self, space: str, source: DelegationSource) -> HeldCredential:
         token = await source.delegation_token(space)
@@ -178,4 +186,5 @@ class CredentialManager:
         exp = claims.get("exp")
         if type(exp) is not int:
             raise AccessError("the credential has no exp")
-        return HeldCredential(space, jwt, holder, float(exp))
+        jti = claims.get("jti")
+        return HeldCredential(space, jwt, holder, float(exp), jti if isinstance(jti, str) else None)

@@ -221,3 +221,43 @@ async def test_imports_land_in_the_repo_through_the_store_seam(host):
     memories = (await ctx.services.memories.list(host.space, limit=100))[0]
     assert {r["cid"] for r in listed["records"]} == {m.cid for m in memories}
     assert sorted(r["value"]["text"] for r in listed["records"]) == [f"imported {i}" for i in range(1, 6)]
+
+
+async def _walk_records(repo: RepoClient, **params) -> list[tuple[str, str]]:
+    out, cursor = [], None
+    while True:
+        page = await repo.json(
+            "com.atproto.space.listRecords", repo=repo.authority, limit=2, **params,
+            **({"cursor": cursor} if cursor else {}),
+        )  # fmt: skip
+        out += [(r["collection"], r["rkey"]) for r in page["records"]]
+        for r in page["records"]:
+            assert r["uri"] == f"{repo.space}/{repo.authority}/{r['collection']}/{r['rkey']}"
+        if "cursor" not in page:
+            return out
+        cursor = page["cursor"]
+
+
+async def test_list_records_without_a_collection_and_in_reverse_pages_over_every_record(host):
+    """The reference makes `collection` optional and adds `reverse` (docs/space-host.md#lexicons-and-the-reference):
+    without a collection every record (the config and the memories) is listed once, in (collection, rkey)
+    order; `reverse` walks the same records backwards; a bare-rkey cursor still works within a collection."""
+    ctx = host.ctx
+    authority = ctx.settings.service_did
+    rkeys = [new_tid() for _ in range(5)]
+    await ctx.services.memories.write(
+        host.space, [_write(authority, f"note {i}", rkey, i) for i, rkey in enumerate(rkeys)]
+    )
+    repo = RepoClient(host.client, host.space, authority, ctx.keyring.private_key(authority))
+    everything = sorted([("garden.engram.config", "self")] + [(MEMORY, r) for r in rkeys])
+    assert await _walk_records(repo) == everything
+    assert await _walk_records(repo, reverse=True) == everything[::-1]
+    assert await _walk_records(repo, collection=MEMORY, reverse=True) == sorted(everything[1:])[::-1]
+    page = await repo.json(
+        "com.atproto.space.listRecords", repo=authority, collection=MEMORY, cursor=sorted(rkeys)[2],
+        excludeValues=True,
+    )  # fmt: skip
+    assert [r["rkey"] for r in page["records"]] == sorted(rkeys)[3:]
+    assert all("value" not in r for r in page["records"])
+    bad = await repo.get("com.atproto.space.listRecords", repo=authority, cursor="no-slash")
+    assert bad.status == 400 and (await bad.json())["error"] == "InvalidRequest"

@@ -1,0 +1,60 @@
+"""com.atproto.simplespace.createSpace mapped onto engram's hosted spaces (docs/space-host.md#managing-members).
+
+engram implements one configuration of the reference's simplespace: the member-list read and write
+policies (its members, `engram space grant`) and open app access (every client is admitted; an
+attestation is checked when sent). Anything else is refused with the reference's error rather than stored
+and not enforced.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ..errors import InvalidInput
+from ..identifiers import SPACE_TYPE
+from ..store import Space
+from ..store.tid import new_tid
+from ..store.uris import space_uri
+
+if TYPE_CHECKING:
+    from ..context import AppContext
+
+DEFS = "com.atproto.simplespace.defs"
+MEMBER_LIST = f"{DEFS}#memberListPolicy"
+OPEN = f"{DEFS}#open"
+
+
+def _variant(value: dict[str, Any] | None, default: str) -> str:
+    return default if value is None else str(value.get("$type", "")).removesuffix("#main")
+
+
+async def create_space(
+    ctx: AppContext,
+    authority: str,
+    space_type: str | None,
+    *,
+    skey: str | None = None,
+    read_policy: dict[str, Any] | None = None,
+    write_policy: dict[str, Any] | None = None,
+    app_access: dict[str, Any] | None = None,
+) -> Space:
+    """A hosted space under ``authority`` (the verified caller), configured with the default model."""
+    if ctx.keyring.private_key(authority) is None:
+        raise InvalidInput(
+            f"engram holds no key for {authority}: it could not sign the space's credentials or commits",
+            "UnsupportedAuthority",
+        )
+    if space_type is None:
+        raise InvalidInput('Missing required property "spaceType"')
+    if space_type != SPACE_TYPE:
+        raise InvalidInput(f"engram hosts spaces of type {SPACE_TYPE}, not {space_type}", "InvalidType")
+    for name, policy in (("readPolicy", read_policy), ("writePolicy", write_policy)):
+        if _variant(policy, MEMBER_LIST) != MEMBER_LIST:
+            raise InvalidInput(f"{name}: engram implements only {MEMBER_LIST}", "UnsupportedPolicy")
+    if _variant(app_access, OPEN) != OPEN:
+        raise InvalidInput(f"appAccess: engram implements only {OPEN}", "UnsupportedAppAccess")
+    skey = skey or new_tid()
+    existing = await ctx.services.spaces.get(space_uri(authority, skey))
+    if existing is not None:
+        raise InvalidInput(f"the space {existing.uri} already exists", "SpaceAlreadyExists")
+    return await ctx.services.spaces.create_hosted(skey, authority=authority)

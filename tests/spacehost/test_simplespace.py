@@ -1,0 +1,172 @@
+"""An authority manages its engram-hosted spaces the standard way (docs/space-host.md#managing-members): the
+calls its tools make at the space host (com.atproto.simplespace.createSpace, putMember, removeMember,
+listMembers and com.atproto.space.listSpaces), over HTTP, with the service-auth JWT its PDS mints when it
+proxies them (`atproto-proxy`), signed by test keys and resolved from a fake PLC directory."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+from fakes.did_server import random_plc_did
+
+from engram.app import create_app
+from engram.auth.identity import save_operator_key
+from engram.auth.keys import PrivateKey
+from engram.auth.service_jwt import mint_service_jwt
+from engram.keys import context_key
+from engram.service import members
+
+DEFS = "com.atproto.simplespace.defs"
+MEMBER_LIST = {"$type": f"{DEFS}#memberListPolicy"}
+OPEN = {"$type": f"{DEFS}#open"}
+
+
+@dataclass
+class World:
+    client: object
+    ctx: object
+    plc: object
+    authority: str
+    authority_key: PrivateKey
+    member: str
+    member_key: PrivateKey
+
+    def token(
+        self, nsid: str, *, iss: str | None = None, key: PrivateKey | None = None, aud: str | None = None
+    ):
+        iss = iss or self.authority
+        key = key or (self.authority_key if iss == self.authority else self.member_key)
+        aud = aud or f"{self.ctx.settings.service_did}#atproto_space_host"
+        return {"Authorization": "Bearer " + mint_service_jwt(key, iss=iss, aud=aud, lxm=nsid)}
+
+    async def call(self, nsid: str, body: dict | None = None, *, headers: dict | None = None, **params):
+        headers = headers if headers is not None else self.token(nsid)
+        if body is None:
+            r = await self.client.get(f"/xrpc/{nsid}", params=params, headers=headers)
+        else:
+            r = await self.client.post(f"/xrpc/{nsid}", json=body, headers=headers)
+        return r.status, (await r.json() if r.content_type == "application/json" else None)
+
+
+@pytest.fixture
+async def world(aiohttp_client, host_settings, plc):
+    """engram holding the key of an operator did:plc (the authority); a member with its own did:plc."""
+    authority, authority_key = random_plc_did(), PrivateKey.generate("ES256K")
+    save_operator_key(host_settings.data_dir, authority, authority_key)
+    plc.register(authority, authority_key.public_key)
+    member, member_key = random_plc_did(), PrivateKey.generate("ES256")
+    plc.register(member, member_key.public_key)
+    client = await aiohttp_client(create_app(host_settings))
+    return World(client, client.app[context_key], plc, authority, authority_key, member, member_key)
+
+
+CREATE = "com.atproto.simplespace.createSpace"
+PUT = "com.atproto.simplespace.putMember"
+REMOVE = "com.atproto.simplespace.removeMember"
+LIST = "com.atproto.simplespace.listMembers"
+SPACES = "com.atproto.space.listSpaces"
+
+
+async def test_the_authority_creates_a_space_and_manages_its_members(world):
+    body = {"spaceType": "garden.engram.space", "skey": "field-notes", "readPolicy": MEMBER_LIST,
+            "writePolicy": MEMBER_LIST, "appAccess": OPEN}  # fmt: skip
+    status, out = await world.call(CREATE, body)
+    assert status == 200, out
+    space = out["uri"]
+    assert space == f"at://{world.authority}/space/garden.engram.space/field-notes"
+    created = await world.ctx.services.spaces.get(space)
+    assert created.kind == "hosted" and created.authority == world.authority and created.config is not None
+
+    # The August alpha's spelling (type, policy), and no skey: a TID.
+    status, out = await world.call(CREATE, {"type": "garden.engram.space", "policy": MEMBER_LIST})
+    assert status == 200, out
+    assert out["uri"].startswith(f"at://{world.authority}/space/garden.engram.space/")
+
+    others = [random_plc_did() for _ in range(3)]
+    for did, read, write in [(world.member, True, True), *[(d, True, False) for d in others]]:
+        status, out = await world.call(PUT, {"space": space, "did": did, "read": read, "write": write})
+        assert status == 200, out
+    grant = await members.get(world.ctx, space, world.member)
+    assert grant.read and grant.write
+
+    listed, cursor = [], None
+    while True:
+        params = {"space": space, "limit": "2", **({"cursor": cursor} if cursor else {})}
+        status, out = await world.call(LIST, headers=world.token(LIST), **params)
+        assert status == 200, out
+        listed += out["members"]
+        if "cursor" not in out:
+            break
+        cursor = out["cursor"]
+    expected = sorted([(world.member, True, True), *[(d, True, False) for d in others]])
+    assert [(m["did"], m["read"], m["write"]) for m in listed] == expected
+
+    # Both flags false is no access: the member is gone, as after removeMember.
+    status, _ = await world.call(PUT, {"space": space, "did": others[0], "read": False, "write": False})
+    assert status == 200 and await members.get(world.ctx, space, others[0]) is None
+    status, _ = await world.call(REMOVE, {"space": space, "did": others[1]})
+    assert status == 200 and await members.get(world.ctx, space, others[1]) is None
+
+    # listSpaces: the authority owns both; the member sees the one it belongs to, not as owner.
+    status, out = await world.call(SPACES, headers=world.token(SPACES))
+    assert status == 200, out
+    assert len(out["spaces"]) == 2 and all(s["isOwner"] for s in out["spaces"])
+    status, out = await world.call(SPACES, headers=world.token(SPACES, iss=world.member))
+    assert status == 200, out
+    assert out["spaces"] == [{"uri": space, "isOwner": False}]
+    status, out = await world.call(SPACES, headers=world.token(SPACES), did=world.member)
+    assert status == 200 and out["spaces"] == []
+
+
+async def test_the_references_errors_and_nothing_written(world):
+    ctx = world.ctx
+    space = (await ctx.services.spaces.create_hosted("kept", authority=world.authority)).uri
+    good = {"space": space, "did": world.member, "read": True, "write": False}
+
+    async def refused(nsid, body, headers, status, error):
+        got, out = await world.call(nsid, body, headers=headers)
+        assert (got, out and out["error"]) == (status, error), out
+        assert await members.get(ctx, space, world.member) is None  # an error answer wrote nothing
+
+    # Not the owner: refused from the claimed issuer, before the member's DID is ever resolved.
+    before = sum(world.plc.requests.values())
+    await refused(PUT, good, world.token(PUT, iss=world.member), 400, "NotSpaceOwner")
+    assert sum(world.plc.requests.values()) == before
+    # The space is not here.
+    await refused(PUT, {**good, "space": space + "-nope"}, world.token(PUT), 400, "SpaceNotFound")
+    # The token: bound to another method, addressed elsewhere, signed by another key, or missing.
+    await refused(PUT, good, world.token(REMOVE), 401, "BadJwtLexiconMethod")
+    await refused(PUT, good, world.token(PUT, aud="did:web:elsewhere.example"), 401, "BadJwtAudience")
+    await refused(PUT, good, world.token(PUT, key=PrivateKey.generate("ES256K")), 401, "BadJwtSignature")
+    await refused(PUT, good, {}, 401, "AuthRequired")
+    # A replayed token is refused the second time.
+    headers = world.token(PUT)
+    assert (await world.call(PUT, good, headers=headers))[0] == 200
+    assert (await members.revoke(ctx, space, world.member)) is True
+    await refused(PUT, good, headers, 401, "JwtReplayed")
+
+    # createSpace: only what engram implements, only for a DID whose key engram holds.
+    def create(**body):
+        return {"spaceType": "garden.engram.space", "skey": "new", **body}
+
+    for body, error in [
+        (create(readPolicy={"$type": f"{DEFS}#publicPolicy"}), "UnsupportedPolicy"),
+        (create(writePolicy={"$type": f"{DEFS}#managingAppPolicy", "managingApp": "did:web:x#y"}),
+         "UnsupportedPolicy"),
+        (create(appAccess={"$type": f"{DEFS}#allowList", "allowed": ["https://app.example/c.json"]}),
+         "UnsupportedAppAccess"),
+        (create(spaceType="app.bsky.group"), "InvalidType"),
+        ({"spaceType": "garden.engram.space", "skey": "kept"}, "SpaceAlreadyExists"),
+    ]:  # fmt: skip
+        status, out = await world.call(CREATE, body)
+        assert (status, out["error"]) == (400, error), out
+    assert await ctx.services.spaces.get(f"at://{world.authority}/space/garden.engram.space/new") is None
+    before = sum(world.plc.requests.values())
+    status, out = await world.call(CREATE, create(), headers=world.token(CREATE, iss=world.member))
+    assert (status, out["error"]) == (400, "UnsupportedAuthority")
+    # listSpaces by a DID that owns nothing here and belongs nowhere: refused, nothing fetched.
+    stranger = random_plc_did()
+    status, out = await world.call(SPACES, headers=world.token(SPACES, iss=stranger, key=world.member_key))
+    assert (status, out["error"]) == (403, "Forbidden")
+    assert sum(world.plc.requests.values()) == before
