@@ -55,7 +55,7 @@ def _insert_revoked(
         )
 
 
-@cacheable  # reads only revoked_credentials, whose every change moves the change counter (migration 0011)
+@cacheable  # reads only revoked_credentials, whose every change moves the change counter (migration 0013)
 def revoked_jtis(conn: sqlite3.Connection, space_uri: str) -> frozenset[str]:
     """The jti of the space's revoked credentials (expired ones may linger until the next revocation: a
     credential past its exp is refused anyway)."""
