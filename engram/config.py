@@ -109,6 +109,11 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("ENGRAM_SEARCH_BURST", "100", "Search token bucket burst per space."),
     Variable("ENGRAM_SEARCH_CONCURRENCY", "8", "Searches in flight per space."),
     Variable(
+        "ENGRAM_SEARCH_WAIT_MS",
+        "1000",
+        "How long a search past ENGRAM_SEARCH_CONCURRENCY waits for a slot before 429 (4 x that many may wait).",
+    ),
+    Variable(
         "ENGRAM_HIT_CACHE_BYTES",
         "33554432",
         "Memory for recently returned search hits, kept hydrated (0 = off). Split between the serving processes.",
@@ -295,6 +300,7 @@ class Settings:
     search_rate: float = 50.0
     search_burst: int = 100
     search_concurrency: int = 8
+    search_wait_ms: int = 1000
     hit_cache_bytes: int = 32 * 1024**2  # engram/store/hit_cache.py
     embedder: str = "builtin,multilingual"
     text_search: bool = True
@@ -427,6 +433,7 @@ def read_env(environ: Mapping[str, str] | None = None) -> Settings:
         search_rate=as_float("ENGRAM_SEARCH_RATE", get("ENGRAM_SEARCH_RATE") or "", 0.0),
         search_burst=as_int("ENGRAM_SEARCH_BURST", get("ENGRAM_SEARCH_BURST") or "", 1),
         search_concurrency=as_int("ENGRAM_SEARCH_CONCURRENCY", get("ENGRAM_SEARCH_CONCURRENCY") or "", 1),
+        search_wait_ms=as_int("ENGRAM_SEARCH_WAIT_MS", get("ENGRAM_SEARCH_WAIT_MS") or "", 0, 60_000),
         hit_cache_bytes=as_int("ENGRAM_HIT_CACHE_BYTES", get("ENGRAM_HIT_CACHE_BYTES") or "", 0),
         embedder=embedder,
         text_search=as_bool("ENGRAM_TEXT_SEARCH", get("ENGRAM_TEXT_SEARCH") or "1"),

@@ -93,20 +93,62 @@ class TokenBuckets:
 
 
 class ConcurrencyCaps:
-    """At most `limit` holders per key; no queue (excess is turned away). limit <= 0 means unlimited."""
+    """At most `limit` holders per key (limit <= 0 means unlimited). `try_enter` turns the excess away at
+    once; `enter` lets it wait, in arrival order, for a holder of the same key to leave: at most `queue`
+    waiters per key and each for at most `wait_s`, so a short burst (an agent's parallel recalls) is served
+    instead of refused while a flood is still bounded (docs/architecture.md#search)."""
 
-    def __init__(self, limit: int):
+    def __init__(self, limit: int, *, queue: int = 0, wait_s: float = 0.0):
         self.limit = limit
+        self.queue = queue
+        self.wait_s = wait_s
         self._held: dict[str, int] = {}
+        self._waiting: dict[str, deque[asyncio.Future[None]]] = {}
 
     def try_enter(self, key: str) -> bool:
         held = self._held.get(key, 0)
-        if self.limit > 0 and held >= self.limit:
+        if self.limit > 0 and (held >= self.limit or self._waiting.get(key)):
             return False
         self._held[key] = held + 1
         return True
 
+    async def enter(self, key: str) -> bool:
+        """Hold a slot, waiting for one if need be; False when the queue is full or the wait ran out."""
+        if self.try_enter(key):
+            return True
+        waiters = self._waiting.setdefault(key, deque())
+        if len(waiters) >= self.queue or self.wait_s <= 0:
+            if not waiters:
+                del self._waiting[key]
+            return False
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        waiters.append(future)
+        try:
+            async with asyncio.timeout(self.wait_s):
+                await future  # `leave` hands its slot over: `_held` already counts this waiter
+            return True
+        except BaseException as exc:
+            if future.done() and not future.cancelled():
+                self.leave(key)  # the slot came just as the wait ended: hand it on
+            else:
+                if future in waiters:  # `leave` drops a cancelled waiter it meets first
+                    waiters.remove(future)
+                if not waiters and self._waiting.get(key) is waiters:
+                    del self._waiting[key]
+            if isinstance(exc, TimeoutError):
+                return False
+            raise
+
     def leave(self, key: str) -> None:
+        waiters = self._waiting.get(key)
+        while waiters:
+            future = waiters.popleft()
+            if not future.done():
+                if not waiters:
+                    del self._waiting[key]
+                future.set_result(None)  # the slot passes to the longest waiter
+                return
+        self._waiting.pop(key, None)
         held = self._held.get(key, 0) - 1
         if held <= 0:
             self._held.pop(key, None)  # idle keys leave no trace
@@ -196,7 +238,8 @@ class FairSlots:
 
 
 class SearchLimiter:
-    """Token bucket plus concurrency cap per key; raises RateLimited carrying the bucket's numbers."""
+    """Token bucket plus concurrency cap per key; raises RateLimited carrying the bucket's numbers. A search
+    past the cap waits up to `wait_s` for a slot (at most `queue` waiting per key) before the refusal."""
 
     def __init__(
         self,
@@ -204,25 +247,27 @@ class SearchLimiter:
         burst: int,
         max_concurrent: int,
         *,
+        wait_s: float = 0.0,
+        queue: int = 0,
         clock: Callable[[], float] = time.monotonic,
     ):
         self.buckets = TokenBuckets(rate_per_s, burst, clock=clock)
-        self.caps = ConcurrencyCaps(max_concurrent)
+        self.caps = ConcurrencyCaps(max_concurrent, queue=queue, wait_s=wait_s)
 
     @asynccontextmanager
     async def acquire(self, key: str) -> AsyncIterator[Decision]:
-        decision = self.enter(key)
+        decision = await self.enter(key)
         try:
             yield decision
         finally:
             self.caps.leave(key)
 
-    def enter(self, key: str) -> Decision:
+    async def enter(self, key: str) -> Decision:
         """`acquire` without the context manager (the search hot path): the caller must `leave(key)`."""
         decision = self.buckets.take(key)
         if not decision.allowed:
             raise decision.refusal("rate limit exceeded; retry later")
-        if not self.caps.try_enter(key):
+        if not await self.caps.enter(key):
             raise decision.refusal("too many concurrent searches; retry shortly", retry_after_s=1)
         return decision
 

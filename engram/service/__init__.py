@@ -49,7 +49,13 @@ class Services:
             ctx.direct_reads,
             ctx.index,
             spaces,
-            limiter=SearchLimiter(s.search_rate, s.search_burst, s.search_concurrency),
+            limiter=SearchLimiter(
+                s.search_rate,
+                s.search_burst,
+                s.search_concurrency,
+                wait_s=s.search_wait_ms / 1000,
+                queue=4 * s.search_concurrency,  # a burst of agents' recalls, not a flood, may wait
+            ),
             text=TextQueries(s, ctx.embedder, ctx.pool),
             hit_cache=HitCache(s.hit_cache_bytes),
         )

@@ -119,7 +119,7 @@ class SearchService:
         def hydrate(result):  # runs in the FAISS worker right after the search: one thread hop, not two
             return result, hit_cache.hydrate(space.id, result.row_ids.tolist(), read_hits)
 
-        decision = self.limiter.enter(space.uri)
+        decision = await self.limiter.enter(space.uri)
         try:
             # The hard limit (docs/architecture.md#search): past it the caller is told to retry. A load or
             # a delta in flight (detached inside the manager) finishes in the background and leaves the

@@ -164,3 +164,49 @@ async def test_no_queue_turns_a_caller_away_at_once():
     await slots.enter("holder")
     with pytest.raises(QueueFull):
         await slots.enter("other")
+
+
+async def test_a_search_past_the_cap_waits_for_a_slot_in_arrival_order():
+    limiter = SearchLimiter(rate_per_s=0, burst=1, max_concurrent=1, wait_s=30, queue=2)
+    order: list[str] = []
+    first = await limiter.enter("s")
+
+    async def waiter(name: str) -> None:
+        async with limiter.acquire("s"):
+            order.append(name)
+
+    a = asyncio.create_task(waiter("a"))
+    await asyncio.sleep(0)
+    b = asyncio.create_task(waiter("b"))
+    await asyncio.sleep(0)
+    assert not a.done() and not b.done() and first.allowed
+    with pytest.raises(RateLimited):  # the queue (2) is full: refused at once, not queued
+        await limiter.enter("s")
+    assert not limiter.caps.try_enter("s")  # no barging ahead of the waiters either
+    limiter.leave("s")
+    await asyncio.gather(a, b)
+    assert order == ["a", "b"] and len(limiter.caps) == 0
+
+
+async def test_a_waiter_whose_wait_runs_out_is_refused_and_leaves_no_trace():
+    limiter = SearchLimiter(rate_per_s=0, burst=1, max_concurrent=1, wait_s=0.01, queue=4)
+    await limiter.enter("s")
+    with pytest.raises(RateLimited) as info:
+        await limiter.enter("s")
+    assert "concurrent" in str(info.value)
+    limiter.leave("s")
+    assert len(limiter.caps) == 0 and not limiter.caps._waiting
+    async with limiter.acquire("s"):
+        pass
+
+
+async def test_a_cancelled_waiter_hands_on_nothing_it_did_not_get():
+    limiter = SearchLimiter(rate_per_s=0, burst=1, max_concurrent=1, wait_s=30, queue=4)
+    await limiter.enter("s")
+    waiting = asyncio.create_task(limiter.enter("s"))
+    await asyncio.sleep(0)
+    waiting.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await waiting
+    limiter.leave("s")
+    assert len(limiter.caps) == 0 and not limiter.caps._waiting
