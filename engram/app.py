@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncIterator
-from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
 
@@ -28,15 +27,12 @@ from .metrics import Metrics
 from .serving import runner as serving
 from .serving.body_deadline import body_deadline_middleware
 from .workers import WorkerPool
-from .xrpc.lexicons import LexiconRegistry
+from .xrpc.lexicons import LEXICON_DIR, LexiconRegistry
 from .xrpc.middleware import install_http_basics
 from .xrpc.server import XrpcServer
 from .xrpc.validate import precompile
 
 log = logging.getLogger("engram")
-
-# Package data: engram/lexicons is a symlink to the top-level lexicons/ in a checkout and a copy in a wheel.
-LEXICON_DIR = resources.files("engram") / "lexicons"
 
 
 def create_app(settings: Settings, *, lexicon_dir: Path | Traversable = LEXICON_DIR) -> web.Application:
@@ -64,7 +60,7 @@ def create_app(settings: Settings, *, lexicon_dir: Path | Traversable = LEXICON_
     app.cleanup_ctx.append(_lifecycle)
     # MCP (engram/mcp/): streamable HTTP at /mcp and its OAuth endpoints; installed after _lifecycle so
     # its sessions close before the store does. Imported here: the SDK takes ~0.5 s to import, which the
-    # local CLI commands (they import this module for LEXICON_DIR) should not pay.
+    # local CLI commands (which build no app) should not pay.
     from .mcp.http import install_mcp
 
     install_mcp(app, ctx)

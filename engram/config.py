@@ -29,15 +29,7 @@ from .config_values import (
     as_url,
 )
 from .serving.event_loop import EVENT_LOOPS, default_event_loop, uvloop_available
-
-
-def usable_cores() -> int:
-    """Cores this process may run on: its CPU affinity (a container or `taskset` limit), not the machine's
-    count, so `ENGRAM_PROCESSES`' default never starts more servers than there are cores to run them."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # no sched_getaffinity (macOS)
-        return os.cpu_count() or 1
+from .workers import usable_cores
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,7 @@ from .store.database import Store
 from .store.index_source import StoreIndexSource
 from .store.replays import StoreReplayGuard
 from .workers import BUILD_NICE, WorkerPool
-from .xrpc.lexicons import LexiconRegistry
+from .xrpc.lexicons import LEXICON_DIR, LexiconRegistry
 
 log = logging.getLogger("engram")
 
@@ -43,8 +43,6 @@ async def open_context(
     settings: Settings, *, network: bool = False, embedder: bool = True
 ) -> AsyncIterator[AppContext]:
     """A full AppContext outside the HTTP service (the CLI's local commands): same parts, same services."""
-    from .app import LEXICON_DIR
-
     ctx = AppContext(settings, LexiconRegistry.load(LEXICON_DIR), WorkerPool(settings.workers))
     async with open_parts(ctx, network=network, embedder=embedder, lazy_embedder=True):
         yield ctx

@@ -30,6 +30,15 @@ log = logging.getLogger(__name__)
 BUILD_NICE = 10
 
 
+def usable_cores() -> int:
+    """Cores this process may run on: its CPU affinity (a container or `taskset` limit), not the machine's
+    count, so `ENGRAM_PROCESSES`' default never starts more servers than there are cores to run them."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # no sched_getaffinity (macOS)
+        return os.cpu_count() or 1
+
+
 def _pin_worker_threads(omp_threads: int = 1, nice: int = 0) -> None:
     if nice:
         _lower_priority(nice)

@@ -23,9 +23,8 @@ import threading
 
 import numpy as np
 
-from engram.config import usable_cores
 from engram.search.index import SpaceIndex
-from engram.workers import Claimable, WorkerPool
+from engram.workers import Claimable, WorkerPool, usable_cores
 
 # The rows are cut into this many ranges, which the owner and the helper take one at a time: a helper that
 # starts late takes fewer, and one that never starts leaves them all to the owner (no all-or-nothing wait).

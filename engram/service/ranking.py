@@ -26,8 +26,7 @@ from ..store import Memory
 from ..store import documents as store_documents
 from ..store import queries as store_queries
 from ..store import spaces as store_spaces
-from .fusion import fuse
-from .rank_fusion import rrf_fuse
+from .fusion import fuse, rrf_fuse
 from .search import require_model
 from .supersession import Restatements, newer_first
 
@@ -42,7 +41,7 @@ POOL = 30  # candidates looked at for restatements beyond the requested limit
 class RankingPolicy:
     """Defaults chosen by `engram eval --split tuning --tune` (docs/benchmarks.md)."""
 
-    fusion: str = "convex"  # "convex" (fusion.py) or "rrf" (rank_fusion.py)
+    fusion: str = "convex"  # "convex" or "rrf" (fusion.py)
     weight: float = 0.3  # convex: share of the cosine
     restatements: Restatements | None = field(default_factory=Restatements)
     answer_similarity: float = 0.6  # top cosine at which confidence reaches 0.5 ...

@@ -10,7 +10,7 @@ Repositories are plain functions over a connection, run through the store:
     page, cursor = await store.read(queries.list_memories, uri, limit=25)
 
 Writing functions (spaces.create_space/set_config/delete_space, memories.*, apikeys.create_api_key/
-revoke_api_key, sync_state.set_position) must go through `store.write`; reader connections are query-only
+revoke_api_key, synced.apply_repo_changes) must go through `store.write`; reader connections are query-only
 and reject them. Several can be combined in one transaction by calling them from one function passed to
 `store.write`.
 """

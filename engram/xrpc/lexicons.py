@@ -10,11 +10,17 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any, Literal
 
 from engram.xrpc.lexicon_schema import LexiconStructureError, check_document
+
+# Package data: engram/lexicons is a symlink to the top-level lexicons/ in a checkout and a copy in a wheel.
+# Here, beside the loader, so the server (engram/app.py) and the CLI (engram/lifecycle.py) share it without
+# one importing the other (issue 28).
+LEXICON_DIR = resources.files("engram") / "lexicons"
 
 MethodKind = Literal["query", "procedure", "subscription"]
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from engram.evaluation.metrics import hit_at_1, mrr_at, ndcg_at, paired_bootstrap, recall_at
-from engram.service.rank_fusion import rrf_fuse
+from engram.service.fusion import rrf_fuse
 from engram.service.supersession import Restatements, newer_first
 
 LABELS = {"a": 2, "b": 1}  # a is the answer, b helps

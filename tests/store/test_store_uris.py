@@ -1,7 +1,5 @@
 import pytest
 
-from engram.store.spaces import create_space
-from engram.store.sync_state import get_positions, set_position
 from engram.store.uris import memory_uri, parse_memory_uri, parse_space_uri, space_uri
 
 SPACE = "at://did:plc:authority1/space/garden.engram.space/main"
@@ -47,14 +45,3 @@ def test_non_canonical_space_uris_are_rejected(bad):
 def test_bad_memory_uris_are_rejected(bad):
     with pytest.raises(ValueError):
         parse_memory_uri(bad)
-
-
-async def test_sync_positions_upsert(store):
-    await store.write(create_space, SPACE, "synced")
-    assert await store.read(get_positions, SPACE) == {}
-    await store.write(set_position, SPACE, "did:plc:alice", "rev1", "hash1", "srev1")
-    await store.write(set_position, SPACE, "did:plc:alice", "rev2", "hash2", "srev2")
-    await store.write(set_position, SPACE, "did:plc:bob", "rev9")
-    positions = await store.read(get_positions, SPACE)
-    assert (positions["did:plc:alice"].rev, positions["did:plc:alice"].set_hash) == ("rev2", "hash2")
-    assert (positions["did:plc:bob"].rev, positions["did:plc:bob"].space_rev) == ("rev9", None)
