@@ -10,7 +10,7 @@ test. Two places see every connection aiohttp opens, redirect hops included:
 - the socket factory refuses to create a socket for a refused address: IP literals skip the resolver, and
   it is the last step before ``connect()`` whatever produced the address.
 
-Refused: loopback, private (RFC 1918, ULA), link-local, CGNAT (100.64/10), multicast, unspecified, reserved
+Refused: loopback, private (10/8, 172.16/12, 192.168/16, fc00::/7), link-local, CGNAT (100.64/10), multicast, unspecified, reserved
 and documentation ranges, and any IPv6 address embedding one (v4-mapped, v4-compatible, 6to4, NAT64):
 whatever ``ipaddress`` does not call global. ``ENGRAM_DEV=1`` allows everything; ``ENGRAM_OUTBOUND_ALLOW``
 lists networks that are allowed anyway (an internal PLC mirror, the fakes in tests).

@@ -7,7 +7,7 @@ URI they read differently, such as ``http://evil.example\\@127.0.0.1/cb`` (urlsp
 browser: evil.example), would let the consent page name one host while the code goes to another, so it
 is refused outright, as are user info, fragments, whitespace, control and non-ASCII characters.
 
-Then, by scheme (RFC 8252 for native apps):
+Then, by scheme (the native-app rules of docs/oauth.md#redirect-uris):
 
 - ``https`` to any host (claimed https redirects included);
 - ``http`` only to the loopback host (``127.0.0.1``, ``[::1]``, ``localhost``), any port;

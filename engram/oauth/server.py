@@ -147,8 +147,8 @@ class OAuthServer:
         return family.startswith(self.issuer + "/")
 
     async def _authenticate_for(self, client_id: str, secret: str | None) -> None:
-        """A confidential client authenticates on every token request, PKCE or not (RFC 6749 §3.2.1;
-        docs/oauth.md#grants); a public one has no secret to send."""
+        """A confidential client authenticates on every token request, PKCE or not
+        (docs/oauth.md#grants); a public one has no secret to send."""
         client = await self.find_client(client_id)
         if client is None:
             raise OAuthError("invalid_client", "unknown client", 401)

@@ -19,7 +19,7 @@ from engram.xrpc.lexicon_schema import LexiconStructureError, check_document
 
 # Package data: engram/lexicons is a symlink to the top-level lexicons/ in a checkout and a copy in a wheel.
 # Here, beside the loader, so the server (engram/app.py) and the CLI (engram/lifecycle.py) share it without
-# one importing the other (issue 28).
+# one importing the other (tests/app/test_import_cycles.py, docs/architecture.md#layers).
 LEXICON_DIR = resources.files("engram") / "lexicons"
 
 MethodKind = Literal["query", "procedure", "subscription"]

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from engram.config import VARIABLES, ConfigError, Settings, Variable, did_web_for, read_env, read_env_with
+from engram.config import ConfigError, Settings, did_web_for, read_env, read_env_with
+from engram.config_variables import VARIABLES, Variable
 
 ROOT = Path(__file__).resolve().parents[2]
 

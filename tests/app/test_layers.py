@@ -96,6 +96,7 @@ PLACES = {
         "identifiers.py",
         "views.py",
         "config_values.py",
+        "config_variables.py",
         "metrics.py",
         "logs.py",
     ),

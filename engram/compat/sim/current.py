@@ -2,7 +2,7 @@
 list with `?workspaceId=`, get and delete by conversation id, and the routes answer `{conversationId,
 data}`): request values -> values, conversations -> answers (pure functions).
 
-Where upstream validates with a zod contract (`lib/api/contracts/memory.ts`), a failure is answered in
+Where upstream validates with a zod contract (its memory contract, cited in docs/compat.md), a failure is answered in
 its own shape: `400 {"error": "Validation error", "details": [issue...]}` from the shared request parser,
 or the envelope with the route's joined `path: message` text on the `[id]` routes. The checks after the
 contract are the route's own, in its order and with its messages (docs/compat.md "Sim").
