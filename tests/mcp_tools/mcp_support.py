@@ -21,6 +21,20 @@ from engram.keys import context_key
 from engram.service import apikeys
 from engram.store import MemoryWrite
 
+# A raw initialize of the 2025-06-18 revision and the Accept header its POSTs carry (tests that drive /mcp
+# without the SDK's client).
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "0"},
+    },
+}
+ACCEPT = {"Accept": "application/json, text/event-stream"}
+
 
 def free_port() -> int:
     with socket.socket() as s:

@@ -12,7 +12,7 @@ import jsonschema
 import pytest
 from api.api_support import Reader
 from mcp.shared.exceptions import MCPError
-from mcp_support import error_of, resource_json, result_of, serve
+from mcp_support import ACCEPT, INIT, error_of, resource_json, result_of, serve
 
 from engram.auth.keys import PrivateKey
 from engram.service import apikeys
@@ -258,19 +258,8 @@ async def test_a_session_answers_only_the_key_that_opened_it(served):
     notes = await served.space("notes")
     token_a, _ = await served.key(notes)
     token_b, _ = await served.key(notes)
-    accept = {"Accept": "application/json, text/event-stream"}
-    init = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "t", "version": "0"},
-        },
-    }
-    async with httpx2.AsyncClient(base_url=served.base, headers=accept) as http:
-        opened = await http.post("/mcp", json=init, headers={"Authorization": f"Bearer {token_a}"})
+    async with httpx2.AsyncClient(base_url=served.base, headers=ACCEPT) as http:
+        opened = await http.post("/mcp", json=INIT, headers={"Authorization": f"Bearer {token_a}"})
         assert opened.status_code == 200, opened.text
         session = opened.headers["mcp-session-id"]
         listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
@@ -296,21 +285,10 @@ async def test_a_key_opening_sessions_in_a_loop_ends_only_its_own_oldest(aiohttp
     notes = await served.space("notes")
     flood_token, _ = await served.key(notes, scopes=("read",))
     quiet_token, _ = await served.key(notes)
-    accept = {"Accept": "application/json, text/event-stream"}
-    init = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "t", "version": "0"},
-        },
-    }
     ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
 
     async def open_session(http, token: str) -> dict:
-        opened = await http.post("/mcp", json=init, headers={"Authorization": f"Bearer {token}"})
+        opened = await http.post("/mcp", json=INIT, headers={"Authorization": f"Bearer {token}"})
         assert opened.status_code == 200, opened.text
         return {
             "Authorization": f"Bearer {token}",
@@ -318,7 +296,7 @@ async def test_a_key_opening_sessions_in_a_loop_ends_only_its_own_oldest(aiohttp
             "MCP-Protocol-Version": "2025-06-18",
         }
 
-    async with httpx2.AsyncClient(base_url=served.base, headers=accept) as http:
+    async with httpx2.AsyncClient(base_url=served.base, headers=ACCEPT) as http:
         quiet = await open_session(http, quiet_token)
         flood = [await open_session(http, flood_token) for _ in range(8)]
         statuses = [(await http.post("/mcp", json=ping, headers=h)).status_code for h in flood]
@@ -328,25 +306,12 @@ async def test_a_key_opening_sessions_in_a_loop_ends_only_its_own_oldest(aiohttp
         assert (await http.post("/mcp", json=ping, headers=fresh)).status_code == 200
 
 
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "t", "version": "0"},
-    },
-}
-
-
 async def test_foreign_hosts_and_origins_are_refused_with_or_without_a_credential(aiohttp_server, settings):
     served = await serve(aiohttp_server, replace(settings, mcp_allowed_origins=("https://app.example",)))
     notes = await served.space("notes")
     token, _ = await served.key(notes)
-    accept = {"Accept": "application/json, text/event-stream"}
     bearer = {"Authorization": f"Bearer {token}"}
-    async with httpx2.AsyncClient(base_url=served.base, headers=accept) as http:
+    async with httpx2.AsyncClient(base_url=served.base, headers=ACCEPT) as http:
         for credential in ({}, bearer):
             evil = await http.post(
                 "/mcp", json=INIT, headers={**credential, "Origin": "https://evil.example"}

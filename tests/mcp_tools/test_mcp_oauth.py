@@ -25,7 +25,7 @@ from mcp.shared.auth import (
     OAuthClientMetadata,
     OAuthToken,
 )
-from mcp_support import result_of, serve
+from mcp_support import INIT, result_of, serve
 
 from engram.oauth.registration import REGISTRATION_BURST
 
@@ -153,16 +153,7 @@ async def exchange(http, served, client_id, **fields):
 
 
 async def tools_list(http, served, token: str) -> int:
-    body = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "t", "version": "0"},
-        },
-    }
+    body = INIT
     answer = await http.post(
         served.mcp_url,
         json=body,

@@ -10,19 +10,9 @@ import aiohttp
 import httpx2
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
-from mcp_support import engram_serve, result_of
+from mcp_support import ACCEPT, INIT, engram_serve, result_of
 
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "t", "version": "0"},
-    },
-}
-ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+JSON_POST = {**ACCEPT, "Content-Type": "application/json"}
 
 
 async def fresh_post(url: str, body: dict, headers: dict) -> tuple[int, str, dict]:
@@ -33,7 +23,7 @@ async def fresh_post(url: str, body: dict, headers: dict) -> tuple[int, str, dic
 
 async def test_a_session_is_served_by_every_process_and_ends_everywhere(tmp_path):
     async with engram_serve(tmp_path) as engram:
-        auth = {**ACCEPT, "Authorization": f"Bearer {engram.token}"}
+        auth = {**JSON_POST, "Authorization": f"Bearer {engram.token}"}
         status, text, headers = await fresh_post(engram.mcp_url, INIT, auth)
         assert status == 200, text
         session = {**auth, "Mcp-Session-Id": headers["Mcp-Session-Id"], "MCP-Protocol-Version": "2025-06-18"}
