@@ -20,15 +20,14 @@ import argparse
 import asyncio
 import json
 import os
-import socket
 import statistics
 import sys
 import time
-from contextlib import AsyncExitStack, asynccontextmanager
+from contextlib import AsyncExitStack
 
 import httpx2
 from bench_text_search import QUERIES
-from benchlib import engram_server, interleave, latent, load_average, seed
+from benchlib import engram_serve_process, engram_server, interleave, latent, load_average, seed
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
@@ -52,41 +51,6 @@ async def _timed_handle(self, request):
 
 
 McpEndpoint.handle = _timed_handle  # before engram_server builds its app, so its /mcp route is the timed one
-
-
-@asynccontextmanager
-async def engram_serve(env: dict[str, str]):
-    """`engram serve` on a free loopback port over the bench's data dir; yields its base URL once healthy."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    base = f"http://127.0.0.1:{port}"
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "engram",
-        "serve",
-        "--port",
-        str(port),
-        env={**env, "ENGRAM_PUBLIC_URL": base},
-        stdout=asyncio.subprocess.DEVNULL,
-        stderr=asyncio.subprocess.DEVNULL,
-    )
-    try:
-        async with httpx2.AsyncClient() as probe:
-            for _ in range(600):
-                try:
-                    if (await probe.get(f"{base}/xrpc/_health")).status_code == 200:
-                        break
-                except httpx2.HTTPError:
-                    pass
-                await asyncio.sleep(0.1)
-            else:
-                raise RuntimeError("engram serve did not become healthy")
-        yield base
-    finally:
-        proc.terminate()
-        await proc.wait()
 
 
 async def main() -> None:
@@ -134,7 +98,7 @@ async def main() -> None:
             command=sys.executable, args=["-m", "engram", "mcp", "--key", token], env=env
         )
         over_stdio = await stack.enter_async_context(Client(stdio_params))
-        base = await stack.enter_async_context(engram_serve(env))
+        base, _ = await stack.enter_async_context(engram_serve_process(env))
         http = await stack.enter_async_context(httpx2.AsyncClient(headers=bearer))
         over_http = await stack.enter_async_context(
             Client(streamable_http_client(f"{base}/mcp", http_client=http))

@@ -19,7 +19,6 @@ import asyncio
 import json
 import os
 import signal
-import socket
 import statistics
 import sys
 import tempfile
@@ -30,7 +29,7 @@ from pathlib import Path
 
 import httpx2
 from bench_text_search import QUERIES
-from benchlib import latent, load_average, pct, seed
+from benchlib import engram_serve_process, latent, load_average, pct, seed
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
@@ -49,39 +48,6 @@ def cpu_seconds(pid: int) -> float:
     except OSError:
         return 0.0
     return (int(fields[11]) + int(fields[12])) / tick + sum(cpu_seconds(int(c)) for c in children)
-
-
-@asynccontextmanager
-async def engram_serve(env: dict[str, str]):
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    base = f"http://127.0.0.1:{port}"
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "engram",
-        "serve",
-        env={**env, "ENGRAM_PORT": str(port), "ENGRAM_PUBLIC_URL": base},
-        stdout=asyncio.subprocess.DEVNULL,
-        stderr=asyncio.subprocess.DEVNULL,
-    )
-    try:
-        async with httpx2.AsyncClient() as probe:
-            for _ in range(600):
-                try:
-                    if (await probe.get(f"{base}/xrpc/_health")).status_code == 200:
-                        break
-                except httpx2.HTTPError:
-                    pass
-                await asyncio.sleep(0.1)
-            else:
-                raise RuntimeError("engram serve did not become healthy")
-        await asyncio.sleep(2)  # the other serving processes finish starting
-        yield base, proc.pid
-    finally:
-        proc.terminate()
-        await proc.wait()
 
 
 @asynccontextmanager
@@ -171,7 +137,7 @@ async def main() -> None:
                 tokens.append((await apikeys.create_api_key(ctx, space.uri, ["read"], name))[1])
         quiet_token, flood_token = tokens
 
-        async with engram_serve(env) as (base, server_pid), AsyncExitStack() as stack:
+        async with engram_serve_process(env, settle_s=2) as (base, server_pid), AsyncExitStack() as stack:
             url = base + "/mcp"
             quiet = await stack.enter_async_context(mcp_client(url, quiet_token))
             await quiet_series(

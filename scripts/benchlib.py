@@ -3,7 +3,9 @@ and same-run timing (interleaved rounds, medians) so co-tenant noise on a shared
 
 from __future__ import annotations
 
+import asyncio
 import os
+import socket
 import statistics
 import sys
 import tempfile
@@ -98,6 +100,42 @@ async def engram_server(**changes):
                 )
             finally:
                 await runner.cleanup()
+
+
+@asynccontextmanager
+async def engram_serve_process(env: dict[str, str], settle_s: float = 0.0):
+    """`engram serve` as its own process on a free loopback port; yields (base URL, pid) once healthy and
+    `settle_s` later (the other serving processes finish starting meanwhile)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    base = f"http://127.0.0.1:{port}"
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "engram",
+        "serve",
+        env={**env, "ENGRAM_PORT": str(port), "ENGRAM_PUBLIC_URL": base},
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.DEVNULL,
+    )
+    try:
+        async with aiohttp.ClientSession() as probe:
+            for _ in range(600):
+                try:
+                    async with probe.get(f"{base}/xrpc/_health") as answer:
+                        if answer.status == 200:
+                            break
+                except aiohttp.ClientError:
+                    pass
+                await asyncio.sleep(0.1)
+            else:
+                raise RuntimeError("engram serve did not become healthy")
+        await asyncio.sleep(settle_s)
+        yield base, proc.pid
+    finally:
+        proc.terminate()
+        await proc.wait()
 
 
 def data_dir_settings(data_dir: Path, **changes) -> Settings:
