@@ -4,7 +4,7 @@ with its name, its default as a user would write it, its parser and its help tex
 Everything else comes from these declarations: the typed field and its default (the parsed default),
 `engram.config.read_env`'s parsing, the unknown-variable check (`VARIABLES`) and the README's configuration
 table (tests/app/test_config.py). Components are handed frozen sections of the settings (`settings.search`,
-`settings.serving`, ...) and carry no defaults of their own (docs/architecture.md#configuration).
+`settings.serving`, ...) and carry no defaults of their own.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from ipaddress import IPv4Network, IPv6Network
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Self, TypeVar
 
 from .config_values import (
     ConfigError,
@@ -31,6 +31,7 @@ from .config_values import (
 from .serving.event_loop import EVENT_LOOPS, default_event_loop, uvloop_available
 from .workers import usable_cores
 
+_S = TypeVar("_S")
 Parse = Callable[[str, str], Any]  # (variable name, raw value) -> the field's value; errors name the variable
 
 
@@ -580,8 +581,17 @@ class Settings:
         return _section(McpConfig, self)
 
 
+class Section:
+    """A frozen view of some `Settings` fields, handed to the component that uses them."""
+
+    @classmethod
+    def of(cls, **changes: Any) -> Self:
+        """The section of the declared defaults with `changes` (tests and scripts that build one part)."""
+        return dataclasses.replace(_section(cls, Settings()), **changes)  # type: ignore[type-var]
+
+
 @dataclass(frozen=True)
-class SearchConfig:
+class SearchConfig(Section):
     """The index manager's and the search limiter's (engram/search)."""
 
     exact_max: int
@@ -596,7 +606,7 @@ class SearchConfig:
 
 
 @dataclass(frozen=True)
-class ServingConfig:
+class ServingConfig(Section):
     """The HTTP server's (engram/serving)."""
 
     host: str
@@ -611,7 +621,7 @@ class ServingConfig:
 
 
 @dataclass(frozen=True)
-class SyncConfig:
+class SyncConfig(Section):
     """Synced spaces' (engram/sync)."""
 
     poll_interval: float
@@ -623,7 +633,7 @@ class SyncConfig:
 
 
 @dataclass(frozen=True)
-class ClusterConfig:
+class ClusterConfig(Section):
     """A cluster node's (engram/cluster)."""
 
     node_url: str | None
@@ -633,7 +643,7 @@ class ClusterConfig:
 
 
 @dataclass(frozen=True)
-class McpConfig:
+class McpConfig(Section):
     """The MCP door's (engram/mcp)."""
 
     mcp_allowed_origins: tuple[str, ...]
@@ -643,7 +653,6 @@ class McpConfig:
 
 
 SECTIONS = (SearchConfig, ServingConfig, SyncConfig, ClusterConfig, McpConfig)
-_S = TypeVar("_S")
 
 
 def _section(cls: type[_S], settings: Settings) -> _S:

@@ -109,11 +109,7 @@ async def open_parts(
             StoreIndexSource(ctx.store),
             ctx.pool,
             settings.data_dir,  # index files go under <data_dir>/indexes/ (engram/search/persist.py)
-            exact_max=settings.exact_max,
-            split_min_rows=settings.split_min_rows,
-            ram_bytes=settings.ram_bytes,
-            load_wait_s=settings.load_wait_ms / 1000,
-            rerank_deadline_ms=settings.rerank_deadline_ms,
+            settings.search,
             maintenance_pool=maintenance,
             load_pool=loads,
             snapshots=_snapshot_sync(settings, loads),

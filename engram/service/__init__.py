@@ -49,13 +49,7 @@ class Services:
             ctx.direct_reads,
             ctx.index,
             spaces,
-            limiter=SearchLimiter(
-                s.search_rate,
-                s.search_burst,
-                s.search_concurrency,
-                wait_s=s.search_wait_ms / 1000,
-                queue=4 * s.search_concurrency,  # a burst of agents' recalls, not a flood, may wait
-            ),
+            limiter=SearchLimiter.configured(s.search),
             text=TextQueries(s, ctx.embedder, ctx.pool),
             hit_cache=HitCache(s.hit_cache_bytes),
         )
