@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import resource
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from aiohttp import web
@@ -103,7 +103,13 @@ def _warn_if_descriptors_short(settings: Settings) -> None:
         )
 
 
-async def _serve(app: web.Application, settings: Settings, access_log_class: Any, reuse_port: bool) -> None:
+async def _serve(
+    make_app: Callable[[], Awaitable[web.Application]],
+    settings: Settings,
+    access_log_class: Any,
+    reuse_port: bool,
+) -> None:
+    app = await make_app()  # the parts open on the loop that serves them, before the port is bound
     runner = EngramAppRunner(app, handle_signals=True, access_log_class=access_log_class)
     await runner.setup()
     try:
@@ -115,10 +121,15 @@ async def _serve(app: web.Application, settings: Settings, access_log_class: Any
 
 
 def run_server(
-    app: web.Application, settings: Settings, *, access_log_class: Any, reuse_port: bool = False
+    make_app: Callable[[], Awaitable[web.Application]],
+    settings: Settings,
+    *,
+    access_log_class: Any,
+    reuse_port: bool = False,
 ) -> None:
+    """Serve the app `make_app` (an async factory, `engram.app.create_app`) builds on the chosen loop."""
     _warn_if_descriptors_short(settings)
     try:
-        run_on(settings.event_loop, _serve(app, settings, access_log_class, reuse_port))
+        run_on(settings.event_loop, _serve(make_app, settings, access_log_class, reuse_port))
     except (web.GracefulExit, KeyboardInterrupt):
         pass

@@ -22,7 +22,7 @@ async def console(aiohttp_client, settings):
     sessions = app[console_state_key].sessions
     sessions.per_principal, sessions.max_sessions = 3, 8
     space = (await ctx.services.spaces.create_hosted("tenant")).uri
-    keys = [(await apikeys.create_api_key(ctx, space, ["read"], f"k{i}"))[1] for i in range(4)]
+    keys = [(await apikeys.create_api_key(ctx.store, space, ["read"], f"k{i}"))[1] for i in range(4)]
     return client, ctx, clock, sessions, keys
 
 

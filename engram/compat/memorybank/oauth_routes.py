@@ -20,7 +20,7 @@ SCOPE_HELP = {"read:documents": "search your saved memories", "write:documents":
 
 
 def oauth_server(ctx: AppContext) -> OAuthServer:
-    return OAuthServer(lambda: ctx.store, SCOPES, issuer="memorybank")
+    return OAuthServer(ctx.store, SCOPES, issuer="memorybank")
 
 
 def access_token_resolver(server: OAuthServer) -> TokenResolver:
