@@ -29,6 +29,7 @@ from .lifecycle import open_context
 from .metrics import Metrics
 from .serving import runner as serving
 from .serving.body_deadline import body_deadline_middleware
+from .space_scopes import SpaceScopes, space_scopes_key
 from .xrpc.lexicons import LEXICON_DIR, LexiconRegistry
 from .xrpc.middleware import install_http_basics
 from .xrpc.server import XrpcServer
@@ -84,13 +85,15 @@ async def create_app(
     xrpc = XrpcServer(
         registry, max_body_bytes=settings.max_body_bytes, validate_every_output=settings.validate_output
     )
+    # Each door declares the requests that are for one space as it registers them (engram/space_scopes.py).
+    scopes = app[space_scopes_key] = SpaceScopes()
     app[context_key] = ctx
     app[xrpc_key] = xrpc
     register_all(xrpc, ctx)
     install_basic_routes(app, ctx)
     # REST compatibility shims (engram/compat/): their routes, and their own error shapes on their paths.
-    install_shims(app, ctx)
-    xrpc.install(app)
+    install_shims(app, ctx, scopes)
+    xrpc.install(app, scopes)
     install_console(app, ctx)  # the web console under /console/ (engram/console/)
     # MCP (engram/mcp/): streamable HTTP at /mcp and its OAuth endpoints. Imported here: the SDK takes
     # ~0.5 s to import, which the local CLI commands (which build no app) should not pay.
@@ -100,7 +103,8 @@ async def create_app(
     if ctx.cluster is not None:
         from .cluster.middleware import cluster_middleware
 
-        app.middlewares.append(cluster_middleware(ctx))  # inside the error middleware: errors get their shape
+        # inside the error middleware: errors get their shape; reads the doors' declarations
+        app.middlewares.append(cluster_middleware(ctx.cluster, scopes))
     return app
 
 

@@ -23,7 +23,7 @@ from mcp.server.mcpserver import Context
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
-from ..compat.keys import KeyGrant, bearer_token
+from ..auth.api_key_grants import KeyGrant, bearer_token
 from ..errors import EngramError, NotAuthenticated
 from ..oauth import OAuthServer
 from ..oauth.consent import ConsentPage

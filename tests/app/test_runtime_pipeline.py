@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from aiohttp import web
 
+from engram.space_scopes import SpaceScopes
 from engram.xrpc.errors import AuthRequiredError, InvalidRequestError, RateLimitExceededError
 from engram.xrpc.lexicons import LexiconRegistry
 from engram.xrpc.middleware import install_http_basics
@@ -117,7 +118,7 @@ def build_app(behaviour: dict, *, validate_every_output: bool = True) -> web.App
     xrpc.add("io.example.putAfterAuth", put_after_auth, auth=header_auth)
     app = web.Application(client_max_size=1024)
     install_http_basics(app)
-    xrpc.install(app)
+    xrpc.install(app, SpaceScopes())
     behaviour["xrpc"] = xrpc
     return app
 

@@ -14,7 +14,7 @@ from sync.sync_support import until
 
 from engram.cluster import rendezvous
 from engram.cluster.middleware import SERVED_BY
-from engram.cluster.shim_routing import bearer_space
+from engram.compat.memorybank.keyauth import bearer_space
 from engram.oauth.store import TokenRow, put_token
 from engram.service.apikeys import create_api_key
 

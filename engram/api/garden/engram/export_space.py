@@ -49,4 +49,4 @@ def register(xrpc: XrpcServer, ctx: AppContext) -> None:
         finally:
             spool.close()
 
-    xrpc.add(NSID, handle, auth=space_reader(ctx))
+    xrpc.add(NSID, handle, auth=space_reader(ctx), space_scoped=True)

@@ -66,4 +66,4 @@ def register(xrpc: XrpcServer, ctx: AppContext) -> None:
             raise InvalidRequestError('Missing required property "spaceRev"')
         await ctx.syncer.notify_write(uri, body["repo"], body["spaceRev"], body.get("prevSpaceRev"))
 
-    xrpc.add(NSID, handle, auth=_auth(ctx))
+    xrpc.add(NSID, handle, auth=_auth(ctx), space_scoped=True)  # the holder syncs a synced space

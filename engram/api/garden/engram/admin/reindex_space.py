@@ -18,4 +18,4 @@ def register(xrpc: XrpcServer, ctx: AppContext) -> None:
         status = await ctx.services.spaces.status(uri)
         return {"space": space_view(status.space, status)}
 
-    xrpc.add(NSID, handle, auth=admin_signed(ctx))
+    xrpc.add(NSID, handle, auth=admin_signed(ctx), space_scoped=True)
