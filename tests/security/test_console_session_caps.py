@@ -16,7 +16,7 @@ from engram.service import apikeys
 @pytest.fixture
 async def console(aiohttp_client, settings):
     clock = Clock()
-    app = console_app(settings, clock)
+    app = await console_app(settings, clock)
     client = await aiohttp_client(app, cookie_jar=aiohttp.DummyCookieJar())
     ctx = app[context_key]
     sessions = app[console_state_key].sessions
