@@ -76,7 +76,7 @@ async def create_app(
         raise
 
     app = web.Application(
-        client_max_size=settings.max_body_bytes, handler_args=serving.handler_args(settings, registry)
+        client_max_size=settings.max_body_bytes, handler_args=serving.handler_args(settings.serving, registry)
     )
     app.cleanup_ctx.append(_serving(parts))  # first, so closed last: the doors' cleanups run before it
     app.middlewares.append(metrics.middleware())  # outermost: sees the final status of every answer

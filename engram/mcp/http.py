@@ -63,8 +63,8 @@ class McpEndpoint:
         self.ctx = ctx
         self.oauth = OAuthServer(ctx.store, SCOPES, issuer="mcp", access_ttl_s=ACCESS_TTL_S)
         self.server = build_server(MemoryOperations(ctx), access_from_request)
-        s = ctx.settings
-        self.origins = Origins(s.public_url, s.mcp_allowed_origins)
+        s = ctx.settings.mcp
+        self.origins = Origins(ctx.settings.public_url, s.mcp_allowed_origins)
         self.sessions = McpSessions(
             ctx.store,
             idle_s=s.mcp_session_idle_s,
