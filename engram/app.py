@@ -75,15 +75,16 @@ async def create_app(
         await parts.aclose()
         raise
 
+    http = settings.serving  # ENGRAM_MAX_BODY_BYTES, the timeouts, the connection cap (engram/serving)
     app = web.Application(
-        client_max_size=settings.max_body_bytes, handler_args=serving.handler_args(settings.serving, registry)
+        client_max_size=http.max_body_bytes, handler_args=serving.handler_args(http, registry)
     )
     app.cleanup_ctx.append(_serving(parts))  # first, so closed last: the doors' cleanups run before it
     app.middlewares.append(metrics.middleware())  # outermost: sees the final status of every answer
     install_http_basics(app)
-    app.middlewares.append(body_deadline_middleware(settings.body_timeout_ms / 1000))  # inside the errors
+    app.middlewares.append(body_deadline_middleware(http.body_timeout_ms / 1000))  # inside the errors
     xrpc = XrpcServer(
-        registry, max_body_bytes=settings.max_body_bytes, validate_every_output=settings.validate_output
+        registry, max_body_bytes=http.max_body_bytes, validate_every_output=settings.validate_output
     )
     # Each door declares the requests that are for one space as it registers them (engram/space_scopes.py).
     scopes = app[space_scopes_key] = SpaceScopes()

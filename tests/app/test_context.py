@@ -69,3 +69,24 @@ def test_no_service_imports_the_context():
         if "engram.context" in _imports(path)
     }
     assert offenders == STILL_TAKING_THE_CONTEXT
+
+
+async def test_the_app_factory_opens_every_part_before_the_doors(aiohttp_client, settings):
+    """`await create_app(...)` hands back an app whose context is whole before anything serves, and its parts
+    close with the app."""
+    from engram.app import create_app
+    from engram.keys import context_key
+
+    app = await create_app(settings)
+    ctx = app[context_key]
+    missing = [
+        f.name for f in fields(AppContext) if f.name not in REAL_OPTIONS and getattr(ctx, f.name) is None
+    ]
+    assert missing == []
+    assert ctx.syncer is not None and ctx.notifier is not None and ctx.metrics is not None  # the server's
+    assert ctx.ready is False
+    client = await aiohttp_client(app)
+    assert ctx.ready is True
+    assert (await client.get("/xrpc/_health")).status == 200
+    await client.close()
+    assert ctx.ready is False and ctx.http.closed

@@ -39,7 +39,6 @@ def _auth(ctx: AppContext) -> AuthHook:
         iss = claimed_issuer(authorization[0]) if len(authorization) == 1 else None
         if iss is not None and (iss != writer or not await hosted_writes.tracks(ctx.store, space.uri, iss)):
             raise ForbiddenError("only a member with write access may notify writes to its own repo")
-        assert ctx.service_verifier is not None
         return await ctx.service_verifier.verify(
             authorization[0] if len(authorization) == 1 else None, NSID, issuer=writer,
             audiences=service_audiences(ctx, space.authority),
