@@ -133,7 +133,7 @@ def _change_binding(operation):
 
     def run(args: argparse.Namespace, settings: Settings) -> int:
         async def work(ctx):
-            return await operation(ctx, args.id, resolve_space(ctx, args.space))
+            return await operation(ctx.store, args.id, resolve_space(ctx, args.space))
 
         key = run_local(settings, work)
         print(f"key {key.id} spaces: {_spaces(key)}")
