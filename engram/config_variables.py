@@ -1,243 +1,665 @@
-"""The declared environment: one `Variable` row per ``ENGRAM_*`` variable, with its default as a user would
-write it and its help text. `engram.config` refuses any ``ENGRAM_*`` name not declared here, and the README's
-configuration table is checked against these rows (tests/app/test_config.py); `engram.config` parses them.
+"""The declared environment: `Settings`, one field per ``ENGRAM_*`` variable, each declared once by `var`
+with its name, its default as a user would write it, its parser and its help text.
+
+Everything else comes from these declarations: the typed field and its default (the parsed default),
+`engram.config.read_env`'s parsing, the unknown-variable check (`VARIABLES`) and the README's configuration
+table (tests/app/test_config.py). Components are handed frozen sections of the settings (`settings.search`,
+`settings.serving`, ...) and carry no defaults of their own.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields
+from ipaddress import IPv4Network, IPv6Network
+from pathlib import Path
+from typing import Any, Self, TypeVar
+
+from .config_values import (
+    ConfigError,
+    as_bool,
+    as_database_url,
+    as_dids,
+    as_float,
+    as_index_store,
+    as_int,
+    as_networks,
+    as_origins,
+    as_url,
+)
+from .serving.event_loop import EVENT_LOOPS, default_event_loop, uvloop_available
+from .workers import usable_cores
+
+_S = TypeVar("_S")
+Parse = Callable[[str, str], Any]  # (variable name, raw value) -> the field's value; errors name the variable
 
 
 @dataclass(frozen=True)
 class Variable:
     name: str
-    default: str | None
+    default: str | None  # as a user would write it; None: unset (derived, or absent)
     help: str
+    # None: derived from other variables by engram.config.read_env (the public URL from the port, ...)
+    parse: Parse | None = None
+    blank: bool = False  # an empty value means the default (else it is parsed, and may be refused)
 
 
-# Order is the README table's order. Defaults are strings exactly as a user would write them.
-VARIABLES: tuple[Variable, ...] = (
-    Variable("ENGRAM_HOST", "127.0.0.1", "Address to listen on (`0.0.0.0` in the Docker image)."),
-    Variable("ENGRAM_PORT", "8080", "TCP port to listen on."),
-    Variable("ENGRAM_DATA_DIR", "./engram-data", "SQLite database, index files and keys live here."),
-    Variable("ENGRAM_PUBLIC_URL", None, "URL clients reach engram at. Default `http://localhost:<port>`."),
-    Variable(
+def var(
+    name: str,
+    default: str | None,
+    parse: Parse | None,
+    help: str,
+    *,
+    blank: bool = False,
+    value: Any = dataclasses.MISSING,
+    factory: Callable[[], Any] | None = None,
+) -> Any:
+    """A `Settings` field declaring its variable; its default is the parsed `default` unless `value` (or
+    `factory`) gives the value of an unset variable that is derived at start-up."""
+    metadata = {"variable": Variable(name, default, help, parse, blank)}
+    if factory is not None:
+        return field(default_factory=factory, metadata=metadata)
+    if value is dataclasses.MISSING:
+        assert parse is not None and default is not None, name
+        value = parse(name, default)
+    return field(default=value, metadata=metadata)
+
+
+def whole(lo: int, hi: int | None = None) -> Parse:
+    return lambda name, raw: as_int(name, raw, lo, hi)
+
+
+def real(lo: float) -> Parse:
+    return lambda name, raw: as_float(name, raw, lo)
+
+
+def text(name: str, raw: str) -> str:
+    return raw
+
+
+def _data_dir(name: str, raw: str) -> Path:
+    path = Path(raw).expanduser()
+    if path.exists() and not path.is_dir():
+        raise ConfigError(f"{name}={str(path)!r} exists and is not a directory")
+    return path
+
+
+def _signing_key(name: str, raw: str) -> str:
+    from .auth.keys import KeyFormatError, PrivateKey
+
+    try:
+        PrivateKey.from_multibase(raw.strip())
+    except (KeyFormatError, ValueError):
+        raise ConfigError(
+            f"{name} must be a multibase private Multikey (z..., P-256 or secp256k1); `engram keygen` prints one"
+        ) from None
+    return raw
+
+
+def _log_level(name: str, raw: str) -> str:
+    level = raw.lower()
+    if level not in {"debug", "info", "warning", "error"}:
+        raise ConfigError(f"{name}={level!r} must be debug, info, warning or error")
+    return level
+
+
+EMBEDDER_KINDS = {"builtin", "multilingual", "onnx", "sentence-transformers", "hashing", "none"}
+
+
+def _embedder(name: str, raw: str) -> str:
+    embedder = raw.strip()
+    if any(part.strip().split(":", 1)[0] not in EMBEDDER_KINDS for part in embedder.split(",")):
+        raise ConfigError(
+            f"{name}={embedder!r}: expected builtin, multilingual, onnx:<dir>, "
+            "sentence-transformers:<dir>, hashing[:dims] or none, or several joined by commas"
+        )
+    return embedder
+
+
+def _event_loop(name: str, raw: str) -> str:
+    loop = raw.strip().lower()
+    if not loop:
+        return default_event_loop()
+    if loop not in EVENT_LOOPS:
+        raise ConfigError(f"{name} must be one of {', '.join(EVENT_LOOPS)}, not {raw!r}")
+    if loop == "uvloop" and not uvloop_available():
+        raise ConfigError(f"{name}=uvloop but uvloop is not installed (pip install uvloop)")
+    return loop
+
+
+def _node_url(name: str, raw: str) -> str | None:
+    return as_url(name, raw.strip()) if raw.strip() else None
+
+
+@dataclass(frozen=True)
+class Settings:
+    # Order is the README table's order.
+    host: str = var(
+        "ENGRAM_HOST",
+        "127.0.0.1",
+        text,
+        "Address to listen on (`0.0.0.0` in the Docker image).",
+        blank=True,
+    )
+    port: int = var(
+        "ENGRAM_PORT",
+        "8080",
+        whole(0, 65535),
+        "TCP port to listen on.",
+    )
+    data_dir: Path = var(  # noqa: RUF009 (a Path is immutable)
+        "ENGRAM_DATA_DIR",
+        "./engram-data",
+        _data_dir,
+        "SQLite database, index files and keys live here.",
+        blank=True,
+    )
+    public_url: str = var(
+        "ENGRAM_PUBLIC_URL",
+        None,
+        None,
+        "URL clients reach engram at. Default `http://localhost:<port>`.",
+        value="http://localhost:8080",
+    )
+    service_did: str = var(
         "ENGRAM_SERVICE_DID",
         None,
+        None,
         "engram's DID (the audience of reader signatures). Default: did:web of the public URL's host.",
-    ),
-    Variable(
+        value="did:web:localhost%3A8080",
+    )
+    signing_key: str | None = var(
         "ENGRAM_SIGNING_KEY",
         None,
-        "engram's private key as a multibase private Multikey (`z...`, P-256 or secp256k1; "
-        "`engram keygen` prints one). Default: generated in the data dir.",
-    ),
-    Variable(
+        _signing_key,
+        "engram's private key as a multibase private Multikey (`z...`, P-256 or secp256k1; `engram keygen` "
+        "prints one). Default: generated in the data dir.",
+        blank=True,
+        value=None,
+    )
+    dev: bool = var(
         "ENGRAM_DEV",
         "0",
-        "`1` allows outbound requests to internal addresses and over plain http (did:web on localhost, "
-        "fake PDSes); nothing else. Never in production (docs/security.md#outbound-requests).",
-    ),
-    Variable(
+        as_bool,
+        "`1` allows outbound requests to internal addresses and over plain http (did:web on localhost, fake "
+        "PDSes); nothing else. Never in production (docs/security.md#outbound-requests).",
+        blank=True,
+    )
+    outbound_allow: tuple[IPv4Network | IPv6Network, ...] = var(
         "ENGRAM_OUTBOUND_ALLOW",
         "",
+        as_networks,
         "Comma-separated networks (`10.0.0.0/8`, `127.0.0.1`) engram may send requests to although they are "
-        "internal (an internal PLC mirror). Empty: public addresses only (docs/security.md#outbound-requests).",
-    ),
-    Variable("ENGRAM_LOG_LEVEL", "info", "debug, info, warning or error. Logs are JSON lines on stderr."),
-    Variable("ENGRAM_PLC_URL", "https://plc.directory", "PLC directory used to resolve did:plc."),
-    Variable("ENGRAM_ADMIN_DIDS", "", "Comma-separated DIDs allowed to call the remote admin methods."),
-    Variable("ENGRAM_MAX_BODY_BYTES", "16777216", "Largest request body accepted (413 beyond)."),
-    Variable("ENGRAM_WORKERS", "2", "Threads in the CPU pool for FAISS and ONNX (each uses one core)."),
-    Variable(
+        "internal (an internal PLC mirror). Empty: public addresses only "
+        "(docs/security.md#outbound-requests).",
+    )
+    log_level: str = var(
+        "ENGRAM_LOG_LEVEL",
+        "info",
+        _log_level,
+        "debug, info, warning or error. Logs are JSON lines on stderr.",
+        blank=True,
+    )
+    plc_url: str = var(
+        "ENGRAM_PLC_URL",
+        "https://plc.directory",
+        as_url,
+        "PLC directory used to resolve did:plc.",
+    )
+    admin_dids: frozenset[str] = var(
+        "ENGRAM_ADMIN_DIDS",
+        "",
+        as_dids,
+        "Comma-separated DIDs allowed to call the remote admin methods.",
+    )
+    max_body_bytes: int = var(
+        "ENGRAM_MAX_BODY_BYTES",
+        "16777216",
+        whole(1024),
+        "Largest request body accepted (413 beyond).",
+    )
+    workers: int = var(
+        "ENGRAM_WORKERS",
+        "2",
+        whole(1, 256),
+        "Threads in the CPU pool for FAISS and ONNX (each uses one core).",
+    )
+    load_workers: int = var(
         "ENGRAM_LOAD_WORKERS",
         "1",
+        whole(1, 64),
         "Threads that load index files, build exact-sized indexes and save them (HNSW builds have a thread of"
         " their own). More load faster but hold the GIL against warm searches (docs/benchmarks.md).",
-    ),
-    Variable("ENGRAM_EXACT_MAX", "200000", "Spaces up to this many vectors are searched exactly."),
-    Variable(
+    )
+    exact_max: int = var(
+        "ENGRAM_EXACT_MAX",
+        "200000",
+        whole(0),
+        "Spaces up to this many vectors are searched exactly.",
+    )
+    split_min_rows: int = var(
         "ENGRAM_SPLIT_MIN_ROWS",
         "50000",
-        "An exact search of at least this many vectors splits its scan over an idle worker when a core is"
-        " free (docs/architecture.md#split-scans); 0 never splits.",
-    ),
-    Variable(
+        whole(0),
+        "An exact search of at least this many vectors splits its scan over an idle worker when a core is "
+        "free (docs/architecture.md#split-scans); 0 never splits.",
+    )
+    ram_bytes: int = var(
         "ENGRAM_RAM_BYTES",
         "8589934592",
+        whole(1),
         "Memory budget for loaded indexes; idle spaces are evicted. Split between the serving processes.",
-    ),
-    Variable(
-        "ENGRAM_RERANK_DEADLINE_MS", "250", "Exact re-rank deadline; past it results are `approximate`."
-    ),
-    Variable(
-        "ENGRAM_LOAD_WAIT_MS", "2000", "How long a search waits for a loading index before 503 IndexLoading."
-    ),
-    Variable("ENGRAM_SEARCH_RATE", "50", "Searches per second per space (token bucket rate; 0 = unlimited)."),
-    Variable("ENGRAM_SEARCH_BURST", "100", "Search token bucket burst per space."),
-    Variable("ENGRAM_SEARCH_CONCURRENCY", "8", "Searches in flight per space."),
-    Variable(
+    )
+    rerank_deadline_ms: int = var(
+        "ENGRAM_RERANK_DEADLINE_MS",
+        "250",
+        whole(0, 10_000),
+        "Exact re-rank deadline; past it results are `approximate`.",
+    )
+    load_wait_ms: int = var(
+        "ENGRAM_LOAD_WAIT_MS",
+        "2000",
+        whole(0, 10_000),
+        "How long a search waits for a loading index before 503 IndexLoading.",
+    )
+    search_rate: float = var(
+        "ENGRAM_SEARCH_RATE",
+        "50",
+        real(0.0),
+        "Searches per second per space (token bucket rate; 0 = unlimited).",
+    )
+    search_burst: int = var(
+        "ENGRAM_SEARCH_BURST",
+        "100",
+        whole(1),
+        "Search token bucket burst per space.",
+    )
+    search_concurrency: int = var(
+        "ENGRAM_SEARCH_CONCURRENCY",
+        "8",
+        whole(1),
+        "Searches in flight per space.",
+    )
+    search_wait_ms: int = var(
         "ENGRAM_SEARCH_WAIT_MS",
         "1000",
-        "How long a search past ENGRAM_SEARCH_CONCURRENCY waits for a slot before 429 (4 x that many may wait).",
-    ),
-    Variable(
+        whole(0, 60_000),
+        "How long a search past ENGRAM_SEARCH_CONCURRENCY waits for a slot before 429 (4 x that many may "
+        "wait).",
+    )
+    hit_cache_bytes: int = var(
         "ENGRAM_HIT_CACHE_BYTES",
         "33554432",
-        "Memory for recently returned search hits, kept hydrated (0 = off). Split between the serving processes.",
-    ),
-    Variable(
+        whole(0),
+        "Memory for recently returned search hits, kept hydrated (0 = off). Split between the serving "
+        "processes.",
+    )
+    embedder: str = var(
         "ENGRAM_EMBEDDER",
         "builtin,multilingual",
+        _embedder,
         "builtin, multilingual, onnx:<dir>, sentence-transformers:<dir>, hashing[:dims] or none; several "
         "joined by commas are all hosted, the first is new spaces' default (docs/embedders.md).",
-    ),
-    Variable("ENGRAM_TEXT_SEARCH", "1", "`0` turns off embedding of `q` (callers must send vectors)."),
-    Variable(
+        blank=True,
+    )
+    text_search: bool = var(
+        "ENGRAM_TEXT_SEARCH",
+        "1",
+        as_bool,
+        "`0` turns off embedding of `q` (callers must send vectors).",
+        blank=True,
+    )
+    text_search_authorities: frozenset[str] = var(
         "ENGRAM_TEXT_SEARCH_AUTHORITIES",
         "",
+        as_dids,
         "Comma-separated authority DIDs allowed text search (empty = all).",
-    ),
-    Variable(
+    )
+    text_search_rate: float = var(
         "ENGRAM_TEXT_SEARCH_RATE",
         "2",
+        real(0.0),
         "Text searches per second per space authority (per space for spaces hosted under engram's own DID).",
-    ),
-    Variable("ENGRAM_TEXT_SEARCH_BURST", "20", "Text search burst per space authority."),
-    Variable(
-        "ENGRAM_EMBED_CONCURRENCY", "4", "Query embeddings in flight; beyond it queries wait their turn."
-    ),
-    Variable(
+    )
+    text_search_burst: int = var(
+        "ENGRAM_TEXT_SEARCH_BURST",
+        "20",
+        whole(1),
+        "Text search burst per space authority.",
+    )
+    embed_concurrency: int = var(
+        "ENGRAM_EMBED_CONCURRENCY",
+        "4",
+        whole(1),
+        "Query embeddings in flight; beyond it queries wait their turn.",
+    )
+    embed_queue: int = var(
         "ENGRAM_EMBED_QUEUE",
         "64",
-        "Queries waiting for an embedding slot, taken in turn per caller; beyond it 503 EmbedderBusy "
-        "(the caller with the most waiting gives way first).",
-    ),
-    Variable(
+        whole(0),
+        "Queries waiting for an embedding slot, taken in turn per caller; beyond it 503 EmbedderBusy (the "
+        "caller with the most waiting gives way first).",
+    )
+    embed_wait_ms: int = var(
         "ENGRAM_EMBED_WAIT_MS",
         "2000",
+        whole(0, 60_000),
         "How long a query waits for an embedding slot before 503 EmbedderBusy.",
-    ),
-    Variable(
+    )
+    key_text_search_rate: float = var(
         "ENGRAM_KEY_TEXT_SEARCH_RATE",
         "10",
+        real(0.0),
         "Text searches per second per API key (MCP `recall`), instead of the space authority's budget.",
-    ),
-    Variable("ENGRAM_KEY_TEXT_SEARCH_BURST", "200", "Text search burst per API key."),
-    Variable("ENGRAM_METRICS_PORT", "0", "Port for Prometheus `/metrics` on the same host (0 = off)."),
+    )
+    key_text_search_burst: int = var(
+        "ENGRAM_KEY_TEXT_SEARCH_BURST",
+        "200",
+        whole(1),
+        "Text search burst per API key.",
+    )
+    metrics_port: int = var(
+        "ENGRAM_METRICS_PORT",
+        "0",
+        whole(0, 65535),
+        "Port for Prometheus `/metrics` on the same host (0 = off).",
+    )
     # HTTP server limits against slow or hostile clients (engram/serving).
-    Variable(
+    header_timeout_ms: int = var(
         "ENGRAM_HEADER_TIMEOUT_MS",
         "10000",
+        whole(100, 3_600_000),
         "A client must send a request's line and headers within this long, or the connection is closed.",
-    ),
-    Variable(
+    )
+    body_timeout_ms: int = var(
         "ENGRAM_BODY_TIMEOUT_MS",
         "60000",
+        whole(100, 3_600_000),
         "A request body must arrive within this long after its headers (408 RequestTimeout beyond).",
-    ),
-    Variable(
-        "ENGRAM_KEEPALIVE_TIMEOUT_MS", "75000", "An idle keep-alive connection is closed after this long."
-    ),
-    Variable(
+    )
+    keepalive_timeout_ms: int = var(
+        "ENGRAM_KEEPALIVE_TIMEOUT_MS",
+        "75000",
+        whole(100, 3_600_000),
+        "An idle keep-alive connection is closed after this long.",
+    )
+    max_connections: int = var(
         "ENGRAM_MAX_CONNECTIONS",
         "512",
+        whole(1, 1_000_000),
         "Open client connections; beyond it new ones get 503 and are closed. Keep below `ulimit -n`.",
-    ),
+    )
     # engram as space host of its hosted spaces (docs/space-host.md)
-    Variable(
+    credential_ttl: int = var(
         "ENGRAM_CREDENTIAL_TTL",
         "600",
+        whole(1, 3600),
         "Lifetime in seconds of the space credentials `getSpaceCredential` issues (1-3600).",
-    ),
+    )
     # synced spaces (engram/sync)
-    Variable(
+    poll_interval: float = var(
         "ENGRAM_POLL_INTERVAL",
         "300",
+        real(0.0),
         "Seconds between full syncs of each synced space (0 = off; notifications only).",
-    ),
-    Variable("ENGRAM_SYNC_CONCURRENCY", "4", "Repo syncs in flight on this node, over all synced spaces."),
-    Variable("ENGRAM_SYNC_SPACE_CONCURRENCY", "2", "Repo syncs in flight per synced space."),
-    Variable(
-        "ENGRAM_SYNC_TIMEOUT", "30", "Seconds allowed for one request to a PDS or space host while syncing."
-    ),
-    Variable(
+    )
+    sync_concurrency: int = var(
+        "ENGRAM_SYNC_CONCURRENCY",
+        "4",
+        whole(1, 256),
+        "Repo syncs in flight on this node, over all synced spaces.",
+    )
+    sync_space_concurrency: int = var(
+        "ENGRAM_SYNC_SPACE_CONCURRENCY",
+        "2",
+        whole(1, 64),
+        "Repo syncs in flight per synced space.",
+    )
+    sync_timeout: float = var(
+        "ENGRAM_SYNC_TIMEOUT",
+        "30",
+        real(0.1),
+        "Seconds allowed for one request to a PDS or space host while syncing.",
+    )
+    limit_memories: int = var(
         "ENGRAM_LIMIT_MEMORIES",
         "0",
+        whole(0),
         "Most memories a synced space may hold; writes beyond wait (0 = no limit).",
-    ),
-    Variable("ENGRAM_LIMIT_BYTES", "0", "Most text+source bytes a synced space may hold (0 = no limit)."),
+    )
+    limit_bytes: int = var(
+        "ENGRAM_LIMIT_BYTES",
+        "0",
+        whole(0),
+        "Most text+source bytes a synced space may hold (0 = no limit).",
+    )
     # MCP at /mcp (docs/mcp.md)
-    Variable(
+    mcp_allowed_origins: tuple[str, ...] = var(
         "ENGRAM_MCP_ALLOWED_ORIGINS",
         "",
+        as_origins,
         "Comma-separated origins (`https://host[:port]`) whose pages and Host headers /mcp accepts besides "
         "the public URL's and loopback's.",
-    ),
-    Variable("ENGRAM_MCP_SESSIONS", "10000", "MCP sessions open at once, over every key."),
-    Variable(
-        "ENGRAM_MCP_SESSIONS_PER_KEY", "64", "MCP sessions one API key may hold; its oldest ends first."
-    ),
-    Variable("ENGRAM_MCP_SESSION_IDLE_S", "900", "An MCP session unused this many seconds ends."),
+    )
+    mcp_sessions: int = var(
+        "ENGRAM_MCP_SESSIONS",
+        "10000",
+        whole(1),
+        "MCP sessions open at once, over every key.",
+    )
+    mcp_sessions_per_key: int = var(
+        "ENGRAM_MCP_SESSIONS_PER_KEY",
+        "64",
+        whole(1),
+        "MCP sessions one API key may hold; its oldest ends first.",
+    )
+    mcp_session_idle_s: int = var(
+        "ENGRAM_MCP_SESSION_IDLE_S",
+        "900",
+        whole(10, 86_400),
+        "An MCP session unused this many seconds ends.",
+    )
     # throughput (docs/architecture.md#using-every-core)
-    Variable(
+    validate_output: bool = var(
         "ENGRAM_VALIDATE_OUTPUT",
         "0",
-        "`1`: check every XRPC answer against its lexicon (tests, debugging). `0`: check the first answer "
-        "of each method only, then trust the presenters.",
-    ),
-    Variable(
+        as_bool,
+        "`1`: check every XRPC answer against its lexicon (tests, debugging). `0`: check the first answer of "
+        "each method only, then trust the presenters.",
+        blank=True,
+    )
+    processes: int = var(
         "ENGRAM_PROCESSES",
         None,
+        None,
         "Serving processes on one port (SO_REUSEPORT) over the same data directory; rate limits and the "
-        "connection cap are split between them. Default: the number of cores this process may run on. "
-        "See docs/architecture.md#using-every-core.",
-    ),
-    Variable(
+        "connection cap are split between them. Default: the number of cores this process may run on. See "
+        "docs/architecture.md#using-every-core.",
+        factory=usable_cores,
+    )
+    event_loop: str = var(
         "ENGRAM_EVENT_LOOP",
         None,
+        _event_loop,
         "`uvloop` or `asyncio`: the event loop `engram serve` runs on. Default: uvloop where it is installed "
         "(a dependency on Linux), else asyncio. See docs/benchmarks.md#throughput.",
-    ),
-    Variable(
+        factory=default_event_loop,
+    )
+    build_threads: int = var(
         "ENGRAM_BUILD_THREADS",
         None,
-        "OpenMP threads an HNSW index build may use, at a lower priority than searches. Default: the "
-        "number of cores this process may run on.",
-    ),
+        whole(1, 256),
+        "OpenMP threads an HNSW index build may use, at a lower priority than searches. Default: the number "
+        "of cores this process may run on.",
+        blank=True,
+        factory=usable_cores,
+    )
     # -- store backend (docs/scale-out.md#the-store-on-postgresql) --
-    Variable(
+    database_url: str | None = var(
         "ENGRAM_DATABASE_URL",
         None,
+        as_database_url,
         "`postgresql://user@host:port/db`: keep the store in PostgreSQL instead of SQLite in the data dir "
         "(index files and keys stay in the data dir). Unset: SQLite.",
-    ),
+        value=None,
+    )
     # cluster: several nodes over one PostgreSQL store (engram/cluster, docs/scale-out.md)
-    Variable(
+    node_url: str | None = var(
         "ENGRAM_NODE_URL",
         None,
+        _node_url,
         "This node's base URL as its peers reach it. With a PostgreSQL store, turns on cluster mode.",
-    ),
-    Variable(
-        "ENGRAM_NODE_ID", None, "This node's stable name in the cluster. Default: the node URL's host:port."
-    ),
-    Variable("ENGRAM_HEARTBEAT_MS", "2000", "How often a node renews its registration and its space leases."),
-    Variable(
+        value=None,
+    )
+    node_id: str | None = var(
+        "ENGRAM_NODE_ID",
+        None,
+        None,
+        "This node's stable name in the cluster. Default: the node URL's host:port.",
+        value=None,
+    )
+    heartbeat_ms: int = var(
+        "ENGRAM_HEARTBEAT_MS",
+        "2000",
+        whole(50, 600_000),
+        "How often a node renews its registration and its space leases.",
+    )
+    lease_timeout_ms: int = var(
         "ENGRAM_LEASE_TIMEOUT_MS",
         "10000",
+        whole(200, 3_600_000),
         "A node silent this long is dead: its space leases lapse and its spaces move. Several heartbeats.",
-    ),
+    )
     # index snapshots in a shared object store (docs/scale-out.md#index-snapshots)
-    Variable(
+    index_store: str | None = var(
         "ENGRAM_INDEX_STORE",
         None,
+        as_index_store,
         "`file:///abs/dir` or `s3://bucket/prefix`: share index snapshots between nodes (a node loads the "
-        "newest snapshot plus the store's delta instead of rebuilding). Unset: index files stay in the data dir.",
-    ),
-    Variable(
+        "newest snapshot plus the store's delta instead of rebuilding). Unset: index files stay in the data "
+        "dir.",
+        value=None,
+    )
+    s3_endpoint_url: str | None = var(
         "ENGRAM_S3_ENDPOINT_URL",
         None,
-        "Endpoint of an S3-compatible server for `s3://` index stores (credentials and region: the "
-        "standard `AWS_*` variables).",
-    ),
+        as_url,
+        "Endpoint of an S3-compatible server for `s3://` index stores (credentials and region: the standard "
+        "`AWS_*` variables).",
+        blank=True,
+        value=None,
+    )
+    # Not configuration: which of the serving processes this is (engram/serving/processes.py sets it).
+    # Process 0 alone runs the background work that must not run N times (the sync poll loop).
+    process_index: int = 0
+
+    @property
+    def cluster(self) -> bool:
+        """Cluster mode: a PostgreSQL store that peers share, and a URL they reach this node at."""
+        return bool(self.node_url) and (self.database_url or "").startswith(("postgresql://", "postgres://"))
+
+    # The sections handed to the components (each a frozen view of some fields, built on demand).
+    @property
+    def search(self) -> SearchConfig:
+        return _section(SearchConfig, self)
+
+    @property
+    def serving(self) -> ServingConfig:
+        return _section(ServingConfig, self)
+
+    @property
+    def sync(self) -> SyncConfig:
+        return _section(SyncConfig, self)
+
+    @property
+    def node(self) -> ClusterConfig:
+        return _section(ClusterConfig, self)
+
+    @property
+    def mcp(self) -> McpConfig:
+        return _section(McpConfig, self)
+
+
+class Section:
+    """A frozen view of some `Settings` fields, handed to the component that uses them."""
+
+    @classmethod
+    def of(cls, **changes: Any) -> Self:
+        """The section of the declared defaults with `changes` (tests and scripts that build one part)."""
+        return dataclasses.replace(_section(cls, Settings()), **changes)  # type: ignore[type-var]
+
+
+@dataclass(frozen=True)
+class SearchConfig(Section):
+    """The index manager's and the search limiter's (engram/search)."""
+
+    exact_max: int
+    split_min_rows: int
+    ram_bytes: int
+    rerank_deadline_ms: int
+    load_wait_ms: int
+    search_rate: float
+    search_burst: int
+    search_concurrency: int
+    search_wait_ms: int
+
+
+@dataclass(frozen=True)
+class ServingConfig(Section):
+    """The HTTP server's (engram/serving)."""
+
+    host: str
+    port: int
+    max_body_bytes: int
+    header_timeout_ms: int
+    body_timeout_ms: int
+    keepalive_timeout_ms: int
+    max_connections: int
+    processes: int
+    event_loop: str
+
+
+@dataclass(frozen=True)
+class SyncConfig(Section):
+    """Synced spaces' (engram/sync)."""
+
+    poll_interval: float
+    sync_concurrency: int
+    sync_space_concurrency: int
+    sync_timeout: float
+    limit_memories: int
+    limit_bytes: int
+
+
+@dataclass(frozen=True)
+class ClusterConfig(Section):
+    """A cluster node's (engram/cluster)."""
+
+    node_url: str | None
+    node_id: str | None
+    heartbeat_ms: int
+    lease_timeout_ms: int
+
+
+@dataclass(frozen=True)
+class McpConfig(Section):
+    """The MCP door's (engram/mcp)."""
+
+    mcp_allowed_origins: tuple[str, ...]
+    mcp_sessions: int
+    mcp_sessions_per_key: int
+    mcp_session_idle_s: int
+
+
+SECTIONS = (SearchConfig, ServingConfig, SyncConfig, ClusterConfig, McpConfig)
+
+
+def _section(cls: type[_S], settings: Settings) -> _S:
+    return cls(**{f.name: getattr(settings, f.name) for f in fields(cls)})  # type: ignore[arg-type]
+
+
+# Every declared variable, in the README table's order.
+VARIABLES: tuple[Variable, ...] = tuple(
+    f.metadata["variable"] for f in fields(Settings) if "variable" in f.metadata
 )

@@ -1,9 +1,8 @@
 """AppContext: the service's parts, built once at start-up and handed to handlers (no globals).
 
-`create_app` (the server) and `engram.lifecycle.open_context` (the CLI) create it with the settings, the
-lexicons and the worker pool; `engram.lifecycle.open_parts` fills in the rest, in order, before anything
-serves. The types are imported for type checkers only, so importing this module stays cheap and free of
-cycles.
+`engram.lifecycle.open_context` opens every part first and then builds it whole, for the server
+(`create_app`, which registers the doors over it) and the CLI alike. The types are imported for type
+checkers only, so importing this module stays cheap and free of cycles.
 """
 
 from __future__ import annotations
@@ -15,7 +14,6 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import aiohttp
-    from aiohttp.abc import AbstractResolver
 
     from .auth.admin_signature import AdminVerifier
     from .auth.did_resolver import DidResolver
@@ -43,36 +41,25 @@ class AppContext:
     settings: Settings
     registry: LexiconRegistry
     pool: WorkerPool
-    # Filled in by open_parts before anything is served (None only while starting up).
-    keyring: LocalKeyring | None = None  # DIDs whose keys engram holds (its own, operators')
-    store: Store | None = None
-    direct_reads: DirectReader | None = None  # point reads on the calling thread, no thread hop
-    index: IndexManager | None = None
-    services: Services | None = None
-    # Only with network access (the server; not the CLI's local commands).
-    http: aiohttp.ClientSession | None = None  # the guarded outbound client (engram/outbound.py)
-    # Name resolution for that client; None is the system's. Tests set it before start-up to point names
-    # at their loopback fakes (docs/security.md#outbound-requests).
-    outbound_resolver: AbstractResolver | None = None
-    resolver: DidResolver | None = None
-    reader_verifier: ReaderVerifier | None = None
-    service_verifier: ServiceAuthVerifier | None = None
-    admin_verifier: AdminVerifier | None = None
-    # None when no embedder is configured (ENGRAM_EMBEDDER=none) or the command needs none.
-    embedder: Embedder | None = None
-    metrics: Metrics | None = None  # the server's Prometheus metrics
-    space_host: SpaceHostAuth | None = None  # getSpaceCredential's verifiers (server only)
-    notifier: WriteNotifier | None = None  # notifyWrite to registered syncers (server only)
-    syncer: Syncer | None = None  # synced spaces (the HTTP service only)
-    ready: bool = False
+    keyring: LocalKeyring  # DIDs whose keys engram holds (its own, operators')
+    store: Store
+    direct_reads: DirectReader  # point reads on the calling thread, no thread hop
+    index: IndexManager
+    services: Services
+    outbound: OutboundPolicy  # which hosts engram may send requests to (ENGRAM_DEV, ENGRAM_OUTBOUND_ALLOW)
+    http: aiohttp.ClientSession  # the guarded outbound client (engram/outbound.py)
+    resolver: DidResolver
+    reader_verifier: ReaderVerifier
+    service_verifier: ServiceAuthVerifier
+    admin_verifier: AdminVerifier
+    space_host: SpaceHostAuth  # getSpaceCredential's verifiers
+    # The real options, and only they may be None (tests/app/test_context.py holds the list):
+    embedder: Embedder | None = None  # ENGRAM_EMBEDDER=none, or `engram mcp` before its model is loaded
+    metrics: Metrics | None = None  # the server's Prometheus metrics; the CLI has none
+    notifier: WriteNotifier | None = None  # notifyWrite to registered syncers: the server only
+    syncer: Syncer | None = None  # synced spaces: the server only
     cluster: ClusterNode | None = None  # cluster mode only (engram/cluster, docs/scale-out.md)
+    ready: bool = False
     # Wall-clock seconds for expiries (console sessions and sign-in links); tests replace it to move time
     # without sleeping.
     clock: Callable[[], float] = time.time
-
-    @property
-    def outbound(self) -> OutboundPolicy:
-        """Which hosts engram may send requests to (ENGRAM_DEV, ENGRAM_OUTBOUND_ALLOW)."""
-        from .outbound import OutboundPolicy
-
-        return OutboundPolicy(dev=self.settings.dev, allow=self.settings.outbound_allow)

@@ -1,7 +1,7 @@
 """Opening and closing the service's parts, in dependency order (closed in reverse).
 
-The same `open_parts` serves the HTTP service and the CLI's local commands, so both run the very same
-service functions over the same store; the CLI simply skips the network-facing parts it does not need.
+The same `open_context` serves the HTTP service and the CLI's local commands, so both run the very same
+service functions over the same store; the CLI simply skips the server's background parts.
 """
 
 from __future__ import annotations
@@ -10,17 +10,19 @@ import contextlib
 import functools
 import logging
 from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING
 
 from .auth.admin_signature import AdminVerifier
 from .auth.did_resolver import DidResolver
 from .auth.identity import build_keyring, load_operator_keys, load_or_create_service_key
+from .auth.keyring import LocalKeyring
 from .auth.reader import ReaderVerifier
 from .auth.service_jwt import ServiceAuthVerifier
 from .auth.space_host import SpaceHostAuth
 from .config import Settings
 from .context import AppContext
-from .metrics import serve_metrics
-from .outbound import guarded_session
+from .metrics import Metrics, serve_metrics
+from .outbound import OutboundPolicy, guarded_session
 from .search.manager import IndexManager
 from .search.snapshot_sync import SnapshotSync
 from .search.snapshots import SnapshotStore
@@ -35,68 +37,70 @@ from .store.replays import StoreReplayGuard
 from .workers import BUILD_NICE, WorkerPool
 from .xrpc.lexicons import LEXICON_DIR, LexiconRegistry
 
+if TYPE_CHECKING:
+    from aiohttp.abc import AbstractResolver
+
+    from .embed.base import Embedder
+
 log = logging.getLogger("engram")
 
 
 @contextlib.asynccontextmanager
 async def open_context(
-    settings: Settings, *, network: bool = False, embedder: bool = True
+    settings: Settings,
+    *,
+    registry: LexiconRegistry | None = None,
+    metrics: Metrics | None = None,
+    network: bool = False,
+    embedder: bool = True,
+    lazy_embedder: bool | None = None,
+    outbound_resolver: AbstractResolver | None = None,
 ) -> AsyncIterator[AppContext]:
-    """A full AppContext outside the HTTP service (the CLI's local commands): same parts, same services."""
-    ctx = AppContext(settings, LexiconRegistry.load(LEXICON_DIR), WorkerPool(settings.workers))
-    async with open_parts(ctx, network=network, embedder=embedder, lazy_embedder=True):
-        yield ctx
+    """Every part, opened in dependency order and closed in reverse, then the context over them, whole.
 
-
-@contextlib.asynccontextmanager
-async def open_parts(
-    ctx: AppContext, *, network: bool = True, embedder: bool = True, lazy_embedder: bool = False
-) -> AsyncIterator[AppContext]:
-    """`lazy_embedder`: the built-in model loads when something is first embedded (engram/embed/lazy.py),
-    for the CLI; the server loads it here, so a broken model stops it at start-up."""
-    settings = ctx.settings
+    The HTTP service (`create_app`) and the CLI's local commands get the very same parts and services;
+    `network` adds what only a server runs: notifyWrite to registered syncers, the synced spaces' runner
+    and the metrics port. `lazy_embedder` (the CLI's default): the built-in model loads when something is
+    first embedded (engram/embed/lazy.py); the server loads it here, so a broken model stops it at
+    start-up. `outbound_resolver`: name resolution for the outbound client; tests point names at their
+    loopback fakes (docs/security.md#outbound-requests)."""
+    lazy = not network if lazy_embedder is None else lazy_embedder
     async with contextlib.AsyncExitStack() as stack:
         settings.data_dir.mkdir(parents=True, exist_ok=True)
-        stack.callback(ctx.pool.close)
+        pool = WorkerPool(settings.workers)
+        stack.callback(pool.close)
+        registry = registry or LexiconRegistry.load(LEXICON_DIR)
 
-        key = await ctx.pool.run(load_or_create_service_key, settings.data_dir, settings.signing_key)
-        operator_keys = await ctx.pool.run(load_operator_keys, settings.data_dir)
+        key = await pool.run(load_or_create_service_key, settings.data_dir, settings.signing_key)
+        operator_keys = await pool.run(load_operator_keys, settings.data_dir)
         keyring = build_keyring(settings.service_did, key, operator_keys, settings.public_url)
-        ctx.keyring = keyring
 
-        ctx.store = await open_store(settings.data_dir, settings.database_url)
-        stack.push_async_callback(ctx.store.close)
-        ctx.direct_reads = ctx.store.readers  # point reads on the calling thread's own connection
+        store = await open_store(settings.data_dir, settings.database_url)
+        stack.push_async_callback(store.close)
         # Hosted spaces' repos: every write transaction signs a commit for the records it changed
         # (engram/store/repo.py), whichever writer made it: CLI, admin procedures, shims.
-        ctx.store.before_commit = functools.partial(store_repo.commit_pending, signer=keyring.private_key)
-        await _backfill_repos(ctx.store, keyring)
+        store.before_commit = functools.partial(store_repo.commit_pending, signer=keyring.private_key)
+        await _backfill_repos(store, keyring)
 
+        # Every request to a host someone else named goes through this one guarded client: no internal
+        # addresses after name resolution, on every hop (docs/security.md#outbound-requests). Opening it
+        # sends nothing, so the CLI's local commands have it too (and never use it).
+        policy = OutboundPolicy(dev=settings.dev, allow=settings.outbound_allow)
+        http = guarded_session(policy, resolver=outbound_resolver)
+        stack.push_async_callback(http.close)
+        resolver = DidResolver(
+            http, plc_url=settings.plc_url, dev=settings.dev, policy=policy, keyring=keyring
+        )
+        # Replay claims live in the store so every serving process shares them (engram/store/replays.py).
+        replays = StoreReplayGuard(store)
+        notifier = None
         if network:
-            # Every request to a host someone else named goes through this one guarded client: no internal
-            # addresses after name resolution, on every hop (docs/security.md#outbound-requests).
-            policy = ctx.outbound
-            session = ctx.http = guarded_session(policy, resolver=ctx.outbound_resolver)
-            stack.push_async_callback(session.close)
-            ctx.resolver = DidResolver(
-                session, plc_url=settings.plc_url, dev=settings.dev, policy=policy, keyring=keyring
-            )
-            ctx.reader_verifier = ReaderVerifier(settings.service_did, ctx.resolver)
-            # Replay claims live in the store so every serving process shares them (engram/store/replays.py).
-            replays = StoreReplayGuard(ctx.store)
-            ctx.service_verifier = ServiceAuthVerifier(settings.service_did, ctx.resolver, replays=replays)
-            ctx.admin_verifier = AdminVerifier(
-                settings.public_url, settings.admin_dids, ctx.resolver, replays=replays
-            )
-            ctx.space_host = SpaceHostAuth.build(
-                ctx.resolver, session, dev=settings.dev, policy=policy, replays=replays
-            )
             # notifyWrite to the syncers registered for hosted spaces, after each commit (engram/store/repo.py)
-            ctx.notifier = WriteNotifier(ctx, session)
-            ctx.store.after_commit = ctx.notifier.committed
-            stack.push_async_callback(ctx.notifier.close)
+            notifier = WriteNotifier(store, keyring, http)
+            store.after_commit = notifier.committed
+            stack.push_async_callback(notifier.close)
 
-        ctx.embedder = await _load_embedder(ctx, lazy_embedder) if embedder else None
+        loaded = await _load_embedder(settings, pool, lazy) if embedder else None
 
         # HNSW builds spread over ENGRAM_BUILD_THREADS cores at a lower priority (engram/workers.py)
         maintenance = WorkerPool(
@@ -105,34 +109,55 @@ async def open_parts(
         stack.callback(maintenance.close)
         loads = WorkerPool(settings.load_workers, name="engram-index-load")
         stack.callback(loads.close)
-        ctx.index = IndexManager(
-            StoreIndexSource(ctx.store),
-            ctx.pool,
+        index = IndexManager(
+            StoreIndexSource(store),
+            pool,
             settings.data_dir,  # index files go under <data_dir>/indexes/ (engram/search/persist.py)
-            exact_max=settings.exact_max,
-            split_min_rows=settings.split_min_rows,
-            ram_bytes=settings.ram_bytes,
-            load_wait_s=settings.load_wait_ms / 1000,
-            rerank_deadline_ms=settings.rerank_deadline_ms,
+            settings.search,
             maintenance_pool=maintenance,
             load_pool=loads,
             snapshots=_snapshot_sync(settings, loads),
         )
-        stack.push_async_callback(ctx.index.close)
+        stack.push_async_callback(index.close)
 
-        ctx.services = Services.build(ctx)
+        direct_reads = store.readers  # point reads on the calling thread's own connection
+        ctx = AppContext(
+            settings=settings,
+            registry=registry,
+            pool=pool,
+            keyring=keyring,
+            store=store,
+            direct_reads=direct_reads,
+            index=index,
+            services=Services.build(
+                settings,
+                store=store,
+                keyring=keyring,
+                direct_reads=direct_reads,
+                index=index,
+                pool=pool,
+                embedder=loaded,
+                notifier=notifier,
+            ),
+            outbound=policy,
+            http=http,
+            resolver=resolver,
+            reader_verifier=ReaderVerifier(settings.service_did, resolver),
+            service_verifier=ServiceAuthVerifier(settings.service_did, resolver, replays=replays),
+            admin_verifier=AdminVerifier(settings.public_url, settings.admin_dids, resolver, replays=replays),
+            space_host=SpaceHostAuth.build(resolver, http, dev=settings.dev, policy=policy, replays=replays),
+            embedder=loaded,
+            metrics=metrics,
+            notifier=notifier,
+        )
         if network:
             from .sync.syncer import Syncer  # synced spaces: pulls, verifies and indexes member repos
 
             ctx.syncer = await stack.enter_async_context(Syncer(ctx).running())
-        if network and settings.metrics_port and ctx.metrics is not None:
+        if network and settings.metrics_port and metrics is not None:
             await stack.enter_async_context(
                 serve_metrics(
-                    ctx.metrics,
-                    settings.host,
-                    settings.metrics_port,
-                    ctx.index,
-                    ctx.services.search.hit_cache,
+                    metrics, settings.host, settings.metrics_port, index, ctx.services.search.hit_cache
                 )
             )
         yield ctx
@@ -146,7 +171,7 @@ def _snapshot_sync(settings: Settings, loads: WorkerPool) -> SnapshotSync | None
     return SnapshotSync(store, settings.data_dir, loads)
 
 
-async def _backfill_repos(store: Store, keyring) -> None:
+async def _backfill_repos(store: Store, keyring: LocalKeyring) -> None:
     """Hosted spaces without a repo (from before engram kept repos, or whose authority key was added since)
     get theirs once, one transaction per space."""
     for space_id in await store.read(repo_backfill.spaces_without_repo, keyring.dids()):
@@ -161,21 +186,30 @@ async def attach_embedder(ctx: AppContext) -> None:
     """Load the embedder into a context opened with `embedder=False`, and rebuild the services over it
     (they hold it from when they are built). For `engram mcp`, which answers a host before the model is
     loaded (docs/mcp.md#stdio-engram-mcp); nothing may use the services while this runs."""
-    ctx.embedder = await _load_embedder(ctx)
-    ctx.services = Services.build(ctx)
+    ctx.embedder = await _load_embedder(ctx.settings, ctx.pool)
+    ctx.services = Services.build(
+        ctx.settings,
+        store=ctx.store,
+        keyring=ctx.keyring,
+        direct_reads=ctx.direct_reads,
+        index=ctx.index,
+        pool=ctx.pool,
+        embedder=ctx.embedder,
+        notifier=ctx.notifier,
+    )
 
 
-async def _load_embedder(ctx: AppContext, lazy: bool = False):
+async def _load_embedder(settings: Settings, pool: WorkerPool, lazy: bool = False) -> Embedder | None:
     from .embed import load_embedder
 
     if lazy:
         from .embed.lazy import lazy_embedder
 
-        if (stand_in := lazy_embedder(ctx.settings.embedder)) is not None:
+        if (stand_in := lazy_embedder(settings.embedder)) is not None:
             return stand_in
 
     # Loading the ONNX session takes ~0.3 s of CPU: do it off the loop, once, and share it.
-    embedder = await ctx.pool.run(load_embedder, ctx.settings.embedder)
+    embedder = await pool.run(load_embedder, settings.embedder)
     if embedder is not None:
         log.info("embedder loaded", extra={"fields": {"model": embedder.name, "digest": embedder.digest}})
     return embedder

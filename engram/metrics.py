@@ -74,7 +74,7 @@ class Metrics:
             return nsid if nsid in self._methods or nsid == "_health" else "other"
         return path if path == "/.well-known/did.json" else "other"
 
-    def middleware(self):
+    def middleware(self) -> Any:  # an aiohttp middleware
         # Label children looked up once per (route, status): `labels()` takes a lock and builds a key on
         # every call. Both label sets are bounded (the lexicon's methods, HTTP statuses).
         counted: dict[tuple[str, int], Any] = {}

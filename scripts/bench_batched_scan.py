@@ -21,7 +21,7 @@ import time
 from benchlib import latent, load_average
 
 from engram.search.filters import Filters
-from engram.search.index import SpaceIndex
+from engram.search.index import IndexTuning, SpaceIndex
 from engram.search.rows import IndexRows
 
 
@@ -35,7 +35,7 @@ def build(size: int, dims: int = 384) -> SpaceIndex:
         np.arange(size, dtype=np.int64),  # created_at = position: `since` allows a known fraction
         [()] * size,
     )
-    return SpaceIndex.build(rows, dims, 1)
+    return SpaceIndex.build(rows, dims, 1, IndexTuning(exact_max=1_000_000))
 
 
 def search_each(index: SpaceIndex, filters, queries) -> None:

@@ -44,7 +44,9 @@ class BackgroundSearches:
     """One thread searching a 10k exact index back to back; `rate()` = searches/s since the last reset."""
 
     def __init__(self, d: int):
-        self.index = SpaceIndex.build(rows_of(latent(10_000, d, seed=9)), d, 1, IndexTuning())
+        self.index = SpaceIndex.build(
+            rows_of(latent(10_000, d, seed=9)), d, 1, IndexTuning(exact_max=1_000_000)
+        )
         self.queries = latent(200, d, seed=10)
         self.count, self.since, self.stopping = 0, time.perf_counter(), False
         self.thread = threading.Thread(target=self.run, daemon=True)

@@ -60,7 +60,9 @@ async def main() -> None:
     async with engram_server(embedder="builtin", text_search_rate=0) as srv:
         space = (await srv.ctx.services.spaces.create_hosted("notes")).uri
         lines = ((n, line) for n, line in enumerate(EXAMPLES.read_bytes().splitlines(), 1) if line.strip())
-        await import_values(srv.ctx, space, decode_lines(lines))
+        await import_values(
+            srv.ctx.store, srv.ctx.services.spaces, srv.ctx.services.memories, space, decode_lines(lines)
+        )
         signed, cookie = srv.signed(space), await sign_in(srv)
         xrpc = f"{srv.base}/xrpc/garden.engram."
 

@@ -72,7 +72,9 @@ async def run(args: argparse.Namespace) -> None:
                 space = await ctx.services.spaces.create_hosted(f"import-{r}")
                 lines = [(i + 1, {"text": t}) for i, t in enumerate(texts(args.memories, 2 * r + 1))]
                 t0 = time.perf_counter()
-                report = await import_values(ctx, space.uri, lines)
+                report = await import_values(
+                    ctx.store, ctx.services.spaces, ctx.services.memories, space.uri, lines
+                )
                 rates["import"].append(len(lines) / (time.perf_counter() - t0))
                 assert report.created == len(lines), report
     load = Path("/proc/loadavg").read_text().split()[0]

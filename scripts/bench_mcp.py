@@ -74,7 +74,7 @@ async def main() -> None:
         # Search cost does not depend on what the vectors mean: generated vectors under the built-in
         # model's key.
         await seed(ctx, space.uri, latent(args.memories, spec.dims, seed=1), spec)
-        _, token = await apikeys.create_api_key(ctx, space.uri, ["read"], "bench")
+        _, token = await apikeys.create_api_key(ctx.store, space.uri, ["read"], "bench")
         await ctx.services.search.warm(await ctx.services.spaces.get(space.uri))
         await ctx.index.flush()  # persisted, so the stdio process loads it instead of building it
 

@@ -134,7 +134,7 @@ async def main() -> None:
             for n, name in enumerate(("quiet", "flood")):
                 space = await ctx.services.spaces.create_hosted(name)
                 await seed(ctx, space.uri, latent(args.memories, spec.dims, seed=n + 1), spec)
-                tokens.append((await apikeys.create_api_key(ctx, space.uri, ["read"], name))[1])
+                tokens.append((await apikeys.create_api_key(ctx.store, space.uri, ["read"], name))[1])
         quiet_token, flood_token = tokens
 
         async with engram_serve_process(env, settle_s=2) as (base, server_pid), AsyncExitStack() as stack:

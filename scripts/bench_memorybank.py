@@ -36,7 +36,7 @@ def text(i: int) -> str:
 async def run(n: int, rounds: int, count: int) -> dict:
     async with engram_server(embedder="hashing", text_search_rate=0, search_concurrency=64) as srv:
         space = await srv.ctx.services.spaces.create_hosted("bench")
-        key, token = await create_api_key(srv.ctx, space.uri, ["read", "write"], "bench")
+        key, token = await create_api_key(srv.ctx.store, space.uri, ["read", "write"], "bench")
         auth = {"Authorization": f"Bearer {token}"}
         for start in range(0, n, 500):
             docs = [

@@ -72,7 +72,7 @@ def queries() -> list[str]:
 async def shim_overhead(srv, spec: ModelSpec, n: int, rounds: int, count: int) -> list[dict]:
     space_uri = await seed_space(srv.ctx, "shim-bench", n, spec)
     space = await srv.ctx.services.spaces.require(space_uri)
-    _, token = await apikeys.create_api_key(srv.ctx, space_uri, ["read"], "bench")
+    _, token = await apikeys.create_api_key(srv.ctx.store, space_uri, ["read"], "bench")
     headers = {"Authorization": f"Bearer {token}"}
     texts, rows = queries(), []
     for rate in (1.0, 0.5):

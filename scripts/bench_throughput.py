@@ -128,7 +128,7 @@ def bare_index(size: int):
     import numpy as np
     from benchlib import latent
 
-    from engram.search.index import SpaceIndex
+    from engram.search.index import IndexTuning, SpaceIndex
     from engram.search.rows import IndexRows
 
     vectors = latent(size, 384, seed=1)
@@ -140,7 +140,9 @@ def bare_index(size: int):
         [()] * size,
     )
     queries = latent(64, 384, seed=2).astype(np.float16).astype(np.float32)
-    return SpaceIndex.build(rows, 384, 1), queries / np.linalg.norm(queries, axis=1, keepdims=True)
+    return SpaceIndex.build(rows, 384, 1, IndexTuning(exact_max=1_000_000)), queries / np.linalg.norm(
+        queries, axis=1, keepdims=True
+    )
 
 
 def bare_qps(index, queries, seconds: float, threads: int = 2) -> float:

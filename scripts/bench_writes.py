@@ -52,7 +52,7 @@ async def main():
     async with open_context(read_env()) as ctx:
         for i in range(int(sys.argv[1])):
             space = await ctx.services.spaces.create_hosted(f"bench-{i}")
-            _, token = await apikeys.create_api_key(ctx, space.uri, ["read", "write"], "bench")
+            _, token = await apikeys.create_api_key(ctx.store, space.uri, ["read", "write"], "bench")
             tokens.append(token)
     print(json.dumps(tokens))
 

@@ -82,7 +82,7 @@ async def engram_server(**changes):
             ),
             **changes,
         )
-        app = create_app(settings)
+        app = await create_app(settings)
 
         async def floor(request: web.Request) -> web.Response:
             return web.json_response({"ok": True})

@@ -114,7 +114,7 @@ async def prepare(ctx, base: str, memories: int = 200) -> Target:
     author = ctx.settings.service_did
     writes = [MemoryWrite(author=author, text=f"{TEXTS[i % len(TEXTS)]} (note {i})") for i in range(memories)]
     written = await ctx.services.memories.write(space.uri, writes)
-    _key, token = await apikeys.create_api_key(ctx, space.uri, ("read", "write"), "load test")
+    _key, token = await apikeys.create_api_key(ctx.store, space.uri, ("read", "write"), "load test")
     holder = PrivateKey.generate("ES256")
     credential = mint_for_space(ctx.keyring, space.uri, holder.public_key.did_key, ttl=3600)
     active = space.config.active
@@ -209,7 +209,7 @@ async def main_async(args: argparse.Namespace) -> int:
             search_concurrency=int(env.get("ENGRAM_SEARCH_CONCURRENCY", 0)),
         )
         settings = replace(settings, embed_concurrency=max(settings.embed_concurrency, args.concurrency))
-        app = create_app(settings)
+        app = await create_app(settings)
         runner = web.AppRunner(app, access_log=None)
         await runner.setup()
         site = web.TCPSite(runner, "127.0.0.1", 0)

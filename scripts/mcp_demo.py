@@ -62,7 +62,7 @@ async def stdio_session(data_dir: Path, token: str) -> None:
 
 async def oauth_connection(data_dir: Path, person_key: str) -> None:
     runner = web.AppRunner(
-        create_app(
+        await create_app(
             Settings(data_dir=data_dir, service_did=DID, embedder="hashing", public_url="http://127.0.0.1:0")
         )
     )
@@ -139,12 +139,12 @@ async def oauth_connection(data_dir: Path, person_key: str) -> None:
 async def main() -> None:
     with tempfile.TemporaryDirectory(prefix="engram-mcp-demo-") as tmp:
         data_dir = Path(tmp)
-        app = create_app(Settings(data_dir=data_dir, service_did=DID, embedder="hashing"))
+        app = await create_app(Settings(data_dir=data_dir, service_did=DID, embedder="hashing"))
         runner = web.AppRunner(app)
         await runner.setup()  # open the data dir once to make a space and a key, then let go of it
         ctx = app[context_key]
         space = await ctx.services.spaces.create_hosted("notes")
-        _, token = await apikeys.create_api_key(ctx, space.uri, ["read", "write"], "demo")
+        _, token = await apikeys.create_api_key(ctx.store, space.uri, ["read", "write"], "demo")
         await runner.cleanup()
         await stdio_session(data_dir, token)
         await oauth_connection(data_dir, token)

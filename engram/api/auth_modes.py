@@ -15,7 +15,6 @@ from aiohttp import web
 from ..auth.reader import ReaderAuth
 from ..context import AppContext
 from ..errors import UnknownSpace
-from ..service import revocations
 from ..store import Space
 from ..xrpc.errors import AuthRequiredError, ForbiddenError, InvalidRequestError
 from ..xrpc.server import AuthHook, reads_body_first
@@ -39,7 +38,9 @@ def space_reader(ctx: AppContext) -> AuthHook:
         if space is None or space.deleted:
             raise UnknownSpace(f"this service does not index the space {uri}")
         auth = await ctx.reader_verifier.verify(request.headers, uri)
-        await revocations.refuse_revoked(ctx, uri, auth.jti)  # docs/space-host.md#revoking-credentials
+        await ctx.services.revocations.refuse_revoked(
+            uri, auth.jti
+        )  # docs/space-host.md#revoking-credentials
         return SpaceReader(space, auth)
 
     return verify

@@ -63,7 +63,6 @@ def claimed_issuer(authorization: str) -> str | None:
 
 
 async def _verify(ctx: AppContext, authorization: str, nsid: str, iss: str | None, owner: str | None):
-    assert ctx.service_verifier is not None
     auth: ServiceAuth = await ctx.service_verifier.verify(
         authorization, nsid, issuer=iss, audiences=service_audiences(ctx, owner)
     )

@@ -16,7 +16,6 @@ from aiohttp import web
 from ..auth.reader import ReaderAuth
 from ..context import AppContext
 from ..errors import InvalidInput
-from ..service import revocations
 from ..store import Space
 from ..xrpc.server import AuthHook, reads_body_first
 
@@ -46,7 +45,9 @@ def hosted_repo_reader(ctx: AppContext) -> AuthHook:
             uri = body.get("space")
         space = await hosted_space(ctx, uri)
         auth = await ctx.reader_verifier.verify(request.headers, space.uri, audience=space.authority)
-        await revocations.refuse_revoked(ctx, space.uri, auth.jti)  # docs/space-host.md#revoking-credentials
+        await ctx.services.revocations.refuse_revoked(
+            space.uri, auth.jti
+        )  # docs/space-host.md#revoking-credentials
         return HostedRepoReader(space, auth)
 
     return verify

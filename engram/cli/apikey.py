@@ -65,7 +65,7 @@ def run_create(args: argparse.Namespace, settings: Settings) -> int:
     async def work(ctx):
         extra = [resolve_space(ctx, s) for s in args.extra_spaces]
         return await apikeys.create_api_key(
-            ctx, resolve_space(ctx, args.space), args.scopes or ["read"], args.label, extra
+            ctx.store, resolve_space(ctx, args.space), args.scopes or ["read"], args.label, extra
         )
 
     key, token = run_local(settings, work)
@@ -102,7 +102,7 @@ def _spaces(key) -> str:
 
 def run_list(args: argparse.Namespace, settings: Settings) -> int:
     async def work(ctx):
-        return await apikeys.list_api_keys(ctx, resolve_space(ctx, args.space) if args.space else None)
+        return await apikeys.list_api_keys(ctx.store, resolve_space(ctx, args.space) if args.space else None)
 
     keys = run_local(settings, work)
     if args.json:
@@ -133,7 +133,7 @@ def _change_binding(operation):
 
     def run(args: argparse.Namespace, settings: Settings) -> int:
         async def work(ctx):
-            return await operation(ctx, args.id, resolve_space(ctx, args.space))
+            return await operation(ctx.store, args.id, resolve_space(ctx, args.space))
 
         key = run_local(settings, work)
         print(f"key {key.id} spaces: {_spaces(key)}")
@@ -148,7 +148,7 @@ run_unbind = _change_binding(apikeys.unbind_space)
 
 def run_revoke(args: argparse.Namespace, settings: Settings) -> int:
     async def work(ctx):
-        return await apikeys.revoke_api_key(ctx, args.id)
+        return await apikeys.revoke_api_key(ctx.store, args.id)
 
     key = run_local(settings, work)
     print(f"revoked key {key.id} of {key.space_uri}")

@@ -42,11 +42,11 @@ def run_export(args: argparse.Namespace, settings: Settings) -> int:
         uri = resolve_space(ctx, args.space)
         await ctx.services.spaces.require(uri)
         if args.out is None:
-            return uri, await write_export(ctx, uri, sys.stdout.buffer)
+            return uri, await write_export(ctx.store, ctx.services.spaces, ctx.pool, uri, sys.stdout.buffer)
         tmp = args.out.with_name(f".{args.out.name}.partial")
         try:
             with open(tmp, "wb") as f:  # noqa: ASYNC230 - a CLI run: nothing else waits on this loop
-                count = await write_export(ctx, uri, f)
+                count = await write_export(ctx.store, ctx.services.spaces, ctx.pool, uri, f)
             os.replace(tmp, args.out)  # never leave a truncated export under the requested name
         finally:
             tmp.unlink(missing_ok=True)
@@ -60,7 +60,7 @@ def run_export(args: argparse.Namespace, settings: Settings) -> int:
 def run_reindex(args: argparse.Namespace, settings: Settings) -> int:
     async def work(ctx):
         uri = resolve_space(ctx, args.space)
-        built = await reindex_space(ctx, uri)
+        built = await reindex_space(ctx.services.spaces, ctx.index, uri)
         status = await ctx.services.spaces.status(uri)
         return uri, built, status
 

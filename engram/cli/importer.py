@@ -65,7 +65,13 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
                 _warn_model_change(manifest, space)
             with tqdm(total=total, unit="memory", desc="importing", disable=None, file=sys.stderr) as bar:
                 report = await import_values(
-                    ctx, uri, decode_lines(lines), batch_size=args.batch, progress=bar.update
+                    ctx.store,
+                    ctx.services.spaces,
+                    ctx.services.memories,
+                    uri,
+                    decode_lines(lines),
+                    batch_size=args.batch,
+                    progress=bar.update,
                 )
         return uri, report
 

@@ -10,7 +10,6 @@ import argparse
 from typing import Any
 
 from ..config import Settings
-from ..service import members
 from ..views import member_view
 from .local import resolve_space, run_local
 from .output import print_json, print_table
@@ -64,7 +63,7 @@ def _print_members(views: list[dict]) -> None:
 
 def run_grant(args: argparse.Namespace, settings: Settings) -> int:
     async def work(ctx):
-        return await members.grant(ctx, resolve_space(ctx, args.space), args.member, write=args.write)
+        return await ctx.services.members.grant(resolve_space(ctx, args.space), args.member, write=args.write)
 
     member = run_local(settings, work)
     if args.json:
@@ -77,7 +76,7 @@ def run_grant(args: argparse.Namespace, settings: Settings) -> int:
 def run_revoke(args: argparse.Namespace, settings: Settings) -> int:
     async def work(ctx):
         uri = resolve_space(ctx, args.space)
-        return uri, await members.revoke(ctx, uri, args.member)
+        return uri, await ctx.services.members.revoke(uri, args.member)
 
     uri, revoked = run_local(settings, work)
     print(f"revoked {args.member} on {uri}" if revoked else f"{args.member} was not a member of {uri}")
@@ -86,7 +85,7 @@ def run_revoke(args: argparse.Namespace, settings: Settings) -> int:
 
 def run_members(args: argparse.Namespace, settings: Settings) -> int:
     async def work(ctx):
-        return await members.list_members(ctx, resolve_space(ctx, args.space))
+        return await ctx.services.members.list_members(resolve_space(ctx, args.space))
 
     views = [member_view(m) for m in run_local(settings, work) if args.member in (None, m.did)]
     if args.json:

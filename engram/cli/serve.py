@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 
 from ..config import Settings
 
@@ -42,5 +43,5 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
 
         return serve_processes(settings, access_log_class=AccessLogger)
     # engram's runner, not web.run_app: it adds the header deadline and connection cap (engram/serving)
-    run_server(create_app(settings), settings, access_log_class=AccessLogger)
+    run_server(functools.partial(create_app, settings), settings, access_log_class=AccessLogger)
     return 0

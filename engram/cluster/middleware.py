@@ -1,93 +1,48 @@
 """The aiohttp middleware that sends a space's requests to the node serving the space.
 
-Which requests: the XRPC methods whose answer comes from the space's index or that act on it
-(`SPACE_METHODS`), and the notifications of a synced space's host, since the holder syncs it. Writes are
-not among them: any node writes to the shared store and the owner catches up
-(docs/scale-out.md#writes-from-any-node). Memory Bank searches are routed by their credential's space
-(`shim_routing.py`); the other shims and MCP are served where they arrive (documented).
+Which requests: those their door declared space-scoped when it registered them (engram/space_scopes.py):
+the XRPC methods whose answer comes from the space's index or that act on it, the notifications of a synced
+space's host (the holder syncs it), and Memory Bank's searches, routed by their credential's space. Writes
+are not among them: any node writes to the shared store and the owner catches up
+(docs/scale-out.md#writes-from-any-node); the other shims and MCP are served where they arrive.
 
-Where the space comes from: routing happens *before* auth, from the `space` query parameter (queries) or
-the `space` field of the JSON body (procedures), because only the owner should verify the caller: it has
-the replay caches and rate-limit buckets of the space, and the verified credential names the same space the
-request does (a credential for another space is refused by the owner exactly as it would be by any node).
-A request with no parseable space is served here, so the usual error answers it.
+Where the space comes from: routing happens *before* auth, from what the declaration finds (the `space`
+query parameter, the `space` field of a procedure's JSON body, a shim's credential), because only the owner
+should verify the caller: it has the replay caches and rate-limit buckets of the space, and the verified
+credential names the same space the request does (a credential for another space is refused by the owner
+exactly as it would be by any node). A request with no space found is served here, so the usual error
+answers it.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import orjson
 from aiohttp import web
 
 from engram.cluster.forwarding import FORWARDED_BY, forward, verified_hop
-from engram.cluster.shim_routing import SEARCH_PATHS, bearer_space
-from engram.compat.keys import bearer_token
-from engram.xrpc.server import RAW_BODY
 
 if TYPE_CHECKING:
     from engram.cluster.node import ClusterNode
-    from engram.context import AppContext
+    from engram.space_scopes import SpaceScopes
 
-QUERY_METHODS = frozenset(
-    {
-        "garden.engram.searchMemories",
-        "garden.engram.listMemories",
-        "garden.engram.getMemory",
-        "garden.engram.getMemoryGraph",
-        "garden.engram.getSpaceStatus",
-        "garden.engram.exportSpace",
-    }
-)
-PROCEDURE_METHODS = frozenset(
-    {
-        "garden.engram.warmSpace",
-        "garden.engram.admin.reindexSpace",
-        # A synced space is synced by its holder (engram/sync/syncer.py): its host's notifications go there.
-        "com.atproto.space.notifyWrite",
-        "com.atproto.space.notifySpaceDeleted",
-    }
-)
-SPACE_METHODS = QUERY_METHODS | PROCEDURE_METHODS
 SERVED_BY = "X-Engram-Node"
-_MAX_ROUTED_BODY = 64 * 1024  # warmSpace/reindexSpace bodies are a few hundred bytes
 
 
-def cluster_middleware(ctx: AppContext):
+def cluster_middleware(node: ClusterNode, scopes: SpaceScopes):
     @web.middleware
     async def route_to_owner(request: web.Request, handler) -> web.StreamResponse:
-        node: ClusterNode | None = ctx.cluster
-        if node is None:
+        scope = scopes.get(request.path)
+        if scope is None:
             return await handler(request)
-        if request.path in SEARCH_PATHS:
-            return await _route_shim_search(ctx, node, request, handler)
-        nsid = request.path[len("/xrpc/") :] if request.path.startswith("/xrpc/") else ""
-        if nsid not in SPACE_METHODS:
-            return await handler(request)
-        body = b""
-        if nsid in PROCEDURE_METHODS:
-            if request.method != "POST" or (request.content_length or 0) > _MAX_ROUTED_BODY:
-                return await handler(request)  # the XRPC runtime answers the wrong method or size
-            body = await request.read()
-            request[RAW_BODY] = body  # the pipeline reads the body from here (the stream is consumed)
-            space = _space_in_body(body)
-        else:
-            space = request.query.get("space")
+        space = await scope.space_of(request)
         if not space:
             return await handler(request)
-        return await _serve_or_forward(node, request, handler, space, body, nsid)
+        # aiohttp keeps a body once read: the handler reads the same bytes again if served here
+        body = await request.read() if request.method == "POST" else b""
+        return await _serve_or_forward(node, request, handler, space, body, scope.label)
 
     return route_to_owner
-
-
-async def _route_shim_search(ctx: AppContext, node: ClusterNode, request: web.Request, handler):
-    """A Memory Bank search goes to the holder of its key's primary space (engram/cluster/shim_routing.py)."""
-    token = bearer_token(request)
-    space = await ctx.store.point_read(bearer_space, token) if token and request.method == "POST" else None
-    if space is None:
-        return await handler(request)  # no usable credential: the shim's own 401 answers it here
-    body = await request.read()  # aiohttp keeps it: the handler reads the same bytes again if served here
-    return await _serve_or_forward(node, request, handler, space, body, request.path)
 
 
 async def _serve_or_forward(
@@ -111,12 +66,3 @@ async def _serve_or_forward(
         node.metrics.forward_failures.inc()
         node.ownership.forget_holder(space)
         raise
-
-
-def _space_in_body(body: bytes) -> str | None:
-    try:
-        parsed = orjson.loads(body)
-    except orjson.JSONDecodeError:
-        return None
-    space = parsed.get("space") if isinstance(parsed, dict) else None
-    return space if isinstance(space, str) else None

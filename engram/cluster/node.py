@@ -46,7 +46,8 @@ class ClusterNode:
     @contextlib.asynccontextmanager
     async def running(cls, ctx: AppContext) -> AsyncIterator[ClusterNode]:
         settings = ctx.settings
-        assert settings.database_url and settings.node_url and settings.node_id  # settings.cluster
+        config = settings.node  # ENGRAM_NODE_URL, _NODE_ID, _HEARTBEAT_MS, _LEASE_TIMEOUT_MS
+        assert settings.database_url and config.node_url and config.node_id  # settings.cluster
         async with contextlib.AsyncExitStack() as stack:
             conn = await psycopg.AsyncConnection.connect(settings.database_url, autocommit=True)
             stack.push_async_callback(conn.close)
@@ -59,11 +60,11 @@ class ClusterNode:
                 released=lambda space: holder[0]._moved(ctx, space, "handed_over"),
             )
             ownership = Ownership(
-                conn, settings.node_id, settings.node_url, settings.lease_timeout_ms, events, _store_has(ctx)
+                conn, config.node_id, config.node_url, config.lease_timeout_ms, events, _store_has(ctx)
             )
             registry = ctx.metrics.registry if ctx.metrics is not None else None
             metrics = ClusterMetrics(registry, lambda: len(ownership.held))
-            session = peer_session(timeout_s=max(30.0, settings.lease_timeout_ms / 1000))
+            session = peer_session(timeout_s=max(30.0, config.lease_timeout_ms / 1000))
             stack.push_async_callback(session.close)
             node = cls(ownership, session, metrics, hop_key(ctx.keyring.private_key(settings.service_did)))
             holder.append(node)
@@ -72,8 +73,8 @@ class ClusterNode:
                 "cluster node registered",
                 extra={
                     "fields": {
-                        "node": settings.node_id,
-                        "url": settings.node_url,
+                        "node": config.node_id,
+                        "url": config.node_url,
                         "live": len(ownership.live),
                     }
                 },
@@ -99,7 +100,7 @@ class ClusterNode:
                     await ownership.leave()
 
     async def _heartbeats(self, ctx: AppContext) -> None:
-        interval = ctx.settings.heartbeat_ms / 1000
+        interval = ctx.settings.node.heartbeat_ms / 1000
         while True:
             await asyncio.sleep(interval)
             try:

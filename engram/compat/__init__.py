@@ -1,7 +1,7 @@
 """REST compatibility shims: other memory APIs served over the same store (docs/compat.md).
 
 Each shim is a subpackage of `engram.compat` whose `__init__` defines ``SHIM = Shim(...)``
-(`engram.compat.shim.Shim`); `install_shims(app, ctx)` finds them all and mounts them. Adding a shim:
+(`engram.compat.shim.Shim`); `install_shims(app, ctx, scopes)` finds them all and mounts them. Adding a shim:
 
 1. Create ``engram/compat/<name>/`` with pure translate functions (request body -> service call ->
    response body; no aiohttp in them, so golden tests can call them directly) and thin aiohttp handlers.
@@ -9,7 +9,7 @@ Each shim is a subpackage of `engram.compat` whose `__init__` defines ``SHIM = S
    openapi=...)``. Every request whose path is one of ``paths`` (or below one) gets the shim's own error
    shape for *everything*: domain errors, aiohttp's 404/405/413, bad JSON, and unexpected exceptions
    (a generic 500 in the shim's shape). No XRPC ``{"error", "message"}`` ever leaves a shim's paths.
-3. Authenticate with ``grant = await authenticate_key(ctx, request, "read")`` (or "write"): a
+3. Authenticate with ``grant = await authenticate_key(ctx.store, request, "read")`` (or "write"): a
    `KeyGrant(key_id, primary_space, spaces, scopes)`; ``spaces`` maps each of the key's short space ids
    (what the CLI shows, e.g. a GPTBots ``group_id``) to a hosted space URI. Writes go to
    ``grant.primary_space``. Keys are checked against the store on every request, so a revoked key stops
@@ -29,14 +29,15 @@ import importlib
 import pkgutil
 from typing import TYPE_CHECKING
 
+from ..auth.api_key_grants import KeyGrant, authenticate_key
 from .errors import shim_error_middleware
-from .keys import KeyGrant, authenticate_key
 from .shim import Shim
 
 if TYPE_CHECKING:
     from aiohttp import web
 
     from ..context import AppContext
+    from ..space_scopes import SpaceScopes
 
 __all__ = ["KeyGrant", "Shim", "authenticate_key", "discover_shims", "install_shims"]
 
@@ -52,13 +53,13 @@ def discover_shims() -> list[Shim]:
     return shims
 
 
-def install_shims(app: web.Application, ctx: AppContext) -> list[Shim]:
+def install_shims(app: web.Application, ctx: AppContext, scopes: SpaceScopes) -> list[Shim]:
     """Mount every shim's routes and the one middleware that gives each shim's paths its own error shape.
 
     Call after `install_http_basics`: the middleware must sit inside the XRPC error middleware so it
     sees a shim's failures first."""
     shims = discover_shims()
     for shim in shims:
-        shim.mount(app, ctx)
+        shim.mount(app, ctx, scopes)
     app.middlewares.append(shim_error_middleware(shims))
     return shims

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -11,6 +11,7 @@ from aiohttp import web
 if TYPE_CHECKING:
     from ..context import AppContext
     from ..errors import EngramError
+    from ..space_scopes import SpaceOf, SpaceScopes
 
 
 @dataclass(frozen=True)
@@ -22,6 +23,9 @@ class Shim:
     # arrive as domain errors too (404 -> NotFound, 405 -> MethodNotAllowed, 413 -> TooLarge, ...).
     render_error: Callable[[EngramError], web.StreamResponse]
     openapi: Callable[[], dict[str, Any]] | None = None
+    # The shim's paths whose requests are for one space, and how to find it before authentication (a
+    # cluster serves them on the space's holder: engram/space_scopes.py).
+    space_scoped: Callable[[AppContext], Mapping[str, SpaceOf]] | None = None
 
     @property
     def openapi_path(self) -> str:
@@ -32,8 +36,11 @@ class Shim:
             return True
         return any(path == p or path.startswith(p.rstrip("/") + "/") for p in self.paths)
 
-    def mount(self, app: web.Application, ctx: AppContext) -> None:
+    def mount(self, app: web.Application, ctx: AppContext, scopes: SpaceScopes) -> None:
         self.add_routes(app.router, ctx)
+        if self.space_scoped is not None:
+            for path, space_of in self.space_scoped(ctx).items():
+                scopes.declare(path, space_of)
         if self.openapi is not None:
             describe = self.openapi
 

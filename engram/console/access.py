@@ -54,7 +54,7 @@ async def viewer_for(ctx: AppContext, session: Session) -> Viewer | None:
         return Viewer(OPERATOR, None, session.csrf)
     if session.role != READER or session.key_id is None:
         return None
-    key = await apikeys.get_live_api_key(ctx, session.key_id)
+    key = await apikeys.get_live_api_key(ctx.store, session.key_id)
     if key is None or READ_SCOPE not in key.scopes:
         return None
     return Viewer(READER, key, session.csrf)

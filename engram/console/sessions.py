@@ -13,9 +13,9 @@ import hashlib
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from ..store import console_sessions as rows
+from ..store.database import Store
 
 SESSION_TTL_S = 8 * 3600  # a working day; after it the operator asks for a new link
 MAX_SESSIONS = (
@@ -44,8 +44,8 @@ def _ms(seconds: float) -> int:
 
 
 class SessionStore:
-    def __init__(self, store: Callable[[], Any], clock: Callable[[], float], ttl_s: float = SESSION_TTL_S):
-        self._store = store  # a getter: the console is built before the app's store is opened
+    def __init__(self, store: Store, clock: Callable[[], float], ttl_s: float = SESSION_TTL_S):
+        self._store = store
         self.clock = clock
         self.ttl_s = ttl_s
         # The caps (docs/security.md#per-tenant-caps); tests set small ones.
@@ -57,7 +57,7 @@ class SessionStore:
         now = self.clock()
         cookie = secrets.token_urlsafe(32)
         session = Session(role, key_id, secrets.token_urlsafe(32), now + self.ttl_s)
-        await self._store().write(
+        await self._store.write(
             rows.start_session,
             _digest(cookie),
             role,
@@ -73,7 +73,7 @@ class SessionStore:
     async def get(self, cookie: str | None) -> Session | None:
         if not cookie:
             return None
-        row = await self._store().read(rows.live_session, _digest(cookie), _ms(self.clock()))
+        row = await self._store.read(rows.live_session, _digest(cookie), _ms(self.clock()))
         if row is None:
             return None
         role, key_id, csrf, expires_ms = row
@@ -81,11 +81,11 @@ class SessionStore:
 
     async def end(self, cookie: str | None) -> None:
         if cookie:
-            await self._store().write(rows.end_session, _digest(cookie))
+            await self._store.write(rows.end_session, _digest(cookie))
 
     async def end_key(self, key_id: int) -> None:
         """Drop every session signed in with this key (it was revoked or its space deleted)."""
-        await self._store().write(rows.end_key_sessions, key_id)
+        await self._store.write(rows.end_key_sessions, key_id)
 
     async def count(self) -> int:
-        return await self._store().read(rows.count_sessions)
+        return await self._store.read(rows.count_sessions)

@@ -23,7 +23,7 @@ class ConsoleState:
 
     def __post_init__(self) -> None:
         # The store opens after the routes are built (the app's cleanup context), so it is looked up late.
-        self.sessions = SessionStore(lambda: self.ctx.store, self.clock)
+        self.sessions = SessionStore(self.ctx.store, self.clock)
 
     @classmethod
     def for_context(cls, ctx: AppContext) -> ConsoleState:

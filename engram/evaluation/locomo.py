@@ -141,7 +141,9 @@ async def run(
                 space = await ctx.services.spaces.create_hosted(f"locomo-{n}")
                 lines = [(i + 1, {"text": t.text, "createdAt": t.created_at, "source": t.dia_id})
                          for i, t in enumerate(turns)]  # fmt: skip
-                report = await import_values(ctx, space.uri, lines)
+                report = await import_values(
+                    ctx.store, ctx.services.spaces, ctx.services.memories, space.uri, lines
+                )
                 if report.skipped:
                     raise InvalidInput(f"conversation {n}: turns skipped on import: {report.skipped[:3]}")
                 space = await ctx.services.spaces.require(space.uri)

@@ -77,7 +77,9 @@ async def _load_corpus(ctx, query_set: QuerySet, name: str) -> SpaceRunner:
     space = await ctx.services.spaces.create_hosted(f"eval-{name}")
     data = await asyncio.to_thread(corpus.path.read_bytes)
     numbered = ((n, line) for n, line in enumerate(data.splitlines(), start=1) if line.strip())
-    report = await import_values(ctx, space.uri, decode_lines(numbered))
+    report = await import_values(
+        ctx.store, ctx.services.spaces, ctx.services.memories, space.uri, decode_lines(numbered)
+    )
     if report.skipped:
         raise InvalidInput(f"corpus {name}: lines skipped on import: {report.skipped[:3]}", "BadQuerySet")
     space = await ctx.services.spaces.require(space.uri)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..compat.keys import KeyGrant, live_key
+from ..auth.api_key_grants import KeyGrant, live_key
 from ..errors import InvalidInput, NotAllowed, NotFound
 from ..store.uris import parse_memory_uri
 
@@ -117,4 +117,4 @@ class McpAccess:
 
 async def key_access(ctx: AppContext, token: str) -> McpAccess:
     """The access of an engram API key, looked up now (revoking it stops the very next call)."""
-    return McpAccess.of_key(KeyGrant.of(await live_key(ctx, token)))
+    return McpAccess.of_key(KeyGrant.of(await live_key(ctx.store, token)))

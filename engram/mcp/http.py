@@ -23,7 +23,7 @@ from mcp.server.mcpserver import Context
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
-from ..compat.keys import KeyGrant, bearer_token
+from ..auth.api_key_grants import KeyGrant, bearer_token
 from ..errors import EngramError, NotAuthenticated
 from ..oauth import OAuthServer
 from ..oauth.consent import ConsentPage
@@ -61,12 +61,12 @@ async def access_from_request(context: Context) -> McpAccess:
 class McpEndpoint:
     def __init__(self, ctx: AppContext):
         self.ctx = ctx
-        self.oauth = OAuthServer(lambda: ctx.store, SCOPES, issuer="mcp", access_ttl_s=ACCESS_TTL_S)
+        self.oauth = OAuthServer(ctx.store, SCOPES, issuer="mcp", access_ttl_s=ACCESS_TTL_S)
         self.server = build_server(MemoryOperations(ctx), access_from_request)
-        s = ctx.settings
-        self.origins = Origins(s.public_url, s.mcp_allowed_origins)
+        s = ctx.settings.mcp
+        self.origins = Origins(ctx.settings.public_url, s.mcp_allowed_origins)
         self.sessions = McpSessions(
-            lambda: ctx.store,
+            ctx.store,
             idle_s=s.mcp_session_idle_s,
             per_key=s.mcp_sessions_per_key,
             overall=s.mcp_sessions,

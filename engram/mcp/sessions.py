@@ -16,9 +16,9 @@ import hashlib
 import secrets
 import time
 from collections.abc import Callable
-from typing import Any
 
 from ..store import mcp_sessions as rows
+from ..store.database import Store
 
 TOUCH_S = 60  # a session's last use is written at most this often (or a tenth of the idle expiry)
 
@@ -30,7 +30,7 @@ def _digest(session_id: str) -> str:
 class McpSessions:
     def __init__(
         self,
-        store: Callable[[], Any],
+        store: Store,
         *,
         idle_s: float,
         per_key: int,
@@ -40,7 +40,7 @@ class McpSessions:
         """`idle_s`, `per_key`, `overall`: ENGRAM_MCP_SESSION_IDLE_S, _SESSIONS_PER_KEY, _SESSIONS. A
         principal at `per_key` loses its own oldest session when it opens another; past `overall`, the
         principal holding the most loses its oldest. Nobody is ever refused a new session."""
-        self._store = store  # a getter: the endpoint is built before the app's store is opened
+        self._store = store
         self.idle_ms = int(idle_s * 1000)
         self.touch_ms = int(min(TOUCH_S, idle_s / 10) * 1000)
         self.per_key = per_key
@@ -53,7 +53,7 @@ class McpSessions:
     async def open(self, principal: str) -> str:
         """A new session id for `principal` (only its digest is stored)."""
         session_id = secrets.token_urlsafe(32)
-        await self._store().write(
+        await self._store.write(
             rows.open_session,
             _digest(session_id),
             principal,
@@ -68,12 +68,12 @@ class McpSessions:
         """True when the session is live and `principal` opened it; its last use is then brought up to date
         (a write at most every `touch_ms` per session)."""
         digest, now = _digest(session_id), self._now_ms()
-        row = await self._store().point_read(rows.live_session, digest, now, self.idle_ms)
+        row = await self._store.point_read(rows.live_session, digest, now, self.idle_ms)
         if row is None or row[0] != principal:
             return False
         if now - row[1] >= self.touch_ms:
-            await self._store().write(rows.touch_session, digest, now)
+            await self._store.write(rows.touch_session, digest, now)
         return True
 
     async def end(self, session_id: str) -> bool:
-        return await self._store().write(rows.end_session, _digest(session_id))
+        return await self._store.write(rows.end_session, _digest(session_id))

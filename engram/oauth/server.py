@@ -59,7 +59,7 @@ def s256(verifier: str) -> str:
 class OAuthServer:
     def __init__(
         self,
-        store: Callable[[], Store],
+        store: Store,
         scope_map: Mapping[str, str],
         *,
         issuer: str,
@@ -68,7 +68,7 @@ class OAuthServer:
         code_ttl_s: int = 600,
         clock: Callable[[], float] = time.time,
     ):
-        self._store = store  # a provider: the app opens its store after routes are built
+        self.store = store
         # Which mount this is ("mcp", "memorybank"): every code and token it issues records it, and only
         # its own are honoured here, though all mounts share one table (docs/oauth.md#grants).
         if not issuer or "/" in issuer:
@@ -77,10 +77,6 @@ class OAuthServer:
         self.scope_map = dict(scope_map)  # OAuth scope name -> API key scope
         self.access_ttl_s, self.refresh_ttl_s, self.code_ttl_s = access_ttl_s, refresh_ttl_s, code_ttl_s
         self.clock = clock
-
-    @property
-    def store(self) -> Store:
-        return self._store()
 
     def now(self) -> int:
         return int(self.clock())

@@ -40,7 +40,9 @@ Scan = Callable[[np.ndarray, int, np.ndarray | None], np.ndarray]
 
 @dataclass(frozen=True)
 class IndexTuning:
-    exact_max: int = 100_000  # above this many rows, build the HNSW coarse index (ENGRAM_EXACT_MAX)
+    exact_max: (
+        int  # above this many rows, build the HNSW coarse index (ENGRAM_EXACT_MAX: config's, no default)
+    )
     hnsw_m: int = 32
     ef_construction: int = 80
     ef_search: int = 200  # bench_index --data latent, 100k: recall@10 0.982 at ef 160; 200 leaves a margin
@@ -96,9 +98,9 @@ def _order(positions: np.ndarray, scores: np.ndarray, k: int) -> tuple[np.ndarra
 
 
 class SpaceIndex:
-    def __init__(self, dims: int, tuning: IndexTuning | None = None):
+    def __init__(self, dims: int, tuning: IndexTuning):
         self.dims = dims
-        self.tuning = tuning or IndexTuning()
+        self.tuning = tuning
         self.store = _new_store(dims)
         self.coarse: faiss.Index | None = None
         self.row_ids = np.zeros(0, dtype=np.int64)
@@ -110,9 +112,7 @@ class SpaceIndex:
     # ----- building and changing -------------------------------------------------------------------
 
     @classmethod
-    def build(
-        cls, rows: IndexRows, dims: int, generation: int, tuning: IndexTuning | None = None
-    ) -> SpaceIndex:
+    def build(cls, rows: IndexRows, dims: int, generation: int, tuning: IndexTuning) -> SpaceIndex:
         index = cls(dims, tuning)
         index._append(rows, unit_rows(rows.vectors) if len(rows) else np.zeros((0, dims), np.float32))
         if len(rows) > index.tuning.exact_max:

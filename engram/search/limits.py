@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
+from engram.config_variables import SearchConfig
 from engram.errors import RateLimited
 
 
@@ -247,12 +248,23 @@ class SearchLimiter:
         burst: int,
         max_concurrent: int,
         *,
-        wait_s: float = 0.0,
-        queue: int = 0,
+        wait_s: float,
+        queue: int,
         clock: Callable[[], float] = time.monotonic,
     ):
         self.buckets = TokenBuckets(rate_per_s, burst, clock=clock)
         self.caps = ConcurrencyCaps(max_concurrent, queue=queue, wait_s=wait_s)
+
+    @classmethod
+    def configured(cls, config: SearchConfig) -> SearchLimiter:
+        """As configured: ENGRAM_SEARCH_RATE, _BURST, _CONCURRENCY and _WAIT_MS."""
+        return cls(
+            config.search_rate,
+            config.search_burst,
+            config.search_concurrency,
+            wait_s=config.search_wait_ms / 1000,
+            queue=4 * config.search_concurrency,  # a burst of agents' recalls, not a flood, may wait
+        )
 
     @asynccontextmanager
     async def acquire(self, key: str) -> AsyncIterator[Decision]:

@@ -34,6 +34,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from engram.config_variables import SearchConfig
 from engram.errors import EngramError, InvalidInput, Unavailable, UnknownSpace
 from engram.search import persist
 from engram.search.cache import Entry, IndexCache, saved_entry
@@ -57,12 +58,8 @@ class IndexManager:
         source: IndexSource,
         pool: WorkerPool,
         data_dir: Path | str | None,
+        config: SearchConfig,
         *,
-        exact_max: int = 100_000,
-        split_min_rows: int = 0,
-        ram_bytes: int = 8 << 30,
-        load_wait_s: float = 0.5,
-        rerank_deadline_ms: float = 250.0,
         tuning: IndexTuning | None = None,
         maintenance_pool: WorkerPool | None = None,
         load_pool: WorkerPool | None = None,
@@ -81,12 +78,13 @@ class IndexManager:
         self.shutdown_save_s = shutdown_save_s
         self.data_dir = Path(data_dir) if data_dir is not None else None  # None: never persist
         self.snapshots = snapshots if self.data_dir is not None else None  # ENGRAM_INDEX_STORE
-        self.tuning = tuning or IndexTuning(exact_max=exact_max)
-        self.load_wait_s = load_wait_s
-        self.rerank_deadline_s = rerank_deadline_ms / 1000.0
+        # ENGRAM_EXACT_MAX, ENGRAM_LOAD_WAIT_MS, ENGRAM_RERANK_DEADLINE_MS, ENGRAM_RAM_BYTES: config's values
+        self.tuning = tuning or IndexTuning(exact_max=config.exact_max)
+        self.load_wait_s = config.load_wait_ms / 1000
+        self.rerank_deadline_s = config.rerank_deadline_ms / 1000.0
         # a lone exact search of this many rows or more may split its scan (engram/search/split_scan.py); 0: never
-        self.split_min_rows = split_min_rows
-        self._cache = IndexCache(ram_bytes)
+        self.split_min_rows = config.split_min_rows
+        self._cache = IndexCache(config.ram_bytes)
         self._entries = self._cache.entries  # least recently used first
         self._slots = self._cache.slots  # space -> model keys loaded
         self._loads: dict[Key, asyncio.Task] = {}

@@ -144,7 +144,7 @@ def save(index: SpaceIndex, data_dir: Path | str, space: str, model_key: str) ->
 
 
 def load(
-    data_dir: Path | str, space: str, model_key: str, dims: int, tuning: IndexTuning | None = None
+    data_dir: Path | str, space: str, model_key: str, dims: int, tuning: IndexTuning
 ) -> SpaceIndex | None:
     """The persisted index, or None when absent, damaged, or made for another model/dims/format."""
     path = index_path(data_dir, space, model_key)
@@ -192,7 +192,7 @@ def read_file(data_dir: Path | str, space: str, model_key: str) -> bytes | None:
 
 
 def adopt(
-    data: bytes, data_dir: Path | str, space: str, model_key: str, dims: int, tuning: IndexTuning | None
+    data: bytes, data_dir: Path | str, space: str, model_key: str, dims: int, tuning: IndexTuning
 ) -> SpaceIndex | None:
     """Decode an index file obtained elsewhere (a snapshot) and, when it checks out, keep it as the local
     file, so a restart starts from it. Damaged or foreign data gives None and leaves the local file alone."""
@@ -222,9 +222,7 @@ def read_header(path: Path) -> dict:
         return json.loads(fh.read(head_len))
 
 
-def _decode(
-    data: bytes, space: str, model_key: str, dims: int, tuning: IndexTuning | None
-) -> SpaceIndex | None:
+def _decode(data: bytes, space: str, model_key: str, dims: int, tuning: IndexTuning) -> SpaceIndex | None:
     if data[: len(MAGIC)] != MAGIC:
         raise ValueError("not an engram index file")
     (head_len,) = _HEADER_LEN.unpack_from(data, len(MAGIC))

@@ -43,7 +43,7 @@ def start_search(
     filters: Filters | None,
     deadline: float,
     then: Callable[[SearchResult], Any] | None,
-    split_min_rows: int = 0,
+    split_min_rows: int,
 ) -> asyncio.Future:
     """Queue a warm search whose read share the caller holds; the returned future resolves on the loop.
 

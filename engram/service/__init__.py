@@ -13,14 +13,23 @@ from typing import TYPE_CHECKING
 from ..search.limits import SearchLimiter
 from ..store.hit_cache import HitCache
 from .hybrid import HybridSearch
+from .members import Members
 from .memories import MemoryService
 from .ranking import EngramRanking
+from .revocations import Revocations
 from .search import SearchService
 from .spaces import SpaceService
 from .text_query import TextQueries
 
 if TYPE_CHECKING:
-    from ..context import AppContext
+    from ..auth.keyring import LocalKeyring
+    from ..config import Settings
+    from ..embed.base import Embedder
+    from ..search.manager import IndexManager
+    from ..store.database import Store
+    from ..store.direct_reads import DirectReader
+    from ..workers import WorkerPool
+    from .write_notifier import WriteNotifier
 
 
 @dataclass
@@ -28,38 +37,53 @@ class Services:
     spaces: SpaceService
     memories: MemoryService
     search: SearchService
-    hybrid: HybridSearch = None  # keyword and hybrid search for the REST shims (engram/service/hybrid.py)
-    ranking: EngramRanking = None  # engram-chosen rankings: tuned fusion, newer facts first (ranking.py)
+    hybrid: HybridSearch  # keyword and hybrid search for the REST shims (engram/service/hybrid.py)
+    ranking: EngramRanking  # engram-chosen rankings: tuned fusion, newer facts first (ranking.py)
+    revocations: Revocations  # space credentials engram issued, and those authorities revoked
+    members: Members  # hosted spaces' members
 
     @classmethod
-    def build(cls, ctx: AppContext) -> Services:
-        """The services over the context's parts, each given exactly the collaborators it uses."""
-        s = ctx.settings
+    def build(
+        cls,
+        settings: Settings,
+        *,
+        store: Store,
+        keyring: LocalKeyring,
+        direct_reads: DirectReader,
+        index: IndexManager,
+        pool: WorkerPool,
+        embedder: Embedder | None,
+        notifier: WriteNotifier | None,
+    ) -> Services:
+        """The services over the parts, each given exactly the collaborators it uses."""
+        s = settings
         spaces = SpaceService(
-            ctx.store,
-            ctx.direct_reads,
-            ctx.index,
+            store,
+            direct_reads,
+            index,
             service_did=s.service_did,
-            embedder=ctx.embedder,
-            notifier=ctx.notifier,
+            embedder=embedder,
+            notifier=notifier,
         )
-        memories = MemoryService(ctx.store, spaces, embedder=ctx.embedder, pool=ctx.pool)
+        memories = MemoryService(store, spaces, embedder=embedder, pool=pool)
         search = SearchService(
-            ctx.store,
-            ctx.direct_reads,
-            ctx.index,
+            store,
+            direct_reads,
+            index,
             spaces,
-            limiter=SearchLimiter(
-                s.search_rate,
-                s.search_burst,
-                s.search_concurrency,
-                wait_s=s.search_wait_ms / 1000,
-                queue=4 * s.search_concurrency,  # a burst of agents' recalls, not a flood, may wait
-            ),
-            text=TextQueries(s, ctx.embedder, ctx.pool),
+            limiter=SearchLimiter.configured(s.search),
+            text=TextQueries(s, embedder, pool),
             hit_cache=HitCache(s.hit_cache_bytes),
         )
-        services = cls(spaces=spaces, memories=memories, search=search)
-        services.hybrid = HybridSearch(ctx, search)
-        services.ranking = EngramRanking(ctx, services.hybrid)
-        return services
+        hybrid = HybridSearch(store, index, pool, search)
+        ranking = EngramRanking(store, hybrid)
+        revocations = Revocations(store, notifier)
+        return cls(
+            spaces=spaces,
+            memories=memories,
+            search=search,
+            hybrid=hybrid,
+            ranking=ranking,
+            revocations=revocations,
+            members=Members(store, keyring, revocations),
+        )

@@ -31,7 +31,9 @@ from ..store.queries import iter_export
 from ..views import config_view
 
 if TYPE_CHECKING:
-    from ..context import AppContext
+    from ..store.database import Store
+    from ..workers import WorkerPool
+    from .spaces import SpaceService
 
 FORMAT = "engram-export/1"
 MANIFEST = "manifest.json"
@@ -82,16 +84,18 @@ def memory_line(memory: Memory) -> bytes:
     return orjson.dumps(line) + b"\n"
 
 
-async def write_export(ctx: AppContext, space_uri: str, out: IO[bytes]) -> int:
+async def write_export(
+    store: Store, spaces: SpaceService, pool: WorkerPool, space_uri: str, out: IO[bytes]
+) -> int:
     """Write the export tar of `space_uri` to `out`; returns the number of memories. File I/O runs in the
     worker pool, the store is read in batches, so a big space never blocks the loop or fills RAM."""
-    space = await ctx.services.spaces.require(space_uri)
+    space = await spaces.require(space_uri)
     spool = tempfile.TemporaryFile()  # noqa: SIM115 - closed by the finally below, after the tar is written
     count = 0
     try:
-        async for batch in iter_export(ctx.store, space_uri):
+        async for batch in iter_export(store, space_uri):
             chunk = b"".join(memory_line(m) for m in batch)
-            await ctx.pool.run(spool.write, chunk)
+            await pool.run(spool.write, chunk)
             count += len(batch)
         config = config_view(space)
         manifest = orjson.dumps(
@@ -106,7 +110,7 @@ async def write_export(ctx: AppContext, space_uri: str, out: IO[bytes]) -> int:
             },
             option=orjson.OPT_INDENT_2,
         )
-        await ctx.pool.run(_write_tar, out, manifest, spool)
+        await pool.run(_write_tar, out, manifest, spool)
     finally:
         spool.close()
     return count

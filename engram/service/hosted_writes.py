@@ -20,30 +20,33 @@ from ..store.models import Space
 from ..store.tid import decode_tid
 
 if TYPE_CHECKING:
-    from ..context import AppContext
+    from ..store.database import Store
+    from .write_notifier import WriteNotifier
 
 MAX_AHEAD_MICROS = 300 * 1_000_000
 
 
-async def tracks(ctx: AppContext, space_uri: str, did: str) -> bool:
+async def tracks(store: Store, space_uri: str, did: str) -> bool:
     """Whether ``did``'s writes are tracked: a member with write access."""
-    member = await ctx.store.read(store_members.get_member, space_uri, did)
+    member = await store.read(store_members.get_member, space_uri, did)
     return member is not None and member.write
 
 
-async def member_wrote(ctx: AppContext, space: Space, repo: str, repo_rev: str, hash_value: Any) -> bool:
+async def member_wrote(
+    store: Store, notifier: WriteNotifier | None, space: Space, repo: str, repo_rev: str, hash_value: Any
+) -> bool:
     """Track ``repo`` at ``repo_rev``; True when it was newer than the tracked rev (and syncers are told)."""
     if not isinstance(hash_value, dict) or not isinstance(hash_value.get("$bytes"), str):
         raise InvalidInput("a repo host's notifyWrite must carry the repo's hash (listRepos lists it)")
     if decode_tid(repo_rev)[0] > time.time() * 1_000_000 + MAX_AHEAD_MICROS:
         raise InvalidInput(f"repoRev {repo_rev} is more than five minutes in the future", "FutureRev")
-    state = await ctx.store.write(store_writers.record_write, space.uri, repo, repo_rev, hash_value["$bytes"])
+    state = await store.write(store_writers.record_write, space.uri, repo, repo_rev, hash_value["$bytes"])
     if state is None:
         return False
-    if ctx.notifier is not None:
+    if notifier is not None:
         body = {"space": space.uri, "repo": repo, "repoRev": repo_rev, "hash": hash_value,
                 "spaceRev": state.space_rev}  # fmt: skip
         if state.prev_space_rev is not None:
             body["prevSpaceRev"] = state.prev_space_rev
-        ctx.notifier.member_wrote(space.uri, space.authority, body)
+        notifier.member_wrote(space.uri, space.authority, body)
     return True

@@ -30,7 +30,9 @@ from .keyword_indexes import KeywordIndexes
 from .search import SearchQuery, require_model
 
 if TYPE_CHECKING:
-    from ..context import AppContext
+    from ..search.manager import IndexManager
+    from ..store.database import Store
+    from ..workers import WorkerPool
     from .search import SearchService
 
 T = TypeVar("T")
@@ -64,10 +66,11 @@ class RankedHit:
 
 
 class HybridSearch:
-    def __init__(self, ctx: AppContext, search: SearchService):
-        self.ctx = ctx
+    def __init__(self, store: Store, index: IndexManager, pool: WorkerPool, search: SearchService):
+        self.store = store
+        self.index = index
         self.search = search
-        self.keywords = KeywordIndexes(ctx)
+        self.keywords = KeywordIndexes(store, pool)
 
     async def run(self, scopes: Sequence[Scope], query: TextSearch) -> list[RankedHit]:
         scopes = [s for s in scopes if s.row_ids is None or s.row_ids]
@@ -159,7 +162,7 @@ class HybridSearch:
             return await self._exact_similarities(scope.space, scope.row_ids, query, vector)
         active = require_model(scope.space)
         filters = _filters(query)
-        result = await self.ctx.index.search(
+        result = await self.index.search(
             scope.space.uri, active.key, active.dims, vector, max(CANDIDATES, query.limit),
             None if filters.is_empty() else filters, generation=scope.space.generation,
         )  # fmt: skip
@@ -180,7 +183,7 @@ class HybridSearch:
             )  # fmt: skip
             return ids, (_cosines(matrix, vector) if ids.shape[0] else np.zeros(0, np.float32))
 
-        ids, scores = await self.ctx.store.read(read)
+        ids, scores = await self.store.read(read)
         best = np.argsort(-scores, kind="stable")[: max(CANDIDATES, query.limit)]
         return {int(ids[i]): float(scores[i]) for i in best}
 
@@ -199,7 +202,7 @@ class HybridSearch:
                 found.update((m.row_id, m) for m in store_queries.get_memories(conn, uri, row_ids))
             return found
 
-        return await self.ctx.store.read(read)
+        return await self.store.read(read)
 
 
 def _filters(query: TextSearch) -> Filters:

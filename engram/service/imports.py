@@ -27,7 +27,9 @@ from .embedding import embed_documents, hosts_model
 from .export import memory_write_from_json
 
 if TYPE_CHECKING:
-    from ..context import AppContext
+    from ..store.database import Store
+    from .memories import MemoryService
+    from .spaces import SpaceService
 
 BATCH = 256  # lines per store transaction: embedding batches stay small and a crash loses little work
 MAX_LINE_BYTES = 1 << 20
@@ -84,7 +86,9 @@ def decode_lines(lines: Iterable[tuple[int, bytes]]) -> Iterator[tuple[int, Any]
 
 
 async def import_values(
-    ctx: AppContext,
+    store: Store,
+    spaces: SpaceService,
+    memories: MemoryService,
     space_uri: str,
     values: Iterable[tuple[int, Any]],
     *,
@@ -93,7 +97,7 @@ async def import_values(
 ) -> ImportReport:
     """Import (line number, JSON value) pairs into a space; a value that is an exception is reported as
     a skipped line. `progress(n)` is called after each batch with the number of lines it consumed."""
-    space = await ctx.services.spaces.require(space_uri)
+    space = await spaces.require(space_uri)
     report = ImportReport()
     batch: list[tuple[int, MemoryWrite]] = []
     # Pipelined: the next batch is embedded (on every worker) while the one before it is written, and
@@ -105,7 +109,7 @@ async def import_values(
         if ahead is not None:
             embedded = await ahead
             ahead = None
-            report.add(await _write_batch(ctx, space_uri, embedded))
+            report.add(await _write_batch(store, spaces, memories, space_uri, embedded))
             if progress:
                 progress(len(embedded))
 
@@ -119,11 +123,11 @@ async def import_values(
                 except InvalidInput as exc:
                     report.skipped.append((number, exc.message))
             if len(batch) >= batch_size:
-                embedding = asyncio.ensure_future(_embedded(ctx, space, batch))
+                embedding = asyncio.ensure_future(_embedded(store, memories, space, batch))
                 await write_ahead()
                 ahead, batch = embedding, []
         if batch:
-            embedding = asyncio.ensure_future(_embedded(ctx, space, batch))
+            embedding = asyncio.ensure_future(_embedded(store, memories, space, batch))
             await write_ahead()
             ahead = embedding
         await write_ahead()
@@ -135,14 +139,13 @@ async def import_values(
 
 
 async def _embedded(
-    ctx: AppContext, space, batch: list[tuple[int, MemoryWrite]]
+    store: Store, memories: MemoryService, space, batch: list[tuple[int, MemoryWrite]]
 ) -> list[tuple[int, MemoryWrite]]:
     """The batch with vectors for the lines that lack one, when engram runs the space's model; lines it
     cannot embed are left as they are, and the write reports them as before."""
-    memories = ctx.services.memories
     if any(write.embedding is None for _, write in batch):  # unchanged lines need no embedding
         hosted = hosts_model(memories.embedder, space)
-        reused = await ctx.store.read(_reuse_stored, space, [write for _, write in batch], hosted)
+        reused = await store.read(_reuse_stored, space, [write for _, write in batch], hosted)
         batch = [(number, write) for (number, _), write in zip(batch, reused, strict=True)]
     missing = [i for i, (_, write) in enumerate(batch) if write.embedding is None]
     if not missing or not hosts_model(memories.embedder, space):
@@ -201,15 +204,21 @@ def _reuse_stored(conn, space, writes: list[MemoryWrite], reuse_vectors: bool) -
     return out
 
 
-async def _write_batch(ctx: AppContext, space_uri: str, batch: list[tuple[int, MemoryWrite]]) -> ImportReport:
+async def _write_batch(
+    store: Store,
+    spaces: SpaceService,
+    memories: MemoryService,
+    space_uri: str,
+    batch: list[tuple[int, MemoryWrite]],
+) -> ImportReport:
     report = ImportReport()
     try:
         # Again at write time: the batch before this one (written after this one was read ahead) may have
         # stamped a createdAt a line here repeats.
-        space = await ctx.services.spaces.require(space_uri)
-        hosted = hosts_model(ctx.services.memories.embedder, space)
-        writes = await ctx.store.read(_reuse_stored, space, [write for _, write in batch], hosted)
-        records = await ctx.services.memories.write(space_uri, writes)
+        space = await spaces.require(space_uri)
+        hosted = hosts_model(memories.embedder, space)
+        writes = await store.read(_reuse_stored, space, [write for _, write in batch], hosted)
+        records = await memories.write(space_uri, writes)
     except UnknownSpace:
         raise  # the space went away mid-import: no line of it can succeed
     except InvalidInput as exc:
@@ -218,7 +227,7 @@ async def _write_batch(ctx: AppContext, space_uri: str, batch: list[tuple[int, M
             return report
         # One bad item fails the whole transaction: retry one by one so only that line is skipped.
         for item in batch:
-            report.add(await _write_batch(ctx, space_uri, [item]))
+            report.add(await _write_batch(store, spaces, memories, space_uri, [item]))
         return report
     for record in records:
         setattr(report, record.status, getattr(report, record.status) + 1)

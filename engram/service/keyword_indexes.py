@@ -22,16 +22,18 @@ from ..store.keyword_rows import read_keyword_delta
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-    from ..context import AppContext
     from ..store import Space
+    from ..store.database import Store
+    from ..workers import WorkerPool
 
 MAX_SPACES = 16
 REBUILD_DEAD_FRACTION = 1 / 3
 
 
 class KeywordIndexes:
-    def __init__(self, ctx: AppContext):
-        self.ctx = ctx
+    def __init__(self, store: Store, pool: WorkerPool):
+        self.store = store
+        self.pool = pool
         self._indexes: OrderedDict[str, KeywordIndex] = OrderedDict()
         self._locks: dict[str, asyncio.Lock] = {}
         self._running: set[asyncio.Task] = set()
@@ -63,12 +65,12 @@ class KeywordIndexes:
     async def _locked_idf(self, space: Space, text: str) -> dict[str, float]:
         async with self._locks.setdefault(_key(space), asyncio.Lock()):
             index = await self._fresh(space)
-            return await self.ctx.pool.run(index.idf, text)
+            return await self.pool.run(index.idf, text)
 
     async def _locked_search(self, space, text, k, filters, within) -> KeywordResult:
         async with self._locks.setdefault(_key(space), asyncio.Lock()):
             index = await self._fresh(space)
-            return await self.ctx.pool.run(index.search, text, k, filters, within)
+            return await self.pool.run(index.search, text, k, filters, within)
 
     async def _fresh(self, space: Space) -> KeywordIndex:
         index = self._indexes.get(_key(space))
@@ -78,17 +80,17 @@ class KeywordIndexes:
                 return index
             if index.dead <= len(index) * REBUILD_DEAD_FRACTION:
                 try:
-                    delta = await self.ctx.store.read(
+                    delta = await self.store.read(
                         read_keyword_delta, space.uri, index.last_row_id, index.generation
                     )
                 except DeltaUnavailable:
                     delta = None
                 if delta is not None:
-                    await self.ctx.pool.run(_apply, index, delta)
+                    await self.pool.run(_apply, index, delta)
                     return index
         index = KeywordIndex()
-        delta = await self.ctx.store.read(read_keyword_delta, space.uri, 0, -1)
-        await self.ctx.pool.run(_apply, index, delta)
+        delta = await self.store.read(read_keyword_delta, space.uri, 0, -1)
+        await self.pool.run(_apply, index, delta)
         self._indexes[_key(space)] = index
         while len(self._indexes) > MAX_SPACES:
             evicted, _ = self._indexes.popitem(last=False)

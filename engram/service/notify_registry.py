@@ -20,7 +20,8 @@ from ..store import notify_registrations as store_registrations
 from ..store.models import Space
 
 if TYPE_CHECKING:
-    from ..context import AppContext
+    from ..auth.did_resolver import DidResolver
+    from ..store.database import Store
 
 REGISTRATION_TTL = 24 * 3600  # syncers renew at half of it (docs/space-host.md#write-notifications)
 DEFAULT_FRAGMENT = "#atproto_space_syncer"
@@ -43,22 +44,24 @@ def _check_endpoint(endpoint: str, policy: OutboundPolicy) -> None:
         raise InvalidInput(f"the service endpoint is refused: {exc}", "ServiceNotResolvable") from None
 
 
-async def register(ctx: AppContext, space: Space, service: str) -> float:
+async def register(
+    store: Store, resolver: DidResolver, policy: OutboundPolicy, space: Space, service: str
+) -> float:
     """Register (or renew) ``service`` for ``space``; returns when the registration lapses (unix time)."""
     did, fragment = service_id(service)
     try:
-        doc = await ctx.resolver.resolve(did)
+        doc = await resolver.resolve(did)
     except DidResolutionError as exc:
         raise InvalidInput(f"cannot resolve {did}: {exc}", "ServiceNotResolvable") from None
     entry = doc.service(fragment)
     if entry is None:
         raise InvalidInput(f"{did} publishes no {fragment} service", "ServiceNotResolvable")
-    _check_endpoint(entry.endpoint, ctx.outbound)
+    _check_endpoint(entry.endpoint, policy)
     expires_at = time.time() + REGISTRATION_TTL
-    await ctx.store.write(store_registrations.register, space.id, did + fragment, entry.endpoint, expires_at)
+    await store.write(store_registrations.register, space.id, did + fragment, entry.endpoint, expires_at)
     return expires_at
 
 
-async def unregister(ctx: AppContext, space: Space, service: str) -> None:
+async def unregister(store: Store, space: Space, service: str) -> None:
     did, fragment = service_id(service)
-    await ctx.store.write(store_registrations.unregister, space.id, did + fragment)
+    await store.write(store_registrations.unregister, space.id, did + fragment)

@@ -31,6 +31,7 @@ from .search import require_model
 from .supersession import Restatements, newer_first
 
 if TYPE_CHECKING:
+    from ..store.database import Store
     from .hybrid import HybridSearch, Scope, TextSearch
 
 MODES = ("vector", "keyword", "hybrid")
@@ -80,8 +81,8 @@ class Ranking:
 
 
 class EngramRanking:
-    def __init__(self, ctx, hybrid: HybridSearch, policy: RankingPolicy | None = None):
-        self.ctx = ctx
+    def __init__(self, store: Store, hybrid: HybridSearch, policy: RankingPolicy | None = None):
+        self.store = store
         self.hybrid = hybrid
         self.policy = policy  # None: the policy of the first scope's model (policy_for)
 
@@ -157,7 +158,7 @@ class EngramRanking:
                         vectors[row] = matrix[i] / max(float(norms[i, 0]), 1e-12)
             return memories, vectors
 
-        return await self.ctx.store.read(read)
+        return await self.store.read(read)
 
 
 def coverage(memory: Memory, term_idf: Mapping[str, float]) -> float:

@@ -8,16 +8,17 @@ from ..store import ModelSpec
 from .search import require_model
 
 if TYPE_CHECKING:
-    from ..context import AppContext
+    from ..search.manager import IndexManager
+    from .spaces import SpaceService
 
 
-async def reindex_space(ctx: AppContext, space_uri: str) -> list[ModelSpec]:
+async def reindex_space(spaces: SpaceService, index: IndexManager, space_uri: str) -> list[ModelSpec]:
     """Rebuild and save the index of the active model, and of the next one during a model change; returns
     the models rebuilt. `NoModel` when the space has none."""
-    space = await ctx.services.spaces.require(space_uri)
+    space = await spaces.require(space_uri)
     specs = [require_model(space)]
     if space.config.next is not None:
         specs.append(space.config.next)
     for spec in specs:
-        await ctx.index.rebuild(space_uri, spec.key, spec.dims)
+        await index.rebuild(space_uri, spec.key, spec.dims)
     return specs

@@ -69,7 +69,7 @@ class SearchService:
         *,
         limiter: SearchLimiter,
         text: TextQueries,
-        hit_cache: HitCache | None = None,
+        hit_cache: HitCache,  # ENGRAM_HIT_CACHE_BYTES (0: off): config's, no default of its own
     ):
         self.store = store
         self.direct_reads = direct_reads
@@ -77,8 +77,7 @@ class SearchService:
         self.spaces = spaces
         self.limiter = limiter  # per-space search token buckets and concurrency caps
         self.text = text
-        # recent hits, kept hydrated (engram/store/hit_cache.py); none when the caller gives no cache
-        self.hit_cache = HitCache(0) if hit_cache is None else hit_cache
+        self.hit_cache = hit_cache  # recent hits, kept hydrated (engram/store/hit_cache.py)
         self.hard_limit_s = HARD_LIMIT_S
 
     async def query_vector(self, space: Space, query: SearchQuery) -> np.ndarray:

@@ -17,7 +17,8 @@ from ..store.tid import new_tid
 from ..store.uris import space_uri
 
 if TYPE_CHECKING:
-    from ..context import AppContext
+    from ..auth.keyring import LocalKeyring
+    from .spaces import SpaceService
 
 DEFS = "com.atproto.simplespace.defs"
 MEMBER_LIST = f"{DEFS}#memberListPolicy"
@@ -29,7 +30,8 @@ def _variant(value: dict[str, Any] | None, default: str) -> str:
 
 
 async def create_space(
-    ctx: AppContext,
+    keyring: LocalKeyring,
+    spaces: SpaceService,
     authority: str,
     space_type: str | None,
     *,
@@ -39,7 +41,7 @@ async def create_space(
     app_access: dict[str, Any] | None = None,
 ) -> Space:
     """A hosted space under ``authority`` (the verified caller), configured with the default model."""
-    if ctx.keyring.private_key(authority) is None:
+    if keyring.private_key(authority) is None:
         raise InvalidInput(
             f"engram holds no key for {authority}: it could not sign the space's credentials or commits",
             "UnsupportedAuthority",
@@ -54,7 +56,7 @@ async def create_space(
     if _variant(app_access, OPEN) != OPEN:
         raise InvalidInput(f"appAccess: engram implements only {OPEN}", "UnsupportedAppAccess")
     skey = skey or new_tid()
-    existing = await ctx.services.spaces.get(space_uri(authority, skey))
+    existing = await spaces.get(space_uri(authority, skey))
     if existing is not None:
         raise InvalidInput(f"the space {existing.uri} already exists", "SpaceAlreadyExists")
-    return await ctx.services.spaces.create_hosted(skey, authority=authority)
+    return await spaces.create_hosted(skey, authority=authority)

@@ -27,7 +27,6 @@ from ..auth.credential import mint_space_credential
 from ..auth.space_signature import verify_exchange_signature
 from ..errors import InvalidInput, NotAllowed, NotAuthenticated
 from ..store import members as store_members
-from . import revocations
 
 if TYPE_CHECKING:
     from ..context import AppContext
@@ -76,5 +75,5 @@ async def exchange(
     if (
         member != space.authority
     ):  # so revoking the member can name it (docs/space-host.md#revoking-credentials)
-        await revocations.record_issued(ctx, space_uri, member, credential)
+        await ctx.services.revocations.record_issued(space_uri, member, credential)
     return IssuedCredential(credential, member, holder.did_key, client_id)

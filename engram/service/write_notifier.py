@@ -28,7 +28,8 @@ from ..store import notify_registrations as store_registrations
 from ..store.repo import Committed
 
 if TYPE_CHECKING:
-    from ..context import AppContext
+    from ..auth.keyring import LocalKeyring
+    from ..store.database import Store
 
 log = logging.getLogger("engram.notify")
 NOTIFY_NSID = "com.atproto.space.notifyWrite"
@@ -54,14 +55,16 @@ def notify_body(commit: Committed) -> dict:
 class WriteNotifier:
     def __init__(
         self,
-        ctx: AppContext,
+        store: Store,
+        keyring: LocalKeyring,
         session: aiohttp.ClientSession,  # the guarded one (engram/outbound.py): endpoints are members' choice
         *,
         backoff: Sequence[float] = (0.5, 2.0, 8.0),
         timeout: float = 5.0,
         max_pending: int = 1000,
     ):
-        self._ctx = ctx
+        self._store = store
+        self._keyring = keyring
         self._session = session
         self._loop = asyncio.get_running_loop()
         self.backoff = tuple(backoff)  # seconds between delivery attempts (tests shorten them)
@@ -106,7 +109,7 @@ class WriteNotifier:
 
     async def _forward(self, space_uri: str, authority: str, body: dict) -> None:
         async with self._space_locks.setdefault(space_uri, asyncio.Lock()):
-            registrations = await self._ctx.store.read(
+            registrations = await self._store.read(
                 store_registrations.live_registrations, space_uri, time.time()
             )
             for registration in registrations:
@@ -125,7 +128,7 @@ class WriteNotifier:
     async def _notify(self, commit: Committed) -> None:
         lock = self._space_locks.setdefault(commit.space_uri, asyncio.Lock())
         async with lock:  # FIFO: commits of a space reach each syncer in order
-            registrations = await self._ctx.store.read(
+            registrations = await self._store.read(
                 store_registrations.live_registrations, commit.space_uri, time.time()
             )
             for registration in registrations:
@@ -141,7 +144,7 @@ class WriteNotifier:
 
     async def _notify_revoked(self, space_uri: str, authority: str, jtis: list[str]) -> None:
         async with self._space_locks.setdefault(space_uri, asyncio.Lock()):
-            registrations = await self._ctx.store.read(
+            registrations = await self._store.read(
                 store_registrations.live_registrations, space_uri, time.time()
             )
             for registration in registrations:
@@ -157,7 +160,7 @@ class WriteNotifier:
         nsid: str,
         body: dict,
     ) -> None:
-        key = self._ctx.keyring.private_key(authority)
+        key = self._keyring.private_key(authority)
         if key is None:
             return
         url = f"{registration.endpoint.rstrip('/')}/xrpc/{nsid}"

@@ -24,6 +24,7 @@ the kernel spreads connections over them.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import math
 import multiprocessing
@@ -77,7 +78,7 @@ def _child(settings: Settings, index: int, access_log_class: Any) -> None:
     configure_logging(settings.log_level, batched=True)
     log_malloc_thresholds(thresholds)
     mine = settings_for_process(settings, index)
-    run_server(create_app(mine), mine, access_log_class=access_log_class, reuse_port=True)
+    run_server(functools.partial(create_app, mine), mine, access_log_class=access_log_class, reuse_port=True)
 
 
 def serve_processes(settings: Settings, *, access_log_class: Any) -> int:

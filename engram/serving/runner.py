@@ -12,12 +12,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import resource
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from aiohttp import web
 
-from ..config import Settings
+from ..config import ServingConfig, Settings
 from ..keys import context_key
 from ..xrpc.lexicons import LexiconRegistry
 from .event_loop import run_on
@@ -28,19 +28,19 @@ from .request_limits import MAX_FIELD_BYTES, MAX_HEADERS, max_request_line
 log = logging.getLogger("engram.http")
 
 
-def handler_args(settings: Settings, registry: LexiconRegistry) -> Mapping[str, Any]:
+def handler_args(config: ServingConfig, registry: LexiconRegistry) -> Mapping[str, Any]:
     """aiohttp's own per-connection limits (`web.Application(handler_args=...)`): line and field sizes
     from the lexicons, and the keep-alive timeout."""
     return {
         "max_line_size": max_request_line(registry),
         "max_field_size": MAX_FIELD_BYTES,
         "max_headers": MAX_HEADERS,
-        "keepalive_timeout": settings.keepalive_timeout_ms / 1000,
+        "keepalive_timeout": config.keepalive_timeout_ms / 1000,
     }
 
 
-def connection_limits(settings: Settings) -> ConnectionLimits:
-    return ConnectionLimits(settings.header_timeout_ms / 1000, settings.max_connections)
+def connection_limits(config: ServingConfig) -> ConnectionLimits:
+    return ConnectionLimits(config.header_timeout_ms / 1000, config.max_connections)
 
 
 class EngramServer(web.Server):
@@ -79,46 +79,58 @@ class EngramAppRunner(web.AppRunner):
 
     async def _make_server(self) -> web.Server:
         base = await super()._make_server()  # startup signals, frozen app, handler_args merged in
-        settings = self.app[context_key].settings
+        config = self.app[context_key].settings.serving
         return EngramServer(
             base.request_handler,
             request_factory=base.request_factory,
-            limits=connection_limits(settings),
+            limits=connection_limits(config),
             handler_cancellation=base.handler_cancellation,
             loop=asyncio.get_running_loop(),
             **base._kwargs,
         )
 
 
-def _warn_if_descriptors_short(settings: Settings) -> None:
+def _warn_if_descriptors_short(config: ServingConfig) -> None:
     soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    needed = settings.max_connections + 64  # the database, index files, the metrics port, the resolver
+    needed = config.max_connections + 64  # the database, index files, the metrics port, the resolver
     if soft != resource.RLIM_INFINITY and soft < needed:
         log.warning(
             "ENGRAM_MAX_CONNECTIONS=%d but only %d file descriptors are allowed (ulimit -n); "
             "raise the limit to at least %d or lower ENGRAM_MAX_CONNECTIONS",
-            settings.max_connections,
+            config.max_connections,
             soft,
             needed,
         )
 
 
-async def _serve(app: web.Application, settings: Settings, access_log_class: Any, reuse_port: bool) -> None:
+async def _serve(
+    make_app: Callable[[], Awaitable[web.Application]],
+    config: ServingConfig,
+    access_log_class: Any,
+    reuse_port: bool,
+) -> None:
+    app = await make_app()  # the parts open on the loop that serves them, before the port is bound
     runner = EngramAppRunner(app, handle_signals=True, access_log_class=access_log_class)
     await runner.setup()
     try:
         # reuse_port: several engram processes share the port (ENGRAM_PROCESSES, engram/serving/processes.py)
-        await web.TCPSite(runner, settings.host, settings.port, reuse_port=reuse_port or None).start()
+        await web.TCPSite(runner, config.host, config.port, reuse_port=reuse_port or None).start()
         await asyncio.Event().wait()  # until SIGINT/SIGTERM (the runner turns them into GracefulExit)
     finally:
         await runner.cleanup()
 
 
 def run_server(
-    app: web.Application, settings: Settings, *, access_log_class: Any, reuse_port: bool = False
+    make_app: Callable[[], Awaitable[web.Application]],
+    settings: Settings,
+    *,
+    access_log_class: Any,
+    reuse_port: bool = False,
 ) -> None:
-    _warn_if_descriptors_short(settings)
+    """Serve the app `make_app` (an async factory, `engram.app.create_app`) builds on the chosen loop."""
+    config = settings.serving
+    _warn_if_descriptors_short(config)
     try:
-        run_on(settings.event_loop, _serve(app, settings, access_log_class, reuse_port))
+        run_on(config.event_loop, _serve(make_app, config, access_log_class, reuse_port))
     except (web.GracefulExit, KeyboardInterrupt):
         pass

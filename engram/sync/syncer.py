@@ -47,6 +47,7 @@ class Syncer:
         self.ctx = ctx
         settings = ctx.settings
         self.settings = settings
+        self.config = settings.sync  # ENGRAM_POLL_INTERVAL, ENGRAM_SYNC_*, ENGRAM_LIMIT_*
         self.secrets = SecretStore(settings.data_dir)
         self.metrics = SyncMetrics(ctx.metrics.registry if ctx.metrics is not None else None)
         self._runners: dict[str, SpaceRunner] = {}
@@ -61,7 +62,7 @@ class Syncer:
     async def running(self) -> AsyncIterator[Syncer]:
         # The service's guarded client (engram/outbound.py): PDS and space-host URLs come from DID documents.
         self._session = self.ctx.http
-        self.client = XrpcClient(self._session, self.settings.sync_timeout, self.ctx.outbound)
+        self.client = XrpcClient(self._session, self.config.sync_timeout, self.ctx.outbound)
         self.credentials = CredentialManager(self.client, self.ctx.resolver)
         self.deps = PassDeps(
             store=self.ctx.store,
@@ -69,10 +70,10 @@ class Syncer:
             client=self.client,
             resolver=self.ctx.resolver,
             metrics=self.metrics,
-            node_slots=asyncio.Semaphore(self.settings.sync_concurrency),
-            space_slots=asyncio.Semaphore(self.settings.sync_space_concurrency),  # replaced per space below
-            limit_memories=self.settings.limit_memories,
-            limit_bytes=self.settings.limit_bytes,
+            node_slots=asyncio.Semaphore(self.config.sync_concurrency),
+            space_slots=asyncio.Semaphore(self.config.sync_space_concurrency),  # replaced per space below
+            limit_memories=self.config.limit_memories,
+            limit_bytes=self.config.limit_bytes,
         )
         self._space_slots: dict[str, asyncio.Semaphore] = {}
         if self.settings.process_index == 0:
@@ -166,7 +167,7 @@ class Syncer:
         synced = await self.ctx.store.read(store_synced.get_synced_space, uri)
         if synced is None:
             return False
-        slots = self._space_slots.setdefault(uri, asyncio.Semaphore(self.settings.sync_space_concurrency))
+        slots = self._space_slots.setdefault(uri, asyncio.Semaphore(self.config.sync_space_concurrency))
         deps = PassDeps(**{**self.deps.__dict__, "space_slots": slots})
         try:
             cred = await self.credentials.get(uri, self._source(synced))
@@ -220,7 +221,7 @@ class Syncer:
     # -- background loops ----------------------------------------------------------------------------
 
     async def _poll_loop(self) -> None:
-        interval = self.settings.poll_interval
+        interval = self.config.poll_interval
         first = True
         while True:
             if self.settings.cluster and self.ctx.cluster is None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 from aiohttp import web
@@ -33,6 +33,9 @@ from .errors import (
 )
 from .lexicons import LexiconRegistry, MethodDef
 from .validate import NOT_PARSED, ValidationError, decode_params, validate_input, validate_output
+
+if TYPE_CHECKING:
+    from ..space_scopes import SpaceScopes
 
 log = logging.getLogger("engram.xrpc")
 
@@ -83,6 +86,9 @@ class Route:
     method: MethodDef
     handler: Handler
     auth: AuthHook | None
+    # The answer comes from the space's index or acts on it: a cluster serves it on the space's holder
+    # (engram/space_scopes.py). The space is the query's `space` parameter or the procedure body's field.
+    space_scoped: bool = False
 
 
 class XrpcServer:
@@ -102,21 +108,27 @@ class XrpcServer:
         handler: Handler,
         *,
         auth: AuthHook | None = None,
+        space_scoped: bool = False,
     ) -> None:
         method = self.registry.methods().get(nsid)
         if method is None:
             raise KeyError(f"no query or procedure lexicon for {nsid}")
         if nsid in self.routes:
             raise KeyError(f"{nsid} registered twice")
-        self.routes[nsid] = Route(method, handler, auth)
+        self.routes[nsid] = Route(method, handler, auth, space_scoped)
 
     def unbuilt(self) -> set[str]:
         return {nsid for nsid, m in self.registry.methods().items() if m.kind != "subscription"} - set(
             self.routes
         )
 
-    def install(self, app: web.Application) -> None:
+    def install(self, app: web.Application, scopes: SpaceScopes) -> None:
+        """Serve /xrpc/{nsid}, and declare the space-scoped methods' paths with where their space is."""
         app.router.add_route("*", "/xrpc/{nsid}", self.dispatch)
+        for nsid, route in sorted(self.routes.items()):
+            if route.space_scoped:
+                query = route.method.kind == "query"
+                scopes.declare(f"/xrpc/{nsid}", _space_param if query else _space_in_body, label=nsid)
 
     async def dispatch(self, request: web.Request) -> web.StreamResponse:
         nsid = request.match_info["nsid"]
@@ -166,9 +178,7 @@ class XrpcServer:
         return self._respond(method, call, output)
 
     async def _read_body(self, request: web.Request) -> bytes:
-        if (
-            RAW_BODY in request
-        ):  # read already by a middleware that routes on it (engram/cluster/middleware.py)
+        if RAW_BODY in request:  # read already to find the request's space (`_space_in_body` below)
             return request[RAW_BODY]
         if request.content_length is not None and request.content_length > self.max_body_bytes:
             raise PayloadTooLargeError(f"Request body is larger than {self.max_body_bytes} bytes")
@@ -213,3 +223,25 @@ def _peek_json(body: bytes, content_type: str) -> Any:
         return orjson.loads(body)
     except orjson.JSONDecodeError:
         return NOT_PARSED  # the input validator reports malformed JSON with a proper message
+
+
+MAX_ROUTED_BODY = 64 * 1024  # the space-scoped procedures' bodies are a few hundred bytes
+
+
+async def _space_param(request: web.Request) -> str | None:
+    return request.query.get("space") or None
+
+
+async def _space_in_body(request: web.Request) -> str | None:
+    """The `space` field of a procedure's JSON body, read before authentication (the body is kept under
+    RAW_BODY for the pipeline); None for a request the pipeline refuses anyway (method, size) or no space."""
+    if request.method != "POST" or (request.content_length or 0) > MAX_ROUTED_BODY:
+        return None
+    body = await request.read()
+    request[RAW_BODY] = body
+    try:
+        parsed = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return None
+    space = parsed.get("space") if isinstance(parsed, dict) else None
+    return space if isinstance(space, str) and space else None

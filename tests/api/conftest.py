@@ -19,7 +19,9 @@ def app_settings(settings):
 
 @pytest.fixture
 async def engram(aiohttp_client, app_settings):
-    client = await aiohttp_client(EngramTestServer(create_app(app_settings)))  # served as `engram serve` does
+    client = await aiohttp_client(
+        EngramTestServer(await create_app(app_settings))
+    )  # served as `engram serve` does
     ctx = client.app[context_key]
     space = await ctx.services.spaces.create_hosted("api-tests", model=MODEL)
     return Reader(client, ctx, space.uri, PrivateKey.generate("ES256"))

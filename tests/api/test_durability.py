@@ -77,7 +77,7 @@ async def test_acknowledged_writes_survive_kill_9(aiohttp_client, settings):
             _, errors = proc.communicate()
     assert len(acknowledged) >= 200, errors
 
-    client = await aiohttp_client(create_app(settings_with(settings, search_rate=0)))
+    client = await aiohttp_client(await create_app(settings_with(settings, search_rate=0)))
     ctx = client.app[context_key]
     space = ctx.services.spaces.resolve_uri("durable")
     reader = Reader(client, ctx, space, PrivateKey.generate("ES256"))

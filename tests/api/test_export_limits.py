@@ -21,7 +21,7 @@ BOUND_S = 30.0
 
 
 async def _start(aiohttp_client, settings) -> Reader:
-    client = await aiohttp_client(EngramTestServer(create_app(settings)))
+    client = await aiohttp_client(EngramTestServer(await create_app(settings)))
     ctx = client.app[context_key]
     space = await ctx.services.spaces.create_hosted("exported", model=MODEL)
     return Reader(client, ctx, space.uri, PrivateKey.generate("ES256"))

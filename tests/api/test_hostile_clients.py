@@ -28,7 +28,7 @@ async def serve(settings):
     servers = []
 
     async def start(**changes) -> EngramTestServer:
-        server = EngramTestServer(create_app(settings_with(settings, **changes)), host="127.0.0.1")
+        server = EngramTestServer(await create_app(settings_with(settings, **changes)), host="127.0.0.1")
         await server.start_server()
         servers.append(server)
         return server

@@ -28,7 +28,7 @@ async def start(aiohttp_client, settings, **changes):
     for attempt in range(5):  # a port found free may be taken by another process before the app binds it
         port = free_port()
         try:
-            app = create_app(override(settings, metrics_port=port, **changes))
+            app = await create_app(override(settings, metrics_port=port, **changes))
             client = await aiohttp_client(EngramTestServer(app))
             return client, client.app[context_key], port
         except OSError as exc:

@@ -16,7 +16,7 @@ WIDE = ModelSpec("wide-model", "sha256:wide", 3072)
 
 
 async def _reader(aiohttp_client, settings, name: str, model: ModelSpec | None = None) -> Reader:
-    client = await aiohttp_client(EngramTestServer(create_app(settings)))
+    client = await aiohttp_client(EngramTestServer(await create_app(settings)))
     ctx = client.app[context_key]
     space = await ctx.services.spaces.create_hosted(name, model=model)
     return Reader(client, ctx, space.uri, PrivateKey.generate("ES256"))

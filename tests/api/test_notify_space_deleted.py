@@ -28,7 +28,7 @@ async def did_server():
 async def world(aiohttp_client, settings, did_server):
     """The app resolving DIDs at the fake server, a space whose authority is a did:plc served there, and
     two strangers (a did:plc and a did:web) with documents of their own there."""
-    client = await aiohttp_client(create_app(replace(settings, plc_url=did_server.url, dev=True)))
+    client = await aiohttp_client(await create_app(replace(settings, plc_url=did_server.url, dev=True)))
     ctx = client.app[context_key]
     authority, stranger = random_plc_did(), random_plc_did()
     keys = {did: PrivateKey.generate("ES256") for did in (authority, stranger, did_server.web_did())}

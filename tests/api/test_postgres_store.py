@@ -14,7 +14,7 @@ from engram.store.database import DB_FILE_NAME
 
 
 async def _start(aiohttp_client, settings) -> Reader:
-    client = await aiohttp_client(create_app(settings))
+    client = await aiohttp_client(await create_app(settings))
     ctx = client.app[context_key]
     space = await ctx.services.spaces.get(ctx.services.spaces.resolve_uri("ops"))
     if space is None:

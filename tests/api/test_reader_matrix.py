@@ -23,7 +23,7 @@ async def world_client(aiohttp_client, settings):
     world = ReaderWorld(settings.service_did)
     for did, doc in world.documents().items():
         did_server.register_raw(did, doc.to_json())
-    client = await aiohttp_client(create_app(settings_with(settings, plc_url=did_server.url)))
+    client = await aiohttp_client(await create_app(settings_with(settings, plc_url=did_server.url)))
     spaces = client.app[context_key].services.spaces
     for uri in (world.space, world.space_p256):
         authority, name = uri.split("/")[2], uri.rsplit("/", 1)[1]

@@ -17,7 +17,7 @@ from engram.store.models import Embedding, MemoryWrite
 
 
 async def start(aiohttp_client, settings, space_name="ops"):
-    client = await aiohttp_client(create_app(settings))
+    client = await aiohttp_client(await create_app(settings))
     ctx = client.app[context_key]
     space = await ctx.services.spaces.get(ctx.services.spaces.resolve_uri(space_name))
     if space is None:

@@ -26,7 +26,7 @@ FACTS = [
 
 
 async def start(aiohttp_client, settings, name="notes", authority=None) -> Reader:
-    client = await aiohttp_client(create_app(settings))
+    client = await aiohttp_client(await create_app(settings))
     ctx = client.app[context_key]
     space = await ctx.services.spaces.create_hosted(name, authority=authority)
     await ctx.services.memories.write(

@@ -126,3 +126,35 @@ def test_event_loop_defaults_to_uvloop_where_installed():
     assert read_env({}).event_loop == "uvloop"  # a dependency on Linux, where the suite runs
     assert read_env({"ENGRAM_EVENT_LOOP": "asyncio"}).event_loop == "asyncio"
     assert read_env({"ENGRAM_EVENT_LOOP": " UVLOOP "}).event_loop == "uvloop"
+
+
+def test_each_variable_is_declared_once_by_its_settings_field():
+    """One declaration per variable: the field's default is the parsed README default, and read_env parses
+    it with the same row (a variable without a parser is one read_env derives from others)."""
+    from dataclasses import fields
+
+    declared = [f for f in fields(Settings) if "variable" in f.metadata]
+    assert [f.metadata["variable"] for f in declared] == list(VARIABLES)
+    assert len({v.name for v in VARIABLES}) == len(VARIABLES)
+    for f in declared:
+        v = f.metadata["variable"]
+        if v.parse is not None and v.default is not None:
+            assert getattr(Settings(), f.name) == v.parse(v.name, v.default), v.name
+    derived = {v.name for v in VARIABLES if v.parse is None}
+    assert derived == {"ENGRAM_PUBLIC_URL", "ENGRAM_SERVICE_DID", "ENGRAM_NODE_ID", "ENGRAM_PROCESSES"}
+
+
+def test_sections_are_views_of_the_declared_fields():
+    from dataclasses import fields
+
+    from engram.config import SECTIONS
+
+    settings = read_env({"ENGRAM_EXACT_MAX": "7", "ENGRAM_MCP_SESSIONS": "3", "ENGRAM_HEARTBEAT_MS": "100"})
+    names = {f.name for f in fields(Settings)}
+    for section in SECTIONS:
+        assert {f.name for f in fields(section)} <= names, section
+    assert settings.search.exact_max == 7
+    assert settings.mcp.mcp_sessions == 3
+    assert settings.node.heartbeat_ms == 100
+    with pytest.raises(AttributeError):
+        settings.search.exact_max = 8  # frozen

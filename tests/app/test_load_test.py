@@ -24,7 +24,7 @@ async def test_mixed_load_answers_no_5xx_and_only_expected_statuses(aiohttp_clie
     load_test = _load_script()
     # Enough embedding slots for every connection: EmbedderBusy (503) is the right answer to an overload,
     # but this test is about the mix, not about the embedder's cap.
-    client = await aiohttp_client(create_app(replace(settings, embed_concurrency=16)))
+    client = await aiohttp_client(await create_app(replace(settings, embed_concurrency=16)))
     base = str(client.make_url("")).rstrip("/")
     target = await load_test.prepare(client.app[context_key], base, memories=40)
     report = await load_test.run_load(target, seconds=4, concurrency=8)

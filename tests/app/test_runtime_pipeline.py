@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from aiohttp import web
 
+from engram.space_scopes import SpaceScopes
 from engram.xrpc.errors import AuthRequiredError, InvalidRequestError, RateLimitExceededError
 from engram.xrpc.lexicons import LexiconRegistry
 from engram.xrpc.middleware import install_http_basics
@@ -117,7 +118,7 @@ def build_app(behaviour: dict, *, validate_every_output: bool = True) -> web.App
     xrpc.add("io.example.putAfterAuth", put_after_auth, auth=header_auth)
     app = web.Application(client_max_size=1024)
     install_http_basics(app)
-    xrpc.install(app)
+    xrpc.install(app, SpaceScopes())
     behaviour["xrpc"] = xrpc
     return app
 
@@ -216,14 +217,15 @@ async def test_validate_every_output_checks_after_a_good_answer_too(client):
     assert r.status == 500
 
 
-def test_the_test_suite_validates_every_output(settings):
+async def test_the_test_suite_validates_every_output(settings, aiohttp_client):
     """The suite's settings fixture turns ENGRAM_VALIDATE_OUTPUT on, so every app a test builds from it
     checks every answer against its lexicon (off-lexicon output still fails tests)."""
     from engram.app import create_app
     from engram.keys import xrpc_key
 
     assert settings.validate_output is True
-    assert create_app(settings)[xrpc_key].validate_every_output is True
+    client = await aiohttp_client(await create_app(settings))  # started, so its parts are closed after
+    assert client.app[xrpc_key].validate_every_output is True
 
 
 async def test_declared_error_passes_and_undeclared_is_a_500(client):

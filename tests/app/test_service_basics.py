@@ -16,7 +16,7 @@ UNBUILT: set[str] = set()
 
 @pytest.fixture
 async def client(aiohttp_client, settings):
-    return await aiohttp_client(create_app(settings))
+    return await aiohttp_client(await create_app(settings))
 
 
 async def test_health_reports_version(client):
@@ -81,7 +81,7 @@ def test_access_log_redacts_query_text_and_vectors():
 
 
 async def test_access_log_line_has_no_query_text(aiohttp_server, aiohttp_client, settings, caplog):
-    app = create_app(settings)
+    app = await create_app(settings)
     server = await aiohttp_server(
         app, access_log_class=AccessLogger, access_log=logging.getLogger("engram.access")
     )
@@ -116,7 +116,7 @@ async def test_prometheus_metrics_on_their_own_port(aiohttp_client, settings):
     for attempt in range(5):  # a port found free may be taken by another process before the app binds it
         port = free_port()
         try:
-            client = await aiohttp_client(create_app(override(settings, metrics_port=port)))
+            client = await aiohttp_client(await create_app(override(settings, metrics_port=port)))
             break
         except OSError as exc:
             if exc.errno != errno.EADDRINUSE or attempt == 4:

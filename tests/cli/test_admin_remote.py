@@ -29,7 +29,7 @@ async def admin(aiohttp_client, settings):
     save_operator_key(settings.data_dir, OPS_DID, ops)
     save_operator_key(settings.data_dir, OTHER_DID, other)
     settings = replace(settings, admin_dids=frozenset({OPS_DID}))
-    return await aiohttp_client(create_app(settings)), settings, ops, other
+    return await aiohttp_client(await create_app(settings)), settings, ops, other
 
 
 def _signed(settings, key, did, path, body: bytes = b"", method="POST", **kw) -> dict:
@@ -105,7 +105,7 @@ async def test_unsigned_replayed_stale_wrong_did_and_tampered_requests_are_refus
 
 
 async def test_admin_is_off_without_admin_dids(aiohttp_client, settings):
-    client = await aiohttp_client(create_app(settings))
+    client = await aiohttp_client(await create_app(settings))
     key = PrivateKey.generate("ES256")
     body = orjson.dumps({"name": "x"})
     r = await client.post(CREATE, data=body, headers=_signed(settings, key, OPS_DID, CREATE, body))

@@ -51,7 +51,7 @@ async def admin(aiohttp_client, settings):
     ops = PrivateKey.generate("ES256")
     save_operator_key(settings.data_dir, OPS_DID, ops)
     settings = replace(settings, admin_dids=frozenset({OPS_DID}))
-    client = await aiohttp_client(create_app(settings))
+    client = await aiohttp_client(await create_app(settings))
     return client, settings, ops
 
 

@@ -30,7 +30,7 @@ async def start_node(aiohttp_server, settings, tmp_path, name: str) -> InProcess
         url = f"http://127.0.0.1:{port}"
         node_settings = replace(settings, node_url=url, node_id=name, data_dir=tmp_path / f"data-{name}")
         try:
-            server = await aiohttp_server(create_app(node_settings), port=port)
+            server = await aiohttp_server(await create_app(node_settings), port=port)
         except OSError as exc:
             if exc.errno != errno.EADDRINUSE or attempt == 4:
                 raise

@@ -33,7 +33,7 @@ async def node(pg_database_url, aiohttp_client, settings):  # the database outli
         heartbeat_ms=100,
         lease_timeout_ms=60_000,
     )
-    client = await aiohttp_client(EngramTestServer(create_app(settings)))
+    client = await aiohttp_client(EngramTestServer(await create_app(settings)))
     ctx = client.app[context_key]
     space = await ctx.services.spaces.create_hosted("forwarded", model=MODEL)
     return Reader(client, ctx, space.uri, PrivateKey.generate("ES256"))

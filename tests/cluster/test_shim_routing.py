@@ -14,7 +14,7 @@ from sync.sync_support import until
 
 from engram.cluster import rendezvous
 from engram.cluster.middleware import SERVED_BY
-from engram.cluster.shim_routing import bearer_space
+from engram.compat.memorybank.keyauth import bearer_space
 from engram.oauth.store import TokenRow, put_token
 from engram.service.apikeys import create_api_key
 
@@ -36,7 +36,7 @@ async def _post(url, token, body) -> tuple[int, dict, dict]:
 async def test_a_memory_bank_query_is_answered_by_the_holder_of_the_keys_space(two_nodes):
     a, b = two_nodes
     space = await a.ctx.services.spaces.create_hosted("bank")
-    _, token = await create_api_key(a.ctx, space.uri, ["read", "write"], "bank")
+    _, token = await create_api_key(a.ctx.store, space.uri, ["read", "write"], "bank")
     owner_id = rendezvous.owner(space.uri, {n.node_id: n.url for n in two_nodes})
     owner, other = (a, b) if owner_id == a.node_id else (b, a)
 
@@ -60,7 +60,7 @@ async def test_a_memory_bank_query_is_answered_by_the_holder_of_the_keys_space(t
 async def test_the_routing_hint_reads_api_keys_and_oauth_access_tokens(two_nodes):
     a, _ = two_nodes
     space = await a.ctx.services.spaces.create_hosted("hinted")
-    key, token = await create_api_key(a.ctx, space.uri, ["read"], "hint")
+    key, token = await create_api_key(a.ctx.store, space.uri, ["read"], "hint")
     row = TokenRow(
         "access", "client", key.id, frozenset({"read:documents"}), "fam", int(time.time()) + 60, None
     )

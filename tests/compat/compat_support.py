@@ -27,7 +27,7 @@ class Engram:
         return await self.ctx.services.spaces.create_hosted(name)
 
     async def key(self, primary: str, *extra: str, scopes=("read", "write")) -> tuple[str, object]:
-        key, token = await apikeys.create_api_key(self.ctx, primary, scopes, "test", extra)
+        key, token = await apikeys.create_api_key(self.ctx.store, primary, scopes, "test", extra)
         return token, key
 
     async def write(self, space_uri: str, texts, **fields) -> list:
@@ -42,5 +42,5 @@ def bearer(token: str) -> dict[str, str]:
 
 
 async def start(aiohttp_client, settings) -> Engram:
-    client = await aiohttp_client(create_app(settings))
+    client = await aiohttp_client(await create_app(settings))
     return Engram(client, client.app[context_key])

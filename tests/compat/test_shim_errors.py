@@ -10,6 +10,7 @@ from engram.compat.errors import shim_error_middleware
 from engram.compat.requests import json_response, read_json_object
 from engram.compat.shim import Shim
 from engram.errors import Conflict, EngramError
+from engram.space_scopes import SpaceScopes
 from engram.xrpc.middleware import install_http_basics
 
 
@@ -42,7 +43,7 @@ TOY = Shim("toy", ("/toy",), add_routes, render, openapi=lambda: {"openapi": "3.
 async def client(aiohttp_client):
     app = web.Application(client_max_size=1000)
     install_http_basics(app)
-    TOY.mount(app, None)
+    TOY.mount(app, None, SpaceScopes())
     app.middlewares.append(shim_error_middleware([TOY]))
     return await aiohttp_client(app)
 

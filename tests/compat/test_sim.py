@@ -199,7 +199,7 @@ async def test_a_read_key_cannot_write_and_revocation_is_immediate(sim):
     reader, key = await engram.key(space.uri, scopes=("read",))
     assert (await call(engram, reader, "POST", "/api/memory", 403, json=add_body()))["success"] is False
     await call(engram, reader, "GET", "/api/memory", 200, params={"workflowId": WF})
-    await apikeys.revoke_api_key(engram.ctx, key.id)
+    await apikeys.revoke_api_key(engram.ctx.store, key.id)
     await call(engram, reader, "GET", "/api/memory", 401, params={"workflowId": WF})
 
 

@@ -73,7 +73,9 @@ async def _seed(ctx, uri: str, texts: list[str], tags_for) -> list[str]:
 
 @pytest.fixture
 async def console(aiohttp_client, console_settings, clock) -> Console:
-    client = await aiohttp_client(console_app(console_settings, clock), cookie_jar=aiohttp.DummyCookieJar())
+    client = await aiohttp_client(
+        await console_app(console_settings, clock), cookie_jar=aiohttp.DummyCookieJar()
+    )
     ctx = client.app[context_key]
     alpha = (await ctx.services.spaces.create_hosted("alpha")).uri
     beta = (await ctx.services.spaces.create_hosted("beta")).uri
@@ -81,7 +83,7 @@ async def console(aiohttp_client, console_settings, clock) -> Console:
         ctx, alpha, ALPHA_TEXTS, lambda i: ("even",) if i % 2 == 0 else ("odd", "deploy")
     )
     beta_uris = await _seed(ctx, beta, BETA_TEXTS, lambda i: ("secret",))
-    _, alpha_read = await apikeys.create_api_key(ctx, alpha, ["read"], "alpha reader")
-    _, alpha_write = await apikeys.create_api_key(ctx, alpha, ["write"], "alpha writer")
-    _, beta_read = await apikeys.create_api_key(ctx, beta, ["read"], "beta reader")
+    _, alpha_read = await apikeys.create_api_key(ctx.store, alpha, ["read"], "alpha reader")
+    _, alpha_write = await apikeys.create_api_key(ctx.store, alpha, ["write"], "alpha writer")
+    _, beta_read = await apikeys.create_api_key(ctx.store, beta, ["read"], "beta reader")
     return Console(client, ctx, clock, alpha, beta, alpha_uris, beta_uris, alpha_read, alpha_write, beta_read)

@@ -92,11 +92,11 @@ class Browser:
         )
 
 
-def console_app(settings, clock):
+async def console_app(settings, clock):
     """The real app, with the test's clock as its wall clock (sessions and links expire on it)."""
     from engram.app import create_app
     from engram.keys import context_key
 
-    app = create_app(settings)
+    app = await create_app(settings)
     app[context_key].clock = clock
     return app

@@ -55,7 +55,9 @@ def examples_data(tmp_path_factory, settings_template) -> Path:
             lines = (
                 (n, line) for n, line in enumerate(EXAMPLES.read_bytes().splitlines(), 1) if line.strip()
             )
-            report = await import_values(ctx, space.uri, decode_lines(lines))
+            report = await import_values(
+                ctx.store, ctx.services.spaces, ctx.services.memories, space.uri, decode_lines(lines)
+            )
             assert report.written == 300 and not report.skipped
 
     asyncio.run(build())
@@ -77,7 +79,7 @@ def settings_template() -> Settings:
 async def site(aiohttp_server, examples_data, settings_template, tmp_path):
     data_dir = tmp_path / "data"
     shutil.copytree(examples_data, data_dir)
-    server = await aiohttp_server(create_app(replace(settings_template, data_dir=data_dir)))
+    server = await aiohttp_server(await create_app(replace(settings_template, data_dir=data_dir)))
     return server
 
 

@@ -58,7 +58,7 @@ async def test_readers_cannot_manage_keys(console):
     assert created.status == 403 and "engram_" not in (await created.text()).replace("engram_console", "")
     revoked = await alpha.post("/console/keys/revoke", {"csrf": csrf, "id": "3"})
     assert revoked.status == 403
-    keys = await apikeys.list_api_keys(console.ctx)
+    keys = await apikeys.list_api_keys(console.ctx.store)
     assert len(keys) == 3 and all(k.revoked_at is None for k in keys)
 
 
@@ -73,8 +73,8 @@ async def test_unknown_or_revoked_key_cannot_sign_in(console):
     for token in ("engram_not-a-real-key", "", "x" * 500):
         resp = await console.browser().sign_in_key(token)
         assert resp.status == 401 and "InvalidApiKey" in await resp.text()
-    key = next(k for k in await apikeys.list_api_keys(console.ctx) if k.label == "beta reader")
-    await apikeys.revoke_api_key(console.ctx, key.id)
+    key = next(k for k in await apikeys.list_api_keys(console.ctx.store) if k.label == "beta reader")
+    await apikeys.revoke_api_key(console.ctx.store, key.id)
     assert (await console.browser().sign_in_key(console.beta_read)).status == 401
 
 
@@ -82,7 +82,7 @@ async def test_revoking_a_key_ends_its_sessions(console):
     alpha = await console.reader(console.alpha_read)
     assert (await alpha.get("/console/space", {"space": console.alpha})).status == 200
     operator = await console.operator()
-    key = next(k for k in await apikeys.list_api_keys(console.ctx) if k.label == "alpha reader")
+    key = next(k for k in await apikeys.list_api_keys(console.ctx.store) if k.label == "alpha reader")
     resp = await operator.post("/console/keys/revoke", {"csrf": await operator.csrf(), "id": str(key.id)})
     assert resp.status == 303
     assert (await alpha.get("/console/space", {"space": console.alpha})).status == 303
@@ -92,8 +92,8 @@ async def test_revoking_a_key_ends_its_sessions(console):
 async def test_revoked_elsewhere_still_ends_the_session(console):
     """Revoked by the CLI (another process): the next request re-reads the key and finds it dead."""
     alpha = await console.reader(console.alpha_read)
-    key = next(k for k in await apikeys.list_api_keys(console.ctx) if k.label == "alpha reader")
-    await apikeys.revoke_api_key(console.ctx, key.id)
+    key = next(k for k in await apikeys.list_api_keys(console.ctx.store) if k.label == "alpha reader")
+    await apikeys.revoke_api_key(console.ctx.store, key.id)
     assert (await alpha.get("/console/")).status == 303
 
 

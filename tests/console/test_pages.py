@@ -62,7 +62,7 @@ async def test_spaces_page_counts_skipped_memories(console):
 
 async def test_index_kind_is_hnsw_above_exact_max(aiohttp_client, console_settings, clock):
     client = await aiohttp_client(
-        console_app(replace(console_settings, exact_max=3), clock), cookie_jar=aiohttp.DummyCookieJar()
+        await console_app(replace(console_settings, exact_max=3), clock), cookie_jar=aiohttp.DummyCookieJar()
     )
     ctx = client.app[context_key]
     space = (await ctx.services.spaces.create_hosted("big")).uri
@@ -222,7 +222,7 @@ async def test_keys_page_creates_shows_once_and_revokes(console):
     html = await resp.text()
     assert resp.status == 201 and "it is not shown again" in html
     token = re.search(r'<code class="token" id="new-token">([^<]+)</code>', html).group(1)
-    key = await apikeys.find_live_api_key(console.ctx, token)
+    key = await apikeys.find_live_api_key(console.ctx.store, token)
     assert key.space_uri == console.beta and key.scopes == {"read", "write"} and key.label == "from console"
     listing_html = await (await operator.get("/console/keys")).text()
     assert token not in listing_html and "from console" in listing_html  # listed, never shown again
@@ -237,7 +237,7 @@ async def test_keys_page_creates_shows_once_and_revokes(console):
     assert f"Key {key.id} revoked." in html
     row = re.search(rf'<tr id="key-{key.id}">.*?</tr>', html, re.DOTALL).group(0)
     assert "revoked" in row and "Revoke" not in row
-    assert await apikeys.find_live_api_key(console.ctx, token) is None
+    assert await apikeys.find_live_api_key(console.ctx.store, token) is None
     assert (await reader.get("/console/")).status == 303
 
 
@@ -254,7 +254,7 @@ async def test_key_form_errors_are_400s(console):
     assert twice.status == 400 and "KeyNotFound" in await twice.text()
     bad_id = await operator.post("/console/keys/revoke", {"csrf": csrf, "id": "one"})
     assert bad_id.status == 400
-    assert len(await apikeys.list_api_keys(console.ctx)) == 3
+    assert len(await apikeys.list_api_keys(console.ctx.store)) == 3
 
 
 async def test_placeholders_for_sync_state_and_grants_are_marked(console):
@@ -302,7 +302,8 @@ async def test_a_refused_text_search_shows_beside_the_form_and_the_page_still_re
     aiohttp_client, console_settings, clock
 ):
     client = await aiohttp_client(
-        console_app(replace(console_settings, text_search=False), clock), cookie_jar=aiohttp.DummyCookieJar()
+        await console_app(replace(console_settings, text_search=False), clock),
+        cookie_jar=aiohttp.DummyCookieJar(),
     )
     ctx = client.app[context_key]
     space = (await ctx.services.spaces.create_hosted("quiet")).uri

@@ -92,7 +92,7 @@ async def test_cookies_are_not_secure_on_a_plain_http_public_url(aiohttp_client,
     from engram.app import create_app
 
     client = await aiohttp_client(
-        create_app(replace(console_settings, public_url="http://127.0.0.1:8080")),
+        await create_app(replace(console_settings, public_url="http://127.0.0.1:8080")),
         cookie_jar=aiohttp.DummyCookieJar(),
     )
     browser = Browser(client)
@@ -143,7 +143,7 @@ async def test_csrf_is_required_on_every_signed_in_form(console):
             assert resp.status == 403 and "BadCsrfToken" in await resp.text(), (path, csrf)
     from engram.service import apikeys
 
-    keys = await apikeys.list_api_keys(console.ctx)
+    keys = await apikeys.list_api_keys(console.ctx.store)
     assert len(keys) == 3 and all(k.revoked_at is None for k in keys)  # nothing was created or revoked
 
 
@@ -201,7 +201,7 @@ async def test_access_log_never_records_a_link_token(
     from engram.logs import AccessLogger
 
     server = await aiohttp_server(
-        create_app(console_settings),
+        await create_app(console_settings),
         access_log_class=AccessLogger,
         access_log=logging.getLogger("engram.access"),
     )

@@ -28,10 +28,10 @@ async def test_a_context_loads_the_model_only_when_a_line_needs_embedding(settin
         assert isinstance(ctx.embedder, LazyEmbedder) and not ctx.embedder.loaded
         space = (await ctx.services.spaces.create_hosted("lazy")).uri  # the built-in model's space
         assert not ctx.embedder.loaded
-        first = await import_values(ctx, space, lines)
+        first = await import_values(ctx.store, ctx.services.spaces, ctx.services.memories, space, lines)
         assert first.created == 5 and first.not_indexed == 0 and ctx.embedder.loaded
     async with open_context(settings) as ctx:  # a second CLI run: the same file again
-        again = await import_values(ctx, space, lines)
+        again = await import_values(ctx.store, ctx.services.spaces, ctx.services.memories, space, lines)
         assert (again.created, again.unchanged) == (0, 5)
         assert not ctx.embedder.loaded  # nothing needed the model
 

@@ -24,7 +24,6 @@ from engram.auth.keys import PrivateKey
 from engram.auth.space_signature import sign_space_request
 from engram.keys import context_key
 from engram.search.vectors import encode_query_vector
-from engram.service import members
 from engram.store import Embedding, MemoryWrite, ModelSpec
 
 MODEL = ModelSpec("test-model", "sha256:test", 16)
@@ -94,7 +93,7 @@ async def test_b_indexes_a_hosted_space_of_a_through_verified_sync(aiohttp_clien
     a_key, a_did = PrivateKey.generate("ES256"), random_plc_did()
     a_settings = replace(settings, data_dir=tmp_path / "a", service_did=a_did, signing_key=a_key.to_multibase(),
                          plc_url=plc.url, dev=True)  # fmt: skip
-    a = await aiohttp_client(create_app(a_settings))
+    a = await aiohttp_client(await create_app(a_settings))
     a_url = str(a.make_url("")).rstrip("/")
     plc.register(a_did, a_key.public_key, {"#atproto_space_host": Service("AtprotoSpaceHost", a_url),
                                            "#atproto_pds": Service("AtprotoPersonalDataServer", a_url)})  # fmt: skip
@@ -112,7 +111,7 @@ async def test_b_indexes_a_hosted_space_of_a_through_verified_sync(aiohttp_clien
         plc.register(
             member_did, member_key.public_key, {"#atproto_pds": Service("AtprotoPersonalDataServer", pds.url)}
         )
-        await members.grant(a_ctx, space, member_did)
+        await a_ctx.services.members.grant(space, member_did)
         texts = ["the release train leaves on thursdays", "staging runs postgres 16.2"]
         written = await a_ctx.services.memories.write(space, [
             MemoryWrite(author=a_did, text=t, embedding=Embedding(MODEL.model, MODEL.digest, MODEL.dims, vector(i)))
@@ -122,7 +121,7 @@ async def test_b_indexes_a_hosted_space_of_a_through_verified_sync(aiohttp_clien
         # B: an ordinary engram that syncs the space with the member's account.
         b_settings = replace(settings, data_dir=tmp_path / "b", plc_url=plc.url, dev=True, poll_interval=0,
                              sync_timeout=10.0)  # fmt: skip
-        b = await aiohttp_client(create_app(b_settings))
+        b = await aiohttp_client(await create_app(b_settings))
         b_ctx = b.app[context_key]
         await b_ctx.syncer.add_space(space, member_did, password)
         holder = PrivateKey.generate("ES256")

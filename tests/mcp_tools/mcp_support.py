@@ -56,7 +56,7 @@ class Served:
         return (await self.ctx.services.spaces.create_hosted(name)).uri
 
     async def key(self, primary: str, *extra: str, scopes=("read", "write")) -> tuple[str, object]:
-        key, token = await apikeys.create_api_key(self.ctx, primary, scopes, "test", extra)
+        key, token = await apikeys.create_api_key(self.ctx.store, primary, scopes, "test", extra)
         return token, key
 
     async def write(self, space_uri: str, texts, **fields) -> list:
@@ -83,7 +83,7 @@ async def serve(aiohttp_server, settings) -> Served:
         port = free_port()
         base = f"http://127.0.0.1:{port}"
         try:
-            server = await aiohttp_server(create_app(replace(settings, public_url=base)), port=port)
+            server = await aiohttp_server(await create_app(replace(settings, public_url=base)), port=port)
         except OSError as exc:
             if exc.errno != errno.EADDRINUSE or attempt == 4:
                 raise
@@ -148,7 +148,7 @@ async def engram_serve(tmp_path, processes: int = 2, **extra: str):
 
     async with open_context(read_env(env(0))) as ctx:
         space = await ctx.services.spaces.create_hosted("notes")
-        _, token = await apikeys.create_api_key(ctx, space.uri, ["read", "write"], "agent", [])
+        _, token = await apikeys.create_api_key(ctx.store, space.uri, ["read", "write"], "agent", [])
     proc, port = start_engram([sys.executable, "-m", "engram", "serve"], env, tmp_path / "serve.log")
     try:
         for _ in range(600):  # start_engram returns once one process answers; the others may still start

@@ -154,7 +154,7 @@ async def test_a_revoked_key_stops_at_the_next_request_and_scopes_hold(served):
         assert "InsufficientScope" in error_of(await client.call_tool("remember", {"text": "nope"}))
         uri = (await served.ctx.services.memories.list(notes))[0][0].uri
         assert "ReadOnlySpace" in error_of(await client.call_tool("forget", {"uri": uri}))
-        await apikeys.revoke_api_key(served.ctx, reader_key.id)
+        await apikeys.revoke_api_key(served.ctx.store, reader_key.id)
         with pytest.raises(MCPError):  # the session's next request is refused (401) mid-session
             await client.call_tool("recall", {"query": "pnpm"})
     async with httpx2.AsyncClient(base_url=served.base) as http:

@@ -145,7 +145,7 @@ async def test_fifty_connects_through_one_address_in_front_of_two_cluster_nodes(
     nodes = [await start_node(aiohttp_server, settings, tmp_path, name) for name in ("node-a", "node-b")]
     await until(lambda: all(len(n.ctx.cluster.ownership.live) == 2 for n in nodes), "both nodes live")
     space = await nodes[0].ctx.services.spaces.create_hosted("notes")
-    _, token = await create_api_key(nodes[0].ctx, space.uri, ["read", "write"], "agent")
+    _, token = await create_api_key(nodes[0].ctx.store, space.uri, ["read", "write"], "agent")
     async with loopback_proxy([n.url for n in nodes]) as front:
         _, out, err = await node("connects.mjs", front.url + "/mcp", token, "50")
     report = json.loads(out.strip().splitlines()[-1])

@@ -52,7 +52,9 @@ async def data_dir(settings):
         [secret] = await ctx.services.memories.write(
             private.uri, [MemoryWrite(author=author, text="Postgres secret plan.")]
         )
-        _, token = await apikeys.create_api_key(ctx, notes.uri, ["read", "write"], "agent", [shared.uri])
+        _, token = await apikeys.create_api_key(
+            ctx.store, notes.uri, ["read", "write"], "agent", [shared.uri]
+        )
     return settings, token, notes.uri, shared.uri, private.uri, secret.uri
 
 

@@ -23,7 +23,7 @@ class Bank:
         return {"Authorization": f"Bearer {token or self.key}"}
 
     async def new_key(self, scopes=("read", "write"), space: str | None = None) -> str:
-        _, token = await create_api_key(self.ctx, space or self.space, scopes, "test")
+        _, token = await create_api_key(self.ctx.store, space or self.space, scopes, "test")
         return token
 
     async def post(self, path: str, body, token: str | None = None):
@@ -42,8 +42,8 @@ class Bank:
 
 @pytest.fixture
 async def bank(aiohttp_client, settings) -> Bank:
-    client = await aiohttp_client(create_app(settings))
+    client = await aiohttp_client(await create_app(settings))
     ctx = client.app[context_key]
     space = await ctx.services.spaces.create_hosted("memorybank")
-    key, token = await create_api_key(ctx, space.uri, ["read", "write"], "memory bank")
+    key, token = await create_api_key(ctx.store, space.uri, ["read", "write"], "memory bank")
     return Bank(client, ctx, space.uri, token, key.id)

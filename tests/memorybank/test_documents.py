@@ -321,7 +321,7 @@ async def test_auth_failures_have_upstreams_statuses(bank):
     key_id = (await bank.ctx.store.read(lambda c: c.execute("SELECT max(id) FROM api_keys").fetchone()))[0]
     from engram.service.apikeys import revoke_api_key
 
-    await revoke_api_key(bank.ctx, key_id)
+    await revoke_api_key(bank.ctx.store, key_id)
     response = await bank.post("/query", body)
     assert response.status == 401  # a revoked key stops working at once
 
@@ -450,10 +450,10 @@ async def test_an_oversized_body_is_413_detail(aiohttp_client, settings):
     from engram.keys import context_key
     from engram.service.apikeys import create_api_key
 
-    client = await aiohttp_client(create_app(override(settings, max_body_bytes=2048)))
+    client = await aiohttp_client(await create_app(override(settings, max_body_bytes=2048)))
     ctx = client.app[context_key]
     space = await ctx.services.spaces.create_hosted("small")
-    _, key = await create_api_key(ctx, space.uri, ["read", "write"])
+    _, key = await create_api_key(ctx.store, space.uri, ["read", "write"])
     body = {"documents": [{"text": "x" * 5000, "user_id": "u"}]}
     response = await client.post("/memorybank/upsert", json=body, headers={"Authorization": f"Bearer {key}"})
     assert response.status == 413 and await response.json() == {"detail": "Request body is too large"}

@@ -145,7 +145,7 @@ async def test_expired_and_revoked_tokens_stop_working(bank):
 
     response = await exchange(bank, {"grant_type": "client_credentials"}, basic=(str(bank.key_id), bank.key))
     access = (await response.json())["access_token"]
-    await revoke_api_key(bank.ctx, bank.key_id)
+    await revoke_api_key(bank.ctx.store, bank.key_id)
     assert (await query_with(bank, access)).status == 401  # revoking the key ends its tokens at once
 
 

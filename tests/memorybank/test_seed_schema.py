@@ -32,11 +32,11 @@ OPERATIONS = [(name, path) for name, spec in SCHEMAS.items() for path in spec["p
 
 @pytest.fixture
 async def engram(aiohttp_server, settings):
-    app = create_app(replace(settings, text_search_rate=10_000.0, text_search_burst=10_000))
+    app = await create_app(replace(settings, text_search_rate=10_000.0, text_search_burst=10_000))
     server = await aiohttp_server(app)
     ctx = server.app[context_key]
     space = await ctx.services.spaces.create_hosted("seed-schema")
-    _, token = await create_api_key(ctx, space.uri, ["read", "write"], "schemathesis")
+    _, token = await create_api_key(ctx.store, space.uri, ["read", "write"], "schemathesis")
     return f"http://127.0.0.1:{server.port}/memorybank", token
 
 

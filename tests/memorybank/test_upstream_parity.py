@@ -147,7 +147,9 @@ async def test_an_import_cannot_plant_one_either(bank):
         (1, {"text": "planted", "tags": [f"mb.user={bank.key_id}/dana"]}),
         (2, {"text": "fine", "tags": ["team"]}),
     ]
-    report = await import_values(bank.ctx, bank.space, iter(lines))
+    report = await import_values(
+        bank.ctx.store, bank.ctx.services.spaces, bank.ctx.services.memories, bank.space, iter(lines)
+    )
     assert [line for line, _ in report.skipped] == [1] and "reserved" in report.skipped[0][1]
     assert report.created == 1
 

@@ -23,7 +23,7 @@ def _queries(rng: np.random.Generator, count: int, d: int) -> np.ndarray:
 def _index_with_tombstones(n: int, d: int, seed: int, dead: float):
     rng = np.random.default_rng(seed)
     rows = make_rows(n, d, seed)
-    index = SpaceIndex.build(rows, d, 1)
+    index = SpaceIndex.build(rows, d, 1, IndexTuning(exact_max=1_000_000))
     index.delete(rows.row_ids[rng.random(n) < dead])
     return rng, rows, index
 
@@ -67,7 +67,7 @@ def test_filtered_search_many_returns_what_each_lone_filtered_search_returns(n, 
 
 def test_scan_mask_gives_the_allowed_fraction_and_rows():
     rows = make_rows(2000, 8, 7)
-    index = SpaceIndex.build(rows, 8, 1)
+    index = SpaceIndex.build(rows, 8, 1, IndexTuning(exact_max=1_000_000))
     assert index.scan_mask(None) == (1.0, None) and index.scan_mask(Filters()) == (1.0, None)
     index.delete(rows.row_ids[:10])
     fraction, mask = index.scan_mask(None)
@@ -80,7 +80,7 @@ def test_scan_mask_gives_the_allowed_fraction_and_rows():
 def test_search_many_matches_the_oracle_across_blocks():
     rng = np.random.default_rng(5)
     rows = make_rows(3 * BLOCK_ROWS + 17, 32, 5)
-    index = SpaceIndex.build(rows, 32, 1)
+    index = SpaceIndex.build(rows, 32, 1, IndexTuning(exact_max=1_000_000))
     queries = _queries(rng, 6, 32)
     for query, got in zip(queries, index.search_many(queries, [10] * 6), strict=True):
         ids, scores = oracle(rows, query, 10)
@@ -91,7 +91,7 @@ def test_search_many_matches_the_oracle_across_blocks():
 def test_scan_candidates_skips_dead_rows_and_returns_fewer_when_few_live():
     rng = np.random.default_rng(1)
     rows = make_rows(BLOCK_ROWS + 5, 8, 1)
-    index = SpaceIndex.build(rows, 8, 1)
+    index = SpaceIndex.build(rows, 8, 1, IndexTuning(exact_max=1_000_000))
     live = np.zeros(len(rows), dtype=bool)
     live[[3, BLOCK_ROWS + 2, BLOCK_ROWS + 4]] = True
     found = scan_candidates(stored_rows(index.store, 8), _queries(rng, 4, 8), 10, live)
@@ -104,20 +104,22 @@ def test_scan_candidates_skips_dead_rows_and_returns_fewer_when_few_live():
 
 def test_stored_rows_is_the_canonical_float16_copy_without_a_copy():
     rows = make_rows(50, 16, 2)
-    index = SpaceIndex.build(rows, 16, 1)
+    index = SpaceIndex.build(rows, 16, 1, IndexTuning(exact_max=1_000_000))
     view = stored_rows(index.store, 16)
     assert view.dtype == np.float16 and view.shape == (50, 16) and not view.flags.owndata
     np.testing.assert_array_equal(view.astype(np.float32), index.vectors(np.arange(50)))
-    assert stored_rows(SpaceIndex(16).store, 16).shape == (0, 16)
+    assert stored_rows(SpaceIndex(16, IndexTuning(exact_max=1_000_000)).store, 16).shape == (0, 16)
 
 
 def test_search_many_edge_cases():
     rows = make_rows(30, 16, 3)
-    index = SpaceIndex.build(rows, 16, 1)
+    index = SpaceIndex.build(rows, 16, 1, IndexTuning(exact_max=1_000_000))
     queries = _queries(np.random.default_rng(0), 2, 16)
     assert [len(r.row_ids) for r in index.search_many(queries, [0, 0])] == [0, 0]
     assert [len(r.row_ids) for r in index.search_many(queries, [0, 50])] == [0, 30]
-    assert [len(r.row_ids) for r in SpaceIndex(16).search_many(queries, [3, 3])] == [0, 0]
+    assert [
+        len(r.row_ids) for r in SpaceIndex(16, IndexTuning(exact_max=1_000_000)).search_many(queries, [3, 3])
+    ] == [0, 0]
     with pytest.raises(ValueError, match="dims"):
         index.search_many(queries[:, :8], [3, 3])
     hnsw = SpaceIndex.build(make_rows(60, 16, 4), 16, 1, IndexTuning(exact_max=10))

@@ -140,7 +140,7 @@ def test_newest_neighbors_is_exact():
         np.zeros(300, np.int64),
         [()] * 300,
     )
-    index = SpaceIndex.build(rows, 16, 1)
+    index = SpaceIndex.build(rows, 16, 1, IndexTuning(exact_max=1_000_000))
     index.delete(np.array([300]))
     nb = newest_neighbors(index, 50, 5)
     assert nb.row_ids[0] == 299 and len(nb.row_ids) == 50

@@ -54,7 +54,9 @@ filters_strategy = st.one_of(
 def test_exact_matches_oracle(n, seed, k, filters, gather_max, deleted):
     d = 8
     rows = make_rows(n, d, seed)
-    index = SpaceIndex.build(rows, d, generation=1, tuning=IndexTuning(gather_max=gather_max))
+    index = SpaceIndex.build(
+        rows, d, generation=1, tuning=IndexTuning(exact_max=1_000_000, gather_max=gather_max)
+    )
     rng = np.random.default_rng(seed + 1)
     dead = rng.choice(rows.row_ids, size=min(deleted, n), replace=False) if n else np.zeros(0, np.int64)
     index.delete(dead)
@@ -77,7 +79,7 @@ def test_exact_matches_oracle(n, seed, k, filters, gather_max, deleted):
 @pytest.mark.parametrize("since, expected", [(None, 5), (10**13, 0)])
 def test_filters_matching_everything_or_nothing(since, expected):
     rows = make_rows(5, 4, seed=3)
-    index = SpaceIndex.build(rows, 4, 1)
+    index = SpaceIndex.build(rows, 4, 1, IndexTuning(exact_max=1_000_000))
     got = index.search(unit(np.ones(4)), 10, Filters(since_ms=since), FAR)
     assert len(got.row_ids) == expected
 
@@ -85,7 +87,7 @@ def test_filters_matching_everything_or_nothing(since, expected):
 def test_filter_matching_exactly_one_row():
     rows = make_rows(50, 4, seed=4)
     rows.authors[17] = "did:plc:unique"
-    index = SpaceIndex.build(rows, 4, 1)
+    index = SpaceIndex.build(rows, 4, 1, IndexTuning(exact_max=1_000_000))
     got = index.search(unit(np.ones(4)), 10, Filters(author="did:plc:unique"), FAR)
     assert got.row_ids.tolist() == [rows.row_ids[17]]
 
@@ -93,7 +95,7 @@ def test_filter_matching_exactly_one_row():
 def test_zero_vectors_are_kept_and_score_zero():
     rows = make_rows(4, 4, seed=5)
     rows.vectors[2] = 0
-    index = SpaceIndex.build(rows, 4, 1)
+    index = SpaceIndex.build(rows, 4, 1, IndexTuning(exact_max=1_000_000))
     got = index.search(unit(np.ones(4)), 4, None, FAR)
     assert rows.row_ids[2] in got.row_ids
     assert got.scores[got.row_ids.tolist().index(rows.row_ids[2])] == 0
@@ -101,12 +103,12 @@ def test_zero_vectors_are_kept_and_score_zero():
 
 def test_exact_index_never_reports_approximate_even_past_deadline():
     rows = make_rows(200, 8, seed=6)
-    index = SpaceIndex.build(rows, 8, 1)
+    index = SpaceIndex.build(rows, 8, 1, IndexTuning(exact_max=1_000_000))
     assert index.coarse is None
     assert index.search(unit(np.ones(8)), 10, None, deadline=0.0).approximate is False
 
 
 def test_wrong_query_dims_is_an_error():
-    index = SpaceIndex.build(make_rows(5, 4, seed=7), 4, 1)
+    index = SpaceIndex.build(make_rows(5, 4, seed=7), 4, 1, IndexTuning(exact_max=1_000_000))
     with pytest.raises(ValueError):
         index.search(np.ones(5, np.float32), 3, None, time.monotonic() + 1)

@@ -17,7 +17,7 @@ class Clock:
 
 async def test_bucket_allows_burst_then_refuses_with_its_numbers():
     clock = Clock()
-    limiter = SearchLimiter(rate_per_s=0.5, burst=3, max_concurrent=8, clock=clock)
+    limiter = SearchLimiter(rate_per_s=0.5, burst=3, max_concurrent=8, wait_s=0, queue=0, clock=clock)
     for remaining in (2, 1, 0):
         async with limiter.acquire("space") as decision:
             assert decision.remaining == remaining
@@ -54,7 +54,7 @@ def test_reset_and_retry_after_are_whole_seconds_rounded_up():
 
 
 async def test_concurrency_cap_turns_away_excess_and_releases():
-    limiter = SearchLimiter(rate_per_s=0, burst=1, max_concurrent=2)
+    limiter = SearchLimiter(rate_per_s=0, burst=1, max_concurrent=2, wait_s=0, queue=0)
     async with limiter.acquire("s"), limiter.acquire("s"):
         with pytest.raises(RateLimited) as info:
             async with limiter.acquire("s"):
@@ -68,7 +68,7 @@ async def test_concurrency_cap_turns_away_excess_and_releases():
 
 
 async def test_slot_released_when_the_body_raises():
-    limiter = SearchLimiter(rate_per_s=0, burst=1, max_concurrent=1)
+    limiter = SearchLimiter(rate_per_s=0, burst=1, max_concurrent=1, wait_s=0, queue=0)
     with pytest.raises(KeyError):
         async with limiter.acquire("s"):
             raise KeyError("boom")

@@ -7,9 +7,11 @@ import pytest
 from loop_guard import loop_guard, run_queue_delay_s
 from search_fakes import MODEL, MemorySource, clustered, oracle
 
+from engram.config import SearchConfig
 from engram.errors import InvalidInput, UnknownSpace
 from engram.search import persist
 from engram.search.filters import Filters
+from engram.search.index import IndexTuning
 from engram.search.manager import IndexManager
 from engram.xrpc.errors import InvalidRequestError, UnavailableError, http_status
 
@@ -40,7 +42,7 @@ async def check_oracle(manager, source, queries, k=10, filters=None, space=SPACE
 @pytest.mark.parametrize("exact_max", [100_000, 200], ids=["exact", "hnsw"])
 async def test_search_and_deltas(pool, tmp_path, exact_max):
     source, _ = seeded()
-    manager = IndexManager(source, pool, tmp_path, exact_max=exact_max)
+    manager = IndexManager(source, pool, tmp_path, SearchConfig.of(exact_max=exact_max))
     queries = clustered(5, D, seed=9, centres=10)
     await check_oracle(manager, source, queries, filters=Filters(author="did:plc:1", tags=("even",)))
     await check_oracle(manager, source, queries)
@@ -59,7 +61,7 @@ async def test_search_and_deltas(pool, tmp_path, exact_max):
 
 async def test_many_deletes_trigger_compaction_not_a_store_rebuild(pool):
     source, _ = seeded(n=400)
-    manager = IndexManager(source, pool, None)
+    manager = IndexManager(source, pool, None, SearchConfig.of())
     q = clustered(3, D, seed=3, centres=10)
     await check_oracle(manager, source, q)
     source.delete(SPACE, np.arange(1, 201))
@@ -69,7 +71,7 @@ async def test_many_deletes_trigger_compaction_not_a_store_rebuild(pool):
 
 async def test_persisted_index_is_reused_then_caught_up(pool, tmp_path):
     source, _ = seeded(n=600)
-    first = IndexManager(source, pool, tmp_path, exact_max=300)
+    first = IndexManager(source, pool, tmp_path, SearchConfig.of(exact_max=300))
     q = clustered(4, D, seed=4, centres=10)
     await check_oracle(first, source, q)
     await first.close()
@@ -79,7 +81,7 @@ async def test_persisted_index_is_reused_then_caught_up(pool, tmp_path):
     assert "coarse" in meta["sections"]
     source.add(SPACE, q[:2])
     source.delete(SPACE, [5, 6])
-    second = IndexManager(source, pool, tmp_path, exact_max=300)
+    second = IndexManager(source, pool, tmp_path, SearchConfig.of(exact_max=300))
     await check_oracle(second, source, q)
     assert second.disk_loads == 1 and second.builds == 0
 
@@ -87,7 +89,7 @@ async def test_persisted_index_is_reused_then_caught_up(pool, tmp_path):
 @pytest.mark.parametrize("damage", ["flip-a-byte", "truncate", "bad-header", "empty"])
 async def test_damaged_files_rebuild_from_the_store(pool, tmp_path, damage):
     source, vectors = seeded(n=300)
-    first = IndexManager(source, pool, tmp_path, exact_max=200)
+    first = IndexManager(source, pool, tmp_path, SearchConfig.of(exact_max=200))
     await first.warm(SPACE, MODEL, D)
     await first.close()
     [path] = persist.space_files(tmp_path, SPACE)
@@ -101,30 +103,30 @@ async def test_damaged_files_rebuild_from_the_store(pool, tmp_path, damage):
     else:
         data = bytearray()
     path.write_bytes(bytes(data))
-    second = IndexManager(source, pool, tmp_path, exact_max=200)
+    second = IndexManager(source, pool, tmp_path, SearchConfig.of(exact_max=200))
     await check_oracle(second, source, vectors[:3])
     assert second.builds == 1 and second.disk_loads == 0
     await second.close()
-    third = IndexManager(source, pool, tmp_path, exact_max=200)
+    third = IndexManager(source, pool, tmp_path, SearchConfig.of(exact_max=200))
     await check_oracle(third, source, vectors[:3])
     assert third.builds == 0 and third.disk_loads == 1  # the rebuild was persisted again
 
 
 async def test_files_for_another_model_or_dims_are_not_reused(pool, tmp_path):
     source, _ = seeded(n=50)
-    manager = IndexManager(source, pool, tmp_path)
+    manager = IndexManager(source, pool, tmp_path, SearchConfig.of())
     await manager.warm(SPACE, MODEL, D)
     await manager.close()
-    assert persist.load(tmp_path, SPACE, MODEL, D) is not None
-    assert persist.load(tmp_path, SPACE, MODEL, D * 2) is None
-    assert persist.load(tmp_path, SPACE, "other-model", D) is None
-    assert persist.load(tmp_path, SPACE + "x", MODEL, D) is None
+    assert persist.load(tmp_path, SPACE, MODEL, D, IndexTuning(exact_max=1_000_000)) is not None
+    assert persist.load(tmp_path, SPACE, MODEL, D * 2, IndexTuning(exact_max=1_000_000)) is None
+    assert persist.load(tmp_path, SPACE, "other-model", D, IndexTuning(exact_max=1_000_000)) is None
+    assert persist.load(tmp_path, SPACE + "x", MODEL, D, IndexTuning(exact_max=1_000_000)) is None
 
 
 async def test_concurrent_searches_share_one_load(pool):
     source, vectors = seeded(n=300)
     source.delay_s = 0.2
-    manager = IndexManager(source, pool, None, load_wait_s=60)
+    manager = IndexManager(source, pool, None, SearchConfig.of(load_wait_ms=60000))
     results = await asyncio.gather(*(manager.search(SPACE, MODEL, D, vectors[i], 3) for i in range(25)))
     assert source.full_deltas == 1 and manager.builds == 1
     assert all(r.row_ids[0] == i + 1 for i, r in enumerate(results))
@@ -133,7 +135,7 @@ async def test_concurrent_searches_share_one_load(pool):
 async def test_index_loading_when_the_load_outlasts_the_wait(pool):
     source, vectors = seeded(n=300)
     source.delay_s = 0.5
-    manager = IndexManager(source, pool, None, load_wait_s=0.05)
+    manager = IndexManager(source, pool, None, SearchConfig.of(load_wait_ms=50))
     with pytest.raises(UnavailableError) as info:
         await manager.search(SPACE, MODEL, D, vectors[0], 3)
     assert info.value.error == "IndexLoading" and http_status(info.value) == 503
@@ -147,7 +149,7 @@ async def test_index_loading_when_the_load_outlasts_the_wait(pool):
 async def test_warm_returns_immediately_and_loads_in_background(pool):
     source, _ = seeded(n=100)
     source.delay_s = 0.3
-    manager = IndexManager(source, pool, None)
+    manager = IndexManager(source, pool, None, SearchConfig.of())
     await manager.warm(SPACE, MODEL, D)
     # the load sleeps 0.3 s in the source, so a warm that had waited for it would find the index loaded
     assert not manager.is_loaded(SPACE, MODEL)
@@ -160,7 +162,7 @@ async def test_lru_eviction_under_a_tiny_ram_budget(pool, tmp_path):
     spaces = [f"{SPACE}{i}" for i in range(3)]
     for i, space in enumerate(spaces):
         seeded(n=200, space=space, seed=i, source=source)
-    manager = IndexManager(source, pool, tmp_path, ram_bytes=1)
+    manager = IndexManager(source, pool, tmp_path, SearchConfig.of(ram_bytes=1))
     q = np.ones(D, np.float32) / 4
     for space in spaces:
         await manager.search(space, MODEL, D, q, 3)
@@ -172,7 +174,7 @@ async def test_lru_eviction_under_a_tiny_ram_budget(pool, tmp_path):
 
 async def test_drop_forgets_the_space_and_its_files(pool, tmp_path):
     source, vectors = seeded(n=100)
-    manager = IndexManager(source, pool, tmp_path)
+    manager = IndexManager(source, pool, tmp_path, SearchConfig.of())
     await manager.search(SPACE, MODEL, D, vectors[0], 1)
     await manager.flush()
     assert persist.space_files(tmp_path, SPACE)
@@ -182,7 +184,7 @@ async def test_drop_forgets_the_space_and_its_files(pool, tmp_path):
 
 async def test_rebuild_reads_the_store_again(pool, tmp_path):
     source, vectors = seeded(n=100)
-    manager = IndexManager(source, pool, tmp_path)
+    manager = IndexManager(source, pool, tmp_path, SearchConfig.of())
     await manager.search(SPACE, MODEL, D, vectors[0], 1)
     await manager.rebuild(SPACE, MODEL, D)
     assert source.full_deltas == 2
@@ -191,7 +193,7 @@ async def test_rebuild_reads_the_store_again(pool, tmp_path):
 
 async def test_dims_mismatch_is_model_mismatch(pool):
     source, _ = seeded(n=50)
-    manager = IndexManager(source, pool, None)
+    manager = IndexManager(source, pool, None, SearchConfig.of())
     with pytest.raises(InvalidRequestError) as info:
         await manager.search(SPACE, MODEL, D, np.ones(D + 1, np.float32), 1)
     assert info.value.error == "ModelMismatch"
@@ -199,18 +201,18 @@ async def test_dims_mismatch_is_model_mismatch(pool):
 
 async def test_deadline_zero_flags_approximate_only_on_the_hnsw_path(pool):
     source, vectors = seeded(n=3_000)
-    hnsw = IndexManager(source, pool, None, exact_max=1_000, rerank_deadline_ms=0)
-    exact = IndexManager(source, pool, None, rerank_deadline_ms=0)
+    hnsw = IndexManager(source, pool, None, SearchConfig.of(exact_max=1000, rerank_deadline_ms=0))
+    exact = IndexManager(source, pool, None, SearchConfig.of(rerank_deadline_ms=0))
     assert (await hnsw.search(SPACE, MODEL, D, vectors[0], 5)).approximate is True
     assert (await exact.search(SPACE, MODEL, D, vectors[0], 5)).approximate is False
     # a deadline no loaded machine can reach: the re-rank always finishes, so the result is exact
-    normal = IndexManager(source, pool, None, exact_max=1_000, rerank_deadline_ms=600_000)
+    normal = IndexManager(source, pool, None, SearchConfig.of(exact_max=1000, rerank_deadline_ms=600000))
     assert (await normal.search(SPACE, MODEL, D, vectors[0], 5)).approximate is False
 
 
 async def test_cancelled_searches_do_not_break_the_index(pool):
     source, vectors = seeded(n=2_000)
-    manager = IndexManager(source, pool, None)
+    manager = IndexManager(source, pool, None, SearchConfig.of())
     await manager.search(SPACE, MODEL, D, vectors[0], 1)
     tasks = [asyncio.create_task(manager.search(SPACE, MODEL, D, vectors[i], 5)) for i in range(20)]
     await asyncio.sleep(0)
@@ -227,7 +229,7 @@ async def test_searches_never_block_the_event_loop(pool):
     source = MemorySource()
     vectors = clustered(20_000, d, seed=11)
     source.add(SPACE, vectors)
-    manager = IndexManager(source, pool, None, exact_max=10_000)
+    manager = IndexManager(source, pool, None, SearchConfig.of(exact_max=10000))
     queries = clustered(64, d, seed=12, centres=40)
     async with loop_guard() as guard:
         await manager.warm(SPACE, MODEL, d)  # the HNSW build itself must stay off the loop
@@ -243,17 +245,17 @@ async def test_searches_never_block_the_event_loop(pool):
 
 async def test_persisted_index_of_the_wrong_kind_is_rebuilt_on_load(pool, tmp_path):
     source, vectors = seeded(n=600)
-    exact = IndexManager(source, pool, tmp_path)  # 600 rows <= exact_max: flat fp16 only
+    exact = IndexManager(source, pool, tmp_path, SearchConfig.of())  # 600 rows <= exact_max: flat fp16 only
     await exact.warm(SPACE, MODEL, D)
     await exact.close()
-    smaller = IndexManager(source, pool, tmp_path, exact_max=300)
+    smaller = IndexManager(source, pool, tmp_path, SearchConfig.of(exact_max=300))
     await check_oracle(smaller, source, vectors[:3])
     assert smaller.disk_loads == 1 and smaller._entries[(SPACE, MODEL)].index.coarse is not None
 
 
 async def test_a_dropped_space_loads_afresh(pool, tmp_path):
     source, vectors = seeded(n=100)
-    manager = IndexManager(source, pool, tmp_path)
+    manager = IndexManager(source, pool, tmp_path, SearchConfig.of())
     await manager.search(SPACE, MODEL, D, vectors[0], 1)
     await manager.drop(SPACE)
     await manager.flush()
@@ -264,12 +266,12 @@ async def test_a_dropped_space_loads_afresh(pool, tmp_path):
 
 async def test_rebuild_of_an_unloaded_index_discards_its_files(pool, tmp_path):
     source, vectors = seeded(n=100)
-    first = IndexManager(source, pool, tmp_path)
+    first = IndexManager(source, pool, tmp_path, SearchConfig.of())
     await first.warm(SPACE, MODEL, D)
     await first.close()
-    second = IndexManager(source, pool, tmp_path)
+    second = IndexManager(source, pool, tmp_path, SearchConfig.of())
     await second.rebuild(SPACE, MODEL)
-    assert persist.load(tmp_path, SPACE, MODEL, D) is None
+    assert persist.load(tmp_path, SPACE, MODEL, D, IndexTuning(exact_max=1_000_000)) is None
     await check_oracle(second, source, vectors[:2])
     assert second.builds == 1
 
@@ -313,7 +315,7 @@ async def test_loop_guard_catches_a_loop_blocked_by_another_thread():
 
 async def test_then_runs_on_the_result_and_generation_skips_the_source_call(pool):
     source, vectors = seeded(n=200)
-    manager = IndexManager(source, pool, None)
+    manager = IndexManager(source, pool, None, SearchConfig.of())
     ids = await manager.search(SPACE, MODEL, D, vectors[0], 3, then=lambda r: r.row_ids.tolist())
     assert ids[0] == 1
     new_id = int(source.add(SPACE, vectors[:1])[0])
@@ -324,14 +326,14 @@ async def test_then_runs_on_the_result_and_generation_skips_the_source_call(pool
 
 async def test_a_source_lagging_its_generation_does_not_hang_the_search(pool):
     source, vectors = seeded(n=50)
-    manager = IndexManager(source, pool, None)
+    manager = IndexManager(source, pool, None, SearchConfig.of())
     got = await asyncio.wait_for(manager.search(SPACE, MODEL, D, vectors[0], 1, generation=10**6), 5)
     assert got.row_ids.tolist() == [1]
 
 
 async def test_graph_is_exact_on_a_fresh_index(pool):
     source, vectors = seeded(n=300)
-    manager = IndexManager(source, pool, None)
+    manager = IndexManager(source, pool, None, SearchConfig.of())
     await manager.search(SPACE, MODEL, D, vectors[0], 1)
     twin, newest = (
         source.add(SPACE, vectors[:1]),
@@ -366,7 +368,7 @@ async def test_builds_run_on_the_maintenance_pool_and_searches_on_the_search_poo
     maintenance = WorkerPool(1, name="test-maintenance")
     try:
         source, vectors = seeded()
-        manager = IndexManager(source, pool, tmp_path, maintenance_pool=maintenance)
+        manager = IndexManager(source, pool, tmp_path, SearchConfig.of(), maintenance_pool=maintenance)
         await check_oracle(manager, source, vectors[:3])
         await manager.close()
     finally:
@@ -377,7 +379,7 @@ async def test_builds_run_on_the_maintenance_pool_and_searches_on_the_search_poo
 
 async def test_a_saved_index_lets_the_store_prune_its_tombstones(pool, tmp_path):
     source, _ = seeded(n=300)
-    manager = IndexManager(source, pool, tmp_path)
+    manager = IndexManager(source, pool, tmp_path, SearchConfig.of())
     q = clustered(2, D, seed=5, centres=10)
     await check_oracle(manager, source, q)
     source.delete(SPACE, [1, 2, 3])
@@ -400,7 +402,7 @@ class _PruneFails(MemorySource):
 async def test_only_a_deleted_space_excuses_a_failed_prune(pool, tmp_path, gone):
     error = UnknownSpace("unknown space") if gone else InvalidInput("database says no")
     source, _ = seeded(n=100, source=_PruneFails(error))
-    manager = IndexManager(source, pool, tmp_path)
+    manager = IndexManager(source, pool, tmp_path, SearchConfig.of())
     await manager.search(SPACE, MODEL, D, clustered(1, D, seed=6)[0], 5)
     await manager.flush()  # the build was saved, so there is something the store could prune
     if gone:

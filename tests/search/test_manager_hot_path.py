@@ -8,6 +8,7 @@ import threading
 import pytest
 from test_manager import MODEL, SPACE, D, seeded
 
+from engram.config import SearchConfig
 from engram.search.manager import IndexManager
 from engram.workers import WorkerPool
 
@@ -22,7 +23,7 @@ async def _until(condition, what: str) -> None:
 
 async def test_a_cancelled_search_keeps_its_read_share_until_the_worker_is_done(pool):
     source, vectors = seeded(n=300)
-    manager = IndexManager(source, pool, None)
+    manager = IndexManager(source, pool, None, SearchConfig.of())
     await manager.search(SPACE, MODEL, D, vectors[0], 1)
     entry = manager._entries[(SPACE, MODEL)]
     in_worker, release = threading.Event(), threading.Event()
@@ -51,7 +52,7 @@ async def test_a_search_cancelled_before_its_job_starts_gives_the_share_back_at_
     one = WorkerPool(1, name="test-hot-path")
     try:
         source, vectors = seeded(n=300)
-        manager = IndexManager(source, one, None)
+        manager = IndexManager(source, one, None, SearchConfig.of())
         await manager.search(SPACE, MODEL, D, vectors[0], 1)
         entry = manager._entries[(SPACE, MODEL)]
         busy, release = threading.Event(), threading.Event()

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from search_fakes import MODEL, MemorySource, spaces_with_rows
 
+from engram.config import SearchConfig
 from engram.search import persist
 from engram.search.manager import IndexManager
 from engram.workers import WorkerPool
@@ -21,7 +22,7 @@ WAIT_S = 60  # generous bound for polls on a busy machine; never a measured dura
 
 async def saved(source: MemorySource, names: list[str], pool: WorkerPool, data_dir) -> None:
     """Build and save every space's index, so a fresh manager loads them from files."""
-    builder = IndexManager(source, pool, data_dir)
+    builder = IndexManager(source, pool, data_dir, SearchConfig.of())
     for name in names:
         await builder.search(name, MODEL, D, Q, 3)
     await builder.close()
@@ -45,7 +46,7 @@ def loads():
 async def test_a_warm_search_finishes_while_a_load_is_held_mid_way(pool, loads, tmp_path, monkeypatch):
     source, names = spaces_with_rows(2, rows=12)
     await saved(source, names, pool, tmp_path)
-    manager = IndexManager(source, pool, tmp_path, load_pool=loads)
+    manager = IndexManager(source, pool, tmp_path, SearchConfig.of(), load_pool=loads)
     await manager.search(names[0], MODEL, D, Q, 3)
     inside, release = threading.Event(), threading.Event()
     decode = persist._decode
@@ -72,7 +73,7 @@ async def test_a_warm_search_finishes_while_a_load_is_held_mid_way(pool, loads, 
 async def test_loads_wait_for_the_warm_searches_in_flight(pool, loads, tmp_path, monkeypatch):
     source, names = spaces_with_rows(3, rows=12)
     await saved(source, names, pool, tmp_path)
-    manager = IndexManager(source, pool, tmp_path, load_pool=loads, load_yield_s=WAIT_S)
+    manager = IndexManager(source, pool, tmp_path, SearchConfig.of(), load_pool=loads, load_yield_s=WAIT_S)
     await manager.search(names[0], MODEL, D, Q, 3)
     order: list[str] = []
     load = persist.load
@@ -113,7 +114,7 @@ async def test_loads_wait_for_the_warm_searches_in_flight(pool, loads, tmp_path,
 async def test_many_loads_at_once_are_adopted_in_batches_with_exact_accounting(pool, loads, tmp_path):
     source, names = spaces_with_rows(75, rows=12)  # more than two adoption batches
     await saved(source, names, pool, tmp_path)
-    manager = IndexManager(source, pool, tmp_path, load_pool=loads)
+    manager = IndexManager(source, pool, tmp_path, SearchConfig.of(), load_pool=loads)
     for name in names:
         await manager.warm(name, MODEL, D)
     await manager.warm(names[0], MODEL, D)  # asked twice while loading: still one load
@@ -131,7 +132,7 @@ async def test_a_failing_load_reaches_its_caller_and_the_next_search_retries(
 ):
     source, names = spaces_with_rows(1, rows=12)
     await saved(source, names, pool, tmp_path)
-    manager = IndexManager(source, pool, tmp_path, load_pool=loads)
+    manager = IndexManager(source, pool, tmp_path, SearchConfig.of(), load_pool=loads)
     load = persist.load
 
     def unreadable(*args, **kwargs):
@@ -151,7 +152,7 @@ async def test_a_load_asked_of_a_shut_down_pool_fails_instead_of_hanging(pool, t
     await saved(source, names, pool, tmp_path)
     closed = WorkerPool(1, name="test-closed-loads")
     closed.close()
-    manager = IndexManager(source, pool, tmp_path, load_pool=closed)
+    manager = IndexManager(source, pool, tmp_path, SearchConfig.of(), load_pool=closed)
     with pytest.raises(RuntimeError):
         await manager.search(names[0], MODEL, D, Q, 3)
     await manager.flush()
@@ -161,7 +162,7 @@ async def test_a_load_asked_of_a_shut_down_pool_fails_instead_of_hanging(pool, t
 async def test_a_search_that_never_ends_delays_loads_but_does_not_starve_them(pool, loads, tmp_path):
     source, names = spaces_with_rows(3, rows=12)
     await saved(source, names, pool, tmp_path)
-    manager = IndexManager(source, pool, tmp_path, load_pool=loads, load_yield_s=0.01)
+    manager = IndexManager(source, pool, tmp_path, SearchConfig.of(), load_pool=loads, load_yield_s=0.01)
     await manager.search(names[0], MODEL, D, Q, 3)
     searching, finish = threading.Event(), threading.Event()
 

@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 from search_fakes import MODEL, clustered, spaces_with_rows
 
+from engram.config import SearchConfig
 from engram.search import persist
-from engram.search.index import SpaceIndex
+from engram.search.index import IndexTuning, SpaceIndex
 from engram.search.manager import IndexManager
 from engram.workers import WorkerPool
 from engram.xrpc.errors import UnavailableError
@@ -33,7 +34,7 @@ def loads():
 
 async def test_running_total_equals_the_full_sum_through_loads_deltas_and_evictions(pool, loads, tmp_path):
     source, names = spaces_with_rows(30)
-    manager = IndexManager(source, pool, tmp_path, load_pool=loads)
+    manager = IndexManager(source, pool, tmp_path, SearchConfig.of(), load_pool=loads)
     for name in names:
         await manager.search(name, MODEL, D, Q, 3)
     assert manager.loaded_count() == 30 and manager.loaded_bytes() == full_sum(manager, names)
@@ -54,7 +55,7 @@ async def test_running_total_equals_the_full_sum_through_loads_deltas_and_evicti
 
 async def test_eviction_takes_the_least_recently_used_first(pool, loads, tmp_path):
     source, names = spaces_with_rows(4)
-    manager = IndexManager(source, pool, tmp_path, load_pool=loads)
+    manager = IndexManager(source, pool, tmp_path, SearchConfig.of(), load_pool=loads)
     for name in names[:3]:
         await manager.search(name, MODEL, D, Q, 3)
     await manager.search(names[0], MODEL, D, Q, 3)  # touch: names[1] is now the oldest
@@ -74,7 +75,7 @@ async def test_cold_loads_of_different_spaces_run_side_by_side(pool, loads, monk
         return build(cls, *args, **kwargs)
 
     monkeypatch.setattr(SpaceIndex, "build", classmethod(build_together))
-    manager = IndexManager(source, pool, None, load_pool=loads, load_wait_s=120)
+    manager = IndexManager(source, pool, None, SearchConfig.of(load_wait_ms=120000), load_pool=loads)
     found = await asyncio.gather(*(manager.search(name, MODEL, D, Q, 3) for name in names))
     assert [len(result.row_ids) for result in found] == [3, 3]
 
@@ -85,7 +86,7 @@ async def test_a_warm_search_never_waits_for_another_spaces_load(pool, tmp_path)
     release = threading.Event()
     try:
         manager = IndexManager(
-            source, pool, tmp_path, load_pool=loads, maintenance_pool=loads, load_wait_s=0.05
+            source, pool, tmp_path, SearchConfig.of(load_wait_ms=50), load_pool=loads, maintenance_pool=loads
         )
         await manager.search(names[0], MODEL, D, Q, 3)
         await manager.flush()
@@ -104,7 +105,7 @@ async def test_a_warm_search_never_waits_for_another_spaces_load(pool, tmp_path)
 
 async def test_shutdown_saves_every_changed_index(pool, loads, tmp_path):
     source, names = spaces_with_rows(12)
-    manager = IndexManager(source, pool, tmp_path, load_pool=loads)
+    manager = IndexManager(source, pool, tmp_path, SearchConfig.of(), load_pool=loads)
     for name in names:
         await manager.search(name, MODEL, D, Q, 3)
     await manager.flush()
@@ -113,7 +114,7 @@ async def test_shutdown_saves_every_changed_index(pool, loads, tmp_path):
         await manager.search(name, MODEL, D, Q, 3)  # applied in place: unsaved until close
     await manager.close()
     for name in names:
-        saved = persist.load(tmp_path, name, MODEL, D)
+        saved = persist.load(tmp_path, name, MODEL, D, IndexTuning(exact_max=1_000_000))
         assert saved is not None and saved.generation == await source.generation(name)
 
 
@@ -121,7 +122,7 @@ async def test_shutdown_is_bounded_and_a_cut_off_save_is_rebuilt_later(pool, tmp
     source, names = spaces_with_rows(2)
     loads = WorkerPool(1, name="test-stuck-saves")
     release = threading.Event()
-    manager = IndexManager(source, pool, tmp_path, load_pool=loads, shutdown_save_s=0.2)
+    manager = IndexManager(source, pool, tmp_path, SearchConfig.of(), load_pool=loads, shutdown_save_s=0.2)
     try:
         for name in names:
             await manager.search(name, MODEL, D, Q, 3)
@@ -133,7 +134,7 @@ async def test_shutdown_is_bounded_and_a_cut_off_save_is_rebuilt_later(pool, tmp
     finally:
         release.set()
         loads.close()
-    again = IndexManager(source, pool, tmp_path)
+    again = IndexManager(source, pool, tmp_path, SearchConfig.of())
     result = await again.search(names[0], MODEL, D, Q, 25)
     assert len(result.row_ids) == 23  # every row, whether from the late save or a rebuild
     await again.close()

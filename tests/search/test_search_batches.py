@@ -10,6 +10,7 @@ import pytest
 from test_manager import MODEL, SPACE, D, seeded
 from test_manager_hot_path import _until
 
+from engram.config import SearchConfig
 from engram.search.filters import Filters
 from engram.search.manager import IndexManager
 from engram.search.search_job import MAX_BATCH, MIN_BATCH
@@ -22,7 +23,7 @@ class _Occupied:
     def __init__(self, n: int = 300, workers: int = 1):
         self.pool = WorkerPool(workers, name="test-batches")
         self.source, self.vectors = seeded(n=n)
-        self.manager = IndexManager(self.source, self.pool, None)
+        self.manager = IndexManager(self.source, self.pool, None, SearchConfig.of())
         self._release = threading.Event()
 
     async def load(self):

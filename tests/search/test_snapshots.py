@@ -12,7 +12,9 @@ from fakes.object_store import closed_port, fake_aws_env
 from search_fakes import MODEL, clustered
 from test_manager import SPACE, D, check_oracle, seeded
 
+from engram.config import SearchConfig
 from engram.search import persist
+from engram.search.index import IndexTuning
 from engram.search.manager import IndexManager
 from engram.search.snapshot_sync import SnapshotSync
 from engram.search.snapshots import SnapshotStore
@@ -23,7 +25,9 @@ QUERIES = clustered(4, D, seed=4, centres=10)
 def node(source, pool, data_dir, store_url, **kw) -> IndexManager:
     url, endpoint = store_url
     sync = SnapshotSync(SnapshotStore.open(url, endpoint), data_dir, pool)
-    return IndexManager(source, pool, data_dir, exact_max=kw.pop("exact_max", 200), snapshots=sync, **kw)
+    return IndexManager(
+        source, pool, data_dir, SearchConfig.of(exact_max=kw.pop("exact_max", 200)), snapshots=sync, **kw
+    )
 
 
 async def first_node_uploads(source, pool, tmp_path, store_url) -> IndexManager:
@@ -54,7 +58,7 @@ async def test_a_new_node_loads_the_snapshot_and_the_delta_instead_of_building(
     assert stats.downloads == 1 and stats.bytes_downloaded == first.snapshot_stats().bytes_uploaded
     # kept as the node's local file: its next start needs neither the store nor a build
     await second.close()
-    third = IndexManager(source, pool, tmp_path / "b", exact_max=200)
+    third = IndexManager(source, pool, tmp_path / "b", SearchConfig.of(exact_max=200))
     await check_oracle(third, source, QUERIES)
     assert third.builds == 0 and third.disk_loads == 1
 
@@ -83,7 +87,9 @@ async def test_only_a_snapshot_newer_than_the_local_file_is_downloaded(pool, tmp
 
 async def test_a_local_file_newer_than_the_store_is_uploaded_on_load(pool, tmp_path, snapshot_store_url):
     source, _ = seeded(n=300)
-    local_only = IndexManager(source, pool, tmp_path / "a", exact_max=200)  # before the store was configured
+    local_only = IndexManager(
+        source, pool, tmp_path / "a", SearchConfig.of(exact_max=200)
+    )  # before the store was configured
     await check_oracle(local_only, source, QUERIES)
     await local_only.close()
 
@@ -134,7 +140,9 @@ async def test_a_damaged_snapshot_is_rebuilt_and_replaced(pool, tmp_path, snapsh
     stats = second.snapshot_stats()
     assert second.builds == 1 and stats.rejected == 1
     assert stats.uploads == 1  # same generation as the damaged one, uploaded all the same
-    assert persist.load(tmp_path / "b", SPACE, MODEL, D) is not None  # nothing damaged kept locally
+    assert (
+        persist.load(tmp_path / "b", SPACE, MODEL, D, IndexTuning(exact_max=1_000_000)) is not None
+    )  # nothing damaged kept locally
     third = node(source, pool, tmp_path / "c", snapshot_store_url)
     await check_oracle(third, source, QUERIES)
     assert third.builds == 0 and third.snapshot_stats().downloads == 1
@@ -181,7 +189,9 @@ async def test_an_unreachable_store_never_fails_a_search(pool, tmp_path, monkeyp
     stats = manager.snapshot_stats()
     assert manager.builds == 1 and stats.download_failures == 1
     assert stats.upload_failures == 2 and stats.uploads == 0  # each save tried again
-    assert persist.load(tmp_path / "a", SPACE, MODEL, D) is not None  # the local file is unaffected
+    assert (
+        persist.load(tmp_path / "a", SPACE, MODEL, D, IndexTuning(exact_max=1_000_000)) is not None
+    )  # the local file is unaffected
 
 
 async def test_a_space_deleted_while_its_snapshot_uploads_leaves_none(pool, tmp_path, snapshot_store_url):

@@ -15,6 +15,7 @@ from test_index_exact import filters_strategy, make_rows
 from test_manager import MODEL, SPACE, D, seeded
 from test_manager_hot_path import _until
 
+from engram.config import SearchConfig
 from engram.search import split_scan
 from engram.search.index import IndexTuning, SpaceIndex
 from engram.search.manager import IndexManager
@@ -51,7 +52,9 @@ class _RecordingIndex(SpaceIndex):
 
 def _index(n: int, d: int, seed: int, dead: float = 0.0, cls=SpaceIndex) -> SpaceIndex:
     rows = make_rows(n, d, seed)
-    index = cls.build(rows, d, 1, IndexTuning(gather_max=0))  # filtered searches scan too
+    index = cls.build(
+        rows, d, 1, IndexTuning(exact_max=1_000_000, gather_max=0)
+    )  # filtered searches scan too
     rng = np.random.default_rng(seed)
     index.delete(rows.row_ids[rng.random(n) < dead])
     return index
@@ -167,7 +170,7 @@ async def test_the_service_splits_a_lone_search_when_it_pays(monkeypatch, min_ro
     pool = WorkerPool(2, name="test-split-service")
     try:
         source, vectors = seeded(n=400)
-        manager = IndexManager(source, pool, None, split_min_rows=min_rows)
+        manager = IndexManager(source, pool, None, SearchConfig.of(split_min_rows=min_rows))
         first = await manager.search(SPACE, MODEL, D, vectors[0], 5)  # loads the index
         await _until(lambda: pool._idle == 2, "both workers wait for work")
         before = manager.batch_stats.split

@@ -48,8 +48,7 @@ def start_engram(aiohttp_client, test_resolver):
     """Starts engram on a real port with the test resolver; returns the aiohttp test client (`.ctx` set)."""
 
     async def start(settings):
-        app = create_app(settings)
-        app[context_key].outbound_resolver = test_resolver
+        app = await create_app(settings, outbound_resolver=test_resolver)
         client = await aiohttp_client(app)
         client.ctx = app[context_key]
         return client

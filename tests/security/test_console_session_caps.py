@@ -16,13 +16,13 @@ from engram.service import apikeys
 @pytest.fixture
 async def console(aiohttp_client, settings):
     clock = Clock()
-    app = console_app(settings, clock)
+    app = await console_app(settings, clock)
     client = await aiohttp_client(app, cookie_jar=aiohttp.DummyCookieJar())
     ctx = app[context_key]
     sessions = app[console_state_key].sessions
     sessions.per_principal, sessions.max_sessions = 3, 8
     space = (await ctx.services.spaces.create_hosted("tenant")).uri
-    keys = [(await apikeys.create_api_key(ctx, space, ["read"], f"k{i}"))[1] for i in range(4)]
+    keys = [(await apikeys.create_api_key(ctx.store, space, ["read"], f"k{i}"))[1] for i in range(4)]
     return client, ctx, clock, sessions, keys
 
 

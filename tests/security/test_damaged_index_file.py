@@ -16,7 +16,7 @@ from engram.search import persist
 
 
 async def _reader(aiohttp_client, settings, space_uri: str | None = None) -> Reader:
-    client = await aiohttp_client(create_app(settings))
+    client = await aiohttp_client(await create_app(settings))
     ctx = client.app[context_key]
     if space_uri is None:
         space_uri = (await ctx.services.spaces.create_hosted("damaged", model=MODEL)).uri

@@ -61,10 +61,10 @@ def test_ambiguous_and_dangerous_redirect_uris_are_refused(uri):
 
 @pytest.fixture
 async def engram(aiohttp_client, settings):
-    client = await aiohttp_client(create_app(settings))
+    client = await aiohttp_client(await create_app(settings))
     client.ctx = client.app[context_key]
     space = await client.ctx.services.spaces.create_hosted("notes")
-    key, token = await create_api_key(client.ctx, space.uri, ["read", "write"], "person")
+    key, token = await create_api_key(client.ctx.store, space.uri, ["read", "write"], "person")
     client.key, client.key_id = token, key.id
     return client
 

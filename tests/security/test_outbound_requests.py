@@ -244,10 +244,9 @@ async def test_client_metadata_on_loopback_is_never_fetched(host, plc, canary, h
 
     from engram.auth.client_attestation import ATTESTATION_TYP
     from engram.auth.jws import sign_jws
-    from engram.service import members
 
     member = new_member(plc)
-    await members.grant(host.ctx, host.space, member.did)
+    await host.ctx.services.members.grant(host.space, member.did)
     client_id = f"https://{hostname}:{canary.port}/client-metadata.json"
     now = int(time.time())
     claims = {"iss": client_id, "sub": client_id, "aud": f"{host.ctx.settings.service_did}#atproto_space_host",

@@ -25,7 +25,6 @@ from engram.config import read_env
 from engram.keys import context_key
 from engram.lifecycle import open_context
 from engram.oauth import OAuthServer
-from engram.service import members
 from engram.service.apikeys import create_api_key
 
 REDIRECT = "https://chat.example/aip/callback"
@@ -52,7 +51,7 @@ async def _bank_query(base: str, token: str) -> int:
 
 async def _code(store, key, issuer: str = "memorybank") -> str:
     """An authorization code as the consent page issues it (no PKCE: the key-backed client authenticates)."""
-    server = OAuthServer(lambda: store, BANK_SCOPES, issuer=issuer)
+    server = OAuthServer(store, BANK_SCOPES, issuer=issuer)
     return await server.issue_code(client_id=str(key.id), user_key=key, scopes=frozenset(BANK_SCOPES),
                                    redirect_uri=REDIRECT, code_challenge=None)  # fmt: skip
 
@@ -92,10 +91,10 @@ async def _race_code_and_refresh(base: str, store, key, token: str) -> None:
 
 @pytest.fixture
 async def bank(aiohttp_client, settings):
-    client = await aiohttp_client(create_app(settings))
+    client = await aiohttp_client(await create_app(settings))
     ctx = client.app[context_key]
     space = await ctx.services.spaces.create_hosted("memorybank")
-    key, token = await create_api_key(ctx, space.uri, ["read", "write"], "memory bank")
+    key, token = await create_api_key(ctx.store, space.uri, ["read", "write"], "memory bank")
     return client, ctx, key, token
 
 
@@ -126,7 +125,7 @@ async def test_a_confidential_client_authenticates_on_every_token_request(bank):
     )
     assert status == 401 and body["error"] == "invalid_client"
     # a registered confidential client with PKCE must send its secret as well
-    server = OAuthServer(lambda: ctx.store, BANK_SCOPES, issuer="memorybank")
+    server = OAuthServer(ctx.store, BANK_SCOPES, issuer="memorybank")
     registered, secret = await server.register_client("a GPT", [REDIRECT], confidential=True)
     verifier = "v" * 64
     from engram.oauth.server import s256
@@ -201,7 +200,7 @@ async def test_a_delegation_token_yields_one_credential_across_processes_and_res
     async with open_context(read_env(env(0))) as ctx:
         space = await ctx.services.spaces.create_hosted("team-notes", model=MODEL)
         member = new_member(plc)
-        await members.grant(ctx, space.uri, member.did)
+        await ctx.services.members.grant(space.uri, member.did)
     token = member.token(space.uri, exp=int(time.time()) + 1800)  # outlives the restart below
 
     async def exchange_all(port: int, times: int) -> list[tuple[int, dict]]:
@@ -239,7 +238,7 @@ async def test_oauth_races_have_one_winner_across_two_processes(tmp_path, plc):
     env = _env(tmp_path / "data", plc.url)
     async with open_context(read_env(env(0))) as ctx:
         space = await ctx.services.spaces.create_hosted("memorybank")
-        key, token = await create_api_key(ctx, space.uri, ["read", "write"], "memory bank")
+        key, token = await create_api_key(ctx.store, space.uri, ["read", "write"], "memory bank")
         proc, port = start_engram([sys.executable, "-m", "engram", "serve"], env, tmp_path / "serve.log")
         try:
             await _listening_twice(port)

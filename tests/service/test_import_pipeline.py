@@ -14,7 +14,15 @@ async def test_a_pipelined_text_import_embeds_and_writes_every_batch(settings):
         # that memory (same stable key, createdAt kept) and is unchanged, not a second memory.
         lines[15] = (16, {"text": "line 3 about the build server"})
         seen = []
-        report = await import_values(ctx, space, lines, batch_size=4, progress=seen.append)
+        report = await import_values(
+            ctx.store,
+            ctx.services.spaces,
+            ctx.services.memories,
+            space,
+            lines,
+            batch_size=4,
+            progress=seen.append,
+        )
         assert (report.created, report.unchanged, report.not_indexed) == (21, 1, 0)
         assert [number for number, _ in report.skipped] == [7]
         assert sum(seen) == 22 and all(0 < n <= 4 for n in seen)  # one progress call per written batch
@@ -22,7 +30,9 @@ async def test_a_pipelined_text_import_embeds_and_writes_every_batch(settings):
         assert len(memories) == 21
         assert all(m.model_key is not None for m in memories)  # every line was embedded and indexed
         # Re-running the same import changes nothing (stable keys, createdAt kept).
-        again = await import_values(ctx, space, lines, batch_size=4)
+        again = await import_values(
+            ctx.store, ctx.services.spaces, ctx.services.memories, space, lines, batch_size=4
+        )
         assert (again.created, again.unchanged) == (0, 22)
 
 
@@ -44,11 +54,15 @@ async def test_a_re_import_finds_unchanged_lines_before_embedding_anything(setti
         counting = CountingEmbedder(ctx.services.memories.embedder)
         ctx.services.memories.embedder = counting
         lines = [(n, {"text": f"note {n}", "tags": ["t"], "key": f"k{n}"}) for n in range(1, 11)]
-        first = await import_values(ctx, space, lines, batch_size=4)
+        first = await import_values(
+            ctx.store, ctx.services.spaces, ctx.services.memories, space, lines, batch_size=4
+        )
         assert first.created == 10 and counting.texts == 10
         before = {m.uri: (m.cid, m.row_id) for m in (await ctx.services.memories.list(space, limit=50))[0]}
 
-        again = await import_values(ctx, space, lines, batch_size=4)
+        again = await import_values(
+            ctx.store, ctx.services.spaces, ctx.services.memories, space, lines, batch_size=4
+        )
         assert (again.created, again.updated, again.unchanged) == (0, 0, 10)
         assert counting.texts == 10  # nothing embedded the second time
         after = {m.uri: (m.cid, m.row_id) for m in (await ctx.services.memories.list(space, limit=50))[0]}
@@ -57,7 +71,9 @@ async def test_a_re_import_finds_unchanged_lines_before_embedding_anything(setti
         # A changed line (new text, or new tags) is embedded and updated; the rest stay unchanged.
         lines[2] = (3, {"text": "note 3, corrected", "tags": ["t"], "key": "k3"})
         lines[5] = (6, {"text": "note 6", "tags": ["t", "u"], "key": "k6"})
-        third = await import_values(ctx, space, lines, batch_size=4)
+        third = await import_values(
+            ctx.store, ctx.services.spaces, ctx.services.memories, space, lines, batch_size=4
+        )
         assert (third.updated, third.unchanged) == (2, 8)
         assert counting.texts == 12
         memories = {m.text: m for m in (await ctx.services.memories.list(space, limit=50))[0]}

@@ -29,12 +29,12 @@ async def test_list_with_good_parameters_pages(ctx, space):
 @pytest.mark.parametrize("scopes", [[], ["admin"], ["read", "delete"]])
 async def test_api_key_scopes_are_checked(ctx, space, scopes):
     with pytest.raises(InvalidInput, match="scopes"):
-        await apikeys.create_api_key(ctx, space, scopes)
-    assert await apikeys.list_api_keys(ctx, space) == []
+        await apikeys.create_api_key(ctx.store, space, scopes)
+    assert await apikeys.list_api_keys(ctx.store, space) == []
 
 
 async def test_api_key_label_is_checked(ctx, space):
     with pytest.raises(InvalidInput, match="label"):
-        await apikeys.create_api_key(ctx, space, ["read"], "x" * 201)
-    key, token = await apikeys.create_api_key(ctx, space, ["read", "write"], "x" * 200)
+        await apikeys.create_api_key(ctx.store, space, ["read"], "x" * 201)
+    key, token = await apikeys.create_api_key(ctx.store, space, ["read", "write"], "x" * 200)
     assert key.scopes == frozenset({"read", "write"}) and token.startswith("engram_")

@@ -33,7 +33,7 @@ def host_settings(settings, plc):
 @pytest.fixture
 async def host(aiohttp_client, host_settings):
     """engram as the space host of one hosted space under its own DID."""
-    client = await aiohttp_client(create_app(host_settings))
+    client = await aiohttp_client(await create_app(host_settings))
     ctx = client.app[context_key]
     space = await ctx.services.spaces.create_hosted("team-notes", model=MODEL)
     return Host(client, ctx, space.uri)

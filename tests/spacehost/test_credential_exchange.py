@@ -11,7 +11,6 @@ from engram.auth.credential import CredentialVerifier
 from engram.auth.jws import parse_jws
 from engram.auth.keys import PrivateKey
 from engram.search.vectors import encode_query_vector
-from engram.service import members
 from engram.store import Embedding, MemoryWrite
 
 
@@ -22,7 +21,7 @@ async def _error(response) -> tuple[int, str, str]:
 
 async def test_a_granted_member_gets_a_credential_bound_to_its_key_and_searches(host, plc):
     member = new_member(plc)
-    await members.grant(host.ctx, host.space, member.did)
+    await host.ctx.services.members.grant(host.space, member.did)
     vector = np.ones(MODEL.dims, dtype=np.float16) / 4
     await host.ctx.services.memories.write(host.space, [MemoryWrite(
         author=host.ctx.settings.service_did, text="the release train leaves on thursdays",
@@ -51,7 +50,7 @@ async def test_the_credential_lifetime_follows_the_setting(host, plc):
 
     host.ctx.settings = replace(host.ctx.settings, credential_ttl=3600)
     member = new_member(plc)
-    await members.grant(host.ctx, host.space, member.did)
+    await host.ctx.services.members.grant(host.space, member.did)
     r = await host.exchange(member.headers(host.space))
     claims = parse_jws((await r.json())["credential"]).payload
     assert claims["exp"] - claims["iat"] == 3600
@@ -65,16 +64,16 @@ async def test_a_stranger_is_refused(host, plc):
 
 async def test_revocation_is_honoured_at_the_next_exchange(host, plc):
     member = new_member(plc)
-    await members.grant(host.ctx, host.space, member.did, write=True)
+    await host.ctx.services.members.grant(host.space, member.did, write=True)
     assert (await host.exchange(member.headers(host.space))).status == 200
-    assert await members.revoke(host.ctx, host.space, member.did) is True
+    assert await host.ctx.services.members.revoke(host.space, member.did) is True
     status, error, _ = await _error(await host.exchange(member.headers(host.space)))
     assert (status, error) == (403, "UserNotAuthorized")
 
 
 async def test_a_delegation_signed_by_another_key_is_refused(host, plc):
     member = new_member(plc)
-    await members.grant(host.ctx, host.space, member.did)
+    await host.ctx.services.members.grant(host.space, member.did)
     from member_world import delegation_token
 
     forged_token = delegation_token(PrivateKey.generate("ES256K"), member.did, host.space)
@@ -85,7 +84,7 @@ async def test_a_delegation_signed_by_another_key_is_refused(host, plc):
 
 async def test_a_delegation_for_another_audience_is_refused(host, plc):
     member = new_member(plc)
-    await members.grant(host.ctx, host.space, member.did)
+    await host.ctx.services.members.grant(host.space, member.did)
     headers = member.headers(host.space, aud="did:web:elsewhere.example#atproto_space_host")
     status, error, message = await _error(await host.exchange(headers))
     assert (status, error) == (401, "InvalidDelegationToken") and "BadJwtAudience" in message
@@ -93,7 +92,7 @@ async def test_a_delegation_for_another_audience_is_refused(host, plc):
 
 async def test_lxm_must_name_the_exchange(host, plc):
     member = new_member(plc)
-    await members.grant(host.ctx, host.space, member.did)
+    await host.ctx.services.members.grant(host.space, member.did)
     authority = host.ctx.settings.service_did
     wrong = service_auth_token(member, authority, lxm="garden.engram.searchMemories")
     status, error, message = await _error(await host.exchange(exchange_headers(member.holder, wrong)))
@@ -109,7 +108,7 @@ async def test_lxm_must_name_the_exchange(host, plc):
 
 async def test_a_replayed_delegation_is_refused(host, plc):
     member = new_member(plc)
-    await members.grant(host.ctx, host.space, member.did)
+    await host.ctx.services.members.grant(host.space, member.did)
     headers = member.headers(host.space)
     assert (await host.exchange(headers)).status == 200
     status, error, message = await _error(await host.exchange(headers))
@@ -118,7 +117,7 @@ async def test_a_replayed_delegation_is_refused(host, plc):
 
 async def test_a_holder_signature_by_another_key_is_refused(host, plc):
     member = new_member(plc)
-    await members.grant(host.ctx, host.space, member.did)
+    await host.ctx.services.members.grant(host.space, member.did)
     headers = member.headers(host.space)
     impostor = exchange_headers(PrivateKey.generate("ES256"), member.token(host.space))
     headers["Signature"] = impostor["Signature"]  # keyid still names the member's holder key
@@ -128,7 +127,7 @@ async def test_a_holder_signature_by_another_key_is_refused(host, plc):
 
 async def test_a_secp256k1_holder_key_is_refused(host, plc):
     member = new_member(plc)
-    await members.grant(host.ctx, host.space, member.did)
+    await host.ctx.services.members.grant(host.space, member.did)
     token = member.token(host.space)
     headers = exchange_headers(member.holder, token)
     k1 = PrivateKey.generate("ES256K").public_key.did_key
@@ -139,7 +138,7 @@ async def test_a_secp256k1_holder_key_is_refused(host, plc):
 
 async def test_expired_and_other_space_delegations_are_refused(host, plc):
     member = new_member(plc)
-    await members.grant(host.ctx, host.space, member.did)
+    await host.ctx.services.members.grant(host.space, member.did)
     now = int(time.time())
     status, error, message = await _error(
         await host.exchange(member.headers(host.space, iat=now - 120, exp=now - 60))
@@ -163,7 +162,7 @@ async def test_unknown_synced_and_deleted_spaces(host, plc):
     foreign = "at://did:plc:aaaaaaaaaaaaaaaaaaaaaaaa/space/garden.engram.space/x"
     assert (await _error(await host.exchange(member.headers(foreign), space=foreign)))[:2] == (
         400, "SpaceNotFound")  # fmt: skip
-    await members.grant(host.ctx, host.space, member.did)
+    await host.ctx.services.members.grant(host.space, member.did)
     await host.ctx.services.spaces.delete(host.space)
     assert (await _error(await host.exchange(member.headers(host.space))))[:2] == (400, "SpaceDeleted")
 

@@ -21,7 +21,6 @@ from engram.auth.jws import parse_jws
 from engram.auth.keys import PrivateKey
 from engram.auth.service_jwt import ServiceAuthVerifier, mint_service_jwt
 from engram.auth.space_signature import sign_space_request
-from engram.service import members
 from engram.store import spaces as store_spaces
 from engram.store.uris import space_uri
 from engram.sync.access import HeldCredential
@@ -71,7 +70,7 @@ async def test_a_removed_members_credentials_are_refused_and_syncers_are_told(ho
 
     member, other = new_member(plc), new_member(plc)
     for m in (member, other):
-        await members.grant(ctx, host.space, m.did)
+        await ctx.services.members.grant(host.space, m.did)
     credentials = {}
     for m in (member, other):
         r = await host.exchange(m.headers(host.space))

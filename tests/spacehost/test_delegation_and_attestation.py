@@ -18,7 +18,6 @@ from engram.auth.delegation import DelegationVerifier
 from engram.auth.jws import b64url_encode, sign_jws
 from engram.auth.keys import PrivateKey, PublicKey
 from engram.errors import NotAuthenticated
-from engram.service import members
 
 VECTORS = json.loads(
     (Path(__file__).resolve().parents[1] / "vectors" / "atproto-space-vectors.json").read_text()
@@ -112,7 +111,7 @@ async def oauth_client():
 
 async def test_a_verified_client_attestation_is_accepted_once(host, plc, oauth_client):
     member = new_member(plc)
-    await members.grant(host.ctx, host.space, member.did)
+    await host.ctx.services.members.grant(host.space, member.did)
     aud = f"{host.ctx.settings.service_did}#atproto_space_host"
     attestation = oauth_client.attestation(aud)
     r = await host.exchange(member.headers(host.space), clientAttestation=attestation)
@@ -125,7 +124,7 @@ async def test_a_verified_client_attestation_is_accepted_once(host, plc, oauth_c
 @pytest.mark.parametrize("case", ["other key", "other audience", "iss is not sub", "too long-lived"])
 async def test_bad_client_attestations_are_refused(host, plc, oauth_client, case):
     member = new_member(plc)
-    await members.grant(host.ctx, host.space, member.did)
+    await host.ctx.services.members.grant(host.space, member.did)
     aud = f"{host.ctx.settings.service_did}#atproto_space_host"
     attestation = {
         "other key": lambda: oauth_client.attestation(aud, key=PrivateKey.generate("ES256")),

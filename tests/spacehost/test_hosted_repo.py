@@ -78,7 +78,7 @@ def _write(author: str, text: str, rkey: str, vector_seed: int) -> MemoryWrite:
 
 
 async def _run(host_settings, steps) -> None:
-    client = TestClient(TestServer(create_app(host_settings)))
+    client = TestClient(TestServer(await create_app(host_settings)))
     await client.start_server()
     try:
         ctx = client.app[context_key]
@@ -150,7 +150,7 @@ async def test_a_hosted_space_from_before_repos_gets_its_repo_at_start(host_sett
     from engram.store.models import ModelSpec
 
     odd_model = ModelSpec("org@model", "sha256:at@sign", MODEL.dims)  # '@' inside the model key's parts
-    client = TestClient(TestServer(create_app(host_settings)))
+    client = TestClient(TestServer(await create_app(host_settings)))
     await client.start_server()
     ctx = client.app[context_key]
     authority = ctx.settings.service_did
@@ -171,7 +171,7 @@ async def test_a_hosted_space_from_before_repos_gets_its_repo_at_start(host_sett
     await ctx.store.write(forget_repo)
     await client.close()
 
-    client = TestClient(TestServer(create_app(host_settings)))
+    client = TestClient(TestServer(await create_app(host_settings)))
     await client.start_server()
     try:
         ctx = client.app[context_key]
@@ -200,7 +200,7 @@ async def test_an_rkey_held_by_another_author_is_refused_and_an_import_skips_it(
             host.space, [MemoryWrite(author="did:plc:bob", text="also", rkey=rkey)]
         )
     assert info.value.name == "RkeyTaken"
-    report = await import_values(ctx, host.space, [(1, {"author": "did:plc:bob", "rkey": rkey, "text": "x"}),
+    report = await import_values(ctx.store, ctx.services.spaces, ctx.services.memories, host.space, [(1, {"author": "did:plc:bob", "rkey": rkey, "text": "x"}),
                                                    (2, {"author": "did:plc:bob", "text": "fine"})])  # fmt: skip
     assert report.created == 1 and report.skipped[0][0] == 1 and "already used" in report.skipped[0][1]
 
@@ -212,7 +212,9 @@ async def test_imports_land_in_the_repo_through_the_store_seam(host):
 
     ctx = host.ctx
     lines = [(i, {"text": f"imported {i}", "tags": ["batch"]}) for i in range(1, 6)]
-    report = await import_values(ctx, host.space, lines, batch_size=2)
+    report = await import_values(
+        ctx.store, ctx.services.spaces, ctx.services.memories, host.space, lines, batch_size=2
+    )
     assert report.created == 5
     space = await ctx.services.spaces.require(host.space)
     listed = await ctx.store.read(

@@ -18,7 +18,6 @@ from engram.auth.did_document import Service
 from engram.auth.keys import PrivateKey
 from engram.auth.service_jwt import mint_service_jwt
 from engram.auth.space_signature import sign_space_request
-from engram.service import members
 from engram.store.tid import encode_tid, new_tid
 
 NOTIFY = "com.atproto.space.notifyWrite"
@@ -71,8 +70,8 @@ async def test_a_members_repo_host_notifies_and_list_repos_lists_the_repo(host, 
     reader, reader_key = random_plc_did(), PrivateKey.generate("ES256K")
     for did, key in ((writer, writer_key), (reader, reader_key)):
         plc.register(did, key.public_key)
-    await members.grant(ctx, host.space, writer, write=True)
-    await members.grant(ctx, host.space, reader)
+    await ctx.services.members.grant(host.space, writer, write=True)
+    await ctx.services.members.grant(host.space, reader)
 
     async def notify(iss, key, **body):
         token = mint_service_jwt(key, iss=iss, aud=f"{authority}#atproto_space_host", lxm=NOTIFY)
@@ -133,5 +132,5 @@ async def test_a_members_repo_host_notifies_and_list_repos_lists_the_repo(host, 
     assert len(received) == 1
 
     # Once the member loses write access, its repo is no longer one of the space's.
-    await members.grant(ctx, host.space, writer, write=False)
+    await ctx.services.members.grant(host.space, writer, write=False)
     assert [e["did"] for e in await list_repos()] == [authority]

@@ -16,7 +16,6 @@ from engram.auth.identity import save_operator_key
 from engram.auth.keys import PrivateKey
 from engram.keys import context_key
 from engram.search.vectors import encode_query_vector
-from engram.service import members
 from engram.store import Embedding, MemoryWrite
 
 
@@ -27,7 +26,7 @@ async def test_a_new_member_gets_a_credential_reads_the_config_and_searches(
     # its space host and PDS. The member has its own did:plc and PDS, and engram has never resolved it.
     authority, authority_key = random_plc_did(), PrivateKey.generate("ES256K")
     save_operator_key(host_settings.data_dir, authority, authority_key)
-    client = await aiohttp_client(create_app(host_settings))
+    client = await aiohttp_client(await create_app(host_settings))
     engram_url = str(client.make_url("")).rstrip("/")
     services = {
         "#atproto_space_host": Service("AtprotoSpaceHost", engram_url),
@@ -44,7 +43,7 @@ async def test_a_new_member_gets_a_credential_reads_the_config_and_searches(
         for t, v in zip(texts, vectors, strict=True)
     ])  # fmt: skip
     member = new_member(plc, member_pds)
-    await members.grant(ctx, space, member.did)
+    await ctx.services.members.grant(space, member.did)
 
     async with aiohttp.ClientSession() as http:
         app = ReferenceSpaceClient(http, plc.url, member.did, {"X-Test-Member": member.did})
@@ -62,6 +61,6 @@ async def test_a_new_member_gets_a_credential_reads_the_config_and_searches(
         assert found["memories"][0]["uri"].startswith(f"{space}/{authority}/garden.engram.memory/")
 
         # Revoked: the next exchange is refused, while the credential already issued lives out its TTL.
-        await members.revoke(ctx, space, member.did)
+        await ctx.services.members.revoke(space, member.did)
         with pytest.raises(SpaceClientError, match="UserNotAuthorized"):
             await app.get_credential(space)

@@ -15,7 +15,6 @@ from engram.auth.identity import save_operator_key
 from engram.auth.keys import PrivateKey
 from engram.auth.service_jwt import mint_service_jwt
 from engram.keys import context_key
-from engram.service import members
 
 DEFS = "com.atproto.simplespace.defs"
 MEMBER_LIST = {"$type": f"{DEFS}#memberListPolicy"}
@@ -57,7 +56,7 @@ async def world(aiohttp_client, host_settings, plc):
     plc.register(authority, authority_key.public_key)
     member, member_key = random_plc_did(), PrivateKey.generate("ES256")
     plc.register(member, member_key.public_key)
-    client = await aiohttp_client(create_app(host_settings))
+    client = await aiohttp_client(await create_app(host_settings))
     return World(client, client.app[context_key], plc, authority, authority_key, member, member_key)
 
 
@@ -87,7 +86,7 @@ async def test_the_authority_creates_a_space_and_manages_its_members(world):
     for did, read, write in [(world.member, True, True), *[(d, True, False) for d in others]]:
         status, out = await world.call(PUT, {"space": space, "did": did, "read": read, "write": write})
         assert status == 200, out
-    grant = await members.get(world.ctx, space, world.member)
+    grant = await world.ctx.services.members.get(space, world.member)
     assert grant.read and grant.write
 
     listed, cursor = [], None
@@ -104,9 +103,9 @@ async def test_the_authority_creates_a_space_and_manages_its_members(world):
 
     # Both flags false is no access: the member is gone, as after removeMember.
     status, _ = await world.call(PUT, {"space": space, "did": others[0], "read": False, "write": False})
-    assert status == 200 and await members.get(world.ctx, space, others[0]) is None
+    assert status == 200 and await world.ctx.services.members.get(space, others[0]) is None
     status, _ = await world.call(REMOVE, {"space": space, "did": others[1]})
-    assert status == 200 and await members.get(world.ctx, space, others[1]) is None
+    assert status == 200 and await world.ctx.services.members.get(space, others[1]) is None
 
     # listSpaces: the authority owns both; the member sees the one it belongs to, not as owner.
     status, out = await world.call(SPACES, headers=world.token(SPACES))
@@ -127,7 +126,7 @@ async def test_the_references_errors_and_nothing_written(world):
     async def refused(nsid, body, headers, status, error):
         got, out = await world.call(nsid, body, headers=headers)
         assert (got, out and out["error"]) == (status, error), out
-        assert await members.get(ctx, space, world.member) is None  # an error answer wrote nothing
+        assert await ctx.services.members.get(space, world.member) is None  # an error answer wrote nothing
 
     # Not the owner: refused from the claimed issuer, before the member's DID is ever resolved.
     before = sum(world.plc.requests.values())
@@ -143,7 +142,7 @@ async def test_the_references_errors_and_nothing_written(world):
     # A replayed token is refused the second time.
     headers = world.token(PUT)
     assert (await world.call(PUT, good, headers=headers))[0] == 200
-    assert (await members.revoke(ctx, space, world.member)) is True
+    assert (await ctx.services.members.revoke(space, world.member)) is True
     await refused(PUT, good, headers, 401, "JwtReplayed")
 
     # createSpace: only what engram implements, only for a DID whose key engram holds.

@@ -18,8 +18,8 @@ class Clock:
 async def test_a_session_opened_through_one_process_is_live_in_another_until_it_ends(two_stores):
     first, second = two_stores
     clock = Clock(NOW)
-    a = McpSessions(lambda: first, idle_s=900, per_key=8, overall=100, clock=clock)
-    b = McpSessions(lambda: second, idle_s=900, per_key=8, overall=100, clock=clock)
+    a = McpSessions(first, idle_s=900, per_key=8, overall=100, clock=clock)
+    b = McpSessions(second, idle_s=900, per_key=8, overall=100, clock=clock)
     opened = await a.open("key:1")
     assert await b.resume(opened, "key:1")
     assert not await b.resume(opened, "key:2")  # another credential: as if it did not exist
@@ -32,8 +32,8 @@ async def test_a_session_opened_through_one_process_is_live_in_another_until_it_
 async def test_an_idle_session_ends_and_use_keeps_it_alive(two_stores):
     first, second = two_stores
     clock = Clock(NOW)
-    a = McpSessions(lambda: first, idle_s=600, per_key=8, overall=100, clock=clock)
-    b = McpSessions(lambda: second, idle_s=600, per_key=8, overall=100, clock=clock)
+    a = McpSessions(first, idle_s=600, per_key=8, overall=100, clock=clock)
+    b = McpSessions(second, idle_s=600, per_key=8, overall=100, clock=clock)
     kept, dropped = await a.open("key:1"), await a.open("key:1")
     for _ in range(3):  # used every 5 minutes: alive after 15
         clock.now += 300
@@ -45,7 +45,7 @@ async def test_an_idle_session_ends_and_use_keeps_it_alive(two_stores):
 
 async def test_a_key_at_its_cap_loses_its_own_oldest_and_nobody_else_is_touched(store):
     clock = Clock(NOW)
-    sessions = McpSessions(lambda: store, idle_s=900, per_key=3, overall=100, clock=clock)
+    sessions = McpSessions(store, idle_s=900, per_key=3, overall=100, clock=clock)
     other = await sessions.open("key:quiet")
     flood = []
     for _ in range(10):
@@ -59,7 +59,7 @@ async def test_a_key_at_its_cap_loses_its_own_oldest_and_nobody_else_is_touched(
 
 async def test_at_the_overall_cap_the_key_holding_most_gives_way(store):
     clock = Clock(NOW)
-    sessions = McpSessions(lambda: store, idle_s=900, per_key=5, overall=6, clock=clock)
+    sessions = McpSessions(store, idle_s=900, per_key=5, overall=6, clock=clock)
     heavy = []
     for _ in range(5):
         clock.now += 1

@@ -6,6 +6,7 @@ import sqlite3
 import numpy as np
 import psycopg
 
+from engram.config import SearchConfig
 from engram.search.manager import IndexManager
 from engram.store import MemoryWrite
 from engram.store.index_source import StoreIndexSource
@@ -41,7 +42,7 @@ async def test_loading_and_saving_indexes_commits_nothing(store, space, model, m
     pool = WorkerPool(2, name="test-read-path")
     try:
         before = data_version(store)
-        manager = IndexManager(StoreIndexSource(store), pool, tmp_path / "idx")
+        manager = IndexManager(StoreIndexSource(store), pool, tmp_path / "idx", SearchConfig.of())
         query = np.ones(model.dims, np.float32) / np.sqrt(model.dims)
         assert len((await manager.search(space, model.key, model.dims, query, 5)).row_ids) == 5
         await manager.flush()  # the first build was saved (and pruning considered)
@@ -50,7 +51,7 @@ async def test_loading_and_saving_indexes_commits_nothing(store, space, model, m
 
         await store.write(delete_memory, space, ALICE, records[0].rkey)  # now there is a tombstone
         after_delete = data_version(store)
-        manager = IndexManager(StoreIndexSource(store), pool, tmp_path / "idx")
+        manager = IndexManager(StoreIndexSource(store), pool, tmp_path / "idx", SearchConfig.of())
         found = await manager.search(space, model.key, model.dims, query, 25)
         assert records[0].row_id not in found.row_ids.tolist()
         await manager.close()  # saves past the deletion; the tombstone can go: one prune commit

@@ -75,7 +75,7 @@ async def test_a_service_jwt_verifies_once_across_processes(two_stores):
 async def test_console_sessions_are_shared_and_end_everywhere(two_stores):
     first, second = two_stores
     clock = Clock(NOW)
-    here, there = SessionStore(lambda: first, clock), SessionStore(lambda: second, clock)
+    here, there = SessionStore(first, clock), SessionStore(second, clock)
     cookie, made = await here.start(OPERATOR)
     seen = await there.get(cookie)
     assert seen == made and seen.role == OPERATOR and seen.key_id is None
@@ -93,7 +93,7 @@ async def test_console_sessions_are_shared_and_end_everywhere(two_stores):
 async def test_console_sessions_expire_and_are_pruned(two_stores):
     first, _ = two_stores
     clock = Clock(NOW)
-    sessions = SessionStore(lambda: first, clock, ttl_s=60)
+    sessions = SessionStore(first, clock, ttl_s=60)
     old, _ = await sessions.start(OPERATOR)
     clock.now = NOW + 60
     assert await sessions.get(old) is None

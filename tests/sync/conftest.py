@@ -25,7 +25,7 @@ def sync_settings(settings, network):
 
 @pytest.fixture
 async def engram(aiohttp_client, sync_settings, network):
-    client = await aiohttp_client(create_app(sync_settings))
+    client = await aiohttp_client(await create_app(sync_settings))
     network.engram_url = str(client.make_url("")).rstrip("/")
     network.engram_did = sync_settings.service_did
     client.ctx = client.app[context_key]

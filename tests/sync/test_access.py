@@ -40,7 +40,7 @@ async def test_expired_session_is_refreshed_then_recreated(engram, network):
 
 
 async def test_poll_backstop_catches_up_without_notifications(aiohttp_client, network, sync_settings):
-    engram = await aiohttp_client(create_app(replace(sync_settings, poll_interval=0.2)))
+    engram = await aiohttp_client(await create_app(replace(sync_settings, poll_interval=0.2)))
     engram.ctx = engram.app[context_key]
     await add_space(engram, network)
     network.put(network.add_member(), "garden.engram.memory", rkey(), memory_record("never notified", 1))
@@ -62,7 +62,7 @@ async def test_a_reader_the_authority_refuses_gets_no_data_and_an_error(engram, 
 
 
 async def test_internal_endpoints_are_refused_outside_dev_mode(aiohttp_client, network, sync_settings):
-    engram = await aiohttp_client(create_app(replace(sync_settings, dev=False, outbound_allow=())))
+    engram = await aiohttp_client(await create_app(replace(sync_settings, dev=False, outbound_allow=())))
     engram.ctx = engram.app[context_key]
     await engram.ctx.syncer.add_space(network.space, network.reader.did, network.reader.password)
     from engram.store import synced as store_synced

@@ -93,7 +93,7 @@ async def test_repos_no_longer_listed_are_dropped(engram, network):
 async def test_memory_limit_holds_writes_back_without_losing_the_position(
     aiohttp_client, network, sync_settings
 ):
-    engram = await aiohttp_client(create_app(replace(sync_settings, limit_memories=2)))
+    engram = await aiohttp_client(await create_app(replace(sync_settings, limit_memories=2)))
     engram.ctx = engram.app[context_key]
     network.engram_url = str(engram.make_url("")).rstrip("/")
     network.engram_did = sync_settings.service_did

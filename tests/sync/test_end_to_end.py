@@ -77,7 +77,7 @@ async def test_restart_resumes_from_stored_revs_without_full_resync(
     full_exports = network.pds.calls["getRepo"]
     await engram.close()
 
-    again = await aiohttp_client(create_app(replace(sync_settings)))
+    again = await aiohttp_client(await create_app(replace(sync_settings)))
     again.ctx = again.app[context_key]
     network.engram_url = str(again.make_url("")).rstrip("/")
     listed = network.host.calls["listRepos"]

@@ -57,7 +57,7 @@ async def test_admin_add_synced_space_starts_syncing(aiohttp_client, network, sy
     ops = PrivateKey.generate("ES256")
     save_operator_key(sync_settings.data_dir, OPS_DID, ops)
     settings = replace(sync_settings, admin_dids=frozenset({OPS_DID}))
-    engram = await aiohttp_client(create_app(settings))
+    engram = await aiohttp_client(await create_app(settings))
     engram.ctx = engram.app[context_key]
     network.engram_url, network.engram_did = str(engram.make_url("")).rstrip("/"), settings.service_did
     body = orjson.dumps(

@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING
 
 from aiohttp import web
 
+from ...auth.api_key_grants import KeyGrant, authenticate_key
 from ...errors import InvalidInput
 from ...service.hybrid import Scope, TextSearch
 from ...store import documents as store_documents
-from ..keys import KeyGrant, authenticate_key
 from ..requests import json_response, read_json_object
 from .translate import MatchRequest, match_item, match_response, parse_match, unknown_groups
 
@@ -51,7 +51,7 @@ async def search_scopes(ctx: AppContext, grant: KeyGrant, request: MatchRequest)
 
 def add_routes(router: web.UrlDispatcher, ctx: AppContext) -> None:
     async def match(request: web.Request) -> web.Response:
-        grant = await authenticate_key(ctx, request, "read")
+        grant = await authenticate_key(ctx.store, request, "read")
         body = parse_match(await read_json_object(request))
         scopes = await search_scopes(ctx, grant, body)
         query = TextSearch(body.prompt, limit=body.top_k, weight=body.embedding_rate)

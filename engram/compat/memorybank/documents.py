@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ...auth.api_key_grants import KeyGrant
 from ...errors import InvalidInput, TooLarge, Unavailable
 from ...search.filters import Filters
 from ...service.embedding import embed_documents, hosts_model
@@ -23,7 +24,6 @@ from ...store import Memory, MemoryWrite, Space
 from ...store import queries as store_queries
 from ...store.attrs import nul_path
 from ...store.writes import MAX_SOURCE_BYTES
-from ..keys import KeyGrant
 from .chunk_store import Selector, delete_selected, replace_documents
 from .keyauth import principal_id
 from .models import DeleteRequest, Document, MetadataFilter, Query, field_error

@@ -7,12 +7,12 @@ from dataclasses import replace
 
 from aiohttp import web
 
+from ...auth.api_key_grants import KeyGrant
 from ...context import AppContext
 from ...oauth import OAuthServer
 from ...oauth.consent import ConsentPage
 from ...oauth.metadata import server_metadata
 from ...oauth.token_endpoint import token_handler
-from ..keys import KeyGrant
 from ..requests import json_response
 from .keyauth import SCOPES, TokenResolver
 
@@ -20,7 +20,7 @@ SCOPE_HELP = {"read:documents": "search your saved memories", "write:documents":
 
 
 def oauth_server(ctx: AppContext) -> OAuthServer:
-    return OAuthServer(lambda: ctx.store, SCOPES, issuer="memorybank")
+    return OAuthServer(ctx.store, SCOPES, issuer="memorybank")
 
 
 def access_token_resolver(server: OAuthServer) -> TokenResolver:

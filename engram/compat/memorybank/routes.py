@@ -26,6 +26,7 @@ from .models import DeleteRequest, QueryRequest, RequestInvalid, UpsertRequest, 
 from .oauth_routes import access_token_resolver, add_oauth_routes, oauth_server
 
 PREFIX = "/memorybank"
+SEARCH_PATHS = (PREFIX + "/query-action", PREFIX + "/query")  # the paths that search an index
 # One document request's body (docs/memorybank.md "Limits"): 2,000 chunks of text fit with room to spare.
 MAX_REQUEST_BYTES = 4 * 1024 * 1024
 LOOP_DECODE_BYTES = 256 * 1024  # bodies this small are decoded on the loop (a few ms at most)
@@ -167,8 +168,8 @@ def add_document_routes(
 
     for path in ("/upsert-action", "/upsert"):
         router.add_post(PREFIX + path, upsert)
-    for path in ("/query-action", "/query"):
-        router.add_post(PREFIX + path, query)
+    for path in SEARCH_PATHS:
+        router.add_post(path, query)
     router.add_delete(PREFIX + "/delete", delete)
     router.add_get(PREFIX + "/openapi.json", openapi)
     router.add_get(PREFIX + "/.well-known/openapi.yaml", openapi_yaml)

@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any
 import orjson
 from aiohttp import web
 
+from ...auth.api_key_grants import authenticate_key
 from ...errors import InvalidInput, NotFound
-from ..keys import authenticate_key
 from ..requests import json_response, read_json_object
 from . import current, operations
 from . import translate as v1
@@ -53,7 +53,7 @@ async def _put_body(request: web.Request) -> Any:
 
 def add_routes(router: web.UrlDispatcher, ctx: AppContext) -> None:
     async def add(request: web.Request) -> web.Response:
-        grant = await authenticate_key(ctx, request, "write")
+        grant = await authenticate_key(ctx.store, request, "write")
         body = await read_json_object(request)
         if "workspaceId" in body:
             parsed = current.parse_add(body)
@@ -68,7 +68,7 @@ def add_routes(router: web.UrlDispatcher, ctx: AppContext) -> None:
         return json_response(v1.ok(v1.memory_row(messages)), 201 if created else 200)
 
     async def list_memories(request: web.Request) -> web.Response:
-        grant = await authenticate_key(ctx, request, "read")
+        grant = await authenticate_key(ctx.store, request, "read")
         if _current_query(request):
             query = request.query
             workspace_id = current.query_text({k: query.getall(k) for k in query}, "workspaceId")
@@ -94,7 +94,7 @@ def add_routes(router: web.UrlDispatcher, ctx: AppContext) -> None:
         return json_response(v1.ok({"memories": rows}))
 
     async def get_memory(request: web.Request) -> web.Response:
-        grant = await authenticate_key(ctx, request, "read")
+        grant = await authenticate_key(ctx.store, request, "read")
         key = _key(request)
         if _current_query(request):
             scope = current.item_scope(request.query.get("workspaceId"))
@@ -107,7 +107,7 @@ def add_routes(router: web.UrlDispatcher, ctx: AppContext) -> None:
         return json_response(v1.ok(v1.memory_row(messages)))
 
     async def delete_memory(request: web.Request) -> web.Response:
-        grant = await authenticate_key(ctx, request, "write")
+        grant = await authenticate_key(ctx.store, request, "write")
         key = _key(request)
         if _current_query(request):
             scope = current.item_scope(request.query.get("workspaceId"))
@@ -118,7 +118,7 @@ def add_routes(router: web.UrlDispatcher, ctx: AppContext) -> None:
         return json_response(v1.ok({"message": "Memory deleted successfully"}))
 
     async def delete_by_query(request: web.Request) -> web.Response:
-        grant = await authenticate_key(ctx, request, "write")
+        grant = await authenticate_key(ctx.store, request, "write")
         query = {k: request.query.getall(k) for k in request.query}
         workspace_id = current.query_text(query, "workspaceId")
         conversation_id = current.query_text(query, "conversationId")
@@ -131,7 +131,7 @@ def add_routes(router: web.UrlDispatcher, ctx: AppContext) -> None:
         return json_response(v1.ok(current.delete_answer(count)))
 
     async def put_memory(request: web.Request) -> web.Response:
-        grant = await authenticate_key(ctx, request, "write")
+        grant = await authenticate_key(ctx.store, request, "write")
         key = _key(request)
         scope, data = current.parse_put(await _put_body(request))
         if not await operations.get(ctx, grant.primary_space, scope, key):

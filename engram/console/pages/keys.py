@@ -22,7 +22,7 @@ async def _page(request: web.Request, *, created=None, token=None, status: int =
     require_operator(viewer)
     hosted = [s for s in await visible_spaces(ctx, viewer) if s.kind == "hosted"]
     return render(request, "keys.html", {
-        "keys": await apikeys.list_api_keys(ctx), "hosted": hosted, "scopes": SCOPES,
+        "keys": await apikeys.list_api_keys(ctx.store), "hosted": hosted, "scopes": SCOPES,
         "created": created, "token": token, "revoked": request.query.get("revoked", ""),
     }, status=status)  # fmt: skip
 
@@ -37,7 +37,7 @@ async def create_key(request: web.Request) -> web.StreamResponse:
     form = await request.post()
     scopes = [s for s in form.getall("scope", []) if s in SCOPES]
     key, token = await apikeys.create_api_key(
-        ctx, forms.text(form, "space", 2000), scopes, forms.text(form, "label", 200)
+        ctx.store, forms.text(form, "space", 2000), scopes, forms.text(form, "label", 200)
     )
     # Rendered on the POST's own answer (no redirect): the token never appears in a URL or a later page.
     return await _page(request, created=key, token=token, status=201)
@@ -50,6 +50,6 @@ async def revoke_key(request: web.Request) -> web.StreamResponse:
     key_id = forms.integer(form, "id", 0, 1, 2**62)
     if not key_id:
         raise InvalidInput("which key? the form carries no id")
-    key = await apikeys.revoke_api_key(ctx, key_id)
+    key = await apikeys.revoke_api_key(ctx.store, key_id)
     await request.app[console_state_key].sessions.end_key(key.id)
     return see_other(str(request.app.router["keys"].url_for().with_query(revoked=str(key.id))))

@@ -21,7 +21,7 @@ async def memory_page(request: web.Request) -> web.StreamResponse:
     memory = await ctx.services.memories.get(space.uri, forms.text(request.query, "uri", 2000))
     neighbours, neighbours_error = [], None
     try:
-        neighbours = await nearest_neighbours(ctx, space, memory, NEIGHBOURS)
+        neighbours = await nearest_neighbours(ctx.store, ctx.services.search, space, memory, NEIGHBOURS)
     except EngramError as err:  # a busy or loading index: the memory itself still shows
         if err.kind not in ("rate_limited", "unavailable"):
             raise

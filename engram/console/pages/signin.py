@@ -80,7 +80,7 @@ async def login_with_link(request: web.Request) -> web.StreamResponse:
 async def login_with_key(request: web.Request) -> web.StreamResponse:
     form = await _checked_form(request)
     state = request.app[console_state_key]
-    key = await apikeys.find_live_api_key(state.ctx, str(form.get("api_key", "")).strip())
+    key = await apikeys.find_live_api_key(state.ctx.store, str(form.get("api_key", "")).strip())
     if key is None:
         raise NotAuthenticated("that API key is unknown or revoked", "InvalidApiKey")
     if READ_SCOPE not in key.scopes:

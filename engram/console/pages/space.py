@@ -44,7 +44,7 @@ async def space_page(request: web.Request) -> web.StreamResponse:
         space.uri, limit=PAGE_SIZE, cursor=forms.text(params, "cursor", 200) or None, **filters
     )
     return render(request, "space.html", {
-        "overview": await space_overview(ctx, space),
+        "overview": await space_overview(ctx.services.spaces, ctx.index, space),
         "q": q, "limit": limit, "limits": SEARCH_LIMITS,
         "author": filters["author"] or "", "tags": ", ".join(filters["tags"]),
         "since": forms.text(params, "since", 64),

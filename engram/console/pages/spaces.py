@@ -13,5 +13,5 @@ from ..state import console_state_key
 async def spaces_page(request: web.Request) -> web.StreamResponse:
     ctx = request.app[console_state_key].ctx
     spaces = await visible_spaces(ctx, request[viewer_key])
-    overviews = [await space_overview(ctx, space) for space in spaces]
+    overviews = [await space_overview(ctx.services.spaces, ctx.index, space) for space in spaces]
     return render(request, "spaces.html", {"overviews": overviews})

@@ -30,7 +30,7 @@ def register(xrpc: XrpcServer, ctx: AppContext) -> None:
         # response carries a Content-Length instead of a tar cut short mid-stream.
         spool = tempfile.TemporaryFile()  # noqa: SIM115 - closed by the finally below, after streaming
         try:
-            await write_export(ctx, space.uri, spool)
+            await write_export(ctx.store, ctx.services.spaces, ctx.pool, space.uri, spool)
             size = spool.tell()
             spool.seek(0)
             name = hashlib.sha256(space.uri.encode()).hexdigest()[:16]
@@ -49,4 +49,4 @@ def register(xrpc: XrpcServer, ctx: AppContext) -> None:
         finally:
             spool.close()
 
-    xrpc.add(NSID, handle, auth=space_reader(ctx))
+    xrpc.add(NSID, handle, auth=space_reader(ctx), space_scoped=True)

@@ -15,4 +15,4 @@ def register(xrpc: XrpcServer, ctx: AppContext) -> None:
         memory = await ctx.services.memories.get(call.auth.space.uri, call.params["uri"])
         return {"memory": memory_view(memory)}
 
-    xrpc.add(NSID, handle, auth=space_reader(ctx))
+    xrpc.add(NSID, handle, auth=space_reader(ctx), space_scoped=True)

@@ -37,4 +37,4 @@ def register(xrpc: XrpcServer, ctx: AppContext) -> None:
             "edges": [{"a": a, "b": b, "similarity": s} for a, b, s in graph.edges],
         }
 
-    xrpc.add(NSID, handle, auth=space_reader(ctx))
+    xrpc.add(NSID, handle, auth=space_reader(ctx), space_scoped=True)

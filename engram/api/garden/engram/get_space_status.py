@@ -33,4 +33,4 @@ def register(xrpc: XrpcServer, ctx: AppContext) -> None:
                 out["sync"] = {**sync, "lagSeconds": int(lag)}
         return out
 
-    xrpc.add(NSID, handle, auth=space_reader(ctx))
+    xrpc.add(NSID, handle, auth=space_reader(ctx), space_scoped=True)

@@ -26,4 +26,4 @@ def register(xrpc: XrpcServer, ctx: AppContext) -> None:
             out["cursor"] = cursor
         return out
 
-    xrpc.add(NSID, handle, auth=space_reader(ctx))
+    xrpc.add(NSID, handle, auth=space_reader(ctx), space_scoped=True)

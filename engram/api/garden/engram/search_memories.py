@@ -34,4 +34,4 @@ def register(xrpc: XrpcServer, ctx: AppContext) -> None:
             out["approximate"] = True
         return out
 
-    xrpc.add(NSID, handle, auth=space_reader(ctx))
+    xrpc.add(NSID, handle, auth=space_reader(ctx), space_scoped=True)

@@ -14,4 +14,4 @@ def register(xrpc: XrpcServer, ctx: AppContext) -> None:
         await ctx.services.search.warm(call.auth.space)
         return {}
 
-    xrpc.add(NSID, handle, auth=space_reader(ctx))
+    xrpc.add(NSID, handle, auth=space_reader(ctx), space_scoped=True)

@@ -20,7 +20,7 @@ def register(xrpc: XrpcServer, ctx: AppContext) -> None:
     async def handle(call: XrpcRequest) -> dict:
         body = call.input
         space = await simplespace.create_space(
-            ctx, call.auth.did, body.get("spaceType", body.get("type")), skey=body.get("skey"),
+            ctx.keyring, ctx.services.spaces, call.auth.did, body.get("spaceType", body.get("type")), skey=body.get("skey"),
             read_policy=body.get("readPolicy", body.get("policy")), write_policy=body.get("writePolicy"),
             app_access=body.get("appAccess"),
         )  # fmt: skip

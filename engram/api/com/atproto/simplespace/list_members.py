@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from .....context import AppContext
-from .....service import members
 from .....xrpc.server import XrpcRequest, XrpcServer
 from ....space_owner_auth import space_owner
 
@@ -13,8 +12,8 @@ NSID = "com.atproto.simplespace.listMembers"
 def register(xrpc: XrpcServer, ctx: AppContext) -> None:
     async def handle(call: XrpcRequest) -> dict:
         p = call.params
-        rows, cursor = await members.page(
-            ctx, call.auth.space.uri, cursor=p.get("cursor"), limit=p.get("limit", 100)
+        rows, cursor = await ctx.services.members.page(
+            call.auth.space.uri, cursor=p.get("cursor"), limit=p.get("limit", 100)
         )
         out: dict = {"members": [{"did": m.did, "read": m.read, "write": m.write} for m in rows]}
         if cursor is not None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from .....context import AppContext
-from .....service import members
 from .....xrpc.server import XrpcRequest, XrpcServer
 from ....space_owner_auth import space_owner
 
@@ -13,6 +12,8 @@ NSID = "com.atproto.simplespace.putMember"
 def register(xrpc: XrpcServer, ctx: AppContext) -> None:
     async def handle(call: XrpcRequest) -> None:
         body = call.input
-        await members.put(ctx, call.auth.space.uri, body["did"], read=body["read"], write=body["write"])
+        await ctx.services.members.put(
+            call.auth.space.uri, body["did"], read=body["read"], write=body["write"]
+        )
 
     xrpc.add(NSID, handle, auth=space_owner(ctx, NSID))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from .....context import AppContext
-from .....service import members
 from .....xrpc.server import XrpcRequest, XrpcServer
 from ....space_owner_auth import space_owner
 
@@ -12,6 +11,6 @@ NSID = "com.atproto.simplespace.removeMember"
 
 def register(xrpc: XrpcServer, ctx: AppContext) -> None:
     async def handle(call: XrpcRequest) -> None:
-        await members.revoke(ctx, call.auth.space.uri, call.input["did"])
+        await ctx.services.members.revoke(call.auth.space.uri, call.input["did"])
 
     xrpc.add(NSID, handle, auth=space_owner(ctx, NSID))

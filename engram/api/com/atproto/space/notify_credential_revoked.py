@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 from .....context import AppContext
-from .....service import revocations
 from .....xrpc.errors import ForbiddenError, InvalidRequestError
 from .....xrpc.server import XrpcRequest, XrpcServer
 from ....auth_modes import syncer_notification
@@ -20,6 +19,6 @@ def register(xrpc: XrpcServer, ctx: AppContext) -> None:
             raise InvalidRequestError(f"this service does not sync the space {uri}", "UnknownSpace")
         if call.auth.iss != space.authority:  # checked by the auth step already; kept as the invariant
             raise ForbiddenError("only the space's authority may revoke its credentials")
-        await revocations.honour(ctx, uri, call.input["credentials"])
+        await ctx.services.revocations.honour(uri, call.input["credentials"], ctx.syncer)
 
     xrpc.add(NSID, handle, auth=syncer_notification(ctx, NSID))

@@ -23,4 +23,4 @@ def register(xrpc: XrpcServer, ctx: AppContext) -> None:
         else:
             await ctx.services.spaces.delete(uri)
 
-    xrpc.add(NSID, handle, auth=syncer_notification(ctx, NSID))
+    xrpc.add(NSID, handle, auth=syncer_notification(ctx, NSID), space_scoped=True)  # the holder syncs it

@@ -37,9 +37,8 @@ def _auth(ctx: AppContext) -> AuthHook:
         writer = body.get("repo")
         # Decided before any resolution: only a member with write access, for its own repo.
         iss = claimed_issuer(authorization[0]) if len(authorization) == 1 else None
-        if iss is not None and (iss != writer or not await hosted_writes.tracks(ctx, space.uri, iss)):
+        if iss is not None and (iss != writer or not await hosted_writes.tracks(ctx.store, space.uri, iss)):
             raise ForbiddenError("only a member with write access may notify writes to its own repo")
-        assert ctx.service_verifier is not None
         return await ctx.service_verifier.verify(
             authorization[0] if len(authorization) == 1 else None, NSID, issuer=writer,
             audiences=service_audiences(ctx, space.authority),
@@ -54,7 +53,9 @@ def register(xrpc: XrpcServer, ctx: AppContext) -> None:
         uri = body["space"]
         space = await ctx.services.spaces.get(uri)
         if space is not None and space.kind == "hosted":
-            await hosted_writes.member_wrote(ctx, space, call.auth.iss, body["repoRev"], body.get("hash"))
+            await hosted_writes.member_wrote(
+                ctx.store, ctx.notifier, space, call.auth.iss, body["repoRev"], body.get("hash")
+            )
             return
         if space is None or space.deleted or space.kind != "synced" or ctx.syncer is None:
             raise InvalidRequestError(f"this service does not sync the space {uri}", "UnknownSpace")
@@ -64,4 +65,4 @@ def register(xrpc: XrpcServer, ctx: AppContext) -> None:
             raise InvalidRequestError('Missing required property "spaceRev"')
         await ctx.syncer.notify_write(uri, body["repo"], body["spaceRev"], body.get("prevSpaceRev"))
 
-    xrpc.add(NSID, handle, auth=_auth(ctx))
+    xrpc.add(NSID, handle, auth=_auth(ctx), space_scoped=True)  # the holder syncs a synced space

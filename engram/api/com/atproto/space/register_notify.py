@@ -14,7 +14,9 @@ NSID = "com.atproto.space.registerNotify"
 
 def register(xrpc: XrpcServer, ctx: AppContext) -> None:
     async def handle(call: XrpcRequest) -> dict:
-        expires_at = await notify_registry.register(ctx, call.auth.space, call.input["service"])
+        expires_at = await notify_registry.register(
+            ctx.store, ctx.resolver, ctx.outbound, call.auth.space, call.input["service"]
+        )
         stamp = (
             datetime.fromtimestamp(expires_at, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
         )

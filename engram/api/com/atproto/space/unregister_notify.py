@@ -12,6 +12,6 @@ NSID = "com.atproto.space.unregisterNotify"
 
 def register(xrpc: XrpcServer, ctx: AppContext) -> None:
     async def handle(call: XrpcRequest) -> None:
-        await notify_registry.unregister(ctx, call.auth.space, call.input["service"])
+        await notify_registry.unregister(ctx.store, call.auth.space, call.input["service"])
 
     xrpc.add(NSID, handle, auth=hosted_repo_reader(ctx))

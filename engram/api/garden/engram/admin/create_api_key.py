@@ -16,7 +16,9 @@ def register(xrpc: XrpcServer, ctx: AppContext) -> None:
         body = call.input
         uri = ctx.services.spaces.resolve_uri(body["space"])
         extra = [ctx.services.spaces.resolve_uri(s) for s in body.get("extraSpaces", [])]
-        key, token = await apikeys.create_api_key(ctx, uri, body["scopes"], body.get("label", ""), extra)
+        key, token = await apikeys.create_api_key(
+            ctx.store, uri, body["scopes"], body.get("label", ""), extra
+        )
         return {"key": api_key_view(key), "token": token}
 
     xrpc.add(NSID, handle, auth=admin_signed(ctx))

@@ -14,7 +14,9 @@ def register(xrpc: XrpcServer, ctx: AppContext) -> None:
     async def handle(call: XrpcRequest) -> dict:
         uri = ctx.services.spaces.resolve_uri(call.input["space"])
         # Numbered from 0: the report's `index` is the memory's position in the request.
-        report = await import_values(ctx, uri, enumerate(call.input["memories"]))
+        report = await import_values(
+            ctx.store, ctx.services.spaces, ctx.services.memories, uri, enumerate(call.input["memories"])
+        )
         return {
             "created": report.created,
             "updated": report.updated,

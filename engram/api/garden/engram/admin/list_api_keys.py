@@ -18,6 +18,6 @@ def register(xrpc: XrpcServer, ctx: AppContext) -> None:
         if space is not None:
             uri = ctx.services.spaces.resolve_uri(space)
             await ctx.services.spaces.require(uri)
-        return {"keys": [api_key_view(k) for k in await apikeys.list_api_keys(ctx, uri)]}
+        return {"keys": [api_key_view(k) for k in await apikeys.list_api_keys(ctx.store, uri)]}
 
     xrpc.add(NSID, handle, auth=admin_signed(ctx))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from .....context import AppContext
-from .....service import members
 from .....views import member_view
 from .....xrpc.server import XrpcRequest, XrpcServer
 from ....admin_auth import admin_signed
@@ -14,6 +13,6 @@ NSID = "garden.engram.admin.listMembers"
 def register(xrpc: XrpcServer, ctx: AppContext) -> None:
     async def handle(call: XrpcRequest) -> dict:
         uri = ctx.services.spaces.resolve_uri(call.params["space"])
-        return {"members": [member_view(m) for m in await members.list_members(ctx, uri)]}
+        return {"members": [member_view(m) for m in await ctx.services.members.list_members(uri)]}
 
     xrpc.add(NSID, handle, auth=admin_signed(ctx))

@@ -13,6 +13,6 @@ NSID = "garden.engram.admin.revokeApiKey"
 
 def register(xrpc: XrpcServer, ctx: AppContext) -> None:
     async def handle(call: XrpcRequest) -> dict:
-        return {"key": api_key_view(await apikeys.revoke_api_key(ctx, call.input["id"]))}
+        return {"key": api_key_view(await apikeys.revoke_api_key(ctx.store, call.input["id"]))}
 
     xrpc.add(NSID, handle, auth=admin_signed(ctx))

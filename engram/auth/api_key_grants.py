@@ -1,4 +1,5 @@
-"""API-key authentication for the shims: `Authorization: Bearer <engram key>` -> `KeyGrant`.
+"""API-key grants: `Authorization: Bearer <engram key>` -> `KeyGrant`, for the REST shims, MCP and the
+console (docs/compat.md).
 
 The key is looked up in the store on every request (a point read by a unique index: ~20 µs on SQLite,
 done on the loop like the XRPC auth step's space lookup; a round trip on PostgreSQL, done on a reader
@@ -17,8 +18,8 @@ from ..store import apikeys as store_apikeys
 if TYPE_CHECKING:
     from aiohttp import web
 
-    from ..context import AppContext
     from ..store import ApiKey
+    from ..store.database import Store
 
 
 @dataclass(frozen=True)
@@ -47,7 +48,7 @@ def bearer_token(request: web.Request) -> str | None:
     return token.strip()
 
 
-async def authenticate_key(ctx: AppContext, request: web.Request, scope: str) -> KeyGrant:
+async def authenticate_key(store: Store, request: web.Request, scope: str) -> KeyGrant:
     """The grant of the request's bearer key, which must hold `scope` ("read" or "write").
 
     Raises `NotAuthenticated` (name `MissingApiKey` / `InvalidApiKey`), `NotFound` (`SpaceDeleted`: the
@@ -56,13 +57,13 @@ async def authenticate_key(ctx: AppContext, request: web.Request, scope: str) ->
     token = bearer_token(request)
     if token is None:
         raise NotAuthenticated("an API key is required: Authorization: Bearer <key>", "MissingApiKey")
-    return await grant_for_token(ctx, token, scope)
+    return await grant_for_token(store, token, scope)
 
 
-async def live_key(ctx: AppContext, token: str) -> ApiKey:
+async def live_key(store: Store, token: str) -> ApiKey:
     """The live key of `token`; `NotFound` (`SpaceDeleted`) when its primary space was deleted, which revoked
     it, `NotAuthenticated` (`InvalidApiKey`) when it is unknown or revoked."""
-    key, space_deleted = await ctx.store.point_read(store_apikeys.key_and_deleted, token)
+    key, space_deleted = await store.point_read(store_apikeys.key_and_deleted, token)
     if key is None:
         if space_deleted:
             raise NotFound("the API key's space has been deleted", "SpaceDeleted")
@@ -70,9 +71,9 @@ async def live_key(ctx: AppContext, token: str) -> ApiKey:
     return key
 
 
-async def grant_for_token(ctx: AppContext, token: str, scope: str) -> KeyGrant:
+async def grant_for_token(store: Store, token: str, scope: str) -> KeyGrant:
     """The same check for a token that arrived some other way (an OAuth access token's key, ...)."""
-    key = await live_key(ctx, token)
+    key = await live_key(store, token)
     if scope not in key.scopes:
         raise NotAllowed(f"this API key does not have the {scope} scope", "InsufficientScope")
     return KeyGrant.of(key)
