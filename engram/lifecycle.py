@@ -16,7 +16,6 @@ from .auth.did_resolver import DidResolver
 from .auth.identity import build_keyring, load_operator_keys, load_or_create_service_key
 from .auth.reader import ReaderVerifier
 from .auth.service_jwt import ServiceAuthVerifier
-from .auth.space_host import SpaceHostAuth
 from .config import Settings
 from .context import AppContext
 from .metrics import serve_metrics
@@ -25,7 +24,8 @@ from .search.manager import IndexManager
 from .search.snapshot_sync import SnapshotSync
 from .search.snapshots import SnapshotStore
 from .service import Services
-from .service.write_notifier import WriteNotifier
+from .spacehost.verifiers import SpaceHostAuth
+from .spacehost.write_notifier import WriteNotifier
 from .store import repo as store_repo
 from .store import repo_backfill
 from .store.backends import open_store

@@ -15,7 +15,7 @@ from aiohttp import web
 from ..auth.reader import ReaderAuth
 from ..context import AppContext
 from ..errors import UnknownSpace
-from ..service import revocations
+from ..spacehost import revocations
 from ..store import Space
 from ..xrpc.errors import AuthRequiredError, ForbiddenError, InvalidRequestError
 from ..xrpc.server import AuthHook, reads_body_first

@@ -16,7 +16,7 @@ from aiohttp import web
 from ..auth.reader import ReaderAuth
 from ..context import AppContext
 from ..errors import InvalidInput
-from ..service import revocations
+from ..spacehost import revocations
 from ..store import Space
 from ..xrpc.server import AuthHook, reads_body_first
 

@@ -1,15 +1,15 @@
 """Granting and revoking members of hosted spaces (`engram space grant|revoke|members` and the
 garden.engram.admin member procedures). The credential exchange reads the same rows
-(`engram/service/space_credentials.py`)."""
+(`engram/spacehost/credential_exchange.py`)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..spacehost import revocations
 from ..store import hosted_writers as store_writers
 from ..store import members as store_members
 from ..store.members import Member
-from . import revocations
 
 if TYPE_CHECKING:
     from ..context import AppContext

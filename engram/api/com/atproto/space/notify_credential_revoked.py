@@ -1,10 +1,10 @@
 """com.atproto.space.notifyCredentialRevoked: a synced space's authority revoked credentials of the space
-(engram/service/revocations.py honours it)."""
+(engram/spacehost/revocations.py honours it)."""
 
 from __future__ import annotations
 
 from .....context import AppContext
-from .....service import revocations
+from .....spacehost import revocations
 from .....xrpc.errors import ForbiddenError, InvalidRequestError
 from .....xrpc.server import XrpcRequest, XrpcServer
 from ....auth_modes import syncer_notification
