@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..spacehost import revocations
+from ..spacehost import member_writes, revocations
 from ..store import hosted_writers as store_writers
 from ..store import members as store_members
 from ..store.members import Member
@@ -35,6 +35,8 @@ async def put(ctx: AppContext, space_uri: str, did: str, *, read: bool, write: b
         return store_members.put_member(conn, space_uri, did, read=read, write=write)
 
     member = await ctx.store.write(put_it)
+    if not write:
+        member_writes.writer_left(ctx, space_uri)
     if not read:  # no longer a reader: the credentials it holds go too
         await revocations.revoke_member(ctx, space_uri, did, keep_member=True)
     return member

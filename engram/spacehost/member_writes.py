@@ -6,6 +6,10 @@ member-list write policy, tracks the repos of members with write access: each ne
 space rev, the repo is listed by listRepos, and the registered syncers are told with the space host's
 `notifyWrite` (the authority's service auth). A rev not newer than the tracked one changes nothing; a rev
 more than five minutes in the future is refused (`FutureRev`), as the reference space host does.
+
+engram also indexes the members' repos of the spaces it hosts: each newer rev asks the syncer (engram/sync)
+to pull that repo from the member's PDS, verified against the member's signed commit; a member that stops
+being a writer has its memories dropped by the next full pass.
 """
 
 from __future__ import annotations
@@ -46,4 +50,12 @@ async def member_wrote(ctx: AppContext, space: Space, repo: str, repo_rev: str, 
         if state.prev_space_rev is not None:
             body["prevSpaceRev"] = state.prev_space_rev
         ctx.notifier.member_wrote(space.uri, space.authority, body)
+    if ctx.syncer is not None:
+        ctx.syncer.member_wrote(space.uri, repo, state.space_rev)
     return True
+
+
+def writer_left(ctx: AppContext, space_uri: str) -> None:
+    """A member is no longer tracked as a writer: the syncer's next full pass drops its memories."""
+    if ctx.syncer is not None:
+        ctx.syncer.member_left(space_uri)

@@ -19,6 +19,7 @@ from ..identifiers import space_authority
 from ..store import credentials as store_credentials
 from ..store import hosted_writers as store_writers
 from ..store import members as store_members
+from . import member_writes
 
 if TYPE_CHECKING:
     from ..context import AppContext
@@ -53,6 +54,8 @@ async def revoke_member(ctx: AppContext, space_uri: str, member: str, *, keep_me
         return removed, store_credentials.revoke_issued(conn, space_uri, member, now)
 
     removed, jtis = await ctx.store.write(revoke)
+    if not keep_member:
+        member_writes.writer_left(ctx, space_uri)
     notifier = ctx.services.spaces.notifier
     if jtis and notifier is not None:
         notifier.credentials_revoked(space_uri, space_authority(space_uri), jtis)
