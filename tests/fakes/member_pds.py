@@ -50,16 +50,19 @@ class PdsAccount:
 
 
 class SpacesPds:
-    def __init__(self, plc: FakeDidServer, *, ssl_context: ssl.SSLContext | None = None) -> None:
+    def __init__(
+        self, plc: FakeDidServer, *, tls: tuple[ssl.SSLContext, ssl.SSLContext] | None = None
+    ) -> None:
+        """``tls``: (server context, client context): serve https and push over https trusting the test CA."""
         self.plc = plc
-        self.server = FakeServer()
+        self.server = FakeServer(tls[0] if tls else None)
         self.accounts: dict[str, PdsAccount] = {}
         self.sessions: dict[str, str] = {}  # accessJwt -> did
         self.space_hosts: dict[str, str] = {}  # authority DID -> its space host's URL
         self.resolver = StaticResolver()  # the authorities' documents, to verify their credentials
         self.lose_pushes = False
         self.pushes: list[int | str] = []  # the space host's answer to each notifyWrite sent
-        self._ssl = ssl_context  # trusts the test CA when the space host is https
+        self._ssl = tls[1] if tls else None  # trusts the test CA when the space host is https
         self._http: aiohttp.ClientSession | None = None
         self._tasks: set[asyncio.Task] = set()
         self._verifiers: dict[str, ReaderVerifier] = {}

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import secrets
+import ssl
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -125,16 +126,17 @@ class Account:
 
 
 class FakeServer:
-    def __init__(self) -> None:
+    def __init__(self, ssl_context: ssl.SSLContext | None = None) -> None:
         self.app = web.Application()
         self.calls: Counter[str] = Counter()
         self.port = 0
+        self._ssl = ssl_context  # served over TLS with it (tests/fakes/tls.py)
         self._runner: web.AppRunner | None = None
 
     async def start(self) -> None:
         self._runner = web.AppRunner(self.app, access_log=None)
         await self._runner.setup()
-        await web.TCPSite(self._runner, "127.0.0.1", 0).start()
+        await web.TCPSite(self._runner, "127.0.0.1", 0, ssl_context=self._ssl).start()
         self.port = self._runner.addresses[0][1]
 
     async def close(self) -> None:
@@ -143,7 +145,7 @@ class FakeServer:
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"{'https' if self._ssl else 'http'}://127.0.0.1:{self.port}"
 
 
 def xrpc_error(status: int, name: str, message: str = "") -> web.Response:
