@@ -6,7 +6,8 @@ someone else hosts (docs/space-host.md#members-repos).
 - `com.atproto.space.createRecord` / `putRecord` / `deleteRecord` (the member's session; `repo` must be the
   member) write the member's repo in the space: one commit signed with the member's key per write, then a
   `notifyWrite {space, repo, repoRev, hash}` to the space host, with the member's service auth, in the
-  background as a PDS does (`lose_pushes` drops them: the space host must find the write by polling);
+  background as a PDS does (`lose_pushes` drops them: the space host must find the write by polling;
+  `forge` signs an account's commits with a key its DID document does not publish);
 - `listRecords` for the member's own session; `listRepoOps`, `getRepo`, `getLatestCommit`, `getRecord` for a
   space credential signed by the space's authority, addressed to the repo owner (as the reference requires).
 
@@ -61,6 +62,7 @@ class SpacesPds:
         self.space_hosts: dict[str, str] = {}  # authority DID -> its space host's URL
         self.resolver = StaticResolver()  # the authorities' documents, to verify their credentials
         self.lose_pushes = False
+        self.forge: set[str] = set()  # accounts whose commits are signed with a key not in their DID document
         self.pushes: list[int | str] = []  # the space host's answer to each notifyWrite sent
         self._ssl = tls[1] if tls else None  # trusts the test CA when the space host is https
         self._http: aiohttp.ClientSession | None = None
@@ -171,7 +173,8 @@ class SpacesPds:
             if nsid == "createRecord" and path in repo.records:
                 return xrpc_error(400, "InvalidRequest", "the record exists")
             _, change = repo.put(collection, rkey, record)
-        repo.apply(space, account.did, account.key, [(collection, rkey, change)])
+        key = PrivateKey.generate("ES256K") if account.did in self.forge else account.key
+        repo.apply(space, account.did, key, [(collection, rkey, change)])
         self._push(account, space, repo)
         if change is None:
             return web.json_response({})

@@ -18,6 +18,7 @@ from member_world import MODEL
 
 from engram.app import create_app
 from engram.keys import context_key
+from engram.store import synced as store_synced
 
 
 def unit(seed: int) -> np.ndarray:
@@ -152,6 +153,28 @@ async def test_a_lost_push_is_found_by_the_poll(world):
     await alice.forget(uri)
     await until(lambda: _gone(reader, unit(5), uri), "the poll to find the delete")
     assert world.pds.pushes == ["lost", "lost"]
+
+
+async def test_a_commit_the_members_key_did_not_sign_is_not_indexed(world):
+    mallory, reader = await world.member(), await world.member()
+    await world.authority.put_member(mallory.did, read=True, write=True)
+    await world.authority.put_member(reader.did, read=True, write=False)
+    world.pds.forge.add(mallory.did)
+    uri = await mallory.remember("a memory under a forged commit", unit(8), MODEL)
+
+    async def refused():
+        states = await world.ctx.store.read(store_synced.repo_states, world.space)
+        state = states.get(mallory.did)
+        return state is not None and state.last_error is not None and state.failures >= 1
+
+    await until(refused, "the pull of the forged repo refused")
+    states = await world.ctx.store.read(store_synced.repo_states, world.space)
+    assert (
+        "CommitVerification" in states[mallory.did].last_error
+        or "signature" in states[mallory.did].last_error
+    )
+    assert not await _has(reader, unit(8), uri)
+    assert world.pds.pushes == [200]  # the notification itself was the member's and accepted
 
 
 def _listed(conn, space):
