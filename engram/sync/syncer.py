@@ -206,7 +206,12 @@ class Syncer:
             return False
         writers = await self.ctx.store.read(store_writers.followed_repos, uri)
         writers.pop(space.authority, None)  # the authority's repo is engram's own
-        if not full:
+        if full:
+            # The backstop asks every repo host, not only those whose notification moved the repo's space
+            # rev: the one push that did not arrive leaves the rev where it was (an incremental pull of a
+            # repo that did not change is one listRepoOps page).
+            writers = dict.fromkeys(writers)
+        else:
             repos = {repo: rev for repo, rev in repos.items() if repo in writers}
         try:
             await run_pass(deps, uri, space.authority, cred, None if full else repos, writers=writers)

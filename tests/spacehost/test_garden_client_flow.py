@@ -147,12 +147,15 @@ async def test_a_lost_push_is_found_by_the_poll(world):
     alice, reader = await world.member(), await world.member()
     await world.authority.put_member(alice.did, read=True, write=True)
     await world.authority.put_member(reader.did, read=True, write=False)
-    world.pds.lose_pushes = True
+    first = await alice.remember("a write whose notification arrived", unit(4), MODEL)
+    await until(lambda: _has(reader, unit(4), first), "the pushed write")
+    world.pds.lose_pushes = True  # the repo is tracked at its first rev; the next notifications are lost
     uri = await alice.remember("a write whose notification never arrived", unit(5), MODEL)
     await until(lambda: _has(reader, unit(5), uri), "the poll to find the write")
     await alice.forget(uri)
     await until(lambda: _gone(reader, unit(5), uri), "the poll to find the delete")
-    assert world.pds.pushes == ["lost", "lost"]
+    assert world.pds.pushes == [200, "lost", "lost"]
+    assert await _has(reader, unit(4), first)
 
 
 async def test_a_commit_the_members_key_did_not_sign_is_not_indexed(world):
