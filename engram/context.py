@@ -20,7 +20,6 @@ if TYPE_CHECKING:
     from .auth.keyring import LocalKeyring
     from .auth.reader import ReaderVerifier
     from .auth.service_jwt import ServiceAuthVerifier
-    from .auth.space_host import SpaceHostAuth
     from .cluster.node import ClusterNode
     from .config import Settings
     from .embed.base import Embedder
@@ -28,7 +27,8 @@ if TYPE_CHECKING:
     from .outbound import OutboundPolicy
     from .search.manager import IndexManager
     from .service import Services
-    from .service.write_notifier import WriteNotifier
+    from .spacehost.verifiers import SpaceHostAuth
+    from .spacehost.write_notifier import WriteNotifier
     from .store.database import Store
     from .store.direct_reads import DirectReader
     from .sync.syncer import Syncer

@@ -18,7 +18,6 @@ from .auth.identity import build_keyring, load_operator_keys, load_or_create_ser
 from .auth.keyring import LocalKeyring
 from .auth.reader import ReaderVerifier
 from .auth.service_jwt import ServiceAuthVerifier
-from .auth.space_host import SpaceHostAuth
 from .config import Settings
 from .context import AppContext
 from .metrics import Metrics, serve_metrics
@@ -27,7 +26,8 @@ from .search.manager import IndexManager
 from .search.snapshot_sync import SnapshotSync
 from .search.snapshots import SnapshotStore
 from .service import Services
-from .service.write_notifier import WriteNotifier
+from .spacehost.verifiers import SpaceHostAuth
+from .spacehost.write_notifier import WriteNotifier
 from .store import repo as store_repo
 from .store import repo_backfill
 from .store.backends import open_store
@@ -154,6 +154,7 @@ async def open_context(
             from .sync.syncer import Syncer  # synced spaces: pulls, verifies and indexes member repos
 
             ctx.syncer = await stack.enter_async_context(Syncer(ctx).running())
+            ctx.services.attach_syncer(ctx.syncer)
         if network and settings.metrics_port and metrics is not None:
             await stack.enter_async_context(
                 serve_metrics(
@@ -197,6 +198,8 @@ async def attach_embedder(ctx: AppContext) -> None:
         embedder=ctx.embedder,
         notifier=ctx.notifier,
     )
+    if ctx.syncer is not None:
+        ctx.services.attach_syncer(ctx.syncer)
 
 
 async def _load_embedder(settings: Settings, pool: WorkerPool, lazy: bool = False) -> Embedder | None:

@@ -212,7 +212,7 @@ async def seed_data_dir(data_dir: Path, env: dict[str, str], size: int) -> dict:
     from engram.config import read_env
     from engram.lifecycle import open_context
     from engram.search.vectors import encode_query_vector
-    from engram.service.credentials import mint_for_space
+    from engram.spacehost.minting import mint_for_space
     from engram.store import ModelSpec
 
     spec = ModelSpec("bench-384", "sha256:bench", 384)

@@ -33,7 +33,7 @@ from engram.auth.keys import PrivateKey
 from engram.auth.space_signature import sign_space_request
 from engram.search.vectors import encode_query_vector
 from engram.service import apikeys
-from engram.service.credentials import mint_for_space
+from engram.spacehost.minting import mint_for_space
 from engram.store import MemoryWrite
 
 # Statuses a healthy engram may answer to this mix (rate limits may be on): anything else is a failure.

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from engram.auth.keys import PrivateKey
 from engram.auth.space_signature import sign_space_request
-from engram.service.credentials import mint_for_space
+from engram.spacehost.minting import mint_for_space
 
 
 def hosted_reader_headers(ctx, space) -> dict[str, str]:

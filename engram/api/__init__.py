@@ -39,6 +39,10 @@ HANDLER_MODULES = (
     "com.atproto.simplespace.put_member",
     "com.atproto.simplespace.remove_member",
     "com.atproto.simplespace.list_members",
+    "com.atproto.simplespace.add_member",
+    "com.atproto.simplespace.get_space",
+    "com.atproto.simplespace.update_space",
+    "com.atproto.simplespace.delete_space",
     # garden.engram.admin.*: operator procedures, DID-signed (admin_auth.admin_signed)
     "garden.engram.admin.add_synced_space",
     "garden.engram.admin.configure_space",

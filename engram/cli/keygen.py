@@ -8,7 +8,7 @@ from pathlib import Path
 from ..auth.identity import save_operator_key
 from ..auth.keys import PrivateKey
 from ..config import Settings
-from ..service.credentials import mint_for_space
+from ..spacehost.minting import mint_for_space
 from ..store.uris import is_record_key, space_uri
 from .errors import CliError
 from .keyfiles import local_keyring, write_key

@@ -22,7 +22,7 @@ from ..auth.keys import PrivateKey
 from ..auth.space_signature import sign_space_request
 from ..config import Settings
 from ..identifiers import space_authority
-from ..service.credentials import mint_for_space
+from ..spacehost.minting import mint_for_space
 from ..store.uris import is_record_key, space_uri
 from .errors import CliError
 from .keyfiles import load_or_create_holder_key, local_keyring

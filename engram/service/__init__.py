@@ -11,12 +11,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..search.limits import SearchLimiter
+from ..spacehost.revocations import Revocations
 from ..store.hit_cache import HitCache
 from .hybrid import HybridSearch
 from .members import Members
 from .memories import MemoryService
 from .ranking import EngramRanking
-from .revocations import Revocations
 from .search import SearchService
 from .spaces import SpaceService
 from .text_query import TextQueries
@@ -26,10 +26,11 @@ if TYPE_CHECKING:
     from ..config import Settings
     from ..embed.base import Embedder
     from ..search.manager import IndexManager
+    from ..spacehost.write_notifier import WriteNotifier
     from ..store.database import Store
     from ..store.direct_reads import DirectReader
+    from ..sync.syncer import Syncer
     from ..workers import WorkerPool
-    from .write_notifier import WriteNotifier
 
 
 @dataclass
@@ -87,3 +88,10 @@ class Services:
             revocations=revocations,
             members=Members(store, keyring, revocations),
         )
+
+    def attach_syncer(self, syncer: Syncer) -> None:
+        """The server's syncer, which is built over the services and so runs after them: members' writes and
+        departures reach it (docs/space-host.md#members-repos), and it drops a held credential its space's
+        authority revoked."""
+        self.revocations.syncer = syncer
+        self.members.syncer = syncer

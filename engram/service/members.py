@@ -1,19 +1,21 @@
 """Granting and revoking members of hosted spaces (`engram space grant|revoke|members` and the
 garden.engram.admin member procedures). The credential exchange reads the same rows
-(`engram/service/space_credentials.py`)."""
+(`engram/spacehost/credential_exchange.py`)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..spacehost import member_writes
 from ..store import hosted_writers as store_writers
 from ..store import members as store_members
 from ..store.members import Member
 
 if TYPE_CHECKING:
     from ..auth.keyring import LocalKeyring
+    from ..spacehost.revocations import Revocations
     from ..store.database import Store
-    from .revocations import Revocations
+    from ..sync.syncer import Syncer
 
 
 class Members:
@@ -21,6 +23,9 @@ class Members:
         self.store = store
         self.keyring = keyring  # the authorities engram holds keys for
         self.revocations = revocations
+        # The server's syncer, attached once it runs (Services.attach_syncer): it drops the repos of members
+        # who lose write access (docs/space-host.md#members-repos).
+        self.syncer: Syncer | None = None
 
     async def grant(self, space_uri: str, did: str, *, write: bool = False) -> Member:
         """Read access, plus write access with ``write``; granting again replaces the previous access."""
@@ -41,6 +46,8 @@ class Members:
             return store_members.put_member(conn, space_uri, did, read=read, write=write)
 
         member = await self.store.write(put_it)
+        if not write:
+            member_writes.writer_left(self.syncer, space_uri)
         if not read:  # no longer a reader: the credentials it holds go too
             await self.revocations.revoke_member(space_uri, did, keep_member=True)
         return member

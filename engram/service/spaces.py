@@ -20,9 +20,9 @@ _FOUND_MAX = 4096
 if TYPE_CHECKING:
     from ..embed.base import Embedder
     from ..search.manager import IndexManager
+    from ..spacehost.write_notifier import WriteNotifier
     from ..store.database import Store
     from ..store.direct_reads import DirectReader
-    from .write_notifier import WriteNotifier
 
 SPACE_TYPE = "garden.engram.space"
 

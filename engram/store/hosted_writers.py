@@ -62,3 +62,27 @@ def forget_writer(conn: sqlite3.Connection, space_uri: str, repo: str) -> None:
     """No longer track ``repo`` (its member lost write access): listRepos stops listing it."""
     space = require_space(conn, space_uri)
     conn.execute("DELETE FROM hosted_writers WHERE space_id = ? AND repo = ?", (space.id, repo))
+
+
+def followed_repos(conn: sqlite3.Connection, space_uri: str) -> dict[str, str | None]:
+    """{member repo: its space rev, or None} of a hosted space's writers, the repos engram follows to
+    index them (engram/sync, docs/space-host.md#members-repos): the tracked ones, and every member with
+    write access, whose repo host's notification may have been lost (the poll finds its writes)."""
+    space = require_space(conn, space_uri)
+    tracked = conn.execute("SELECT repo, space_rev FROM hosted_writers WHERE space_id = ?", (space.id,))
+    repos: dict[str, str | None] = dict(tracked.fetchall())
+    writers = conn.execute("SELECT did FROM space_members WHERE space_id = ? AND can_write = 1", (space.id,))
+    for (did,) in writers.fetchall():
+        repos.setdefault(did, None)
+    return repos
+
+
+def followed_spaces(conn: sqlite3.Connection) -> list[str]:
+    """The live hosted spaces with a writer to follow, or with member memories left to drop."""
+    rows = conn.execute(
+        "SELECT s.uri FROM spaces s WHERE s.kind = 'hosted' AND s.deleted_at IS NULL AND (EXISTS"
+        " (SELECT 1 FROM hosted_writers w WHERE w.space_id = s.id) OR EXISTS"
+        " (SELECT 1 FROM space_members m WHERE m.space_id = s.id AND m.can_write = 1) OR EXISTS"
+        " (SELECT 1 FROM sync_state y WHERE y.space_id = s.id)) ORDER BY s.uri"
+    )
+    return [uri for (uri,) in rows]

@@ -62,10 +62,13 @@ def _insert_row(
 
 
 def put_memories(
-    conn: sqlite3.Connection, space_uri: str, items: Sequence[MemoryWrite]
+    conn: sqlite3.Connection, space_uri: str, items: Sequence[MemoryWrite], *, authority_repo: bool = True
 ) -> list[MemoryRecord]:
-    """Upsert memories by (author, rkey) in one transaction; returns one MemoryRecord per item, in order."""
+    """Upsert memories by (author, rkey) in one transaction; returns one MemoryRecord per item, in order.
+    In a hosted space they are records of the authority's repo too, unless ``authority_repo`` is False:
+    memories followed from a member's own repo (docs/space-host.md#members-repos)."""
     space = require_space(conn, space_uri)
+    in_repo = space.kind == "hosted" and authority_repo
     prepared = _prepare_all(items)
     active_key = space.config.active.key if space.config else None
     generation = space.generation + 1  # the generation this batch commits as, if it changes anything
@@ -81,7 +84,7 @@ def put_memories(
                 raise rkey
             uri = memory_uri(space.uri, memory.author, rkey)
             existing = view.rows.get(uri)
-            if space.kind == "hosted" and existing is None and rkey in view.records:
+            if in_repo and existing is None and rkey in view.records:
                 # A hosted space's memories are records of one repo (the authority's, docs/space-host.md),
                 # keyed by rkey alone: a new memory may not take an rkey another author's memory holds.
                 raise InvalidInput(
@@ -95,7 +98,7 @@ def put_memories(
                     _remove_row(conn, space.id, uri, generation)
                 _insert_row(conn, space.id, memory, rkey, uri, indexed_at)
                 view.wrote_row(uri, memory)
-                if space.kind == "hosted":
+                if in_repo:
                     prev, block = view.records.get(rkey), memory.record_block
                     view.records[rkey] = repo.write_record(
                         conn, space.id, repo.MEMORY_COLLECTION, rkey, block, prev
@@ -121,9 +124,13 @@ def put_memories(
     ]  # fmt: skip
 
 
-def delete_memories(conn: sqlite3.Connection, space_uri: str, keys: Sequence[tuple[str, str]]) -> int:
-    """Delete memories by (author, rkey); unknown ones are ignored. Returns how many were deleted."""
+def delete_memories(
+    conn: sqlite3.Connection, space_uri: str, keys: Sequence[tuple[str, str]], *, authority_repo: bool = True
+) -> int:
+    """Delete memories by (author, rkey); unknown ones are ignored. Returns how many were deleted.
+    ``authority_repo`` as for `put_memories`."""
     space = require_space(conn, space_uri)
+    in_repo = space.kind == "hosted" and authority_repo
     generation = space.generation + 1
     deleted = 0
     for author, rkey in keys:
@@ -135,7 +142,7 @@ def delete_memories(conn: sqlite3.Connection, space_uri: str, keys: Sequence[tup
             continue
         _remove_row(conn, space.id, memory_uri(space.uri, author, rkey), generation)
         skipped.mark(conn, space.id, author, rkey, None)
-        if space.kind == "hosted":
+        if in_repo:
             repo.delete_record(conn, space.id, repo.MEMORY_COLLECTION, rkey)
         deleted += 1
     if deleted:

@@ -134,16 +134,26 @@ def apply_repo_changes(
 ) -> None:
     """Write one repo's changes and (when ``position`` = (rev, set state, space rev) is given) advance its
     position, in the caller's transaction. ``replace_all`` (a full export) deletes the author's other
-    memories. Without a position (writes held back by a limit) the repo stays where it was."""
+    memories. Without a position (writes held back by a limit) the repo stays where it was.
+
+    In a hosted space the repo is a member's own (docs/space-host.md#members-repos): its memories are not
+    records of the authority's repo, and the author's memories that are (written through engram's own
+    doors) are neither replaced nor deleted by it."""
     space = require_space(conn, uri)
+    hosted = space.kind == "hosted"
+    theirs = authority_repo_memories(conn, space.id, repo) if hosted else set()
     if replace_all:
         keep = {item.rkey for item in upserts}
         rows = conn.execute("SELECT rkey FROM memories WHERE space_id = ? AND author = ?", (space.id, repo))
         deletes = [*deletes, *(rkey for (rkey,) in rows if rkey not in keep)]
+    deletes = [rkey for rkey in deletes if rkey not in theirs]
+    upserts = [item for item in upserts if item.rkey not in theirs]
     if deletes:
-        store_memories.delete_memories(conn, uri, [(repo, rkey) for rkey in deletes])
+        store_memories.delete_memories(
+            conn, uri, [(repo, rkey) for rkey in deletes], authority_repo=not hosted
+        )
     if upserts:
-        store_memories.put_memories(conn, uri, upserts)
+        store_memories.put_memories(conn, uri, upserts, authority_repo=not hosted)
     if position is not None:
         rev, state, space_rev = position
         conn.execute(
@@ -182,9 +192,23 @@ def reset_positions(conn: sqlite3.Connection, uri: str, except_repo: str | None 
 def drop_repo(conn: sqlite3.Connection, uri: str, repo: str) -> None:
     """A repo no longer listed by the space host: its memories and state go."""
     space = require_space(conn, uri)
+    hosted = space.kind == "hosted"
+    theirs = authority_repo_memories(conn, space.id, repo) if hosted else set()
     rows = conn.execute("SELECT rkey FROM memories WHERE space_id = ? AND author = ?", (space.id, repo))
-    store_memories.delete_memories(conn, uri, [(repo, rkey) for (rkey,) in rows])
+    keys = [(repo, rkey) for (rkey,) in rows if rkey not in theirs]
+    store_memories.delete_memories(conn, uri, keys, authority_repo=not hosted)
     conn.execute("DELETE FROM sync_state WHERE space_id = ? AND repo = ?", (space.id, repo))
+
+
+def authority_repo_memories(conn: sqlite3.Connection, space_id: int, author: str) -> set[str]:
+    """The rkeys of ``author``'s memories in a hosted space that are records of the authority's repo (the
+    same rkey and CID there), as opposed to ones followed from the author's own repo."""
+    rows = conn.execute(
+        "SELECT m.rkey FROM memories m JOIN repo_records r ON r.space_id = m.space_id AND r.rkey = m.rkey"
+        " AND r.cid = m.cid AND r.collection = 'garden.engram.memory' WHERE m.space_id = ? AND m.author = ?",
+        (space_id, author),
+    )
+    return {rkey for (rkey,) in rows}
 
 
 def memory_usage(conn: sqlite3.Connection, uri: str) -> tuple[int, int]:

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
+from engram.auth.credential import mint_space_credential
 from engram.auth.did_resolver import DocumentSource
 from engram.auth.jws import JwsError, parse_jws
 from engram.auth.keys import PrivateKey
@@ -188,3 +189,29 @@ class CredentialManager:
             raise AccessError("the credential has no exp")
         jti = claims.get("jti")
         return HeldCredential(space, jwt, holder, float(exp), jti if isinstance(jti, str) else None)
+
+
+class HostedCredentials:
+    """Credentials for the spaces engram hosts, minted here with the authority's key (no exchange: engram
+    is the space host), to read the members' repos at their PDSes. Renewed like exchanged ones."""
+
+    LIFETIME = 600
+
+    def __init__(self, signer: Callable[[str], PrivateKey | None], *, now: Callable[[], float] = time.time):
+        self._signer, self._now = signer, now
+        self._held: dict[str, HeldCredential] = {}
+
+    def get(self, space: str, authority: str) -> HeldCredential | None:
+        held = self._held.get(space)
+        if held is not None and self._now() < held.exp - RENEW_MARGIN:
+            return held
+        key = self._signer(authority)
+        if key is None:
+            return None
+        holder = PrivateKey.generate("ES256")
+        jwt = mint_space_credential(
+            key, issuer=authority, space=space, holder_did_key=holder.public_key.did_key, ttl=self.LIFETIME
+        )
+        exp = parse_jws(jwt).payload["exp"]
+        held = self._held[space] = HeldCredential(space, jwt, holder, float(exp))
+        return held

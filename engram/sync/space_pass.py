@@ -84,13 +84,21 @@ async def list_repos(
 
 
 async def run_pass(
-    deps: PassDeps, space: str, authority: str, cred: HeldCredential, repos: dict[str, str | None] | None
+    deps: PassDeps,
+    space: str,
+    authority: str,
+    cred: HeldCredential,
+    repos: dict[str, str | None] | None,
+    *,
+    writers: dict[str, str | None] | None = None,
 ) -> bool:
     """Sync ``repos`` ({did: spaceRev or None}), or everything listed when None. Returns True when the
-    authority's config changed (the caller then runs one more full pass)."""
+    authority's config changed (the caller then runs one more full pass). ``writers`` is the writer set
+    when the caller knows it without asking a space host (engram following the members' repos of a space
+    it hosts: docs/space-host.md#members-repos)."""
     full = repos is None
     if full:
-        repos = await list_repos(deps, space, authority, cred)
+        repos = writers if writers is not None else await list_repos(deps, space, authority, cred)
     states = await deps.store.read(store_synced.repo_states, space)
     now = deps.now()
 

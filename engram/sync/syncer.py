@@ -7,6 +7,11 @@
 - when ENGRAM_PUBLIC_URL is https, engram registers for notifications at each space host and renews the
   registration at half its lifetime (retrying after 5 minutes on failure).
 
+The same passes follow the members' repos of the spaces engram hosts (docs/space-host.md#members-repos):
+the writer set is engram's own (`hosted_writers`, kept from the members' repo hosts' notifyWrite), the
+credential is minted locally with the authority's key, and each repo is pulled from the member's PDS,
+verified against its signed commit and indexed like a synced space's; the poll is the backstop here too.
+
 In cluster mode a synced space is synced by the node that holds its lease, as its searches are served
 there (docs/scale-out.md#synced-spaces-in-a-cluster): the poll skips other nodes' spaces, a node that takes
 a lease starts a full pass at once, and one that loses or hands over a lease stops that space's work.
@@ -26,9 +31,10 @@ from urllib.parse import urlsplit
 import aiohttp
 
 from engram.errors import EngramError, InvalidInput, NotFound
+from engram.store import hosted_writers as store_writers
 from engram.store import synced as store_synced
 from engram.sync import endpoints
-from engram.sync.access import AppPasswordAccess, CredentialManager, DelegationSource
+from engram.sync.access import AppPasswordAccess, CredentialManager, DelegationSource, HostedCredentials
 from engram.sync.errors import UpstreamError
 from engram.sync.http import XrpcClient
 from engram.sync.metrics import SyncMetrics
@@ -64,6 +70,7 @@ class Syncer:
         self._session = self.ctx.http
         self.client = XrpcClient(self._session, self.config.sync_timeout, self.ctx.outbound)
         self.credentials = CredentialManager(self.client, self.ctx.resolver)
+        self.hosted_credentials = HostedCredentials(self.ctx.keyring.private_key)
         self.deps = PassDeps(
             store=self.ctx.store,
             puller=RepoPuller(self.client, self.ctx.resolver, self.ctx.pool.run),
@@ -165,10 +172,10 @@ class Syncer:
 
     async def _pass(self, uri: str, full: bool, repos: dict[str, str | None]) -> bool:
         synced = await self.ctx.store.read(store_synced.get_synced_space, uri)
-        if synced is None:
-            return False
         slots = self._space_slots.setdefault(uri, asyncio.Semaphore(self.config.sync_space_concurrency))
         deps = PassDeps(**{**self.deps.__dict__, "space_slots": slots})
+        if synced is None:
+            return await self._hosted_pass(deps, uri, full, repos)
         try:
             cred = await self.credentials.get(uri, self._source(synced))
             again = await run_pass(deps, uri, synced.authority, cred, None if full else repos)
@@ -189,6 +196,38 @@ class Syncer:
             log.warning("space sync failed", extra={"fields": {"space": uri, "error": e.message}})
             return False
         return again
+
+    async def _hosted_pass(self, deps: PassDeps, uri: str, full: bool, repos: dict[str, str | None]) -> bool:
+        """Follow the members' repos of a space engram hosts (docs/space-host.md#members-repos)."""
+        space = await self.ctx.services.spaces.get(uri)
+        if space is None or space.deleted or space.kind != "hosted":
+            return False
+        cred = self.hosted_credentials.get(uri, space.authority)
+        if cred is None:  # engram no longer holds the authority's key: nothing it could read with
+            return False
+        writers = await self.ctx.store.read(store_writers.followed_repos, uri)
+        writers.pop(space.authority, None)  # the authority's repo is engram's own
+        if full:
+            # The backstop asks every repo host, not only those whose notification moved the repo's space
+            # rev: the one push that did not arrive leaves the rev where it was (an incremental pull of a
+            # repo that did not change is one listRepoOps page).
+            writers = dict.fromkeys(writers)
+        else:
+            repos = {repo: rev for repo, rev in repos.items() if repo in writers}
+        try:
+            await run_pass(deps, uri, space.authority, cred, None if full else repos, writers=writers)
+        except (EngramError, UpstreamError) as e:
+            log.warning("member repos sync failed", extra={"fields": {"space": uri, "error": e.message}})
+        return False
+
+    def member_wrote(self, uri: str, repo: str, space_rev: str) -> None:
+        """A member's repo host told engram, as space host, of a write: pull that repo now."""
+        self.metrics.notifications.labels("write").inc()
+        self.request(uri, repos={repo: space_rev})
+
+    def member_left(self, uri: str) -> None:
+        """A member lost write access: a full pass drops the repos no longer tracked."""
+        self.request(uri, full=True)
 
     async def drop_space(self, uri: str) -> None:
         runner = self._runners.pop(uri, None)
@@ -236,6 +275,11 @@ class Syncer:
                     if interval > 0 or first:
                         self.request(synced.uri, full=True)
                     self._ensure_registration(synced.uri)
+                for uri in await self.ctx.store.read(store_writers.followed_spaces):
+                    if not await self._syncs_here(uri):
+                        await self.release(uri)
+                    elif interval > 0 or first:
+                        self.request(uri, full=True)  # the backstop for a lost member notification
                 first = False
                 self.poll_ticks += 1
             except Exception:  # the backstop must outlive a failed tick (e.g. the database briefly busy)

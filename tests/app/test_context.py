@@ -1,5 +1,6 @@
 """The object graph is built whole (issue 28 §1): `AppContext` has no field that is None while starting up,
-only the real options below, and no service reaches for the whole context."""
+only the real options below, and no service (nor the space host, issue 28 §5) reaches for the whole
+context."""
 
 from __future__ import annotations
 
@@ -54,21 +55,26 @@ def _imports(path: Path) -> set[str]:
     return found
 
 
-# Shrinks, never grows: each still takes the whole context, and why.
-STILL_TAKING_THE_CONTEXT = {
-    # getSpaceCredential's exchange becomes an auth hook when the space host gets its package (issue 28 §5)
-    "engram/service/space_credentials.py",
-}
-
-
 def test_no_service_imports_the_context():
-    """Services get their collaborators when they are built; none takes the whole context."""
+    """Services and the space host get their collaborators when they are built or called; none takes the
+    whole context (not even for a type: TYPE_CHECKING imports count)."""
     offenders = {
         str(path.relative_to(PACKAGE.parent))
-        for path in (PACKAGE / "service").rglob("*.py")
+        for package in ("service", "spacehost")
+        for path in (PACKAGE / package).rglob("*.py")
         if "engram.context" in _imports(path)
     }
-    assert offenders == STILL_TAKING_THE_CONTEXT
+    assert offenders == set()
+
+
+def test_the_context_checker_sees_a_relative_import(tmp_path, monkeypatch):
+    module = tmp_path / "engram" / "spacehost" / "example.py"
+    module.parent.mkdir(parents=True)
+    module.write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ..context import AppContext\n"
+    )
+    monkeypatch.setattr(f"{__name__}.PACKAGE", tmp_path / "engram")
+    assert "engram.context" in _imports(module)
 
 
 async def test_the_app_factory_opens_every_part_before_the_doors(aiohttp_client, settings):

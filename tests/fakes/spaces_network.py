@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import secrets
+import ssl
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -68,6 +69,53 @@ class Repo:
             state.add(f"{path}/{cid}")
         return state
 
+    def put(self, collection: str, rkey: str, value: dict[str, Any]) -> tuple[str, tuple[str, bytes]]:
+        """(path, (cid, block)) of a record as written; the value is served back as written (a decoded
+        block cannot tell opaque bytes from links: atrepo.blocks)."""
+        block = encode_block(from_json(value))
+        self.values[f"{collection}/{rkey}"] = value
+        return f"{collection}/{rkey}", (cid_of_block(block), block)
+
+    def apply(
+        self, space: str, did: str, key: PrivateKey, changes: list[tuple[str, str, tuple[str, bytes] | None]]
+    ) -> str:
+        """Apply (collection, rkey, (cid, block) or None to delete) changes in one signed commit; its rev."""
+        rev = new_tid()
+        for collection, rkey, new in changes:
+            path = f"{collection}/{rkey}"
+            old = self.records.get(path)
+            if new is None:
+                self.records.pop(path, None)
+            else:
+                self.records[path] = new
+            self.ops.append(Op(rev, collection, rkey, new[0] if new else None, old[0] if old else None))
+        self.rev = rev
+        self.commit = sign_commit(self.set_hash().digest(), CommitContext(space, did, rev), key)
+        return rev
+
+    def ops_since(self, since: str) -> list[dict[str, Any]]:
+        """listRepoOps entries after ``since``, each path's latest value inlined."""
+        ops = [op for op in self.ops if op.rev > since]
+        latest = {f"{op.collection}/{op.rkey}": i for i, op in enumerate(ops)}
+        entries = []
+        for i, op in enumerate(ops):
+            entry = {
+                "rev": op.rev,
+                "collection": op.collection,
+                "rkey": op.rkey,
+                "cid": op.cid,
+                "prev": op.prev,
+            }
+            path = f"{op.collection}/{op.rkey}"
+            if op.cid is not None and latest[path] == i and path in self.records:
+                entry["value"] = self.values[path]
+            entries.append(entry)
+        return entries
+
+    def car(self) -> bytes:
+        records = [RepoRecord(*path.split("/"), cid, block) for path, (cid, block) in self.records.items()]
+        return write_repo_car(self.commit, records)
+
 
 @dataclass
 class Account:
@@ -78,16 +126,17 @@ class Account:
 
 
 class FakeServer:
-    def __init__(self) -> None:
+    def __init__(self, ssl_context: ssl.SSLContext | None = None) -> None:
         self.app = web.Application()
         self.calls: Counter[str] = Counter()
         self.port = 0
+        self._ssl = ssl_context  # served over TLS with it (tests/fakes/tls.py)
         self._runner: web.AppRunner | None = None
 
     async def start(self) -> None:
         self._runner = web.AppRunner(self.app, access_log=None)
         await self._runner.setup()
-        await web.TCPSite(self._runner, "127.0.0.1", 0).start()
+        await web.TCPSite(self._runner, "127.0.0.1", 0, ssl_context=self._ssl).start()
         self.port = self._runner.addresses[0][1]
 
     async def close(self) -> None:
@@ -96,7 +145,7 @@ class FakeServer:
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"{'https' if self._ssl else 'http'}://127.0.0.1:{self.port}"
 
 
 def xrpc_error(status: int, name: str, message: str = "") -> web.Response:
@@ -172,10 +221,8 @@ class SpacesNetwork:
     # -- writing, as a member's PDS would -----------------------------------------------------------
 
     def put(self, member: Account, collection: str, rkey: str, value: dict[str, Any]) -> dict[str, Any]:
-        block = encode_block(from_json(value))
-        # served back as written: a decoded block cannot tell opaque bytes from links (atrepo.blocks)
-        member.repo.values[f"{collection}/{rkey}"] = value
-        return self._commit(member, [(collection, rkey, (cid_of_block(block), block))])
+        _path, new = member.repo.put(collection, rkey, value)
+        return self._commit(member, [(collection, rkey, new)])
 
     def delete(self, member: Account, collection: str, rkey: str) -> dict[str, Any]:
         return self._commit(member, [(collection, rkey, None)])
@@ -184,19 +231,7 @@ class SpacesNetwork:
         self, member: Account, changes: list[tuple[str, str, tuple[str, bytes] | None]]
     ) -> dict[str, Any]:
         repo = member.repo
-        rev = new_tid()
-        for collection, rkey, new in changes:
-            path = f"{collection}/{rkey}"
-            old = repo.records.get(path)
-            if new is None:
-                repo.records.pop(path, None)
-            else:
-                repo.records[path] = new
-            repo.ops.append(Op(rev, collection, rkey, new[0] if new else None, old[0] if old else None))
-        repo.rev = rev
-        repo.commit = sign_commit(
-            repo.set_hash().digest(), CommitContext(self.space, member.did, rev), member.key
-        )
+        rev = repo.apply(self.space, member.did, member.key, changes)
         prev = self.last_space_rev
         space_rev = new_tid()
         self.space_revs[member.did] = space_rev
@@ -406,22 +441,7 @@ class SpacesNetwork:
         if refused is not None:
             return refused
         repo = account.repo
-        since = request.query.get("since", "")
-        ops = [op for op in repo.ops if op.rev > since]
-        latest = {f"{op.collection}/{op.rkey}": i for i, op in enumerate(ops)}
-        entries = []
-        for i, op in enumerate(ops):
-            entry = {
-                "rev": op.rev,
-                "collection": op.collection,
-                "rkey": op.rkey,
-                "cid": op.cid,
-                "prev": op.prev,
-            }
-            path = f"{op.collection}/{op.rkey}"
-            if op.cid is not None and latest[path] == i and path in repo.records:
-                entry["value"] = repo.values[path]
-            entries.append(entry)
+        entries = repo.ops_since(request.query.get("since", ""))
         commit = repo.commit.to_json()
         mode = self.tamper.get(account.did)
         if mode == "op" and entries:
@@ -442,11 +462,7 @@ class SpacesNetwork:
         account, refused = await self._repo_request(request, "getRepo")
         if refused is not None:
             return refused
-        repo = account.repo
-        records = [RepoRecord(*path.split("/"), cid, block) for path, (cid, block) in repo.records.items()]
-        return web.Response(
-            body=write_repo_car(repo.commit, records), content_type="application/vnd.ipld.car"
-        )
+        return web.Response(body=account.repo.car(), content_type="application/vnd.ipld.car")
 
     async def _latest_commit(self, request: web.Request) -> web.Response:
         account, refused = await self._repo_request(request, "getLatestCommit")

@@ -208,7 +208,7 @@ async def test_an_rkey_held_by_another_author_is_refused_and_an_import_skips_it(
 async def test_imports_land_in_the_repo_through_the_store_seam(host):
     """The import path shared by `engram import` and garden.engram.admin.importMemories writes records too."""
     from engram.service.imports import import_values
-    from engram.service.space_repo import list_records
+    from engram.spacehost.repo_reads import list_records
 
     ctx = host.ctx
     lines = [(i, {"text": f"imported {i}", "tags": ["batch"]}) for i in range(1, 6)]

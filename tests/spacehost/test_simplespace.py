@@ -169,3 +169,68 @@ async def test_the_references_errors_and_nothing_written(world):
     status, out = await world.call(SPACES, headers=world.token(SPACES, iss=stranger, key=world.member_key))
     assert (status, out["error"]) == (403, "Forbidden")
     assert sum(world.plc.requests.values()) == before
+
+
+ADD = "com.atproto.simplespace.addMember"
+GET = "com.atproto.simplespace.getSpace"
+UPDATE = "com.atproto.simplespace.updateSpace"
+DELETE = "com.atproto.simplespace.deleteSpace"
+
+
+async def test_add_member_update_get_and_delete_space(world):
+    ctx = world.ctx
+    space = (await ctx.services.spaces.create_hosted("managed", authority=world.authority)).uri
+
+    # addMember (the August alpha): read and write, as putMember with both flags.
+    status, out = await world.call(ADD, {"space": space, "did": world.member})
+    assert status == 200, out
+    grant = await ctx.services.members.get(space, world.member)
+    assert (grant.read, grant.write) == (True, True)
+    status, out = await world.call(
+        ADD, {"space": space, "did": random_plc_did()}, headers=world.token(ADD, iss=world.member)
+    )
+    assert (status, out["error"]) == (400, "NotSpaceOwner")
+
+    # updateSpace: the configuration engram has is accepted in either alpha's spelling; any other is refused.
+    for body in ({}, {"readPolicy": MEMBER_LIST, "writePolicy": MEMBER_LIST, "appAccess": OPEN},
+                 {"mintPolicy": "member-list", "appAccessMode": "allow", "appExceptions": [], "managingApp": ""}):  # fmt: skip
+        status, out = await world.call(UPDATE, {"space": space, **body})
+        assert status == 200, (body, out)
+    for body, error in [
+        ({"mintPolicy": "public"}, "UnsupportedPolicy"),
+        ({"managingApp": "did:web:app.example#manager"}, "UnsupportedPolicy"),
+        ({"readPolicy": {"$type": f"{DEFS}#publicPolicy"}}, "UnsupportedPolicy"),
+        ({"appAccessMode": "deny"}, "UnsupportedAppAccess"),
+        ({"appExceptions": ["https://app.example/client-metadata.json"]}, "UnsupportedAppAccess"),
+        ({"appAccess": {"$type": f"{DEFS}#allowList", "allowed": []}}, "UnsupportedAppAccess"),
+    ]:
+        status, out = await world.call(UPDATE, {"space": space, **body})
+        assert (status, out["error"]) == (400, error), body
+
+    # getSpace: a member with a space credential, addressed to the authority.
+    from engram.auth.credential import mint_space_credential
+    from engram.auth.space_signature import sign_space_request
+
+    holder = PrivateKey.generate("ES256")
+    cred = mint_space_credential(world.authority_key, issuer=world.authority, space=space,
+                                 holder_did_key=holder.public_key.did_key)  # fmt: skip
+    r = await world.client.get(f"/xrpc/{GET}", params={"space": space},
+                               headers=sign_space_request(holder, cred, world.authority))  # fmt: skip
+    assert r.status == 200, await r.text()
+    assert await r.json() == {"uri": space, "policy": MEMBER_LIST, "readPolicy": MEMBER_LIST,
+                              "writePolicy": MEMBER_LIST, "appAccess": OPEN}  # fmt: skip
+    r = await world.client.get(f"/xrpc/{GET}", params={"space": space})
+    assert r.status == 401
+
+    # deleteSpace: only the authority; then the space is gone for every call.
+    status, out = await world.call(DELETE, {"space": space}, headers=world.token(DELETE, iss=world.member))
+    assert (status, out["error"]) == (400, "NotSpaceOwner")
+    assert not (await ctx.services.spaces.get(space)).deleted
+    status, out = await world.call(DELETE, {"space": space})
+    assert status == 200, out
+    assert (await ctx.services.spaces.get(space)).deleted
+    status, out = await world.call(ADD, {"space": space, "did": world.member})
+    assert (status, out["error"]) == (400, "SpaceDeleted")
+    r = await world.client.get(f"/xrpc/{GET}", params={"space": space},
+                               headers=sign_space_request(holder, cred, world.authority))  # fmt: skip
+    assert (r.status, (await r.json())["error"]) == (400, "SpaceDeleted")

@@ -55,10 +55,14 @@ def test_searchmemories_is_the_users_lexicon_byte_for_byte():
 
 def test_the_registry_serves_every_method():
     assert sorted(REGISTRY.methods()) == [
+        "com.atproto.simplespace.addMember",
         "com.atproto.simplespace.createSpace",
+        "com.atproto.simplespace.deleteSpace",
+        "com.atproto.simplespace.getSpace",
         "com.atproto.simplespace.listMembers",
         "com.atproto.simplespace.putMember",
         "com.atproto.simplespace.removeMember",
+        "com.atproto.simplespace.updateSpace",
         "com.atproto.space.getLatestCommit",
         "com.atproto.space.getRecord",
         "com.atproto.space.getRepo",
@@ -122,6 +126,8 @@ def test_methods_say_how_they_authenticate(nsid):
         assert "no authentication" in description
     elif nsid == "com.atproto.space.getSpaceCredential":  # engram as space host (docs/space-host.md)
         assert "Bearer <delegation token>" in description and "keyid" in description
+    elif nsid == "com.atproto.simplespace.getSpace":  # a member's read of the space host
+        assert "space credential presented with an atproto-space HTTP message signature" in description
     elif nsid.startswith("com.atproto.simplespace.") or nsid == "com.atproto.space.listSpaces":
         assert "service-auth JWT from the" in description and "lxm this method" in description
     elif nsid.startswith("com.atproto.space.") and not nsid.startswith("com.atproto.space.notify"):

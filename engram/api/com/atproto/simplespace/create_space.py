@@ -1,11 +1,11 @@
 """com.atproto.simplespace.createSpace: an authority whose key engram holds creates a hosted space
-(engram/service/simplespace.py maps the reference's policies onto engram's members)."""
+(engram/spacehost/simplespace.py maps the reference's policies onto engram's members)."""
 
 from __future__ import annotations
 
 from .....context import AppContext
 from .....errors import InvalidInput
-from .....service import simplespace
+from .....spacehost import simplespace
 from .....xrpc.server import XrpcRequest, XrpcServer
 from ....space_owner_auth import space_caller
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .....context import AppContext
-from .....service import space_repo
+from .....spacehost import repo_reads
 from .....xrpc.server import XrpcRequest, XrpcServer
 from ....space_repo_auth import hosted_repo_reader
 
@@ -14,7 +14,7 @@ def register(xrpc: XrpcServer, ctx: AppContext) -> None:
     async def handle(call: XrpcRequest) -> dict:
         p = call.params
         return await ctx.store.read(
-            space_repo.get_record, call.auth.space, p["repo"], p["collection"], p["rkey"]
+            repo_reads.get_record, call.auth.space, p["repo"], p["collection"], p["rkey"]
         )
 
     xrpc.add(NSID, handle, auth=hosted_repo_reader(ctx))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .....context import AppContext
-from .....service import space_repo
+from .....spacehost import repo_reads
 from .....xrpc.server import RawOutput, XrpcRequest, XrpcServer
 from ....space_repo_auth import hosted_repo_reader
 
@@ -14,7 +14,7 @@ def register(xrpc: XrpcServer, ctx: AppContext) -> None:
     async def handle(call: XrpcRequest) -> RawOutput:
         p = call.params
         car = await ctx.store.read(
-            space_repo.repo_car, call.auth.space, p["repo"], exclude_values=p.get("excludeValues", False)
+            repo_reads.repo_car, call.auth.space, p["repo"], exclude_values=p.get("excludeValues", False)
         )
         return RawOutput(car, content_type="application/vnd.ipld.car")
 

@@ -1,22 +1,22 @@
 """com.atproto.space.getSpaceCredential: a member exchanges a delegation token for a space credential of
-a space engram hosts (engram/service/space_credentials.py has the checks)."""
+a space engram hosts (the proof is checked by the auth hook, engram/api/space_exchange_auth.py; the grant
+and the minting are engram/spacehost/credential_exchange.py)."""
 
 from __future__ import annotations
 
 from .....context import AppContext
-from .....service import space_credentials
+from .....spacehost import credential_exchange
 from .....xrpc.server import XrpcRequest, XrpcServer
+from ....space_exchange_auth import space_exchanger
 
 NSID = "com.atproto.space.getSpaceCredential"
 
 
 def register(xrpc: XrpcServer, ctx: AppContext) -> None:
     async def handle(call: XrpcRequest) -> dict:
-        issued = await space_credentials.exchange(
-            ctx, call.input["space"], call.request.headers, call.input.get("clientAttestation")
+        issued = await credential_exchange.issue(
+            ctx.store, ctx.keyring, ctx.services.revocations, call.auth, ttl=ctx.settings.credential_ttl
         )
         return {"credential": issued.credential}
 
-    # No auth hook: the delegation token and the exchange signature are this method's input, checked
-    # after the space (SpaceNotFound/SpaceDeleted come first, docs/space-host.md#the-credential-exchange).
-    xrpc.add(NSID, handle)
+    xrpc.add(NSID, handle, auth=space_exchanger(ctx))

@@ -4,7 +4,7 @@ space's repo, in (collection, rkey) order, descending with `reverse`."""
 from __future__ import annotations
 
 from .....context import AppContext
-from .....service import space_repo
+from .....spacehost import repo_reads
 from .....xrpc.server import XrpcRequest, XrpcServer
 from ....space_repo_auth import hosted_repo_reader
 
@@ -15,7 +15,7 @@ def register(xrpc: XrpcServer, ctx: AppContext) -> None:
     async def handle(call: XrpcRequest) -> dict:
         p = call.params
         return await ctx.store.read(
-            space_repo.list_records, call.auth.space, p["repo"], p.get("collection"),
+            repo_reads.list_records, call.auth.space, p["repo"], p.get("collection"),
             limit=p.get("limit", 50), cursor=p.get("cursor"), exclude_values=p.get("excludeValues", False),
             reverse=p.get("reverse", False),
         )  # fmt: skip

@@ -4,7 +4,7 @@ page that reaches it."""
 from __future__ import annotations
 
 from .....context import AppContext
-from .....service import space_repo
+from .....spacehost import repo_reads
 from .....xrpc.server import XrpcRequest, XrpcServer
 from ....space_repo_auth import hosted_repo_reader
 
@@ -15,7 +15,7 @@ def register(xrpc: XrpcServer, ctx: AppContext) -> None:
     async def handle(call: XrpcRequest) -> dict:
         p = call.params
         return await ctx.store.read(
-            space_repo.list_repo_ops, call.auth.space, p["repo"], since=p.get("since"),
+            repo_reads.list_repo_ops, call.auth.space, p["repo"], since=p.get("since"),
             limit=p.get("limit", 100), cursor=p.get("cursor"), exclude_values=p.get("excludeValues", False),
         )  # fmt: skip
 

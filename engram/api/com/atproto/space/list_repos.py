@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .....context import AppContext
-from .....service import space_repo
+from .....spacehost import repo_reads
 from .....xrpc.server import XrpcRequest, XrpcServer
 from ....space_repo_auth import hosted_repo_reader
 
@@ -14,7 +14,7 @@ def register(xrpc: XrpcServer, ctx: AppContext) -> None:
     async def handle(call: XrpcRequest) -> dict:
         p = call.params
         return await ctx.store.read(
-            space_repo.list_repos, call.auth.space, cursor=p.get("cursor"), limit=p.get("limit", 100)
+            repo_reads.list_repos, call.auth.space, cursor=p.get("cursor"), limit=p.get("limit", 100)
         )
 
     xrpc.add(NSID, handle, auth=hosted_repo_reader(ctx))

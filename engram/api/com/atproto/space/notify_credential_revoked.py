@@ -1,5 +1,5 @@
 """com.atproto.space.notifyCredentialRevoked: a synced space's authority revoked credentials of the space
-(engram/service/revocations.py honours it)."""
+(engram/spacehost/revocations.py honours it)."""
 
 from __future__ import annotations
 
@@ -19,6 +19,6 @@ def register(xrpc: XrpcServer, ctx: AppContext) -> None:
             raise InvalidRequestError(f"this service does not sync the space {uri}", "UnknownSpace")
         if call.auth.iss != space.authority:  # checked by the auth step already; kept as the invariant
             raise ForbiddenError("only the space's authority may revoke its credentials")
-        await ctx.services.revocations.honour(uri, call.input["credentials"], ctx.syncer)
+        await ctx.services.revocations.honour(uri, call.input["credentials"])
 
     xrpc.add(NSID, handle, auth=syncer_notification(ctx, NSID))

@@ -4,7 +4,7 @@
   runs in the background (engram/sync);
 - to a space engram hosts: a member's repo host says the member wrote to its repo in the space; engram, as
   space host, tracks the repo for listRepos and tells its registered syncers
-  (engram/service/hosted_writes.py, docs/space-host.md#members-repos)."""
+  (engram/spacehost/member_writes.py, docs/space-host.md#members-repos)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from typing import Any
 from aiohttp import web
 
 from .....context import AppContext
-from .....service import hosted_writes
+from .....spacehost import member_writes
 from .....xrpc.errors import ForbiddenError, InvalidRequestError
 from .....xrpc.server import AuthHook, XrpcRequest, XrpcServer, reads_body_first
 from ....auth_modes import syncer_notification
@@ -37,7 +37,7 @@ def _auth(ctx: AppContext) -> AuthHook:
         writer = body.get("repo")
         # Decided before any resolution: only a member with write access, for its own repo.
         iss = claimed_issuer(authorization[0]) if len(authorization) == 1 else None
-        if iss is not None and (iss != writer or not await hosted_writes.tracks(ctx.store, space.uri, iss)):
+        if iss is not None and (iss != writer or not await member_writes.tracks(ctx.store, space.uri, iss)):
             raise ForbiddenError("only a member with write access may notify writes to its own repo")
         return await ctx.service_verifier.verify(
             authorization[0] if len(authorization) == 1 else None, NSID, issuer=writer,
@@ -53,8 +53,8 @@ def register(xrpc: XrpcServer, ctx: AppContext) -> None:
         uri = body["space"]
         space = await ctx.services.spaces.get(uri)
         if space is not None and space.kind == "hosted":
-            await hosted_writes.member_wrote(
-                ctx.store, ctx.notifier, space, call.auth.iss, body["repoRev"], body.get("hash")
+            await member_writes.member_wrote(
+                ctx.store, ctx.notifier, ctx.syncer, space, call.auth.iss, body["repoRev"], body.get("hash")
             )
             return
         if space is None or space.deleted or space.kind != "synced" or ctx.syncer is None:

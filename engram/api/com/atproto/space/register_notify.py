@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from .....context import AppContext
-from .....service import notify_registry
+from .....spacehost import notify_registry
 from .....xrpc.server import XrpcRequest, XrpcServer
 from ....space_repo_auth import hosted_repo_reader
 

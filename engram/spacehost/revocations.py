@@ -19,6 +19,7 @@ from ..identifiers import space_authority
 from ..store import credentials as store_credentials
 from ..store import hosted_writers as store_writers
 from ..store import members as store_members
+from . import member_writes
 
 if TYPE_CHECKING:
     from ..store.database import Store
@@ -38,6 +39,9 @@ class Revocations:
     def __init__(self, store: Store, notifier: WriteNotifier | None):
         self.store = store
         self.notifier = notifier  # the server's; the CLI has none, and its revocation still holds for readers
+        # The server's syncer, attached once it runs (it is built over the services: Services.attach_syncer);
+        # it follows the members' repos and holds the credentials of the spaces engram syncs.
+        self.syncer: Syncer | None = None
 
     async def record_issued(self, space_uri: str, member: str, credential: str) -> None:
         claims = parse_jws(credential).payload  # the one engram just signed
@@ -59,17 +63,19 @@ class Revocations:
             return removed, store_credentials.revoke_issued(conn, space_uri, member, now)
 
         removed, jtis = await self.store.write(revoke)
+        if not keep_member:
+            member_writes.writer_left(self.syncer, space_uri)
         if jtis and self.notifier is not None:
             self.notifier.credentials_revoked(space_uri, space_authority(space_uri), jtis)
         return removed
 
-    async def honour(self, space_uri: str, jtis: list[str], syncer: Syncer | None) -> None:
-        """A synced space's authority revoked these credentials (`syncer`: the server's, which drops its own
-        held credential if it is one of them)."""
+    async def honour(self, space_uri: str, jtis: list[str]) -> None:
+        """A synced space's authority revoked these credentials (the server's syncer drops its own held
+        credential if it is one of them)."""
         now = _now_ms()
         await self.store.write(store_credentials.add_revoked, space_uri, jtis, now + REMEMBER_FOR * 1000, now)
-        if syncer is not None:
-            syncer.credentials.forget_revoked(space_uri, jtis)
+        if self.syncer is not None:
+            self.syncer.credentials.forget_revoked(space_uri, jtis)
 
     async def refuse_revoked(self, space_uri: str, jti: str) -> None:
         """Every reader-authenticated request checks this, cached or not (a point read the change counter

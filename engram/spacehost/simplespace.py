@@ -1,4 +1,5 @@
-"""com.atproto.simplespace.createSpace mapped onto engram's hosted spaces (docs/space-host.md#managing-members).
+"""com.atproto.simplespace.createSpace, updateSpace and getSpace mapped onto engram's hosted spaces
+(docs/space-host.md#managing-members).
 
 engram implements one configuration of the reference's simplespace: the member-list read and write
 policies (its members, `engram space grant`) and open app access (every client is admitted; an
@@ -18,7 +19,7 @@ from ..store.uris import space_uri
 
 if TYPE_CHECKING:
     from ..auth.keyring import LocalKeyring
-    from .spaces import SpaceService
+    from ..service.spaces import SpaceService
 
 DEFS = "com.atproto.simplespace.defs"
 MEMBER_LIST = f"{DEFS}#memberListPolicy"
@@ -50,13 +51,39 @@ async def create_space(
         raise InvalidInput('Missing required property "spaceType"')
     if space_type != SPACE_TYPE:
         raise InvalidInput(f"engram hosts spaces of type {SPACE_TYPE}, not {space_type}", "InvalidType")
-    for name, policy in (("readPolicy", read_policy), ("writePolicy", write_policy)):
-        if _variant(policy, MEMBER_LIST) != MEMBER_LIST:
-            raise InvalidInput(f"{name}: engram implements only {MEMBER_LIST}", "UnsupportedPolicy")
-    if _variant(app_access, OPEN) != OPEN:
-        raise InvalidInput(f"appAccess: engram implements only {OPEN}", "UnsupportedAppAccess")
+    _check_configuration(read_policy, write_policy, app_access)
     skey = skey or new_tid()
     existing = await spaces.get(space_uri(authority, skey))
     if existing is not None:
         raise InvalidInput(f"the space {existing.uri} already exists", "SpaceAlreadyExists")
     return await spaces.create_hosted(skey, authority=authority)
+
+
+def _check_configuration(read_policy, write_policy, app_access) -> None:
+    for name, policy in (("readPolicy", read_policy), ("writePolicy", write_policy)):
+        if _variant(policy, MEMBER_LIST) != MEMBER_LIST:
+            raise InvalidInput(f"{name}: engram implements only {MEMBER_LIST}", "UnsupportedPolicy")
+    if _variant(app_access, OPEN) != OPEN:
+        raise InvalidInput(f"appAccess: engram implements only {OPEN}", "UnsupportedAppAccess")
+
+
+def check_update(body: dict[str, Any]) -> None:
+    """updateSpace: engram's one configuration is the only one it accepts, in either alpha's spelling
+    (readPolicy/writePolicy/appAccess, or mintPolicy/managingApp/appAccessMode/appExceptions); an omitted
+    field is left as it is. Nothing is stored: there is nothing else it could be."""
+    _check_configuration(body.get("readPolicy"), body.get("writePolicy"), body.get("appAccess"))
+    if body.get("mintPolicy", "member-list") != "member-list" or body.get("managingApp", "") != "":
+        raise InvalidInput(
+            "mintPolicy: engram implements only member-list, with no managing app", "UnsupportedPolicy"
+        )
+    if body.get("appAccessMode", "allow") != "allow" or body.get("appExceptions", []) != []:
+        raise InvalidInput(
+            "appAccessMode: engram admits every app (allow, no exceptions)", "UnsupportedAppAccess"
+        )
+
+
+def describe(space: Space) -> dict[str, Any]:
+    """getSpace: the space and the one configuration engram implements."""
+    member_list = {"$type": MEMBER_LIST}
+    return {"uri": space.uri, "policy": member_list, "readPolicy": member_list, "writePolicy": member_list,
+            "appAccess": {"$type": OPEN}}  # fmt: skip

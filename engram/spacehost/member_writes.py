@@ -6,6 +6,10 @@ member-list write policy, tracks the repos of members with write access: each ne
 space rev, the repo is listed by listRepos, and the registered syncers are told with the space host's
 `notifyWrite` (the authority's service auth). A rev not newer than the tracked one changes nothing; a rev
 more than five minutes in the future is refused (`FutureRev`), as the reference space host does.
+
+engram also indexes the members' repos of the spaces it hosts: each newer rev asks the syncer (engram/sync)
+to pull that repo from the member's PDS, verified against the member's signed commit; a member that stops
+being a writer has its memories dropped by the next full pass.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from ..store.tid import decode_tid
 
 if TYPE_CHECKING:
     from ..store.database import Store
+    from ..sync.syncer import Syncer
     from .write_notifier import WriteNotifier
 
 MAX_AHEAD_MICROS = 300 * 1_000_000
@@ -33,9 +38,16 @@ async def tracks(store: Store, space_uri: str, did: str) -> bool:
 
 
 async def member_wrote(
-    store: Store, notifier: WriteNotifier | None, space: Space, repo: str, repo_rev: str, hash_value: Any
+    store: Store,
+    notifier: WriteNotifier | None,
+    syncer: Syncer | None,
+    space: Space,
+    repo: str,
+    repo_rev: str,
+    hash_value: Any,
 ) -> bool:
-    """Track ``repo`` at ``repo_rev``; True when it was newer than the tracked rev (and syncers are told)."""
+    """Track ``repo`` at ``repo_rev``; True when it was newer than the tracked rev (and syncers are told,
+    and the server's own syncer pulls the repo)."""
     if not isinstance(hash_value, dict) or not isinstance(hash_value.get("$bytes"), str):
         raise InvalidInput("a repo host's notifyWrite must carry the repo's hash (listRepos lists it)")
     if decode_tid(repo_rev)[0] > time.time() * 1_000_000 + MAX_AHEAD_MICROS:
@@ -49,4 +61,13 @@ async def member_wrote(
         if state.prev_space_rev is not None:
             body["prevSpaceRev"] = state.prev_space_rev
         notifier.member_wrote(space.uri, space.authority, body)
+    if syncer is not None:
+        syncer.member_wrote(space.uri, repo, state.space_rev)
     return True
+
+
+def writer_left(syncer: Syncer | None, space_uri: str) -> None:
+    """A member is no longer tracked as a writer: the syncer's next full pass drops its memories (the CLI has
+    no syncer; the server's next poll does the same)."""
+    if syncer is not None:
+        syncer.member_left(space_uri)
