@@ -34,6 +34,7 @@ from .access import McpAccess, key_access
 from .asgi_bridge import serve_asgi
 from .operations import MemoryOperations
 from .origins import Origins
+from .refusal import RecallRefusals
 from .server import build_server
 from .sessions import McpSessions
 
@@ -63,6 +64,7 @@ class McpEndpoint:
         self.ctx = ctx
         self.oauth = OAuthServer(lambda: ctx.store, SCOPES, issuer="mcp", access_ttl_s=ACCESS_TTL_S)
         self.server = build_server(MemoryOperations(ctx), access_from_request)
+        self.refusals = RecallRefusals(self.server, lambda: ctx.services.search.text)
         s = ctx.settings
         self.origins = Origins(s.public_url, s.mcp_allowed_origins)
         self.sessions = McpSessions(
@@ -153,7 +155,15 @@ class McpEndpoint:
         scope = {ACCESS_SCOPE_KEY: access, "user": user}
         version = request.headers.get(VERSION_HEADER)
         if version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS:
-            # The 2026 revision's self-contained requests: no session at all.
+            # The 2026 revision's self-contained requests: no session at all. A flood's recall past its
+            # key's budget is refused before the SDK's transport is built (refusal.py).
+            refusal = self.refusals.over_budget(access) if request.method == "POST" else None
+            if refusal is not None:
+                body = await request.read()
+                refused = self.refusals.answer(refusal, access, request.headers, body)
+                if refused is not None:
+                    return web.Response(body=refused, content_type="application/json")
+                return await serve_asgi(self.asgi, request, scope, body=body, headers=cors)
             return await serve_asgi(self.asgi, request, scope, headers=cors)
         return await self.in_session(request, access, scope, cors)
 
