@@ -26,7 +26,7 @@ from mcp.server.connection import Connection
 from mcp.server.runner import ServerRunner
 from mcp.server.streamable_http import check_accept_headers
 from mcp.shared.inbound import InboundModernRoute, classify_inbound_request, find_duplicated_routing_header
-from mcp_types import CallToolResult, JSONRPCResponse, TextContent
+from mcp_types import CallToolResult, JSONRPCResponse, TextContent, methods
 from pydantic import ValidationError
 
 from ..errors import EngramError, RateLimited
@@ -96,7 +96,13 @@ class RecallRefusals:
         if not isinstance(params.get("arguments"), dict):
             return None
         verdict = classify_inbound_request(message, headers=headers)
-        return verdict if isinstance(verdict, InboundModernRoute) else None
+        if not isinstance(verdict, InboundModernRoute):
+            return None
+        try:  # the surface check the SDK's dispatch makes before any handler runs
+            methods.validate_client_request("tools/call", verdict.protocol_version, params)
+        except (KeyError, ValidationError):
+            return None
+        return verdict
 
     def _would_embed(self, access: McpAccess, arguments: dict[str, Any]) -> bool:
         """Whether the SDK's path would reach the key's bucket: arguments the tool accepts (its own
