@@ -7,9 +7,11 @@ after another (c=1, at most `--quiet-rate` a second), first alone, then while th
 recall loops each as fast as they are answered. Printed: the quiet key's p50/p99 both times and their
 ratio (the issue's bar: loaded p50 <= 2 x idle p50), and what the flood got (answers, RateLimitExceeded,
 EmbedderBusy). `--no-key-budget` runs the flood without the per-key text budget, so only the embedder's
-fair queue stands between the keys.
+fair queue stands between the keys. `--after-burst` starts measuring a flood only once its key's burst
+is spent (a sustained flood, without its first seconds of answers).
 
     .venv/bin/python scripts/bench_mcp_fairness.py [--memories 5000] [--count 100] [--sessions 8] [--parallel 4]
+        [--after-burst]
 """
 
 from __future__ import annotations
