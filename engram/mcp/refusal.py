@@ -9,15 +9,17 @@ here first: when the caller's key has no token left and the request is a 2026-re
 and is the same bytes the SDK's path would send. Anything else, or anything this does not recognise,
 goes to the SDK as before, which then decides (and refuses or answers) exactly as it always did.
 
-Only the 2026 revision's self-contained requests are answered here: there the SDK answers a tool call
-that emits nothing with one `application/json` body, which this reproduces. A 2025-revision call (the
-SDK streams it as an event) goes through the SDK.
+A 2026-revision call (self-contained, no session) is answered as the SDK's 2026 entry answers a tool
+call that emits nothing: one `application/json` body. A 2025-revision call, once `http.py` has found its
+session live, is answered as the SDK's stateless transport answers it: one `message` event of an event
+stream (framed by sse-starlette, as the SDK's is).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
@@ -26,8 +28,17 @@ from mcp.server.connection import Connection
 from mcp.server.runner import ServerRunner
 from mcp.server.streamable_http import check_accept_headers
 from mcp.shared.inbound import InboundModernRoute, classify_inbound_request, find_duplicated_routing_header
-from mcp_types import CallToolResult, JSONRPCResponse, TextContent, methods
+from mcp_types import (
+    CallToolResult,
+    JSONRPCRequest,
+    JSONRPCResponse,
+    TextContent,
+    jsonrpc_message_adapter,
+    methods,
+)
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from pydantic import ValidationError
+from sse_starlette import ServerSentEvent
 
 from ..errors import EngramError, RateLimited
 from .access import McpAccess
@@ -40,6 +51,21 @@ if TYPE_CHECKING:
 EMBEDDING_MODES = ("vector", "hybrid")  # keyword recalls embed nothing and spend no text budget
 RECALL_DEFAULT_MODE = "hybrid"  # the recall tool's default (server.py)
 SKIPPED_HEADER_PREFIXES = ("mcp-param-",)  # validated by the SDK against the tool's schema: its path
+
+
+# The headers of the SDK's event-stream answer (mcp/server/streamable_http.py, sse-starlette's own)
+SSE_HEADERS = {
+    "Cache-Control": "no-cache, no-transform",
+    "Connection": "keep-alive",
+    "X-Accel-Buffering": "no",
+}
+
+
+@dataclass(frozen=True)
+class Refused:
+    body: bytes
+    content_type: str
+    headers: dict[str, str]
 
 
 def tool_error_text(err: EngramError) -> str:
@@ -60,8 +86,8 @@ class RecallRefusals:
 
     def answer(
         self, refusal: RateLimited, access: McpAccess, headers: Mapping[str, str], body: bytes
-    ) -> bytes | None:
-        """The JSON body refusing this request with `refusal`, or None: the SDK serves it."""
+    ) -> Refused | None:
+        """The answer refusing this request with `refusal`, or None: the SDK serves it."""
         lowered = {name.lower(): value for name, value in headers.items()}
         if any(name.startswith(SKIPPED_HEADER_PREFIXES) for name in lowered):
             return None
@@ -74,10 +100,46 @@ class RecallRefusals:
             message = orjson.loads(body)
         except orjson.JSONDecodeError:
             return None
+        version = lowered.get("mcp-protocol-version")
+        if version in HANDSHAKE_PROTOCOL_VERSIONS:
+            return self._answer_2025(refusal, access, lowered, message, version)
         route = self._recall_route(message, lowered)
         if route is None or not self._would_embed(access, message["params"]["arguments"]):
             return None
-        return self._serialize(route.protocol_version, message["id"], tool_error_text(refusal))
+        reply = self._reply(route.protocol_version, message["id"], tool_error_text(refusal))
+        text = json.dumps(
+            reply.model_dump(mode="json", by_alias=True, exclude_none=True), separators=(",", ":")
+        )
+        return Refused(text.encode(), "application/json", {})
+
+    def _answer_2025(
+        self, refusal: RateLimited, access: McpAccess, headers: Mapping[str, str], raw: Any, version: str
+    ) -> Refused | None:
+        """A 2025-revision call in a live session: the SDK's stateless transport checks the content type,
+        the JSON-RPC message and the method's params, then streams the answer as one event."""
+        content_type = headers.get("content-type", "").split(";")[0].split(",")
+        if "application/json" not in (part.strip() for part in content_type):  # the SDK's 415
+            return None
+        try:
+            message = jsonrpc_message_adapter.validate_python(raw, by_name=False)
+        except ValidationError:
+            return None
+        if not isinstance(message, JSONRPCRequest) or message.method != "tools/call":
+            return None
+        params = message.params or {}
+        if params.get("name") != "recall" or not isinstance(params.get("arguments"), dict):
+            return None
+        try:
+            methods.validate_client_request("tools/call", version, params)
+        except (KeyError, ValidationError):
+            return None
+        if not self._would_embed(access, params["arguments"]):
+            return None
+        reply = self._reply(version, message.id, tool_error_text(refusal))
+        event = ServerSentEvent(
+            data=reply.model_dump_json(by_alias=True, exclude_unset=True), event="message"
+        )
+        return Refused(event.encode(), "text/event-stream", dict(SSE_HEADERS))
 
     @staticmethod
     def _recall_route(message: Any, headers: Mapping[str, str]) -> InboundModernRoute | None:
@@ -124,18 +186,16 @@ class RecallRefusals:
             return False
         return True
 
-    def _serialize(self, version: str, request_id: int | str, text: str) -> bytes:
-        """The SDK's answer to a tool call that failed with `text`: the tool result it builds
+    def _reply(self, version: str, request_id: int | str, text: str) -> JSONRPCResponse:
+        """The SDK's reply to a tool call that failed with `text`: the tool result it builds
         (MCPServer._handle_call_tool), shaped for `version` by its serializer (ServerRunner._serialize:
-        the per-version sieve, `resultType`, the `serverInfo` stamp), written as its 2026 HTTP entry
-        writes a reply (mcp/server/_streamable_http_modern.py `_write`)."""
+        the per-version sieve and, for the 2026 revision, `resultType` and the `serverInfo` stamp); the
+        callers write it as the SDK's transports do (mcp/server/_streamable_http_modern.py `_write`,
+        mcp/server/streamable_http.py `_create_event_data`)."""
         wire = self._results.get((version, text))
         if wire is None:  # the same few (version, text) pairs all along: shaped once each
             result = CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
             connection = Connection.from_envelope(version, None, None)
             runner = ServerRunner(self.server._lowlevel_server, connection, None)
             wire = self._results[(version, text)] = runner._serialize("tools/call", version, result)
-        reply = JSONRPCResponse(jsonrpc="2.0", id=request_id, result=wire)
-        return json.dumps(
-            reply.model_dump(mode="json", by_alias=True, exclude_none=True), separators=(",", ":")
-        ).encode()
+        return JSONRPCResponse(jsonrpc="2.0", id=request_id, result=wire)
