@@ -7,9 +7,11 @@ after another (c=1, at most `--quiet-rate` a second), first alone, then while th
 recall loops each as fast as they are answered. Printed: the quiet key's p50/p99 both times and their
 ratio (the issue's bar: loaded p50 <= 2 x idle p50), and what the flood got (answers, RateLimitExceeded,
 EmbedderBusy). `--no-key-budget` runs the flood without the per-key text budget, so only the embedder's
-fair queue stands between the keys.
+fair queue stands between the keys. `--after-burst` starts measuring a flood only once its key's burst
+is spent (a sustained flood, without its first seconds of answers).
 
     .venv/bin/python scripts/bench_mcp_fairness.py [--memories 5000] [--count 100] [--sessions 8] [--parallel 4]
+        [--after-burst]
 """
 
 from __future__ import annotations
@@ -72,8 +74,9 @@ async def quiet_series(client, count: int, rate: float) -> list[float]:
     return times
 
 
-async def run_flood(url: str, token: str, sessions: int, parallel: int) -> None:
-    """The flooding key: `sessions` sessions of `parallel` recall loops, until SIGINT; prints the outcomes."""
+async def run_flood(url: str, token: str, sessions: int, parallel: int, after_burst: bool) -> None:
+    """The flooding key: `sessions` sessions of `parallel` recall loops, until SIGINT; prints the outcomes.
+    `after_burst`: says it is flooding only once its burst is spent (refusals in every loop's number)."""
     outcomes: Counter = Counter()
     stop = asyncio.Event()
     asyncio.get_running_loop().add_signal_handler(signal.SIGINT, stop.set)
@@ -93,7 +96,12 @@ async def run_flood(url: str, token: str, sessions: int, parallel: int) -> None:
             await asyncio.gather(*(loop(k) for k in range(parallel)))
 
     tasks = [asyncio.create_task(session()) for _ in range(sessions)]
-    while sum(outcomes.values()) < sessions * parallel and not stop.is_set():  # every loop is running
+
+    def started() -> bool:  # every loop is running (and past the key's burst, if asked)
+        spent = outcomes["RateLimitExceeded"] >= sessions * parallel or not after_burst
+        return sum(outcomes.values()) >= sessions * parallel and spent
+
+    while not started() and not stop.is_set():
         await asyncio.sleep(0.05)
     print("flooding", flush=True)
     await asyncio.gather(*tasks)
@@ -111,12 +119,17 @@ async def main() -> None:
     parser.add_argument("--parallel", type=int, default=4)
     parser.add_argument("--no-key-budget", action="store_true")
     parser.add_argument(
+        "--after-burst",
+        action="store_true",
+        help="measure the flood once its key's burst is spent (a sustained flood, without its first seconds)",
+    )
+    parser.add_argument(
         "--set", action="append", default=[], metavar="ENGRAM_X=V", help="a setting to change"
     )
     parser.add_argument("--flood", nargs=2, metavar=("URL", "TOKEN"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.flood:
-        await run_flood(*args.flood, args.sessions, args.parallel)
+        await run_flood(*args.flood, args.sessions, args.parallel, args.after_burst)
         return
 
     with tempfile.TemporaryDirectory(prefix="engram-fairness-") as tmp:
@@ -158,6 +171,7 @@ async def main() -> None:
                 str(args.sessions),
                 "--parallel",
                 str(args.parallel),
+                *(["--after-burst"] if args.after_burst else []),
                 stdout=asyncio.subprocess.PIPE,
             )
             assert (await flood.stdout.readline()).strip() == b"flooding"
@@ -173,6 +187,7 @@ async def main() -> None:
         "memories": args.memories,
         "flood": f"{args.sessions} sessions x {args.parallel} in flight",
         "key_budget": not args.no_key_budget,
+        "after_burst": args.after_burst,
         "settings": args.set,
         "idle_p50_ms": round(statistics.median(idle), 2),
         "idle_p99_ms": round(pct(idle, 99), 2),

@@ -34,6 +34,7 @@ from .access import McpAccess, key_access
 from .asgi_bridge import serve_asgi
 from .operations import MemoryOperations
 from .origins import Origins
+from .refusal import RecallRefusals, Refused
 from .server import build_server
 from .sessions import McpSessions
 
@@ -63,6 +64,7 @@ class McpEndpoint:
         self.ctx = ctx
         self.oauth = OAuthServer(ctx.store, SCOPES, issuer="mcp", access_ttl_s=ACCESS_TTL_S)
         self.server = build_server(MemoryOperations(ctx), access_from_request)
+        self.refusals = RecallRefusals(self.server, ctx.services.search.text)
         s = ctx.settings.mcp
         self.origins = Origins(ctx.settings.public_url, s.mcp_allowed_origins)
         self.sessions = McpSessions(
@@ -153,7 +155,15 @@ class McpEndpoint:
         scope = {ACCESS_SCOPE_KEY: access, "user": user}
         version = request.headers.get(VERSION_HEADER)
         if version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS:
-            # The 2026 revision's self-contained requests: no session at all.
+            # The 2026 revision's self-contained requests: no session at all. A flood's recall past its
+            # key's budget is refused before the SDK's transport is built (refusal.py).
+            refusal = self.refusals.over_budget(access) if request.method == "POST" else None
+            if refusal is not None:
+                body = await request.read()
+                refused = self.refusals.answer(refusal, access, request.headers, body)
+                if refused is not None:
+                    return _refused(refused)
+                return await serve_asgi(self.asgi, request, scope, body=body, headers=cors)
             return await serve_asgi(self.asgi, request, scope, headers=cors)
         return await self.in_session(request, access, scope, cors)
 
@@ -186,7 +196,15 @@ class McpEndpoint:
             # No stream of server-initiated messages: engram sends none (the spec's 405 for that case).
             return _rpc_error(405, "Method Not Allowed: no server-initiated messages", allow="POST, DELETE")
         elif request.method == "POST":
-            return await serve_asgi(self.asgi, request, scope, headers={**cors, SESSION_HEADER: session_id})
+            headers = {**cors, SESSION_HEADER: session_id}
+            refusal = self.refusals.over_budget(access)  # a flood's recall past its budget (refusal.py)
+            if refusal is not None:
+                body = await request.read()
+                refused = self.refusals.answer(refusal, access, request.headers, body)
+                if refused is not None:
+                    return _refused(refused, {SESSION_HEADER: session_id})
+                return await serve_asgi(self.asgi, request, scope, body=body, headers=headers)
+            return await serve_asgi(self.asgi, request, scope, headers=headers)
         return _rpc_error(405, "Method Not Allowed", allow="GET, POST, DELETE")
 
     # -- discovery ---------------------------------------------------------------------------------
@@ -234,6 +252,12 @@ def _is_initialize(body: bytes) -> bool:
     except orjson.JSONDecodeError:
         return False  # the SDK's transport answers the parse error
     return isinstance(message, dict) and message.get("method") == "initialize"
+
+
+def _refused(refused: Refused, headers: dict[str, str] | None = None) -> web.Response:
+    return web.Response(
+        body=refused.body, content_type=refused.content_type, headers={**refused.headers, **(headers or {})}
+    )
 
 
 def _rpc_error(status: int, message: str, allow: str | None = None) -> web.Response:

@@ -27,6 +27,7 @@ from . import schemas
 from .access import McpAccess
 from .operations import MAX_PAGE, MAX_RECALL, MemoryOperations
 from .prompt import USAGE_PROMPT
+from .refusal import tool_error_text
 
 if TYPE_CHECKING:
     from .remote import RemoteOperations
@@ -116,7 +117,7 @@ def build_server(ops: MemoryOperations | RemoteOperations, access_of: AccessProv
             with spending(access.principal):
                 return await work(access)
         except EngramError as err:
-            raise ToolError(f"{err.name}: {err.message}") from None
+            raise ToolError(tool_error_text(err)) from None
 
     @server.tool(
         description=(

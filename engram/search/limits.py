@@ -77,9 +77,21 @@ class TokenBuckets:
         allowed = bucket.tokens >= 1.0
         if allowed:
             bucket.tokens -= 1.0
-        reset = math.ceil((self.burst - bucket.tokens) / self.rate)
-        retry = 0 if allowed else max(1, math.ceil((1.0 - bucket.tokens) / self.rate))
-        return Decision(allowed, self.burst, int(bucket.tokens), reset, retry)
+        return self._decision(allowed, bucket.tokens)
+
+    def peek(self, key: str) -> Decision | None:
+        """What `take` would decide now when it would refuse, spending nothing; None when it would allow
+        (a front door refusing a flood early, engram/mcp/refusal.py)."""
+        bucket = self._buckets.get(key)
+        if self.rate <= 0 or bucket is None:
+            return None
+        tokens = min(float(self.burst), bucket.tokens + (self._clock() - bucket.stamp) * self.rate)
+        return None if tokens >= 1.0 else self._decision(False, tokens)
+
+    def _decision(self, allowed: bool, tokens: float) -> Decision:
+        reset = math.ceil((self.burst - tokens) / self.rate)
+        retry = 0 if allowed else max(1, math.ceil((1.0 - tokens) / self.rate))
+        return Decision(allowed, self.burst, int(tokens), reset, retry)
 
     def __len__(self) -> int:
         return len(self._buckets)

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..embed.text import query_text, round_through_f16
-from ..errors import InvalidInput, NotAllowed, Unavailable
+from ..errors import InvalidInput, NotAllowed, RateLimited, Unavailable
 from ..search.limits import FairSlots, QueueFull, TokenBuckets
 from ..store import Space
 from .budget import payer
@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from ..workers import WorkerPool
 
 MAX_QUERY_CHARS = 1000
+KEY_REFUSAL = "too many text searches for this API key; retry later"
 EMBED_TIMEOUT_S = 10.0
 
 
@@ -50,6 +51,12 @@ class TextQueries:
         """Whose text budget a query spends: the space's authority, except for spaces engram hosts under
         its own DID, which all share that authority but belong to different owners: each has its own."""
         return space.uri if space.authority == self.service_did else space.authority
+
+    def key_refusal(self, key: str) -> RateLimited | None:
+        """The refusal a text search paid by `key` (an API key's `key:<id>`) would get now, when its
+        budget is spent; None when it has a token left. Spends nothing (engram/mcp/refusal.py)."""
+        decision = self.key_buckets.peek(key) if self.enabled else None
+        return None if decision is None else decision.refusal(KEY_REFUSAL)
 
     async def embed(self, space: Space, q: str) -> np.ndarray:
         if not self.enabled:
@@ -85,7 +92,7 @@ class TextQueries:
             else:
                 decision = self.key_buckets.take(key)
                 if not decision.allowed:
-                    raise decision.refusal("too many text searches for this API key; retry later")
+                    raise decision.refusal(KEY_REFUSAL)
             return (await embed_query_vectors(self.pool, self.embedder, space, [q], EMBED_TIMEOUT_S))[0]
         finally:
             self.slots.leave()

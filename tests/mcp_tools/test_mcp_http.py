@@ -254,6 +254,64 @@ async def test_recall_spends_the_keys_text_budget_not_the_spaces(aiohttp_server,
         result_of(await client.call_tool("recall", {"query": "pnpm", "mode": "vector"}))
 
 
+def modern_call(request_id: int, name: str, arguments: dict) -> tuple[dict, dict]:
+    """A raw 2026-revision `tools/call` as the SDK's client sends it: (headers, body)."""
+    version = "2026-07-28"
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": version,
+        "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "0"},
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    headers = {**ACCEPT, "MCP-Protocol-Version": version, "Mcp-Method": "tools/call", "Mcp-Name": name}
+    params = {"name": name, "arguments": arguments, "_meta": meta}
+    return headers, {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
+
+
+@pytest.mark.parametrize("revision", ["2026-07-28", "2025-06-18"])
+async def test_a_recall_past_the_keys_budget_is_refused_as_the_sdk_refuses(
+    aiohttp_server, settings, caplog, revision
+):
+    """A flood's refusals skip the SDK's transport (engram/mcp/refusal.py); the answer is the one the SDK
+    gives any failed tool call, byte for byte (a JSON body for the 2026 revision, an event in a session
+    for 2025), and only a recall that would embed is answered early."""
+    limits = {"key_text_search_rate": 0.001, "key_text_search_burst": 1}
+    served = await serve(aiohttp_server, replace(settings, **limits))
+    notes = await served.space("notes")
+    token, _ = await served.key(notes)
+    auth = {"Authorization": f"Bearer {token}"}
+    async with httpx2.AsyncClient(base_url=served.base) as http:
+        session = {}
+        if revision.startswith("2025"):
+            opened = await http.post("/mcp", json=INIT, headers={**ACCEPT, **auth})
+            session = {"Mcp-Session-Id": opened.headers["mcp-session-id"], "MCP-Protocol-Version": revision}
+
+        async def call(request_id: int, arguments: dict) -> httpx2.Response:
+            headers, body = modern_call(request_id, "recall", arguments)
+            if session:  # the 2025 revision: no envelope in the body, the session's headers instead
+                body["params"].pop("_meta")
+                headers = {**ACCEPT, **session}
+            return await http.post("/mcp", json=body, headers={**headers, **auth})
+
+        spent = await call(1, {"query": "pnpm", "mode": "vector"})  # the key's only token
+        assert spent.status_code == 200 and '"isError":false' in spent.text, spent.text
+        caplog.set_level(logging.INFO, logger="mcp")
+        refused = await call(2, {"query": "pnpm", "mode": "vector"})
+        # A bad mode fails in the tool, through the SDK: the same envelope around another text.
+        invalid = await call(2, {"query": "pnpm", "mode": "sideways"})
+        keyword = await call(3, {"query": "pnpm", "mode": "keyword"})  # embeds nothing: still answered
+    refusal = "RateLimitExceeded: too many text searches for this API key; retry later"
+    invalid_text = "InvalidMode: mode must be one of vector, hybrid, keyword"
+    assert invalid_text in invalid.text and '"isError":true' in invalid.text, invalid.text
+    assert refused.content == invalid.content.replace(invalid_text.encode(), refusal.encode())
+    assert refused.status_code == invalid.status_code == 200
+    for name in ("content-type", "cache-control", "x-accel-buffering", "mcp-session-id"):
+        assert refused.headers.get(name) == invalid.headers.get(name), name
+    # The SDK logs each failed tool call it ran; the refused one never reached it.
+    failures = [r.getMessage() for r in caplog.records if r.name.startswith("mcp")]
+    assert any("InvalidMode" in m for m in failures) and not any("RateLimitExceeded" in m for m in failures)
+    assert '"isError":false' in keyword.text, keyword.text
+
+
 async def test_a_session_answers_only_the_key_that_opened_it(served):
     notes = await served.space("notes")
     token_a, _ = await served.key(notes)

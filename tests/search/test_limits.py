@@ -53,6 +53,21 @@ def test_reset_and_retry_after_are_whole_seconds_rounded_up():
     assert buckets.take("k").allowed
 
 
+def test_peek_tells_a_refusal_ahead_without_spending():
+    clock = Clock()
+    buckets = TokenBuckets(rate=1, burst=2, clock=clock)
+    assert buckets.peek("k") is None  # a key never seen has its whole burst
+    buckets.take("k")
+    assert buckets.peek("k") is None and buckets.peek("k") is None  # looking spends nothing
+    buckets.take("k")
+    ahead = buckets.peek("k")
+    assert ahead is not None and not ahead.allowed
+    assert ahead == buckets.take("k")  # what the refused take then says
+    clock.now += 1
+    assert buckets.peek("k") is None and buckets.take("k").allowed
+    assert TokenBuckets(rate=0, burst=1).peek("k") is None  # unlimited
+
+
 async def test_concurrency_cap_turns_away_excess_and_releases():
     limiter = SearchLimiter(rate_per_s=0, burst=1, max_concurrent=2, wait_s=0, queue=0)
     async with limiter.acquire("s"), limiter.acquire("s"):

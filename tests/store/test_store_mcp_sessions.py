@@ -1,6 +1,8 @@
 """MCP sessions in the store (engram/store/mcp_sessions.py, docs/mcp.md#sessions): known to every process,
 capped per key and overall with the flooding key's oldest going first, ended by idleness or DELETE."""
 
+import hashlib
+
 from engram.mcp.sessions import McpSessions
 from engram.store import mcp_sessions as rows
 
@@ -27,6 +29,29 @@ async def test_a_session_opened_through_one_process_is_live_in_another_until_it_
     assert await b.end(opened)
     assert not await a.resume(opened, "key:1")
     assert not await a.end(opened)
+
+
+async def test_a_sessions_use_is_written_at_most_once_a_touch_interval(two_stores):
+    """Every request resumes its session: a read, and a write only when the last use written is older
+    than the touch interval (a tenth of the idle expiry, at most a minute), so a busy session is not a
+    store write per request."""
+    first, second = two_stores
+    clock = Clock(NOW)
+    a = McpSessions(lambda: first, idle_s=600, per_key=8, overall=100, clock=clock)
+    b = McpSessions(lambda: second, idle_s=600, per_key=8, overall=100, clock=clock)
+    opened = await a.open("key:1")
+    digest = hashlib.sha256(opened.encode()).hexdigest()
+
+    async def used_ms() -> int:
+        return (await first.read(rows.live_session, digest, int(clock.now * 1000), 10**12))[1]
+
+    for _ in range(5):  # five requests within the interval: nothing written
+        clock.now += 10
+        assert await b.resume(opened, "key:1")
+    assert await used_ms() == int(NOW * 1000)
+    clock.now += 15  # 65 s after the last write: this request brings it up to date
+    assert await b.resume(opened, "key:1")
+    assert await used_ms() == int(clock.now * 1000)
 
 
 async def test_an_idle_session_ends_and_use_keeps_it_alive(two_stores):
