@@ -31,6 +31,16 @@ class IndexDelta:
     deleted: np.ndarray  # int64 row ids deleted after the caller's generation
 
 
+@dataclass(frozen=True)
+class KeywordDelta:
+    """The same delta for a keyword index (engram/search/keyword_index.py): rows with their words."""
+
+    generation: int
+    added: list[tuple[int, str, int, tuple[str, ...], str, str | None]]  # row_id, author, created_ms, tags,
+    # text, source
+    deleted: list[int]
+
+
 class DeltaUnavailable(Exception):
     """The store pruned tombstones the caller would need: rebuild from `delta(space, key, 0, 0)` instead."""
 
@@ -46,6 +56,10 @@ class IndexSource(Protocol):
 
         `after_row_id=0, since_generation=0` returns every live row (a full build). Raises
         `DeltaUnavailable` when tombstones after `since_generation` were already pruned."""
+
+    async def keyword_delta(self, space: str, after_row_id: int, since_generation: int) -> KeywordDelta:
+        """The same delta for the keyword index (every live row, whatever its model), with the same
+        tombstone boundary and `DeltaUnavailable`."""
 
     async def prune_tombstones(self, space: str, through_generation: int) -> int:
         """Forget deletions at or below `through_generation` (every index that needs them has them)."""

@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 
-from ..errors import Unavailable
 from ..search.filters import Filters
 from ..search.keyword_index import KeywordResult
 from ..store import Memory, Space
@@ -26,8 +25,7 @@ from ..store import documents as store_documents
 from ..store import queries as store_queries
 from ..store.writes import parse_datetime_ms
 from .fusion import fuse
-from .keyword_indexes import KeywordIndexes
-from .search import SearchQuery, require_model
+from .search import SearchQuery, require_model, within
 
 if TYPE_CHECKING:
     from ..context import AppContext
@@ -67,7 +65,7 @@ class HybridSearch:
     def __init__(self, ctx: AppContext, search: SearchService):
         self.ctx = ctx
         self.search = search
-        self.keywords = KeywordIndexes(ctx)
+        self.keywords = ctx.index.keywords  # engram/search/keyword_indexes.py
 
     async def run(self, scopes: Sequence[Scope], query: TextSearch) -> list[RankedHit]:
         scopes = [s for s in scopes if s.row_ids is None or s.row_ids]
@@ -83,10 +81,7 @@ class HybridSearch:
                 parse_datetime_ms(
                     query.since, "since"
                 )  # a bad `since` is the caller's error, before any work
-            return await asyncio.wait_for(work, self.search.hard_limit_s)
-        except TimeoutError:
-            raise Unavailable("the search did not finish in time; retry shortly", "IndexLoading",
-                              headers={"Retry-After": "1"}) from None  # fmt: skip
+            return await within(self.search.hard_limit_s, work)
         finally:
             if asyncio.iscoroutine(work):
                 work.close()  # never awaited when a check failed first: no "never awaited" warning
@@ -157,12 +152,8 @@ class HybridSearch:
     ) -> dict[int, float]:
         if scope.row_ids is not None:
             return await self._exact_similarities(scope.space, scope.row_ids, query, vector)
-        active = require_model(scope.space)
-        filters = _filters(query)
-        result = await self.ctx.index.search(
-            scope.space.uri, active.key, active.dims, vector, max(CANDIDATES, query.limit),
-            None if filters.is_empty() else filters, generation=scope.space.generation,
-        )  # fmt: skip
+        k = max(CANDIDATES, query.limit)
+        result = await self.search.index_search(scope.space, vector, k, _filters(query))
         return dict(zip(result.row_ids.tolist(), result.scores.tolist(), strict=True))
 
     async def _exact_similarities(
