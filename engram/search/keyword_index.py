@@ -31,6 +31,7 @@ from __future__ import annotations
 from array import array
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -71,12 +72,12 @@ class KeywordIndex:
     def last_row_id(self) -> int:
         return int(self.row_ids[-1]) if len(self) else 0
 
-    def add(self, rows: Sequence[tuple[int, str, int, Sequence[str], str, str | None]]) -> None:
-        """Append rows (row_id, author, created_ms, tags, text, source), row ids ascending and new."""
+    def add(self, rows: Sequence[tuple[Any, ...]]) -> None:
+        """Append rows (row_id, author, created_ms, tags, text, source[, attrs]), row ids ascending and new."""
         if not rows:
             return
         start, lengths = len(self), np.zeros(len(rows), dtype=np.float32)
-        for offset, (_, _, created_ms, tags, text, source) in enumerate(rows):
+        for offset, (_, _, created_ms, tags, text, source, *_) in enumerate(rows):
             found = words(text)
             tf: Counter[str] = Counter(found)
             lengths[offset] = len(found)
@@ -105,7 +106,7 @@ class KeywordIndex:
         self.lengths = np.concatenate([self.lengths, lengths])
         self._average = None
         self.columns.extend([r[1] for r in rows], np.array([r[2] for r in rows], dtype=np.int64),
-                            [tuple(r[3]) for r in rows])  # fmt: skip
+                            [tuple(r[3]) for r in rows], [r[6] if len(r) > 6 else None for r in rows])  # fmt: skip
 
     def positions(self, row_ids: Iterable[int]) -> np.ndarray:
         """Positions of those row ids that are in the index (others are ignored)."""

@@ -19,6 +19,7 @@ class IndexRows:
     authors: list[str]  # DID per row
     created_at: np.ndarray  # int64 [n], milliseconds since the epoch (UTC)
     tags: list[tuple[str, ...]] = field(default_factory=list)  # per row
+    attrs: list[dict | None] = field(default_factory=list)  # per row (or empty: none has any)
 
     def __len__(self) -> int:
         return int(self.row_ids.shape[0])
@@ -36,8 +37,8 @@ class KeywordDelta:
     """The same delta for a keyword index (engram/search/keyword_index.py): rows with their words."""
 
     generation: int
-    added: list[tuple[int, str, int, tuple[str, ...], str, str | None]]  # row_id, author, created_ms, tags,
-    # text, source
+    # row_id, author, created_ms, tags, text, source, attrs
+    added: list[tuple[int, str, int, tuple[str, ...], str, str | None, dict | None]]
     deleted: list[int]
 
 

@@ -59,7 +59,8 @@ def _load_rows(conn: sqlite3.Connection, space_id: int, model_key: str, after_ro
     dims = _dims_of(model_key)
     # A row belongs to `model_key` through its embedding or, during a model change, its nextEmbedding.
     rows = conn.execute(
-        "SELECT row_id, CASE WHEN model_key = ?1 THEN vector ELSE next_vector END, author, created_ms, tags"
+        "SELECT row_id, CASE WHEN model_key = ?1 THEN vector ELSE next_vector END, author, created_ms, tags,"
+        " attrs"
         " FROM memories INDEXED BY memories_by_space"
         " WHERE space_id = ?2 AND row_id > ?3 AND (model_key = ?1 OR next_model_key = ?1)"
         " ORDER BY row_id",
@@ -67,7 +68,7 @@ def _load_rows(conn: sqlite3.Connection, space_id: int, model_key: str, after_ro
     ).fetchall()
     if not rows:
         return empty_rows(dims)
-    row_ids, blobs, authors, created_ms, tags = zip(*rows, strict=True)
+    row_ids, blobs, authors, created_ms, tags, attrs = zip(*rows, strict=True)
     joined = b"".join(blobs)
     if len(joined) != len(rows) * dims * 2:  # the model key includes dims, so this means a corrupt row
         raise ValueError(f"stored vectors for {model_key} do not all have {dims} dims")
@@ -77,7 +78,13 @@ def _load_rows(conn: sqlite3.Connection, space_id: int, model_key: str, after_ro
         authors=list(authors),
         created_at=np.array(created_ms, dtype=np.int64),
         tags=[() if t == "[]" else tuple(orjson.loads(t)) for t in tags],
+        attrs=[_attrs(a) for a in attrs],
     )
+
+
+def _attrs(raw: str | None) -> dict | None:
+    """A row's attrs for the filter columns (engram/search/filters.py); most rows have none."""
+    return orjson.loads(raw) if raw and raw != "{}" else None
 
 
 def _deleted_since(conn: sqlite3.Connection, live: Space, since_generation: int) -> list[int]:
@@ -114,11 +121,14 @@ def read_keyword_delta(
     live = require_space(conn, space)
     deleted = _deleted_since(conn, live, since_generation)
     rows = conn.execute(
-        "SELECT row_id, author, created_ms, tags, text, source FROM memories INDEXED BY memories_by_space"
+        "SELECT row_id, author, created_ms, tags, text, source, attrs FROM memories INDEXED BY memories_by_space"
         " WHERE space_id = ? AND row_id > ? ORDER BY row_id",
         (live.id, after_row_id),
     ).fetchall()
-    added = [(r, a, c, () if t == "[]" else tuple(orjson.loads(t)), x, s) for r, a, c, t, x, s in rows]
+    added = [
+        (r, a, c, () if t == "[]" else tuple(orjson.loads(t)), x, s, _attrs(at))
+        for r, a, c, t, x, s, at in rows
+    ]
     return KeywordDelta(live.generation, added, deleted)
 
 
