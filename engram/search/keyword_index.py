@@ -31,6 +31,7 @@ from __future__ import annotations
 from array import array
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -39,7 +40,7 @@ from ..store.reserved_tags import content_tags
 from .analyzer import fold
 from .analyzer import terms as words
 from .dates import DATE_TERM, asks_when, date_terms
-from .filters import FilterColumns, Filters
+from .filters import FilterColumns, Filters, attr_token
 
 K1, B = 1.2, 0.4
 FIELD_WEIGHTS = (1.0, 0.5, 0.25)  # text, tags, source
@@ -184,6 +185,76 @@ class KeywordIndex:
         order = np.lexsort((self.row_ids[candidates], -scores[candidates]))
         best = candidates[order]
         return KeywordResult(self.row_ids[best], scores[best], self.row_ids, scores)
+
+    def annotate(
+        self, text: str, row_ids: Sequence[int], names: Sequence[str], filters: Filters | None
+    ) -> Annotation:
+        """What an explanation needs of this space in one pass (engram/service/explain.py): the query
+        terms' idf, each row's matched terms, who names which of `names` in `attrs.supersedes`, and the
+        live and allowed row counts (why a list is empty)."""
+        allowed = (
+            len(self) - self.dead
+            if filters is None or filters.is_empty()
+            else int(np.count_nonzero(self.columns.allowed(filters, self.live)))
+        )
+        return Annotation(
+            self.idf(text), self.terms_of(text, row_ids), self.with_attr("supersedes", names),
+            len(self) - self.dead, allowed,
+        )  # fmt: skip
+
+    def with_attr(self, name: str, values: Iterable[str]) -> dict[str, list[int]]:
+        """{value: live row ids whose attrs[name] is (or, for a list, holds) that string}, from the filter
+        columns' postings: which memories name a given one in `attrs.supersedes`, in O(1) per value."""
+        found: dict[str, list[int]] = {}
+        for value in values:
+            positions = self.columns.attrs.postings.get(attr_token(name, value))
+            if positions is not None:
+                live = positions[self.live[positions]]
+                if live.shape[0]:
+                    found[value] = self.row_ids[live].tolist()
+        return found
+
+    def allowed_rows(self, row_ids: Iterable[int], filters: Filters) -> list[int]:
+        """Those of `row_ids` that are live and pass `filters` (a scoped search's exact side)."""
+        at = self.positions(row_ids)
+        mask = self.columns.allowed(filters, self.live)
+        return self.row_ids[at[mask[at]]].tolist()
+
+    def terms_of(self, text: str, row_ids: Iterable[int]) -> dict[int, dict[str, float]]:
+        """Per row, each query term it holds and that term's part of the row's keyword share (the BM25
+        term weight x idf over the same normaliser as `search`): what matched, for an explanation."""
+        rows = list(row_ids)
+        at = self.positions(rows)
+        position_of = {int(self.row_ids[p]): int(p) for p in at}
+        live_count = len(self) - self.dead
+        out: dict[int, dict[str, float]] = {row: {} for row in rows}
+        terms = [t for t in query_terms(text) if t in self._postings]
+        if not terms or live_count <= 0 or not position_of:
+            return out
+        if self._average is None:
+            self._average = float(self.lengths[self.live].mean()) if live_count else 1.0
+        norm = float((K1 + 1.0) * sum(self.idf(text).values())) or 1.0
+        wanted = np.array(sorted(position_of.values()), dtype=np.int64)
+        row_at = {p: r for r, p in position_of.items()}
+        for term in terms:
+            positions, weights, df = self._term(term, self._average or 1.0)
+            if df == 0:
+                continue
+            idf = float(np.log1p((live_count - df + 0.5) / (df + 0.5)))
+            hit = np.searchsorted(positions, wanted)
+            ok = (hit < positions.shape[0]) & (positions[np.minimum(hit, positions.shape[0] - 1)] == wanted)
+            for p, i in zip(wanted[ok].tolist(), hit[ok].tolist(), strict=True):
+                out[row_at[p]][term] = round(idf * float(weights[i]) / norm, 4)
+        return out
+
+
+@dataclass(frozen=True)
+class Annotation:
+    idf: dict[str, float]  # query term -> idf over the live rows
+    terms: dict[int, dict[str, float]]  # row -> matched query term -> its part of the keyword share
+    named_by: dict[str, list[int]]  # a memory's uri or rkey -> live rows naming it in attrs.supersedes
+    live: int  # live rows
+    allowed: int  # live rows that pass the filters
 
 
 class KeywordResult:

@@ -23,7 +23,7 @@ from typing import Any, Protocol
 
 from ..workers import WorkerPool
 from .filters import Filters
-from .keyword_index import KeywordIndex, KeywordResult
+from .keyword_index import Annotation, KeywordIndex, KeywordResult
 from .rows import DeltaUnavailable, IndexSource, KeywordDelta
 
 MAX_SPACES = 16
@@ -72,6 +72,26 @@ class KeywordIndexes:
     async def idf(self, space: KeywordSpace, text: str) -> dict[str, float]:
         """The idf of each query term of `text` in the space (KeywordIndex.idf), caught up first."""
         return await self._detached(self._locked(space, KeywordIndex.idf, text))
+
+    async def annotate(
+        self, space: KeywordSpace, text: str, row_ids: list[int], names: list[str], filters: Filters | None
+    ) -> Annotation:
+        """KeywordIndex.annotate on the space's index, caught up first."""
+        return await self._detached(self._locked(space, KeywordIndex.annotate, text, row_ids, names, filters))
+
+    async def with_attr(self, space: KeywordSpace, name: str, values: list[str]) -> dict[str, list[int]]:
+        """KeywordIndex.with_attr on the space's index, caught up first."""
+        return await self._detached(self._locked(space, KeywordIndex.with_attr, name, values))
+
+    async def allowed_rows(self, space: KeywordSpace, row_ids: list[int], filters: Filters) -> list[int]:
+        """KeywordIndex.allowed_rows on the space's index, caught up first."""
+        return await self._detached(self._locked(space, KeywordIndex.allowed_rows, row_ids, filters))
+
+    async def terms_of(
+        self, space: KeywordSpace, text: str, row_ids: list[int]
+    ) -> dict[int, dict[str, float]]:
+        """KeywordIndex.terms_of on the space's index, caught up first."""
+        return await self._detached(self._locked(space, KeywordIndex.terms_of, text, row_ids))
 
     def generations(self, space_uri: str) -> list[int]:
         """The generations of the loaded keyword indexes of a space (tombstones after them are still needed)."""
