@@ -148,7 +148,15 @@ class KeywordIndex:
         weights = {}
         for term in query_terms(text):
             postings = self._postings.get(term)
-            df = int(np.count_nonzero(self.live[np.asarray(postings[0], dtype=np.int64)])) if postings else 0
+            frozen = self._frozen.get(term)  # its live df is cached with its weights (_term)
+            if frozen is not None:
+                df = frozen[2]
+            else:
+                df = (
+                    int(np.count_nonzero(self.live[np.asarray(postings[0], dtype=np.int64)]))
+                    if postings
+                    else 0
+                )
             weights[term] = float(np.log1p((max(live_count, 0) - df + 0.5) / (df + 0.5)))
         return weights
 
@@ -197,8 +205,9 @@ class KeywordIndex:
             if filters is None or filters.is_empty()
             else int(np.count_nonzero(self.columns.allowed(filters, self.live)))
         )
+        idf = self.idf(text)
         return Annotation(
-            self.idf(text), self.terms_of(text, row_ids), self.with_attr("supersedes", names),
+            idf, self.terms_of(text, row_ids, idf), self.with_attr("supersedes", names),
             len(self) - self.dead, allowed,
         )  # fmt: skip
 
@@ -220,7 +229,9 @@ class KeywordIndex:
         mask = self.columns.allowed(filters, self.live)
         return self.row_ids[at[mask[at]]].tolist()
 
-    def terms_of(self, text: str, row_ids: Iterable[int]) -> dict[int, dict[str, float]]:
+    def terms_of(
+        self, text: str, row_ids: Iterable[int], idf: dict[str, float] | None = None
+    ) -> dict[int, dict[str, float]]:
         """Per row, each query term it holds and that term's part of the row's keyword share (the BM25
         term weight x idf over the same normaliser as `search`): what matched, for an explanation."""
         rows = list(row_ids)
@@ -233,18 +244,19 @@ class KeywordIndex:
             return out
         if self._average is None:
             self._average = float(self.lengths[self.live].mean()) if live_count else 1.0
-        norm = float((K1 + 1.0) * sum(self.idf(text).values())) or 1.0
+        norm = float((K1 + 1.0) * sum((self.idf(text) if idf is None else idf).values())) or 1.0
         wanted = np.array(sorted(position_of.values()), dtype=np.int64)
         row_at = {p: r for r, p in position_of.items()}
         for term in terms:
             positions, weights, df = self._term(term, self._average or 1.0)
             if df == 0:
                 continue
-            idf = float(np.log1p((live_count - df + 0.5) / (df + 0.5)))
+            term_idf = float(np.log1p((live_count - df + 0.5) / (df + 0.5)))
             hit = np.searchsorted(positions, wanted)
             ok = (hit < positions.shape[0]) & (positions[np.minimum(hit, positions.shape[0] - 1)] == wanted)
-            for p, i in zip(wanted[ok].tolist(), hit[ok].tolist(), strict=True):
-                out[row_at[p]][term] = round(idf * float(weights[i]) / norm, 4)
+            share = weights[hit[ok]].astype(np.float64) * (term_idf / norm)
+            for p, value in zip(wanted[ok].tolist(), share.tolist(), strict=True):
+                out[row_at[p]][term] = value
         return out
 
 

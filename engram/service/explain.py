@@ -106,6 +106,11 @@ def finish(
     dropped_superseded = dropped_low = 0
     for hit in hits:
         row = hit.memory.row_id
+        if current and row in successor:
+            dropped_superseded += 1
+            continue
+        if len(out) == limit:
+            break  # explanations only for what is returned: the rest of the pool costs nothing more
         annotation = annotations.get(owner[row])
         terms = annotation.terms.get(row, {}) if annotation is not None else {}
         idf = annotation.idf if annotation is not None else {}
@@ -115,14 +120,10 @@ def finish(
         why = Why(
             hit.similarity, hit.keyword, terms, rule, confidence(hit.similarity or 0.0, covered, policy)
         )
-        if current and row in successor:
-            dropped_superseded += 1
-            continue
         if min_confidence is not None and why.confidence < min_confidence:
             dropped_low += 1
             continue
         out.append(replace(hit, supersedes=tuple(supersedes[row]), replaced_by=successor.get(row), why=why))
-    out = out[:limit]
     live = sum(a.live for a in annotations.values())
     allowed = sum(a.allowed for a in annotations.values())
     empty = None

@@ -15,6 +15,7 @@ a caller can show "nothing relevant" instead of the nearest unrelated memory.
 from __future__ import annotations
 
 import asyncio
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
@@ -146,9 +147,14 @@ class EngramRanking:
         (KeywordIndex.annotate), and the URI of each memory that names a pool memory in attrs.supersedes."""
         rows_of: dict[str, list[int]] = {}
         names_of: dict[str, list[str]] = {}
-        for hit in ranking.hits:
+        # Matched terms only for the hits that can be returned: the first `limit`, unless `current` or a
+        # confidence floor may drop some (explain.finish explains only what it returns).
+        explained = len(ranking.hits) if query.current or query.min_confidence is not None else query.limit
+        for i, hit in enumerate(ranking.hits):
             uri = owner[hit.memory.row_id]
-            rows_of.setdefault(uri, []).append(hit.memory.row_id)
+            rows = rows_of.setdefault(uri, [])
+            if i < explained:
+                rows.append(hit.memory.row_id)
             names_of.setdefault(uri, []).extend((hit.memory.uri, hit.memory.rkey))
         filters = filters_of(query)
         wanted = [s.space for s in scopes if s.space.uri in rows_of or not ranking.hits]
@@ -228,9 +234,14 @@ def confidence(
     """max of two logistics, of the best cosine around `answer_similarity` and of the best hit's coverage
     around `answer_coverage` (both chosen on the tuning half: docs/benchmarks.md), so confidence >= 0.5
     exactly when either clears its threshold."""
-    by_similarity = 1.0 / (1.0 + np.exp(-steepness * (top_similarity - policy.answer_similarity)))
-    by_coverage = 1.0 / (1.0 + np.exp(-steepness * (covered - policy.answer_coverage)))
-    return float(max(by_similarity, by_coverage))
+    by_similarity = _logistic(steepness * (top_similarity - policy.answer_similarity))
+    by_coverage = _logistic(steepness * (covered - policy.answer_coverage))
+    return max(by_similarity, by_coverage)
+
+
+def _logistic(x: float) -> float:
+    # math, not numpy: a per-hit confidence (explain.py) must cost nanoseconds, not a ufunc call
+    return 1.0 / (1.0 + math.exp(-x)) if x > -700 else 0.0
 
 
 def fuse_candidates(
