@@ -256,12 +256,12 @@ def _attr_holds(p, value) -> bool:
         )
     ):
         return False
-    if (p.after_ms is not None or p.before_ms is not None) and not any_item(
+    if p.after_ms is None and p.before_ms is None:
+        return True
+    return any_item(
         lambda x: (
             when(x) is not None
             and (p.after_ms is None or when(x) >= p.after_ms)
             and (p.before_ms is None or when(x) <= p.before_ms)
         )
-    ):
-        return False
-    return True
+    )

@@ -69,7 +69,7 @@ predicates = st.one_of(
         st.just("priority"),
         gte=st.sampled_from([None, 0, 1, 2.5, 4]),
         lte=st.sampled_from([None, 1, 3, 4.0]),
-    ),  # fmt: skip
+    ),
     st.builds(AttrPredicate, st.just("score"), gte=st.floats(0, 1), lte=st.floats(0, 1)),
     st.builds(AttrPredicate, st.just("priority"), eq=st.sampled_from([0, 2, 2.0, True])),
     st.builds(AttrPredicate, st.just("flag"), eq=st.just(True)),
@@ -78,7 +78,7 @@ predicates = st.one_of(
         st.just("due"),
         after_ms=st.sampled_from([None, *(datetime_ms(d) for d in DAYS[::3])]),
         before_ms=st.sampled_from([None, *(datetime_ms(d) for d in DAYS[2::3])]),
-    ),  # fmt: skip
+    ),
 )
 filters = st.builds(
     Filters,
