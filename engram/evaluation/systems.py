@@ -30,6 +30,7 @@ class Outcome:
     top_similarity: float  # best cosine among the candidates (no-answer calibration)
     confidence: float | None = None
     coverage: float = 0.0  # share of the query's idf held by the best hit (ranking.coverage)
+    current: list[str] | None = None  # `ranking` without the superseded hits (what `current` returns)
 
 
 @dataclass
@@ -87,7 +88,8 @@ class SpaceRunner:
         best = ranking.hits[0].memory if ranking.hits else None
         covered = coverage(best, found.term_idf) if best is not None else 0.0
         keys = [self.key_of_row[h.memory.row_id] for h in ranking.hits]
-        return Outcome(keys, top, confidence(top, covered, policy), covered)
+        current = [self.key_of_row[h.memory.row_id] for h in ranking.hits if h.superseded_by is None]
+        return Outcome(keys, top, confidence(top, covered, policy), covered, current)
 
 
 def keys_by_row(conn, space_uri: str, key_of_text: dict[str, str]) -> dict[int, str]:
