@@ -31,6 +31,7 @@ import orjson
 MAX_ATTR_STRING = 512
 ATTR_OPS = ("eq", "prefix", "in", "gte", "lte", "after", "before")
 Scalar = str | float | bool
+_Column = tuple[np.ndarray, np.ndarray]  # (sorted values, their positions)
 
 
 @dataclass(frozen=True)
@@ -114,7 +115,7 @@ class AttrColumns:
 
     def __init__(self) -> None:
         self.postings: dict[str, np.ndarray] = {}
-        self._ranges: dict[str, tuple[dict[str, tuple[np.ndarray, np.ndarray]], ...]] | None = None
+        self._ranges: dict[str, tuple[_Column, _Column]] | None = None
         self._by_field: dict[str, list[tuple[Scalar, np.ndarray]]] | None = None
 
     def extend(self, start: int, attrs: Sequence[Mapping[str, Any] | None]) -> None:
@@ -162,7 +163,7 @@ class AttrColumns:
         if self._ranges is None:
             self._ranges = {}
         if name not in self._ranges:
-            columns = []
+            columns: list[_Column] = []
             for convert in (_number_of, _datetime_of):
                 values, positions = [], []
                 for value, postings in self._fields().get(name, []):
@@ -174,7 +175,7 @@ class AttrColumns:
                 p = np.concatenate(positions) if positions else np.zeros(0, np.int64)
                 order = np.argsort(v, kind="stable")
                 columns.append((v[order], p[order]))
-            self._ranges[name] = tuple(columns)  # type: ignore[assignment]
+            self._ranges[name] = (columns[0], columns[1])
         numbers, dates = self._ranges[name]
         return numbers, dates
 

@@ -18,14 +18,15 @@ from __future__ import annotations
 
 import asyncio
 from collections import OrderedDict
-from collections.abc import Iterable
-from typing import Any, Protocol
+from collections.abc import Callable, Coroutine, Iterable
+from typing import Any, Protocol, TypeVar
 
 from ..workers import WorkerPool
 from .filters import Filters
 from .keyword_index import Annotation, KeywordIndex, KeywordResult
 from .rows import DeltaUnavailable, IndexSource, KeywordDelta
 
+T = TypeVar("T")
 MAX_SPACES = 16
 REBUILD_DEAD_FRACTION = 1 / 3
 
@@ -105,13 +106,13 @@ class KeywordIndexes:
             del self._indexes[key]
             self._locks.pop(key, None)
 
-    async def _detached(self, work: Any) -> Any:
-        task = asyncio.ensure_future(work)
+    async def _detached(self, work: Coroutine[Any, Any, T]) -> T:
+        task: asyncio.Task[T] = asyncio.ensure_future(work)
         self._running.add(task)
         task.add_done_callback(self._running.discard)
         return await asyncio.shield(task)
 
-    async def _locked(self, space: KeywordSpace, method: Any, *args: Any) -> Any:
+    async def _locked(self, space: KeywordSpace, method: Callable[..., T], *args: Any) -> T:
         async with self._locks.setdefault(_key(space), asyncio.Lock()):
             index = await self._fresh(space)
             return await self.pool.run(method, index, *args)

@@ -7,7 +7,7 @@ Row ids are the store's integer primary keys: they only ever grow, and an update
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -19,7 +19,7 @@ class IndexRows:
     authors: list[str]  # DID per row
     created_at: np.ndarray  # int64 [n], milliseconds since the epoch (UTC)
     tags: list[tuple[str, ...]] = field(default_factory=list)  # per row
-    attrs: list[dict | None] = field(default_factory=list)  # per row (or empty: none has any)
+    attrs: list[dict[str, Any] | None] = field(default_factory=list)  # per row (or empty: none has any)
 
     def __len__(self) -> int:
         return int(self.row_ids.shape[0])
@@ -38,7 +38,7 @@ class KeywordDelta:
 
     generation: int
     # row_id, author, created_ms, tags, text, source, attrs
-    added: list[tuple[int, str, int, tuple[str, ...], str, str | None, dict | None]]
+    added: list[tuple[int, str, int, tuple[str, ...], str, str | None, dict[str, Any] | None]]
     deleted: list[int]
 
 
