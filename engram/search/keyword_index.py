@@ -200,15 +200,16 @@ class KeywordIndex:
         """What an explanation needs of this space in one pass (engram/service/explain.py): the query
         terms' idf, each row's matched terms, who names which of `names` in `attrs.supersedes`, and the
         live and allowed row counts (why a list is empty)."""
-        allowed = (
-            len(self) - self.dead
-            if filters is None or filters.is_empty()
-            else int(np.count_nonzero(self.columns.allowed(filters, self.live)))
+        mask = (
+            self.live if filters is None or filters.is_empty() else self.columns.allowed(filters, self.live)
         )
         idf = self.idf(text)
+        named_by = self.with_attr("supersedes", names)
+        naming = sorted({r for rows in named_by.values() for r in rows})
+        passing = self.row_ids[(at := self.positions(naming))[mask[at]]].tolist() if naming else []
         return Annotation(
-            idf, self.terms_of(text, row_ids, idf), self.with_attr("supersedes", names),
-            len(self) - self.dead, allowed,
+            idf, self.terms_of(text, row_ids, idf), named_by, len(self) - self.dead,
+            int(np.count_nonzero(mask)), frozenset(passing),
         )  # fmt: skip
 
     def with_attr(self, name: str, values: Iterable[str]) -> dict[str, list[int]]:
@@ -267,6 +268,7 @@ class Annotation:
     named_by: dict[str, list[int]]  # a memory's uri or rkey -> live rows naming it in attrs.supersedes
     live: int  # live rows
     allowed: int  # live rows that pass the filters
+    passing: frozenset[int] = frozenset()  # of the rows in named_by, those that pass the filters
 
 
 class KeywordResult:

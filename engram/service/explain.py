@@ -68,7 +68,7 @@ def finish(
     hits: Sequence[RankedMemory],
     annotations: Mapping[str, Annotation],
     owner: Mapping[int, str],
-    successor_uris: Mapping[int, str],
+    successors: Mapping[int, Memory],
     links: Mapping[int, tuple[int, str]],
     policy: RankingPolicy,
     *,
@@ -78,12 +78,18 @@ def finish(
     spaces: Sequence[str],
 ) -> tuple[list[RankedMemory], QueryFacts]:
     """The pool's hits with supersession and explanations filled in, `current` and `min_confidence`
-    applied, cut to `limit`; and the per-query facts. `successor_uris`: URI of every row that names a
-    pool memory explicitly; `links`: the restatement rule's direct verdicts ({older: (newer, basis)})."""
-    from .ranking import confidence  # the one calibrated logistic (ranking.py imports this module)
+    applied, cut to `limit`; and the per-query facts. `successors`: every memory that names a pool memory
+    explicitly; `links`: the restatement rule's direct verdicts ({older: (newer, basis)}). An explicit
+    successor outside the pool that passes the filters is placed just before what it replaces, so the
+    current statement is never missing beside a stale one it replaced."""
+    from .ranking import (
+        RankedMemory,
+        confidence,  # the one calibrated logistic (ranking.py imports this module)
+    )
 
     by_row = {h.memory.row_id: h for h in hits}
     successor: dict[int, Replacement] = {}
+    pull: dict[int, int] = {}  # older pool row -> its explicit successor outside the pool, to place before it
     supersedes: dict[int, list[Replacement]] = {row: [] for row in by_row}
     for older, (newer, basis) in links.items():
         if older in by_row and newer in by_row:
@@ -95,16 +101,28 @@ def finish(
             continue
         for name in (hit.memory.uri, hit.memory.rkey):
             for other in annotation.named_by.get(name, ()):
-                if other != row and other in successor_uris and row not in successor:
-                    successor[row] = Replacement(successor_uris[other], "explicit")
+                if other != row and other in successors and row not in successor:
+                    successor[row] = Replacement(successors[other].uri, "explicit")
+                    if other not in by_row and other in annotation.passing:
+                        pull[row] = other
         pool_names = {r.uri for r in supersedes[row]}
         supersedes[row] += [
             Replacement(n, "explicit") for n in explicit_names(hit.memory) if n not in pool_names
         ]
         supersedes[row] = [_resolved(r, by_row) for r in supersedes[row]]
+    placed = set(by_row)
+    arranged: list[RankedMemory] = []
+    for hit in hits:
+        newer = pull.get(hit.memory.row_id)
+        if newer is not None and newer not in placed:
+            placed.add(newer)
+            supersedes[newer] = [Replacement(hit.memory.uri, "explicit")]
+            owner = {**owner, newer: owner[hit.memory.row_id]}
+            arranged.append(RankedMemory(successors[newer], hit.score, None, None))
+        arranged.append(hit)
     out: list[RankedMemory] = []
     dropped_superseded = dropped_low = 0
-    for hit in hits:
+    for hit in arranged:
         row = hit.memory.row_id
         if current and row in successor:
             dropped_superseded += 1

@@ -127,9 +127,9 @@ class EngramRanking:
         # The whole pool (POOL at least), so `current` and a confidence floor still leave `limit` hits; the
         # first `limit` of it are exactly what a ranking cut at `limit` holds (arrange).
         ranking = await self.rank(similarity, keyword, owner, max(query.limit, POOL), policy)
-        annotations, successor_uris = await self._annotate(scopes, query, ranking, owner)
+        annotations, successors = await self._annotate(scopes, query, ranking, owner)
         hits, facts = finish(
-            ranking.hits, annotations, owner, successor_uris, ranking.links, policy, limit=query.limit,
+            ranking.hits, annotations, owner, successors, ranking.links, policy, limit=query.limit,
             current=query.current, min_confidence=query.min_confidence, spaces=[s.space.uri for s in scopes],
         )  # fmt: skip
         if not ranking.hits:
@@ -142,9 +142,9 @@ class EngramRanking:
 
     async def _annotate(
         self, scopes: Sequence[Scope], query: TextSearch, ranking: Ranking, owner: Mapping[int, str]
-    ) -> tuple[dict[str, Annotation], dict[int, str]]:
+    ) -> tuple[dict[str, Annotation], dict[int, Memory]]:
         """Per space with hits (every space when none came back: why empty), the keyword index's facts
-        (KeywordIndex.annotate), and the URI of each memory that names a pool memory in attrs.supersedes."""
+        (KeywordIndex.annotate), and each memory that names a pool memory in attrs.supersedes."""
         rows_of: dict[str, list[int]] = {}
         names_of: dict[str, list[str]] = {}
         # Matched terms only for the hits that can be returned: the first `limit`, unless `current` or a
@@ -164,7 +164,7 @@ class EngramRanking:
             for space in wanted
         ))  # fmt: skip
         annotations = {space.uri: a for space, a in zip(wanted, found, strict=True)}
-        pool = {h.memory.row_id: h.memory.uri for h in ranking.hits}
+        pool = {h.memory.row_id: h.memory for h in ranking.hits}
         missing: dict[str, list[int]] = {}
         for uri, annotation in annotations.items():
             for rows in annotation.named_by.values():
@@ -173,7 +173,7 @@ class EngramRanking:
 
             def read(conn):
                 return {
-                    m.row_id: m.uri
+                    m.row_id: m
                     for uri, rows in missing.items()
                     for m in store_queries.get_memories(conn, uri, rows)
                 }

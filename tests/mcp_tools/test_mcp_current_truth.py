@@ -93,7 +93,12 @@ async def test_supersession_is_data_and_current_drops_the_old(served):
             )
             assert [h["uri"] for h in current["results"]] == [new["uri"]], mode
             assert current["droppedSuperseded"] == 1
-        # The old memory is known as superseded even when its successor does not rank (filtered out here).
+        # A query only the old memory's words answer: its explicit successor is placed just before it.
+        words = result_of(await client.call_tool("recall", {"query": "big room", "mode": "keyword"}))
+        assert [h["uri"] for h in words["results"]] == [new["uri"], old["uri"]]
+        assert words["results"][0]["supersedes"] == [{"uri": old["uri"], "basis": "explicit"}]
+        # The old memory is known as superseded even when its successor does not rank (filtered out here:
+        # a successor the filters refuse is not placed).
         for current in (False, True):
             only_old = result_of(
                 await client.call_tool("recall", {"query": QUERY, "tags": ["rooms"], "current": current})
