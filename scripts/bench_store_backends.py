@@ -26,8 +26,7 @@ import numpy as np
 
 from engram.search.keyword_index import KeywordIndex
 from engram.store import Embedding, MemoryWrite, ModelSpec, Store, database_path
-from engram.store.index_source import read_delta
-from engram.store.keyword_rows import read_keyword_delta
+from engram.store.index_source import read_delta, read_keyword_delta
 from engram.store.memories import put_memories
 from engram.store.postgres.store import PostgresStore
 from engram.store.spaces import create_space, get_space, set_config
@@ -92,7 +91,7 @@ async def _measure(store: Store, rows: int) -> dict[str, float]:
     delta = await store.read(read_delta, SPACE, SPEC.key, 0, 0)
     load = len(delta.added) / (time.perf_counter() - t)
     t = time.perf_counter()
-    words = await store.read(read_keyword_delta, SPACE, 0, -1)
+    words = await store.read(read_keyword_delta, SPACE, 0, 0)
     KeywordIndex().add(words.added)
     keyword = len(words.added) / (time.perf_counter() - t)
     return {

@@ -37,6 +37,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--tune", action="store_true", help="also search fusion/restatement/confidence settings")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.add_argument(
+        "--explicit-updates",
+        action="store_true",
+        help="updated-fact answers name what they replace (attrs.supersedes): measure the explicit path",
+    )
+    p.add_argument(
         "--bench",
         choices=("locomo",),
         help="a public benchmark instead of a labelled set: locomo needs --data (docs/benchmarks.md#locomo)",
@@ -60,7 +65,9 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
 
     async def work():
         with tqdm(total=len(queries), unit="query", desc="evaluating", disable=None, file=sys.stderr) as bar:
-            return await evaluate(settings, query_set, queries, progress=bar.update)
+            return await evaluate(
+                settings, query_set, queries, progress=bar.update, explicit_updates=args.explicit_updates
+            )
 
     result_run = asyncio.run(work())
     tuned = tune(result_run) if args.tune else None

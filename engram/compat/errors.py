@@ -9,6 +9,7 @@ as the shim's 500, with a generic message.
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Sequence
 
 from aiohttp import web
@@ -97,6 +98,14 @@ def _roots(shims: Sequence[Shim]) -> tuple[str, ...]:
     return tuple(p[: p.index("/", 1) + 1] if "/" in p[1:] else p for p in owned)
 
 
+def _with_retry_after(response: web.StreamResponse, err: EngramError) -> web.StreamResponse:
+    """An unavailable answer with a retry hint says when to retry in every shim, as XRPC's does: the
+    domain error carries the number (HACKING.md "Layers and errors"), the door renders the header."""
+    if isinstance(err, Unavailable) and err.retry_after is not None and "Retry-After" not in response.headers:
+        response.headers["Retry-After"] = str(max(1, math.ceil(err.retry_after)))
+    return response
+
+
 def shim_error_middleware(shims: Sequence[Shim]):
     roots = _roots(shims)
 
@@ -112,7 +121,7 @@ def shim_error_middleware(shims: Sequence[Shim]):
             if err.kind == "internal":
                 log.error("internal error on %s %s: %s", request.method, request.path, err.message)
                 err = InternalFailure("Internal server error")
-            return shim.render_error(err)
+            return _with_retry_after(shim.render_error(err), err)
         except web.HTTPException as exc:
             if exc.status < 400:
                 raise

@@ -45,7 +45,37 @@ def summary(run: Run) -> dict:
             }
             for category in (*ANSWERABLE, None)
         }
-    return {"metrics": table, "vs_vector": diffs, "no_answer": no_answer(run)}
+    return {
+        "metrics": table,
+        "vs_vector": diffs,
+        "no_answer": no_answer(run),
+        "stale_leaks": stale_leaks(run),
+    }
+
+
+def stale_leaks(run: Run, system: str = "engram", depth: int = 10) -> dict:
+    """On the updated-fact queries (the answer is the current statement, grade 2; the related memories
+    are the older statements it replaced, grade 1): the share where an older statement ranks above the
+    current one in the first `depth` (`current` off), and the share where one is returned at all with
+    `current` on (docs/benchmarks.md#stale-leaks)."""
+    updated = above = returned = 0
+    for query, outcome in zip(run.queries, run.outcomes.get(system, []), strict=False):
+        if query.category != "updated":
+            continue
+        stale = {key for key, grade in query.labels.items() if grade == 1}
+        answers = {key for key, grade in query.labels.items() if grade == 2}
+        if not stale:
+            continue
+        updated += 1
+        ranking = outcome.ranking[:depth]
+        first_answer = next((i for i, key in enumerate(ranking) if key in answers), depth)
+        above += any(key in stale for key in ranking[:first_answer])
+        returned += any(key in stale for key in (outcome.current or [])[:depth])
+    return {
+        "queries": updated,
+        "ranked_above_rate": above / updated if updated else 0.0,
+        "returned_with_current_rate": returned / updated if updated else 0.0,
+    }
 
 
 def no_answer(run: Run, system: str = "engram", threshold: float = 0.5) -> dict:
@@ -99,6 +129,13 @@ def markdown(result: dict, systems: Sequence[str] | None = None) -> str:
         f"{na['no_answer_queries']} no-answer queries, false negatives {na['false_negative_rate']:.2f} of "
         f"{na['answerable_queries']} answerable ones"
     )
+    leaks = result.get("stale_leaks")
+    if leaks:
+        lines.append(
+            f"- stale leaks on {leaks['queries']} updated-fact queries (engram): an older statement above the "
+            f"current one {leaks['ranked_above_rate']:.3f}, returned with current on "
+            f"{leaks['returned_with_current_rate']:.3f}"
+        )
     return "\n".join(lines)
 
 

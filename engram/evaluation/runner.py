@@ -13,6 +13,8 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import orjson
+
 from ..config import Settings
 from ..errors import InvalidInput
 from ..lifecycle import open_context
@@ -44,7 +46,15 @@ def policies(default: RankingPolicy = DEFAULT_POLICY) -> dict[str, RankingPolicy
     return found
 
 
-async def evaluate(settings: Settings, query_set: QuerySet, queries: list[Query], progress=None) -> Run:
+async def evaluate(
+    settings: Settings,
+    query_set: QuerySet,
+    queries: list[Query],
+    progress=None,
+    explicit_updates: bool = False,
+) -> Run:
+    """`explicit_updates`: each updated-fact query's answer memory names the older statements it replaces
+    in `attrs.supersedes` (as `remember(supersedes=)` would), so the explicit path is measured."""
     with tempfile.TemporaryDirectory(prefix="engram-eval-") as scratch:
         settings = dataclasses.replace(
             settings, data_dir=Path(scratch), search_rate=0.0, text_search_rate=0.0, metrics_port=0
@@ -53,6 +63,9 @@ async def evaluate(settings: Settings, query_set: QuerySet, queries: list[Query]
             runners = {}
             for name in sorted({q.corpus for q in queries}):
                 runners[name] = await _load_corpus(ctx, query_set, name)
+                if explicit_updates:
+                    await _name_replacements(ctx, runners[name], [q for q in queries if q.corpus == name])
+                runners[name].successor_of = await ctx.store.read(_successors, runners[name].space)
             run = Run(queries)
             # engram's policy for the model the corpora were embedded with (ranking.policy_for)
             chosen = policies(policy_for(ctx.embedder.name if ctx.embedder is not None else None))
@@ -70,6 +83,51 @@ async def evaluate(settings: Settings, query_set: QuerySet, queries: list[Query]
                 if progress:
                     progress(1)
             return run
+
+
+async def _name_replacements(ctx, runner: SpaceRunner, queries: list[Query]) -> None:
+    """Set `attrs.supersedes` of each updated-fact answer to the URIs of its older statements, before any
+    search (attrs are not part of a record or its CID: docs/protocol.md#memory-records)."""
+    row_of = {key: row for row, key in runner.key_of_row.items()}
+    changes: dict[int, list[int]] = {}
+    for query in queries:
+        if query.category != "updated":
+            continue
+        answers = [row_of[k] for k, grade in query.labels.items() if grade == 2]
+        stale = [row_of[k] for k, grade in query.labels.items() if grade == 1]
+        for row in answers:
+            changes.setdefault(row, []).extend(stale)
+
+    def write(conn):
+        uri = {row: u for row, u in conn.execute("SELECT row_id, uri FROM memories WHERE space_id = ?",
+                                                  (runner.space.id,))}  # fmt: skip
+        for row, older in changes.items():
+            attrs = orjson.dumps({"supersedes": [uri[r] for r in dict.fromkeys(older)]}).decode()
+            conn.execute("UPDATE memories SET attrs = ? WHERE row_id = ?", (attrs, row))
+
+    if changes:
+        await ctx.store.write(write)
+
+
+def _successors(conn, space) -> dict[int, int]:
+    """{row some memory names in attrs.supersedes (by URI or record key): the newest memory naming it}."""
+    rows = conn.execute(
+        "SELECT row_id, uri, rkey, attrs, created_ms FROM memories WHERE space_id = ?", (space.id,)
+    ).fetchall()
+    row_of = {name: row for row, uri, rkey, _, _ in rows for name in (uri, rkey)}
+    created = {row: ms for row, _, _, _, ms in rows}
+    found: dict[int, int] = {}
+    for row, _, _, attrs, _ in rows:
+        value = orjson.loads(attrs).get("supersedes") if attrs else None
+        for name in value if isinstance(value, list) else [value]:
+            older = row_of.get(name) if isinstance(name, str) else None
+            if (
+                older is not None
+                and older != row
+                and (older not in found or created[row] > created[found[older]])
+            ):
+                found[older] = row
+    return found
 
 
 async def _load_corpus(ctx, query_set: QuerySet, name: str) -> SpaceRunner:

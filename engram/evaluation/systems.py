@@ -30,6 +30,7 @@ class Outcome:
     top_similarity: float  # best cosine among the candidates (no-answer calibration)
     confidence: float | None = None
     coverage: float = 0.0  # share of the query's idf held by the best hit (ranking.coverage)
+    current: list[str] | None = None  # `ranking` without the superseded hits (what `current` returns)
 
 
 @dataclass
@@ -46,6 +47,10 @@ class Candidates:
 class SpaceRunner:
     def __init__(self, ctx, space: Space, key_of_row: dict[int, str]):
         self.ctx, self.space, self.key_of_row = ctx, space, key_of_row
+        # {row another memory names in attrs.supersedes: the newest such memory}: `current` drops the older
+        # and its successor is placed before it whether or not it ranked (engram/service/explain.py); set
+        # by the runner once the corpus is in
+        self.successor_of: dict[int, int] = {}
 
     async def vector(self, text: str) -> Outcome:
         outcome = await self.ctx.services.search.search(self.space, SearchQuery(q=text, limit=DEPTH))
@@ -86,8 +91,18 @@ class SpaceRunner:
         )  # fmt: skip
         best = ranking.hits[0].memory if ranking.hits else None
         covered = coverage(best, found.term_idf) if best is not None else 0.0
-        keys = [self.key_of_row[h.memory.row_id] for h in ranking.hits]
-        return Outcome(keys, top, confidence(top, covered, policy), covered)
+        marked = {h.memory.row_id for h in ranking.hits if h.superseded_by is not None}
+        order: list[int] = []
+        for row in (h.memory.row_id for h in ranking.hits):
+            newer = self.successor_of.get(row)
+            if newer is not None and newer not in order:
+                order.append(newer)
+            if row not in order:
+                order.append(row)
+        order = order[:DEPTH]
+        keys = [self.key_of_row[r] for r in order]
+        current = [self.key_of_row[r] for r in order if r not in marked and r not in self.successor_of]
+        return Outcome(keys, top, confidence(top, covered, policy), covered, current)
 
 
 def keys_by_row(conn, space_uri: str, key_of_text: dict[str, str]) -> dict[int, str]:

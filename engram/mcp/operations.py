@@ -7,11 +7,14 @@ against the service layer. Every operation takes the caller's `McpAccess` first;
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 from ..errors import InvalidInput, NotFound
+from ..service.filter_spec import parse_where
 from ..service.hybrid import Scope, TextSearch
+from ..service.ranking import RankedMemory
 from ..service.supersession import supersedes_attrs
 from ..store import Memory, MemoryWrite
 from ..store import queries as store_queries
@@ -40,6 +43,36 @@ def memory_view(memory: Memory, access: McpAccess, space_uri: str) -> dict[str, 
         "source": memory.source,
         "author": memory.author,
         "createdAt": memory.created_at,
+    }
+
+
+@dataclass(frozen=True)
+class Narrowing:
+    """recall's filters beyond author/tags/since, and its current-truth and confidence options."""
+
+    until: str | None = None
+    any_tags: list[str] | None = None
+    exclude_tags: list[str] | None = None
+    where: dict[str, Any] | None = None  # attrs predicates (engram/service/filter_spec.py)
+    current: bool = False
+    min_confidence: float | None = None
+
+
+def hit_facts(hit: RankedMemory) -> dict[str, Any]:
+    """A hit's supersession and explanation as the MCP answer carries them (docs/mcp.md#recall)."""
+    why = hit.why
+    return {
+        "supersedes": [{"uri": r.uri, "basis": r.basis} for r in hit.supersedes],
+        "supersededBy": None
+        if hit.replaced_by is None
+        else {"uri": hit.replaced_by.uri, "basis": hit.replaced_by.basis},
+        "why": {
+            "similarity": None if why is None or why.similarity is None else round(why.similarity, 4),
+            "keyword": None if why is None or why.keyword is None else round(why.keyword, 4),
+            "terms": {} if why is None else why.terms,
+            "rule": None if why is None else why.rule,
+            "confidence": 0.0 if why is None else round(why.confidence, 4),
+        },
     }
 
 
@@ -92,7 +125,9 @@ class MemoryOperations:
         since: str | None = None,
         limit: int = 10,
         mode: str = "hybrid",
+        narrow: Narrowing | None = None,
     ) -> dict[str, Any]:
+        narrow = narrow or Narrowing()
         if mode not in MODES:
             raise InvalidInput(f"mode must be one of {', '.join(MODES)}", "InvalidMode")
         if not 1 <= limit <= MAX_RECALL:
@@ -105,17 +140,25 @@ class MemoryOperations:
         if not spaces:
             targets = [s for s in targets if s.config is not None]  # all of them: skip spaces without a model
         # The one engram-chosen ranking, as GPTBots and the console get it (engram/service/ranking.py).
-        search = TextSearch(query, limit=limit, author=author, tags=tuple(tags or ()), since=since)
-        ranked = (await self.services.ranking.run([Scope(s) for s in targets], search, mode)).hits
-        hits = [(h.memory, h.similarity, h.score) for h in ranked]
-        owner = {h.memory.row_id: parse_memory_uri(h.memory.uri)[0] for h in ranked}
+        search = TextSearch(
+            query, limit=limit, author=author, tags=tuple(tags or ()), since=since, until=narrow.until,
+            tags_any=tuple(narrow.any_tags or ()), tags_none=tuple(narrow.exclude_tags or ()),
+            attrs=parse_where(narrow.where), current=narrow.current, min_confidence=narrow.min_confidence,
+        )  # fmt: skip
+        ranking = await self.services.ranking.run([Scope(s) for s in targets], search, mode)
         results = []
-        for memory, similarity, score in hits:
-            view = memory_view(memory, access, owner[memory.row_id])
-            view["similarity"] = None if similarity is None else round(similarity, 4)
-            view["score"] = round(score, 4)
+        for hit in ranking.hits:
+            view = memory_view(hit.memory, access, parse_memory_uri(hit.memory.uri)[0])
+            view["similarity"] = None if hit.similarity is None else round(hit.similarity, 4)
+            view["score"] = round(hit.score, 4)
+            view.update(hit_facts(hit))
             results.append(view)
-        return {"results": results, "spaces": [access.short_id(s.uri) for s in targets], "mode": mode}
+        facts = ranking.facts
+        return {
+            "results": results, "spaces": [access.short_id(s.uri) for s in targets], "mode": mode,
+            "memories": facts.live, "allowed": facts.allowed, "droppedSuperseded": facts.dropped_superseded,
+            "empty": facts.empty,
+        }  # fmt: skip
 
     async def get_memory(self, access: McpAccess, uri: str) -> dict[str, Any]:
         space = access.memory_space(uri)

@@ -42,20 +42,22 @@ class RemoteOperations:
         return await self.call("remember", arguments)
 
     async def recall(
-        self, _access, query, spaces=None, tags=None, author=None, since=None, limit=10, mode="hybrid"
-    ):
-        return await self.call(
-            "recall",
-            {
-                "query": query,
-                "spaces": spaces,
-                "tags": tags,
-                "author": author,
-                "since": since,
-                "limit": limit,
-                "mode": mode,
-            },
-        )
+        self, _access, query, spaces=None, tags=None, author=None, since=None, limit=10, mode="hybrid",
+        narrow=None,
+    ):  # fmt: skip
+        arguments = {
+            "query": query, "spaces": spaces, "tags": tags, "author": author, "since": since, "limit": limit,
+            "mode": mode,
+        }  # fmt: skip
+        if narrow is not None:  # only what was given: a remote engram from before knows no such fields
+            given = {
+                "until": narrow.until, "any_tags": narrow.any_tags, "exclude_tags": narrow.exclude_tags,
+                "where": narrow.where, "min_confidence": narrow.min_confidence,
+            }  # fmt: skip
+            arguments.update({k: v for k, v in given.items() if v is not None})
+            if narrow.current:
+                arguments["current"] = True
+        return await self.call("recall", arguments)
 
     async def get_memory(self, _access, uri):
         return await self.call("get_memory", {"uri": uri})

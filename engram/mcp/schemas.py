@@ -30,9 +30,27 @@ class MemoryView(TypedDict):
 
 
 @with_config(EXACT)
+class Replacement(TypedDict):
+    uri: str  # the other memory
+    basis: str  # "explicit" (the newer one names the older: remember's supersedes) or "heuristic"
+
+
+@with_config(EXACT)
+class Why(TypedDict):
+    similarity: float | None  # cosine in [0, 1]
+    keyword: float | None  # keyword share in [0, 1]
+    terms: dict[str, float]  # each matched query term and its part of the keyword share
+    rule: str | None  # "restates" (ranked before what it replaces) or "superseded" (kept after its successor)
+    confidence: float  # calibrated: >= 0.5 means this hit probably answers the query
+
+
+@with_config(EXACT)
 class Hit(MemoryView):
     similarity: float | None  # cosine in [0, 1]; null for a keyword-only hit without a vector
     score: float
+    supersedes: list[Replacement]  # the memories this one replaces
+    supersededBy: Replacement | None  # the memory that replaces this one
+    why: Why
 
 
 @with_config(EXACT)
@@ -40,6 +58,12 @@ class Recalled(TypedDict):
     results: list[Hit]
     spaces: list[str | None]  # the spaces searched
     mode: str
+    memories: int  # live memories in the spaces searched
+    allowed: int  # of those, how many passed the filters
+    droppedSuperseded: int  # hits `current` dropped
+    empty: (
+        str | None
+    )  # why results is empty: no_memories, filtered_out, below_threshold, all_superseded, no_match
 
 
 @with_config(EXACT)

@@ -25,7 +25,7 @@ from ..errors import EngramError, InvalidInput, NotFound
 from ..service.budget import spending
 from . import schemas
 from .access import McpAccess
-from .operations import MAX_PAGE, MAX_RECALL, MemoryOperations
+from .operations import MAX_PAGE, MAX_RECALL, MemoryOperations, Narrowing
 from .prompt import USAGE_PROMPT
 from .refusal import tool_error_text
 
@@ -173,10 +173,37 @@ def build_server(ops: MemoryOperations | RemoteOperations, access_of: AccessProv
         since: SinceArg = None,
         limit: Annotated[int, Field(description="How many hits at most.", ge=1, le=MAX_RECALL)] = 10,
         mode: Annotated[str, Field(description="vector, hybrid or keyword.")] = "hybrid",
+        until: Annotated[
+            str | None, Field(description="Only memories created at or before this time (ISO 8601).")
+        ] = None,
+        any_tags: Annotated[
+            list[str] | None,
+            Field(description="Only memories carrying at least one of these tags.", max_length=16),
+        ] = None,
+        exclude_tags: Annotated[
+            list[str] | None,
+            Field(description="Leave out memories carrying any of these tags.", max_length=16),
+        ] = None,
+        where: Annotated[
+            dict[str, Any] | None,
+            Field(
+                description='Conditions on memories\' attrs, one per field: {"team": "apollo"}, '
+                '{"team": {"prefix": "apo"}}, {"labels": {"in": ["a", "b"]}}, {"priority": {"gte": 2, "lte": 4}}, '
+                '{"due": {"after": "2026-01-01T00:00:00Z", "before": "2026-02-01T00:00:00Z"}}.'
+            ),
+        ] = None,
+        current: Annotated[
+            bool, Field(description="Only current facts: leave out memories another memory supersedes.")
+        ] = False,
+        min_confidence: Annotated[
+            float | None,
+            Field(description="Leave out hits whose confidence (why.confidence) is lower.", ge=0, le=1),
+        ] = None,
     ) -> schemas.Recalled:
         named = ([space] if space else []) + list(spaces or [])
+        narrow = Narrowing(until, any_tags, exclude_tags, where, current, min_confidence)
         return await run(
-            context, lambda a: ops.recall(a, query, named or None, tags, author, since, limit, mode)
+            context, lambda a: ops.recall(a, query, named or None, tags, author, since, limit, mode, narrow)
         )
 
     @server.tool(

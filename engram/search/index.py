@@ -155,7 +155,7 @@ class SpaceIndex:
         self.row_ids = np.concatenate([self.row_ids, np.asarray(rows.row_ids, dtype=np.int64)])
         self.live = np.concatenate([self.live, np.ones(len(rows), dtype=bool)])
         tags = rows.tags if rows.tags else [()] * len(rows)
-        self.columns.extend(list(rows.authors), rows.created_at, list(tags))
+        self.columns.extend(list(rows.authors), rows.created_at, list(tags), rows.attrs)
         if len(rows):
             self.high_water = max(self.high_water, int(rows.row_ids[-1]))
 
@@ -220,9 +220,9 @@ class SpaceIndex:
         if deleted is not None and len(deleted):
             live = live & ~np.isin(self.row_ids, np.asarray(deleted, dtype=np.int64))
         keep = np.flatnonzero(live)
-        authors, created, tags = self.columns.take(keep)
+        authors, created, tags, attrs = self.columns.take(keep)
         vectors = self.vectors(keep).astype(np.float16)
-        rows = IndexRows(self.row_ids[keep].copy(), vectors, authors, created, tags)
+        rows = IndexRows(self.row_ids[keep].copy(), vectors, authors, created, tags, attrs)
         if extra is not None and len(extra):
             rows = IndexRows(
                 np.concatenate([rows.row_ids, extra.row_ids]),
@@ -230,6 +230,7 @@ class SpaceIndex:
                 rows.authors + list(extra.authors),
                 np.concatenate([rows.created_at, extra.created_at]),
                 rows.tags + (list(extra.tags) if extra.tags else [()] * len(extra)),
+                rows.attrs + (list(extra.attrs) if extra.attrs else [None] * len(extra)),
             )
         fresh = SpaceIndex.build(rows, self.dims, generation, self.tuning)
         fresh.high_water = max(self.high_water, fresh.high_water)

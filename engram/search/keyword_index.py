@@ -31,6 +31,8 @@ from __future__ import annotations
 from array import array
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -38,7 +40,7 @@ from ..store.reserved_tags import content_tags
 from .analyzer import fold
 from .analyzer import terms as words
 from .dates import DATE_TERM, asks_when, date_terms
-from .filters import FilterColumns, Filters
+from .filters import FilterColumns, Filters, attr_token
 
 K1, B = 1.2, 0.4
 FIELD_WEIGHTS = (1.0, 0.5, 0.25)  # text, tags, source
@@ -71,12 +73,12 @@ class KeywordIndex:
     def last_row_id(self) -> int:
         return int(self.row_ids[-1]) if len(self) else 0
 
-    def add(self, rows: Sequence[tuple[int, str, int, Sequence[str], str, str | None]]) -> None:
-        """Append rows (row_id, author, created_ms, tags, text, source), row ids ascending and new."""
+    def add(self, rows: Sequence[tuple[Any, ...]]) -> None:
+        """Append rows (row_id, author, created_ms, tags, text, source[, attrs]), row ids ascending and new."""
         if not rows:
             return
         start, lengths = len(self), np.zeros(len(rows), dtype=np.float32)
-        for offset, (_, _, created_ms, tags, text, source) in enumerate(rows):
+        for offset, (_, _, created_ms, tags, text, source, *_) in enumerate(rows):
             found = words(text)
             tf: Counter[str] = Counter(found)
             lengths[offset] = len(found)
@@ -105,7 +107,7 @@ class KeywordIndex:
         self.lengths = np.concatenate([self.lengths, lengths])
         self._average = None
         self.columns.extend([r[1] for r in rows], np.array([r[2] for r in rows], dtype=np.int64),
-                            [tuple(r[3]) for r in rows])  # fmt: skip
+                            [tuple(r[3]) for r in rows], [r[6] if len(r) > 6 else None for r in rows])  # fmt: skip
 
     def positions(self, row_ids: Iterable[int]) -> np.ndarray:
         """Positions of those row ids that are in the index (others are ignored)."""
@@ -146,7 +148,15 @@ class KeywordIndex:
         weights = {}
         for term in query_terms(text):
             postings = self._postings.get(term)
-            df = int(np.count_nonzero(self.live[np.asarray(postings[0], dtype=np.int64)])) if postings else 0
+            frozen = self._frozen.get(term)  # its live df is cached with its weights (_term)
+            if frozen is not None:
+                df = frozen[2]
+            else:
+                df = (
+                    int(np.count_nonzero(self.live[np.asarray(postings[0], dtype=np.int64)]))
+                    if postings
+                    else 0
+                )
             weights[term] = float(np.log1p((max(live_count, 0) - df + 0.5) / (df + 0.5)))
         return weights
 
@@ -183,6 +193,82 @@ class KeywordIndex:
         order = np.lexsort((self.row_ids[candidates], -scores[candidates]))
         best = candidates[order]
         return KeywordResult(self.row_ids[best], scores[best], self.row_ids, scores)
+
+    def annotate(
+        self, text: str, row_ids: Sequence[int], names: Sequence[str], filters: Filters | None
+    ) -> Annotation:
+        """What an explanation needs of this space in one pass (engram/service/explain.py): the query
+        terms' idf, each row's matched terms, who names which of `names` in `attrs.supersedes`, and the
+        live and allowed row counts (why a list is empty)."""
+        mask = (
+            self.live if filters is None or filters.is_empty() else self.columns.allowed(filters, self.live)
+        )
+        idf = self.idf(text)
+        named_by = self.with_attr("supersedes", names)
+        naming = sorted({r for rows in named_by.values() for r in rows})
+        passing = self.row_ids[(at := self.positions(naming))[mask[at]]].tolist() if naming else []
+        return Annotation(
+            idf, self.terms_of(text, row_ids, idf), named_by, len(self) - self.dead,
+            int(np.count_nonzero(mask)), frozenset(passing),
+        )  # fmt: skip
+
+    def with_attr(self, name: str, values: Iterable[str]) -> dict[str, list[int]]:
+        """{value: live row ids whose attrs[name] is (or, for a list, holds) that string}, from the filter
+        columns' postings: which memories name a given one in `attrs.supersedes`, in O(1) per value."""
+        found: dict[str, list[int]] = {}
+        for value in values:
+            positions = self.columns.attrs.postings.get(attr_token(name, value))
+            if positions is not None:
+                live = positions[self.live[positions]]
+                if live.shape[0]:
+                    found[value] = self.row_ids[live].tolist()
+        return found
+
+    def allowed_rows(self, row_ids: Iterable[int], filters: Filters) -> list[int]:
+        """Those of `row_ids` that are live and pass `filters` (a scoped search's exact side)."""
+        at = self.positions(row_ids)
+        mask = self.columns.allowed(filters, self.live)
+        return self.row_ids[at[mask[at]]].tolist()
+
+    def terms_of(
+        self, text: str, row_ids: Iterable[int], idf: dict[str, float] | None = None
+    ) -> dict[int, dict[str, float]]:
+        """Per row, each query term it holds and that term's part of the row's keyword share (the BM25
+        term weight x idf over the same normaliser as `search`): what matched, for an explanation."""
+        rows = list(row_ids)
+        at = self.positions(rows)
+        position_of = {int(self.row_ids[p]): int(p) for p in at}
+        live_count = len(self) - self.dead
+        out: dict[int, dict[str, float]] = {row: {} for row in rows}
+        terms = [t for t in query_terms(text) if t in self._postings]
+        if not terms or live_count <= 0 or not position_of:
+            return out
+        if self._average is None:
+            self._average = float(self.lengths[self.live].mean()) if live_count else 1.0
+        norm = float((K1 + 1.0) * sum((self.idf(text) if idf is None else idf).values())) or 1.0
+        wanted = np.array(sorted(position_of.values()), dtype=np.int64)
+        row_at = {p: r for r, p in position_of.items()}
+        for term in terms:
+            positions, weights, df = self._term(term, self._average or 1.0)
+            if df == 0:
+                continue
+            term_idf = float(np.log1p((live_count - df + 0.5) / (df + 0.5)))
+            hit = np.searchsorted(positions, wanted)
+            ok = (hit < positions.shape[0]) & (positions[np.minimum(hit, positions.shape[0] - 1)] == wanted)
+            share = weights[hit[ok]].astype(np.float64) * (term_idf / norm)
+            for p, value in zip(wanted[ok].tolist(), share.tolist(), strict=True):
+                out[row_at[p]][term] = value
+        return out
+
+
+@dataclass(frozen=True)
+class Annotation:
+    idf: dict[str, float]  # query term -> idf over the live rows
+    terms: dict[int, dict[str, float]]  # row -> matched query term -> its part of the keyword share
+    named_by: dict[str, list[int]]  # a memory's uri or rkey -> live rows naming it in attrs.supersedes
+    live: int  # live rows
+    allowed: int  # live rows that pass the filters
+    passing: frozenset[int] = frozenset()  # of the rows in named_by, those that pass the filters
 
 
 class KeywordResult:

@@ -41,6 +41,7 @@ from engram.search.cache import Entry, IndexCache, saved_entry
 from engram.search.filters import Filters
 from engram.search.graph import Neighbors, newest_neighbors
 from engram.search.index import IndexTuning, SearchResult, SpaceIndex
+from engram.search.keyword_indexes import KeywordIndexes
 from engram.search.loader import LoadOutcome, LoadRequest, SavedIndexLoader
 from engram.search.rows import DeltaUnavailable, IndexSource
 from engram.search.search_job import BatchStats, search_job, start_search
@@ -69,6 +70,8 @@ class IndexManager:
     ):
         self.source = source
         self.pool = pool
+        # The keyword (BM25) indexes, read through the same source (engram/search/keyword_indexes.py).
+        self.keywords = KeywordIndexes(source, pool)
         self.batch_stats = BatchStats()  # search batches (engram/search/search_job.py), on /metrics
         # Builds, compactions and file I/O can take seconds to minutes (an HNSW build at 200k+ rows): on a
         # pool of their own they never sit in front of searches in the search pool's queue.
@@ -198,6 +201,7 @@ class IndexManager:
     async def drop(self, space: str) -> None:
         """Forget a deleted space: its loaded indexes, any load in flight, and its files."""
         self._dropped[space] = self._dropped.get(space, 0) + 1
+        self.keywords.drop(space)
         for key in [key for key in self._entries if key[0] == space]:
             entry = self._remove(key)
             async with entry.save:  # let a save in flight finish so it cannot re-create files after removal
@@ -439,13 +443,17 @@ class IndexManager:
         await self._prune(key[0])
 
     async def _prune(self, space: str) -> None:
-        """Let the store forget deletions every loaded index of the space has applied and saved; an older
-        index file met later (another model slot, another process) gets DeltaUnavailable and rebuilds."""
+        """Let the store forget deletions every loaded index of the space has applied and saved, and every
+        loaded keyword index has applied; an older index file met later (another model slot, another
+        process) gets DeltaUnavailable and rebuilds."""
         generations = [self._entries[(space, m)].saved_generation for m in self._slots.get(space, ())]
         if not generations or min(generations) <= 0:
             return
+        through = min(generations + self.keywords.generations(space))
+        if through <= 0:
+            return
         try:
-            await self.source.prune_tombstones(space, min(generations))
+            await self.source.prune_tombstones(space, through)
         except UnknownSpace:
             pass  # the space was deleted meanwhile: nothing left to prune
 

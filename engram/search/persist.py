@@ -32,7 +32,7 @@ import numpy as np
 from engram.search.filters import FilterColumns
 from engram.search.index import IndexTuning, SpaceIndex
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3  # 3: attrs filter postings (engram/search/filters.py); older files rebuild once
 MAGIC = b"ENGRAMIX"
 _HEADER_LEN = struct.Struct("<I")
 log = logging.getLogger(__name__)
@@ -90,11 +90,13 @@ def row_checksum(row_ids: np.ndarray) -> str:
     return hashlib.sha256(np.ascontiguousarray(row_ids, dtype="<i8").tobytes()).hexdigest()
 
 
-def _sections(index: SpaceIndex) -> tuple[dict[str, np.ndarray], list[str], list[str]]:
+def _sections(index: SpaceIndex) -> tuple[dict[str, np.ndarray], list[str], list[str], list[str]]:
     cols = index.columns
     authors = sorted(cols.author_vocab, key=cols.author_vocab.__getitem__)
     tags = list(cols.tag_postings)
     postings = [cols.tag_postings[t] for t in tags]
+    attr_tokens = list(cols.attrs.postings)
+    attr_postings = [cols.attrs.postings[t] for t in attr_tokens]
     arrays = {
         "store": faiss.serialize_index(index.store),
         "row_ids": np.ascontiguousarray(index.row_ids, dtype="<i8"),
@@ -103,16 +105,18 @@ def _sections(index: SpaceIndex) -> tuple[dict[str, np.ndarray], list[str], list
         "created_at": np.ascontiguousarray(cols.created_at, dtype="<i8"),
         "tag_offsets": np.cumsum([0] + [len(p) for p in postings]).astype("<i8"),
         "tag_positions": (np.concatenate(postings) if postings else np.zeros(0)).astype("<i8"),
+        "attr_offsets": np.cumsum([0] + [len(p) for p in attr_postings]).astype("<i8"),
+        "attr_positions": (np.concatenate(attr_postings) if attr_postings else np.zeros(0)).astype("<i8"),
     }
     if index.coarse is not None:
         arrays["coarse"] = faiss.serialize_index(index.coarse)
-    return arrays, authors, tags
+    return arrays, authors, tags, attr_tokens
 
 
 def save(index: SpaceIndex, data_dir: Path | str, space: str, model_key: str) -> None:
     path = index_path(data_dir, space, model_key)
     path.parent.mkdir(parents=True, exist_ok=True)
-    arrays, authors, tags = _sections(index)
+    arrays, authors, tags, attr_tokens = _sections(index)
     layout, offset, parts = {}, 0, []
     for name, array in arrays.items():
         raw = array.tobytes()
@@ -132,6 +136,7 @@ def save(index: SpaceIndex, data_dir: Path | str, space: str, model_key: str) ->
         "sections": layout,
         "authors": authors,
         "tags": tags,
+        "attrs": attr_tokens,
     }
     head = json.dumps(header, sort_keys=True).encode()
     if path.is_dir() and not path.is_symlink():
@@ -253,6 +258,8 @@ def _decode(data: bytes, space: str, model_key: str, dims: int, tuning: IndexTun
     cols.created_at = section("created_at").astype(np.int64)
     offsets, positions = section("tag_offsets"), section("tag_positions").astype(np.int64)
     cols.tag_postings = {tag: positions[offsets[i] : offsets[i + 1]] for i, tag in enumerate(header["tags"])}
+    offsets, positions = section("attr_offsets"), section("attr_positions").astype(np.int64)
+    cols.attrs.postings = {t: positions[offsets[i] : offsets[i + 1]] for i, t in enumerate(header["attrs"])}
     index.columns = cols
     n = len(index)
     if not (

@@ -76,7 +76,7 @@ class Services:
             text=TextQueries(s, embedder, pool),
             hit_cache=HitCache(s.hit_cache_bytes),
         )
-        hybrid = HybridSearch(store, index, pool, search)
+        hybrid = HybridSearch(store, index, search)
         ranking = EngramRanking(store, hybrid)
         revocations = Revocations(store, notifier)
         return cls(

@@ -18,21 +18,18 @@ from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 
-from ..errors import Unavailable
-from ..search.filters import Filters
+from ..search.filters import AttrPredicate, Filters
 from ..search.keyword_index import KeywordResult
 from ..store import Memory, Space
 from ..store import documents as store_documents
 from ..store import queries as store_queries
-from ..store.writes import parse_datetime_ms
+from .filter_spec import search_filters
 from .fusion import fuse
-from .keyword_indexes import KeywordIndexes
-from .search import SearchQuery, require_model
+from .search import SearchQuery, require_model, within
 
 if TYPE_CHECKING:
     from ..search.manager import IndexManager
     from ..store.database import Store
-    from ..workers import WorkerPool
     from .search import SearchService
 
 T = TypeVar("T")
@@ -53,6 +50,12 @@ class TextSearch:
     author: str | None = None
     tags: tuple[str, ...] = ()
     since: str | None = None
+    until: str | None = None
+    tags_any: tuple[str, ...] = ()  # at least one of them
+    tags_none: tuple[str, ...] = ()  # none of them
+    attrs: tuple[AttrPredicate, ...] = ()  # typed predicates on attrs (filter_spec.parse_where)
+    current: bool = False  # drop superseded memories (engram/service/explain.py)
+    min_confidence: float | None = None  # drop hits less likely to answer (explain.py; "below_threshold")
 
 
 @dataclass(frozen=True)
@@ -66,11 +69,11 @@ class RankedHit:
 
 
 class HybridSearch:
-    def __init__(self, store: Store, index: IndexManager, pool: WorkerPool, search: SearchService):
+    def __init__(self, store: Store, index: IndexManager, search: SearchService):
         self.store = store
         self.index = index
         self.search = search
-        self.keywords = KeywordIndexes(store, pool)
+        self.keywords = index.keywords  # engram/search/keyword_indexes.py
 
     async def run(self, scopes: Sequence[Scope], query: TextSearch) -> list[RankedHit]:
         scopes = [s for s in scopes if s.row_ids is None or s.row_ids]
@@ -82,14 +85,8 @@ class HybridSearch:
         """`work` after the query's own checks, within the search's hard limit (503 IndexLoading past it):
         the one envelope of a text search here and in the engram-chosen ranking (ranking.py)."""
         try:
-            if query.since is not None:
-                parse_datetime_ms(
-                    query.since, "since"
-                )  # a bad `since` is the caller's error, before any work
-            return await asyncio.wait_for(work, self.search.hard_limit_s)
-        except TimeoutError:
-            raise Unavailable("the search did not finish in time; retry shortly", "IndexLoading",
-                              headers={"Retry-After": "1"}) from None  # fmt: skip
+            filters_of(query)  # a bad `since` or `until` is the caller's error, before any work
+            return await within(self.search.hard_limit_s, work)
         finally:
             if asyncio.iscoroutine(work):
                 work.close()  # never awaited when a check failed first: no "never awaited" warning
@@ -150,9 +147,10 @@ class HybridSearch:
             kws = keyword.best() if keyword is not None else {}
             if want_vector and want_keyword:
                 kws.update(keyword.of(sims.keys()))
-                sims.update(
-                    await self._exact_similarities(space, [r for r in kws if r not in sims], query, vector)
-                )
+                keyword_only = [
+                    r for r in kws if r not in sims
+                ]  # these passed the filters in the keyword index
+                sims.update(await self._exact_similarities(space, keyword_only, query, vector, filtered=True))
         return sims, kws
 
     async def _vector_candidates(
@@ -160,27 +158,32 @@ class HybridSearch:
     ) -> dict[int, float]:
         if scope.row_ids is not None:
             return await self._exact_similarities(scope.space, scope.row_ids, query, vector)
-        active = require_model(scope.space)
-        filters = _filters(query)
-        result = await self.index.search(
-            scope.space.uri, active.key, active.dims, vector, max(CANDIDATES, query.limit),
-            None if filters.is_empty() else filters, generation=scope.space.generation,
-        )  # fmt: skip
+        k = max(CANDIDATES, query.limit)
+        result = await self.search.index_search(scope.space, vector, k, filters_of(query))
         return dict(zip(result.row_ids.tolist(), result.scores.tolist(), strict=True))
 
     async def _exact_similarities(
-        self, space: Space, row_ids: Sequence[int], query: TextSearch, vector: np.ndarray
+        self,
+        space: Space,
+        row_ids: Sequence[int],
+        query: TextSearch,
+        vector: np.ndarray,
+        *,
+        filtered: bool = False,
     ) -> dict[int, float]:
-        """Cosine of the query with the stored vectors of those rows (that pass the filters), computed in
-        the reader thread that reads them (a 100 x d product: no second thread hop for it)."""
+        """Cosine of the query with the stored vectors of those rows (that pass the filters, unless they
+        are `filtered` already), computed in the reader thread that reads them (a 100 x d product: no
+        second thread hop for it). The filters are the keyword index's columns, as every search's are."""
+        filters = filters_of(query)
+        if row_ids and not filtered and not filters.is_empty():
+            row_ids = await self.keywords.allowed_rows(space, list(row_ids), filters)
         if not row_ids:
             return {}
 
         def read(conn):
             ids, matrix = store_documents.row_vectors(
-                conn, space.uri, list(row_ids), require_model(space).key,
-                author=query.author, tags=query.tags, since=query.since,
-            )  # fmt: skip
+                conn, space.uri, list(row_ids), require_model(space).key
+            )
             return ids, (_cosines(matrix, vector) if ids.shape[0] else np.zeros(0, np.float32))
 
         ids, scores = await self.store.read(read)
@@ -189,7 +192,7 @@ class HybridSearch:
 
     async def _keyword_candidates(self, scope: Scope, query: TextSearch) -> KeywordResult:
         limit = max(CANDIDATES, query.limit)
-        return await self.keywords.search(scope.space, query.text, limit, _filters(query), scope.row_ids)
+        return await self.keywords.search(scope.space, query.text, limit, filters_of(query), scope.row_ids)
 
     async def _hydrate(self, ranked: list[tuple[int, float]], owner: dict[int, str]) -> dict[int, Memory]:
         by_space: dict[str, list[int]] = {}
@@ -205,12 +208,11 @@ class HybridSearch:
         return await self.store.read(read)
 
 
-def _filters(query: TextSearch) -> Filters:
-    return Filters(
-        author=query.author,
-        tags=tuple(dict.fromkeys(query.tags)),
-        since_ms=parse_datetime_ms(query.since, "since") if query.since else None,
-    )
+def filters_of(query: TextSearch) -> Filters:
+    return search_filters(
+        author=query.author, tags=query.tags, since=query.since, until=query.until,
+        tags_any=query.tags_any, tags_none=query.tags_none, attrs=query.attrs,
+    )  # fmt: skip
 
 
 async def _no_similarities() -> dict[int, float]:

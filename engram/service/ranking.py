@@ -14,6 +14,8 @@ a caller can show "nothing relevant" instead of the nearest unrelated memory.
 
 from __future__ import annotations
 
+import asyncio
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
@@ -26,11 +28,14 @@ from ..store import Memory
 from ..store import documents as store_documents
 from ..store import queries as store_queries
 from ..store import spaces as store_spaces
+from .explain import QueryFacts, Replacement, Why, finish
 from .fusion import fuse, rrf_fuse
+from .hybrid import filters_of
 from .search import require_model
 from .supersession import Restatements, newer_first
 
 if TYPE_CHECKING:
+    from ..search.keyword_index import Annotation
     from ..store.database import Store
     from .hybrid import HybridSearch, Scope, TextSearch
 
@@ -70,7 +75,10 @@ class RankedMemory:
     score: float
     similarity: float | None
     keyword: float | None
-    superseded_by: str | None = None  # at:// URI of the newer memory that restates this one
+    superseded_by: str | None = None  # at:// URI of the newest memory in the pool that restates this one
+    supersedes: tuple[Replacement, ...] = ()  # what this one replaces (explain.py), with the basis
+    replaced_by: Replacement | None = None  # what replaces this one directly, with the basis
+    why: Why | None = None  # what matched and how sure (explain.py); set by EngramRanking.run
 
 
 @dataclass(frozen=True)
@@ -78,6 +86,8 @@ class Ranking:
     hits: list[RankedMemory]
     confidence: float  # in [0, 1]; below 0.5 the best hit probably does not answer the query (confidence())
     top_similarity: float = 0.0  # the best cosine among the candidates
+    facts: QueryFacts = field(default_factory=QueryFacts)  # scope searched, why empty (explain.py)
+    links: dict[int, tuple[int, str]] = field(default_factory=dict)  # restatement verdicts (explain.py)
 
 
 class EngramRanking:
@@ -97,7 +107,8 @@ class EngramRanking:
             raise InvalidInput(f"mode must be one of {', '.join(MODES)}", "InvalidMode")
         scopes = [s for s in scopes if s.row_ids is None or s.row_ids]
         if not scopes or not query.text.strip():
-            return Ranking([], 0.0, 0.0)
+            empty = "no_memories" if not scopes else "no_match"
+            return Ranking([], 0.0, 0.0, QueryFacts(tuple(s.space.uri for s in scopes), empty=empty))
         return await self.hybrid.bounded(query, self._run(scopes, query, mode, weight))
 
     async def _run(
@@ -114,15 +125,62 @@ class EngramRanking:
             policy = replace(policy, fusion="convex", weight=side_weight)
         elif weight is not None:
             policy = replace(policy, fusion="convex", weight=weight)
-        ranking = await self.rank(similarity, keyword, owner, query.limit, policy)
+        # The whole pool (POOL at least), so `current` and a confidence floor still leave `limit` hits; the
+        # first `limit` of it are exactly what a ranking cut at `limit` holds (arrange).
+        ranking = await self.rank(similarity, keyword, owner, max(query.limit, POOL), policy)
+        annotations, successors = await self._annotate(scopes, query, ranking, owner)
+        hits, facts = finish(
+            ranking.hits, annotations, owner, successors, ranking.links, policy, limit=query.limit,
+            current=query.current, min_confidence=query.min_confidence, spaces=[s.space.uri for s in scopes],
+        )  # fmt: skip
         if not ranking.hits:
-            return ranking
+            return replace(ranking, hits=hits, facts=facts)
         best = ranking.hits[0].memory
-        space = next(s.space for s in scopes if s.space.uri == owner[best.row_id])
-        term_idf = await self.hybrid.keywords.idf(space, query.text)
+        covered = coverage(best, annotations[owner[best.row_id]].idf)
         return replace(
-            ranking, confidence=confidence(ranking.top_similarity, coverage(best, term_idf), policy)
+            ranking, hits=hits, facts=facts, confidence=confidence(ranking.top_similarity, covered, policy)
         )
+
+    async def _annotate(
+        self, scopes: Sequence[Scope], query: TextSearch, ranking: Ranking, owner: Mapping[int, str]
+    ) -> tuple[dict[str, Annotation], dict[int, Memory]]:
+        """Per space with hits (every space when none came back: why empty), the keyword index's facts
+        (KeywordIndex.annotate), and each memory that names a pool memory in attrs.supersedes."""
+        rows_of: dict[str, list[int]] = {}
+        names_of: dict[str, list[str]] = {}
+        # Matched terms only for the hits that can be returned: the first `limit`, unless `current` or a
+        # confidence floor may drop some (explain.finish explains only what it returns).
+        explained = len(ranking.hits) if query.current or query.min_confidence is not None else query.limit
+        for i, hit in enumerate(ranking.hits):
+            uri = owner[hit.memory.row_id]
+            rows = rows_of.setdefault(uri, [])
+            if i < explained:
+                rows.append(hit.memory.row_id)
+            names_of.setdefault(uri, []).extend((hit.memory.uri, hit.memory.rkey))
+        filters = filters_of(query)
+        wanted = [s.space for s in scopes if s.space.uri in rows_of or not ranking.hits]
+        found = await asyncio.gather(*(
+            self.hybrid.keywords.annotate(space, query.text, rows_of.get(space.uri, []),
+                                          names_of.get(space.uri, []), filters)
+            for space in wanted
+        ))  # fmt: skip
+        annotations = {space.uri: a for space, a in zip(wanted, found, strict=True)}
+        pool = {h.memory.row_id: h.memory for h in ranking.hits}
+        missing: dict[str, list[int]] = {}
+        for uri, annotation in annotations.items():
+            for rows in annotation.named_by.values():
+                missing.setdefault(uri, []).extend(r for r in rows if r not in pool)
+        if any(missing.values()):
+
+            def read(conn):
+                return {
+                    m.row_id: m
+                    for uri, rows in missing.items()
+                    for m in store_queries.get_memories(conn, uri, rows)
+                }
+
+            pool.update(await self.store.read(read))
+        return annotations, pool
 
     async def rank(
         self,
@@ -177,9 +235,14 @@ def confidence(
     """max of two logistics, of the best cosine around `answer_similarity` and of the best hit's coverage
     around `answer_coverage` (both chosen on the tuning half: docs/benchmarks.md), so confidence >= 0.5
     exactly when either clears its threshold."""
-    by_similarity = 1.0 / (1.0 + np.exp(-steepness * (top_similarity - policy.answer_similarity)))
-    by_coverage = 1.0 / (1.0 + np.exp(-steepness * (covered - policy.answer_coverage)))
-    return float(max(by_similarity, by_coverage))
+    by_similarity = _logistic(steepness * (top_similarity - policy.answer_similarity))
+    by_coverage = _logistic(steepness * (covered - policy.answer_coverage))
+    return max(by_similarity, by_coverage)
+
+
+def _logistic(x: float) -> float:
+    # math, not numpy: a per-hit confidence (explain.py) must cost nanoseconds, not a ufunc call
+    return 1.0 / (1.0 + math.exp(-x)) if x > -700 else 0.0
 
 
 def fuse_candidates(
@@ -202,8 +265,9 @@ def arrange(
     """The final ranking from fused candidates and the memories (and unit vectors) of at least the first
     max(limit, POOL) of them: restatements first, superseded ones marked, cut to `limit`."""
     head = fused[: max(limit, POOL) if policy.restatements else limit]
+    links: dict[int, tuple[int, str]] = {}
     if policy.restatements is not None:
-        order, replaced_by = newer_first(head, memories, vectors, policy.restatements, keyword)
+        order, replaced_by = newer_first(head, memories, vectors, policy.restatements, keyword, links)
     else:
         order, replaced_by = [r for r, _ in head if r in memories], {}
     score = dict(fused)
@@ -218,4 +282,4 @@ def arrange(
         for row in order[:limit]
     ]
     top = max(similarity.values(), default=0.0)
-    return Ranking(hits, confidence(top, 0.0, policy), top)
+    return Ranking(hits, confidence(top, 0.0, policy), top, links=links)

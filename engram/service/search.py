@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -20,6 +21,24 @@ from .text_query import TextQueries
 
 # No search holds a caller longer (docs/architecture.md#search); the AppView feed timeout is the same.
 HARD_LIMIT_S = 10.0
+T = TypeVar("T")
+
+
+def too_slow() -> Unavailable:
+    """The one answer to a search past its time limit (docs/architecture.md#search): retry shortly."""
+    return Unavailable("the search did not finish in time; retry shortly", "IndexLoading", retry_after=1)
+
+
+async def within(limit_s: float, work: Awaitable[T]) -> T:
+    """`work` within `limit_s`, else `too_slow()`. A load or a delta in flight (detached inside the index
+    manager) finishes in the background and leaves the index warm; a search already running in a worker
+    finishes there and then frees its lock. asyncio.timeout, not wait_for: no extra task per search."""
+    try:
+        async with asyncio.timeout(limit_s):
+            return await work
+    except TimeoutError:
+        raise too_slow() from None
+
 
 if TYPE_CHECKING:
     from ..search.manager import IndexManager
@@ -102,9 +121,30 @@ class SearchService:
             )
         return vector
 
+    async def index_search(
+        self,
+        space: Space,
+        vector: np.ndarray,
+        k: int,
+        filters: Filters | None,
+        *,
+        then: Callable[[Any], Any] | None = None,
+        limit_s: float | None = None,
+    ) -> Any:
+        """The one search of a space's index under its active model, within the hard limit (or `limit_s`):
+        searchMemories, the hybrid/keyword rankings' vector side and the Memory Bank shim all come here.
+        `then(result)` runs in the FAISS worker right after the search (hydration: one thread hop)."""
+        active = require_model(space)
+        search = self.index.search(
+            space.uri, active.key, active.dims, vector, k,
+            None if filters is None or filters.is_empty() else filters,
+            generation=space.generation,  # read with the space a moment ago by the caller's auth step
+            then=then,
+        )  # fmt: skip
+        return await within(self.hard_limit_s if limit_s is None else limit_s, search)
+
     async def search(self, space: Space, query: SearchQuery) -> SearchOutcome:
         vector = await self.query_vector(space, query)
-        active = require_model(space)
         filters = Filters(
             author=query.author,
             tags=tuple(dict.fromkeys(query.tags)),
@@ -120,25 +160,7 @@ class SearchService:
 
         decision = await self.limiter.enter(space.uri)
         try:
-            # The hard limit (docs/architecture.md#search): past it the caller is told to retry. A load or
-            # a delta in flight (detached inside the manager) finishes in the background and leaves the
-            # index warm; a search already running in a worker finishes there and then frees its lock.
-            # asyncio.timeout, not wait_for: no extra task per search.
-            async with asyncio.timeout(self.hard_limit_s):
-                result, memories = await self.index.search(
-                    space.uri,
-                    active.key,
-                    active.dims,
-                    vector,
-                    query.limit,
-                    None if filters.is_empty() else filters,
-                    generation=space.generation,  # read with the space a moment ago by the auth step
-                    then=hydrate,
-                )
-        except TimeoutError:
-            raise Unavailable(
-                "the search did not finish in time; retry shortly", "IndexLoading", retry_after=1
-            ) from None
+            result, memories = await self.index_search(space, vector, query.limit, filters, then=hydrate)
         finally:
             self.limiter.leave(space.uri)
         permille = dict(zip(result.row_ids.tolist(), similarities_permille(result.scores), strict=True))

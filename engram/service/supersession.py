@@ -71,10 +71,12 @@ def newer_first(
     vectors: Mapping[int, np.ndarray],
     rule: Restatements,
     keyword: Mapping[int, float] | None = None,
+    links: dict[int, tuple[int, str]] | None = None,
 ) -> tuple[list[int], dict[int, int]]:
     """(row ids in their new order, {older row: the newest row restating it}) over the hydrated rows of
     `ranked` (best first); `vectors` are unit vectors of those rows that have one, `keyword` the rows'
-    keyword shares (absent: no query word)."""
+    keyword shares (absent: no query word). `links`, when given, receives {older row: (the newest row
+    restating it directly, "explicit" or "heuristic")}: the verdict and its basis, for explanations."""
     pool = [row for row, _ in ranked if row in memories]
     score = dict(ranked)
     words = keyword or {}
@@ -92,6 +94,9 @@ def newer_first(
                 newest = newer
         if newest is not None:
             replaced_by[older] = newest
+            if links is not None:
+                explicit = explicitly_supersedes(memories[newest], memories[older])
+                links[older] = (newest, "explicit" if explicit else "heuristic")
     current = {row: _follow(row, replaced_by) for row in replaced_by}
     order: list[int] = []
     placed: set[int] = set()

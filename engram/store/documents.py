@@ -13,7 +13,6 @@ import numpy as np
 
 from engram.store.dialect import dialect_of
 from engram.store.spaces import require_space
-from engram.store.writes import filter_clauses
 
 
 def document_rows(conn: sqlite3.Connection, space_uri: str, document_ids: Sequence[str]) -> list[int]:
@@ -38,17 +37,13 @@ def row_vectors(
     space_uri: str,
     row_ids: Sequence[int],
     model_key: str,
-    *,
-    author: str | None = None,
-    tags: Sequence[str] = (),
-    since: str | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """(row ids, float32 vectors) of those rows of the space that carry a `model_key` vector and pass the
-    search filters; rows without one are left out (they are not searchable by vector either)."""
+    """(row ids, float32 vectors) of those rows of the space that carry a `model_key` vector; rows without
+    one are left out (they are not searchable by vector either). Search filters are the callers' own,
+    applied before (engram/search/filters.py)."""
     space = require_space(conn, space_uri)
-    where, params = filter_clauses(space.id, author, tags, since, table="m.")
-    where += ["m.model_key = ?", "m.vector IS NOT NULL"]
-    params += [model_key]
+    where = ["m.space_id = ?", "m.model_key = ?", "m.vector IS NOT NULL"]
+    params: list = [space.id, model_key]
     # CROSS JOIN makes the id list the outer loop: one primary-key lookup per id, where a plain
     # `row_id IN (...)` let the planner walk the whole space through memories_by_space (20 ms at 100k).
     id_table, ids = dialect_of(conn).id_table(row_ids, "j")

@@ -16,9 +16,10 @@ from collections.abc import Iterator
 import numpy as np
 import orjson
 
-from engram.search.rows import DeltaUnavailable, IndexDelta, IndexRows
+from engram.search.rows import DeltaUnavailable, IndexDelta, IndexRows, KeywordDelta
 from engram.store.database import Store
 from engram.store.memories import prune_tombstones
+from engram.store.models import Space
 from engram.store.spaces import require_space
 
 
@@ -58,7 +59,8 @@ def _load_rows(conn: sqlite3.Connection, space_id: int, model_key: str, after_ro
     dims = _dims_of(model_key)
     # A row belongs to `model_key` through its embedding or, during a model change, its nextEmbedding.
     rows = conn.execute(
-        "SELECT row_id, CASE WHEN model_key = ?1 THEN vector ELSE next_vector END, author, created_ms, tags"
+        "SELECT row_id, CASE WHEN model_key = ?1 THEN vector ELSE next_vector END, author, created_ms, tags,"
+        " attrs"
         " FROM memories INDEXED BY memories_by_space"
         " WHERE space_id = ?2 AND row_id > ?3 AND (model_key = ?1 OR next_model_key = ?1)"
         " ORDER BY row_id",
@@ -66,7 +68,7 @@ def _load_rows(conn: sqlite3.Connection, space_id: int, model_key: str, after_ro
     ).fetchall()
     if not rows:
         return empty_rows(dims)
-    row_ids, blobs, authors, created_ms, tags = zip(*rows, strict=True)
+    row_ids, blobs, authors, created_ms, tags, attrs = zip(*rows, strict=True)
     joined = b"".join(blobs)
     if len(joined) != len(rows) * dims * 2:  # the model key includes dims, so this means a corrupt row
         raise ValueError(f"stored vectors for {model_key} do not all have {dims} dims")
@@ -76,25 +78,58 @@ def _load_rows(conn: sqlite3.Connection, space_id: int, model_key: str, after_ro
         authors=list(authors),
         created_at=np.array(created_ms, dtype=np.int64),
         tags=[() if t == "[]" else tuple(orjson.loads(t)) for t in tags],
+        attrs=[_attrs(a) for a in attrs],
     )
+
+
+def _attrs(raw: str | None) -> dict | None:
+    """A row's attrs for the filter columns (engram/search/filters.py); most rows have none."""
+    return orjson.loads(raw) if raw and raw != "{}" else None
+
+
+def _deleted_since(conn: sqlite3.Connection, live: Space, since_generation: int) -> list[int]:
+    """Row ids deleted after `since_generation` (0: a full load, so every tombstone there is, each of which
+    the caller never had), ascending; raises `DeltaUnavailable` when some were pruned since. The one
+    tombstone boundary of the vector and the keyword indexes (engram/search/rows.py)."""
+    if since_generation > 0:
+        pruned = conn.execute(
+            "SELECT tombstones_pruned_through FROM spaces WHERE id = ?", (live.id,)
+        ).fetchone()[0]
+        if since_generation < pruned:
+            raise DeltaUnavailable(f"deletions up to generation {pruned} were pruned; rebuild {live.uri}")
+    deleted = conn.execute(
+        "SELECT row_id FROM tombstones WHERE space_id = ? AND generation > ? ORDER BY row_id",
+        (live.id, since_generation),
+    ).fetchall()
+    return [row[0] for row in deleted]
 
 
 def read_delta(
     conn: sqlite3.Connection, space: str, model_key: str, after_row_id: int, since_generation: int
 ) -> IndexDelta:
     live = require_space(conn, space)
-    if since_generation > 0:
-        pruned = conn.execute(
-            "SELECT tombstones_pruned_through FROM spaces WHERE id = ?", (live.id,)
-        ).fetchone()[0]
-        if since_generation < pruned:
-            raise DeltaUnavailable(f"deletions up to generation {pruned} were pruned; rebuild {space}")
+    deleted = _deleted_since(conn, live, since_generation)
     added = load_rows(conn, live.id, model_key, after_row_id)
-    deleted = conn.execute(
-        "SELECT row_id FROM tombstones WHERE space_id = ? AND generation > ? ORDER BY row_id",
-        (live.id, since_generation),
+    return IndexDelta(live.generation, added, np.array(deleted, dtype=np.int64))
+
+
+def read_keyword_delta(
+    conn: sqlite3.Connection, space: str, after_row_id: int, since_generation: int
+) -> KeywordDelta:
+    """What a keyword index (engram/search/keyword_index.py) is built and caught up from: the rows after
+    `after_row_id` with their words, and the removals after `since_generation`, in one snapshot."""
+    live = require_space(conn, space)
+    deleted = _deleted_since(conn, live, since_generation)
+    rows = conn.execute(
+        "SELECT row_id, author, created_ms, tags, text, source, attrs FROM memories INDEXED BY memories_by_space"
+        " WHERE space_id = ? AND row_id > ? ORDER BY row_id",
+        (live.id, after_row_id),
     ).fetchall()
-    return IndexDelta(live.generation, added, np.array([row[0] for row in deleted], dtype=np.int64))
+    added = [
+        (r, a, c, () if t == "[]" else tuple(orjson.loads(t)), x, s, _attrs(at))
+        for r, a, c, t, x, s, at in rows
+    ]
+    return KeywordDelta(live.generation, added, deleted)
 
 
 def read_generation(conn: sqlite3.Connection, space: str) -> int:
@@ -115,6 +150,9 @@ class StoreIndexSource:
 
     async def delta(self, space: str, model_key: str, after_row_id: int, since_generation: int) -> IndexDelta:
         return await self._store.read(read_delta, space, model_key, after_row_id, since_generation)
+
+    async def keyword_delta(self, space: str, after_row_id: int, since_generation: int) -> KeywordDelta:
+        return await self._store.read(read_keyword_delta, space, after_row_id, since_generation)
 
     async def prune_tombstones(self, space: str, through_generation: int) -> int:
         """Pruning runs after index saves, which follow searches: check with a read first, so a space with

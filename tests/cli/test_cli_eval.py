@@ -71,3 +71,17 @@ def test_eval_markdown_table_and_bad_sets(engram, monkeypatch, tmp_path):
     bad = engram("eval", _write_set(tmp_path, ambiguous))
     assert bad.code == 2 and "occurs in 2 memories" in bad.err
     assert engram("eval", tmp_path / "missing.json").code != 0
+
+
+def test_eval_reports_stale_leaks_heuristic_and_explicit(engram, monkeypatch, tmp_path):
+    monkeypatch.setenv("ENGRAM_EMBEDDER", "builtin")
+    # the older statement shares the query's words better than the newer one: only a rule can save it
+    queries = [{"id": "u1", "corpus": "c", "category": "updated", "query": "Which Postgres version does staging run?",
+                "answer": "Staging runs Postgres 16.2", "related": ["Staging runs Postgres 15.4"]}]  # fmt: skip
+    for flags, returned in (((), None), (("--explicit-updates",), 0.0)):
+        result = engram("eval", _write_set(tmp_path, queries), "--split", "all", "--json", *flags)
+        assert result.code == 0, result.err
+        leaks = result.json()["stale_leaks"]
+        assert leaks["queries"] == 1 and leaks["ranked_above_rate"] == 0.0
+        if returned is not None:  # explicit: the older one is marked whatever the rule says, and dropped
+            assert leaks["returned_with_current_rate"] == returned

@@ -34,7 +34,14 @@ async def test_semantic_match_answers_in_the_gptbots_shape(kb):
     assert resp.headers["X-Engram-Reranker"] == "none"
     assert body["total"] == len(body["list"]) == 3
     first = body["list"][0]
-    assert set(first) == {"content", "data_id", "document_name", "score"}
+    assert set(first) == {
+        "content",
+        "data_id",
+        "document_name",
+        "score",
+        "engram_supersedes",
+        "engram_superseded_by",
+    }
     assert first["content"] == FACTS[1]
     assert 0 <= first["score"] <= 1
     assert [i["score"] for i in body["list"]] == sorted((i["score"] for i in body["list"]), reverse=True)

@@ -114,6 +114,35 @@ async def test_search_filters_tags_author_since_and_limit(console):
     assert results(nobody) == [] and "0 results" in nobody
 
 
+async def test_search_until_any_and_excluded_tags_current_and_why(console):
+    operator = await console.operator()
+    q = {"space": console.alpha, "q": "deploy window", "limit": "50"}
+    until = results(await (await operator.get("/console/space", {**q, "until": "2026-01-03"})).text())
+    assert sorted(until) == sorted(f"alpha note {i}: the deploy window for service {i} is Tuesday"
+                                   for i in range(30) if i % 28 + 1 <= 3)  # fmt: skip
+    either = results(await (await operator.get("/console/space", {**q, "any_tags": "odd, nothing"})).text())
+    without = results(await (await operator.get("/console/space", {**q, "exclude_tags": "odd"})).text())
+    assert len(either) == 15 and len(without) == 15 and not set(either) & set(without)
+    html = await (await operator.get("/console/space", {**q, "tags": "nothing"})).text()
+    assert 'data-reason="filtered_out"' in html
+    # a newer memory naming an older one: the older is struck through with a link to its successor
+    old, new = "alpha note 7: the deploy window for service 7 is Tuesday", "Service 7 now deploys on Fridays."
+    old_uri = next(m.uri for m in (await console.ctx.services.memories.list(console.alpha, limit=100))[0]
+                   if m.text == old)  # fmt: skip
+    [record] = await console.ctx.services.memories.write(
+        console.alpha,
+        [MemoryWrite(author=console.ctx.settings.service_did, text=new, attrs={"supersedes": old_uri})],
+    )
+    html = await (await operator.get("/console/space", {**q, "q": old})).text()
+    block = RESULT_TEXT.search(html).group(1)
+    struck = re.search(r'<li class="memory superseded">(.*?)<p class="meta">', block, re.DOTALL).group(1)
+    assert '<del><a class="text"' in struck and old in struck
+    assert "superseded (explicit) by" in struck and f"uri={record.uri}" in struck
+    assert re.search(r'<p class="why">why: cosine [0-9.]+ · words [^<]*deploy [0-9.]+', block)
+    current = await (await operator.get("/console/space", {**q, "q": old, "current": "1"})).text()
+    assert old not in results(current) and "superseded" not in RESULT_TEXT.search(current).group(1)
+
+
 async def test_search_errors_show_next_to_the_form(console):
     operator = await console.operator()
     resp = await operator.get("/console/space", {"space": console.alpha, "q": "x", "since": "yesterday"})

@@ -33,3 +33,7 @@ async def test_an_explicit_update_ranks_first_on_every_door(served):
             )
             assert resp.status_code == 200
             assert [i["content"] for i in resp.json()["list"]] == [NEW, OLD], rate
+            first, second = resp.json()["list"]  # engram's documented extra fields (docs/compat.md)
+            assert first["engram_supersedes"] == [{"uri": old["uri"], "basis": "explicit"}]
+            assert (first["engram_superseded_by"], second["engram_supersedes"]) == (None, [])
+            assert second["engram_superseded_by"] == {"uri": new["uri"], "basis": "explicit"}

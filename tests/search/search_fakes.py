@@ -162,12 +162,15 @@ def oracle(
     scores = (unit.astype(np.float64) @ query.astype(np.float64)).astype(np.float32)
     mask = np.ones(len(rows), dtype=bool)
     if filters is not None:
-        if filters.author is not None:
-            mask &= np.array([a == filters.author for a in rows.authors])
-        if filters.since_ms is not None:
-            mask &= rows.created_at >= filters.since_ms
-        for tag in filters.tags:
-            mask &= np.array([tag in t for t in rows.tags])
+        attrs = rows.attrs or [None] * len(rows)
+        tags = rows.tags or [()] * len(rows)
+        mask = np.array(
+            [
+                passes(filters, rows.authors[i], int(rows.created_at[i]), tags[i], attrs[i])
+                for i in range(len(rows))
+            ],
+            dtype=bool,
+        )
     ids, scores = rows.row_ids[mask], scores[mask]
     order = np.lexsort((ids, -scores))[:k]
     return ids[order], scores[order]
@@ -185,3 +188,80 @@ def spaces_with_rows(count: int, rows: int = 20, dims: int = 16) -> tuple[Memory
     for i, name in enumerate(names):
         source.add(name, clustered(rows, dims, seed=i, centres=3))
     return source, names
+
+
+def passes(filters: Filters, author: str, created_ms: int, tags, attrs) -> bool:
+    """The filter semantics of docs/architecture.md#search, one row at a time in plain Python: the
+    oracle the columnar evaluation (engram/search/filters.py) is checked against."""
+    if filters.author is not None and author != filters.author:
+        return False
+    if filters.since_ms is not None and created_ms < filters.since_ms:
+        return False
+    if filters.until_ms is not None and created_ms > filters.until_ms:
+        return False
+    if not all(t in tags for t in filters.tags):
+        return False
+    if filters.tags_any and not any(t in tags for t in filters.tags_any):
+        return False
+    if any(t in tags for t in filters.tags_none):
+        return False
+    return all(_attr_holds(p, (attrs or {}).get(p.field, _MISSING)) for p in filters.attrs)
+
+
+_MISSING = object()
+
+
+def _attr_holds(p, value) -> bool:
+    from datetime import UTC, datetime
+
+    items = value if isinstance(value, list) else [value]
+
+    def same(a, b):
+        if isinstance(a, bool) or isinstance(b, bool):
+            return type(a) is type(b) and a == b
+        if isinstance(a, int | float) and isinstance(b, int | float):
+            return float(a) == float(b)
+        return isinstance(a, str) and isinstance(b, str) and a == b
+
+    def number(x):
+        return None if isinstance(x, bool) or not isinstance(x, int | float) else float(x)
+
+    def when(x):
+        if not isinstance(x, str):
+            return None
+        try:
+            d = datetime.fromisoformat(x)
+        except ValueError:
+            return None
+        if d.tzinfo is None:
+            if len(x) != 10:
+                return None
+            d = d.replace(tzinfo=UTC)
+        return d.timestamp() * 1000
+
+    def any_item(test):
+        return any(test(x) for x in items if x is not _MISSING and not isinstance(x, dict | list))
+
+    if p.eq is not None and not any_item(lambda x: same(x, p.eq)):
+        return False
+    if p.in_ is not None and not any_item(lambda x: any(same(x, v) for v in p.in_)):
+        return False
+    if p.prefix is not None and not any_item(lambda x: isinstance(x, str) and x.startswith(p.prefix)):
+        return False
+    if (p.gte is not None or p.lte is not None) and not any_item(
+        lambda x: (
+            number(x) is not None
+            and (p.gte is None or number(x) >= p.gte)
+            and (p.lte is None or number(x) <= p.lte)
+        )
+    ):
+        return False
+    if p.after_ms is None and p.before_ms is None:
+        return True
+    return any_item(
+        lambda x: (
+            when(x) is not None
+            and (p.after_ms is None or when(x) >= p.after_ms)
+            and (p.before_ms is None or when(x) <= p.before_ms)
+        )
+    )

@@ -9,7 +9,7 @@ import pytest
 
 from engram.search.keyword_index import KeywordIndex
 from engram.store import MemoryWrite, Store, database_path
-from engram.store.keyword_rows import read_keyword_delta
+from engram.store.index_source import read_keyword_delta
 from engram.store.memories import delete_memories, put_memories
 from engram.store.postgres.store import PostgresStore
 from engram.store.spaces import create_space
@@ -35,7 +35,7 @@ async def _rankings(store: Store) -> list[list[tuple[str, float]]]:
     await store.write(create_space, SPACE, "hosted")
     records = await store.write(put_memories, SPACE, corpus[:200])
     index = KeywordIndex()
-    full = await store.read(read_keyword_delta, SPACE, 0, -1)
+    full = await store.read(read_keyword_delta, SPACE, 0, 0)
     index.add(full.added)
     # More writes, an update and deletions, then a catch-up through the delta as KeywordIndexes does.
     update = MemoryWrite(AUTHOR, "deploy deploy on Fridays", rkey=records[1].rkey)

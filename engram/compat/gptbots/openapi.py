@@ -7,6 +7,13 @@ from typing import Any
 from .translate import MAX_DATA_IDS, MAX_TOP_K, RERANKERS
 
 _NUMBER_OR_STRING = {"anyOf": [{"type": "number"}, {"type": "string", "pattern": r"^\s*-?[0-9.eE+-]+\s*$"}]}
+# engram's documented extra fields on a match item (docs/compat.md "GPTBots vector match"): which memory
+# it supersedes and which supersedes it, each with its basis (docs/architecture.md#supersession).
+_REPLACEMENT = {
+    "type": "object",
+    "required": ["uri", "basis"],
+    "properties": {"uri": {"type": "string"}, "basis": {"enum": ["explicit", "heuristic"]}},
+}
 _IDS = {"anyOf": [{"type": "null"}, {"type": "array", "items": {"type": "string"}}]}
 _ERROR = {
     "type": "object",
@@ -44,7 +51,7 @@ def openapi() -> dict[str, Any]:
         },
         "components": {
             "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
-            "schemas": {"Error": _ERROR},
+            "schemas": {"Error": _ERROR, "Replacement": _REPLACEMENT},
         },
         "security": [{"bearer": []}],
         "paths": {
@@ -103,6 +110,18 @@ def openapi() -> dict[str, Any]:
                                                         "content": {"type": "string"},
                                                         "data_id": {"type": "string"},
                                                         "document_name": {"type": "string"},
+                                                        "engram_supersedes": {
+                                                            "type": "array",
+                                                            "items": {
+                                                                "$ref": "#/components/schemas/Replacement"
+                                                            },
+                                                        },
+                                                        "engram_superseded_by": {
+                                                            "anyOf": [
+                                                                {"type": "null"},
+                                                                {"$ref": "#/components/schemas/Replacement"},
+                                                            ]
+                                                        },
                                                         "score": {
                                                             "type": "number",
                                                             "minimum": 0,

@@ -59,9 +59,7 @@ def add_routes(router: web.UrlDispatcher, ctx: AppContext) -> None:
         rate = body.embedding_rate
         mode = "vector" if rate == 1.0 else "keyword" if rate == 0.0 else "hybrid"
         hits = (await ctx.services.ranking.run(scopes, query, mode, rate if mode == "hybrid" else None)).hits
-        items = [
-            match_item(h.memory.text, h.memory.attrs, h.memory.rkey, h.memory.source, h.score) for h in hits
-        ]
+        items = [match_item(h) for h in hits]
         return json_response(match_response(items, body.doc_correlation), headers={RERANKER_HEADER: "none"})
 
     router.add_post(PATH, match)

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...errors import InvalidInput
+
+if TYPE_CHECKING:
+    from ...service.ranking import RankedMemory
 
 RERANKERS = ("BGE-Rerank", "Jina-reranker-v2-base-multilingual", "Jina-colbert-v2", "BCE-Rerank")
 MAX_TOP_K = 50
@@ -108,13 +111,19 @@ def unknown_groups(request: MatchRequest, known: dict[str, str]) -> list[str]:
     return [g for g in request.group_ids or () if g not in known]
 
 
-def match_item(text: str, attrs: dict, rkey: str, source: str | None, score: float) -> dict[str, Any]:
-    """One result: `data_id` is the memory's document (attrs.documentId, else the memory itself)."""
+def match_item(hit: RankedMemory) -> dict[str, Any]:
+    """One result: `data_id` is the memory's document (attrs.documentId, else the memory itself); the
+    `engram_` fields are engram's documented extras (supersession, docs/compat.md)."""
+    memory, attrs = hit.memory, hit.memory.attrs
     return {
-        "content": text,
-        "data_id": str(attrs.get("documentId") or rkey),
-        "document_name": str(attrs.get("documentName") or source or ""),
-        "score": round(min(max(score, 0.0), 1.0), 6),
+        "content": memory.text,
+        "data_id": str(attrs.get("documentId") or memory.rkey),
+        "document_name": str(attrs.get("documentName") or memory.source or ""),
+        "score": round(min(max(hit.score, 0.0), 1.0), 6),
+        "engram_supersedes": [{"uri": r.uri, "basis": r.basis} for r in hit.supersedes],
+        "engram_superseded_by": (
+            None if hit.replaced_by is None else {"uri": hit.replaced_by.uri, "basis": hit.replaced_by.basis}
+        ),
     }
 
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ...auth.api_key_grants import KeyGrant
-from ...errors import InvalidInput, TooLarge, Unavailable
+from ...errors import InvalidInput, TooLarge
 from ...search.filters import Filters
 from ...service.embedding import embed_documents, hosts_model
 from ...service.text_query import embed_query_vectors
@@ -151,22 +151,14 @@ class MemoryBank:
     async def _search(
         self, space: Space, vector: np.ndarray, k: int, filters: Filters
     ) -> list[tuple[Memory, float]]:
-        assert space.config is not None
-        active = space.config.active
         reader = self.ctx.direct_reads
 
         def hydrate(result):  # in the FAISS worker, as SearchService does: one thread hop
             return result, reader.run(store_queries.get_memories, space.uri, result.row_ids.tolist())
 
-        search = self.ctx.index.search(
-            space.uri, active.key, active.dims, vector, k, filters, generation=space.generation, then=hydrate
+        result, memories = await self.ctx.services.search.index_search(
+            space, vector, k, filters, then=hydrate, limit_s=SEARCH_TIMEOUT_S
         )
-        try:
-            result, memories = await asyncio.wait_for(search, SEARCH_TIMEOUT_S)
-        except TimeoutError:
-            raise Unavailable(
-                "the search did not finish in time; retry shortly", "IndexLoading", retry_after=1
-            ) from None
         score = dict(zip(result.row_ids.tolist(), result.scores.tolist(), strict=True))
         return [(m, float(score[m.row_id])) for m in memories]
 

@@ -43,9 +43,9 @@ def decimal(params: Mapping[str, str], name: str, default: float, lo: float, hi:
     return value
 
 
-def tags(params: Mapping[str, str]) -> tuple[str, ...]:
-    """Comma-separated tags (the search form's one text field), without blanks or repeats."""
-    return tuple(dict.fromkeys(t.strip() for t in text(params, "tags").split(",") if t.strip()))
+def tags(params: Mapping[str, str], name: str = "tags") -> tuple[str, ...]:
+    """Comma-separated tags (one text field of the search form), without blanks or repeats."""
+    return tuple(dict.fromkeys(t.strip() for t in text(params, name).split(",") if t.strip()))
 
 
 def since(params: Mapping[str, str]) -> str | None:
@@ -54,3 +54,11 @@ def since(params: Mapping[str, str]) -> str | None:
     if not value:
         return None
     return f"{value}T00:00:00Z" if _DATE.match(value) else value
+
+
+def until(params: Mapping[str, str]) -> str | None:
+    """A date input's YYYY-MM-DD (the end of that day, UTC: inclusive) or a full ISO datetime."""
+    value = text(params, "until", 64)
+    if not value:
+        return None
+    return f"{value}T23:59:59.999Z" if _DATE.match(value) else value

@@ -27,15 +27,23 @@ async def space_page(request: web.Request) -> web.StreamResponse:
         "since": forms.since(params),
     }
     limit = forms.integer(params, "limit", SEARCH_LIMITS[0], 1, max(SEARCH_LIMITS))
-    hits, search_error = None, None
+    narrow = {
+        "until": forms.until(params),
+        "tags_any": forms.tags(params, "any_tags"),
+        "tags_none": forms.tags(params, "exclude_tags"),
+        "current": params.get("current") == "1",
+    }
+    hits, search_error, empty = None, None, None
     if q:
         try:
             # engram's one ranking pipeline, as MCP recall and GPTBots get it (engram/service/ranking.py);
             # the bar shows the fused score on the 0-1000 scale searchMemories uses for similarity
             search = TextSearch(q, limit=limit, author=filters["author"], tags=filters["tags"],
-                                since=filters["since"])  # fmt: skip
+                                since=filters["since"], **narrow)  # fmt: skip
             ranking = await ctx.services.ranking.run([Scope(space)], search, "hybrid")
-            hits = [(h.memory, round(h.score * 1000)) for h in ranking.hits]
+            # each hit with its supersession and "why" line (engram/service/explain.py)
+            hits = [(h.memory, round(h.score * 1000), h) for h in ranking.hits]
+            empty = ranking.facts.empty
         except EngramError as err:  # shown next to the search box; the rest of the page still renders
             if err.kind not in ("invalid", "forbidden", "rate_limited", "unavailable"):
                 raise
@@ -48,6 +56,8 @@ async def space_page(request: web.Request) -> web.StreamResponse:
         "q": q, "limit": limit, "limits": SEARCH_LIMITS,
         "author": filters["author"] or "", "tags": ", ".join(filters["tags"]),
         "since": forms.text(params, "since", 64),
-        "hits": hits, "search_error": search_error,
+        "hits": hits, "search_error": search_error, "empty": empty,
+        "until": forms.text(params, "until", 64), "any_tags": ", ".join(narrow["tags_any"]),
+        "exclude_tags": ", ".join(narrow["tags_none"]), "current": narrow["current"],
         "listing": listing, "next_cursor": cursor, "paged": bool(params.get("cursor")),
     })  # fmt: skip
