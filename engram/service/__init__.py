@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from ..search.limits import SearchLimiter
 from ..store.hit_cache import HitCache
+from .documents.service import DocumentService
 from .hybrid import HybridSearch
 from .memories import MemoryService
 from .ranking import EngramRanking
@@ -30,6 +31,7 @@ class Services:
     search: SearchService
     hybrid: HybridSearch = None  # keyword and hybrid search for the REST shims (engram/service/hybrid.py)
     ranking: EngramRanking = None  # engram-chosen rankings: tuned fusion, newer facts first (ranking.py)
+    documents: DocumentService = None  # files in, chunk memories out (engram/service/documents/)
 
     @classmethod
     def build(cls, ctx: AppContext) -> Services:
@@ -62,4 +64,5 @@ class Services:
         services = cls(spaces=spaces, memories=memories, search=search)
         services.hybrid = HybridSearch(ctx, search)
         services.ranking = EngramRanking(ctx, services.hybrid)
+        services.documents = DocumentService(ctx.store, spaces, embedder=ctx.embedder, pool=ctx.pool)
         return services
