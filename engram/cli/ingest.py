@@ -99,11 +99,11 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     if args.json:
         print_json({"space": uri, "documents": results})
     else:
-        _summary(uri, results)
+        summary(uri, results)
     return 1 if refused else 0
 
 
-def _summary(uri: str, results: list[dict]) -> None:
+def summary(uri: str, results: list[dict]) -> None:
     rows = []
     for r in results:
         note = r.get("error") or (

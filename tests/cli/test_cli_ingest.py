@@ -46,3 +46,24 @@ def test_ingest_refuses_bad_arguments(engram, tmp_path, space_name):
     (tmp_path / "b.txt").write_text("b")
     assert engram("ingest", space_name, tmp_path / "a.txt", tmp_path / "b.txt", "--id", "x").code == 2
     assert engram("ingest", space_name, tmp_path / "a.txt", "--chunk-tokens", "4").code == 2
+
+
+def test_engram_admin_ingest_uploads_through_the_admin_procedure(engram, server, tmp_path, space_name):
+    from test_admin_remote import OPS_DID
+
+    base = ("admin", "--remote", server.url, "--key", server.ops_key_file, "--did", OPS_DID)
+    assert engram(*base, "space", "create", space_name).code == 0
+    (tmp_path / "faq.csv").write_bytes(
+        files.csv_file([["question", "answer"], ["Opening hours?", "Nine to five."]])
+    )
+    (tmp_path / "old.doc").write_bytes(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(600))
+    out = engram(*base, "--json", "ingest", space_name, tmp_path).json()
+    by_name = {d["file"].rsplit("/", 1)[-1]: d for d in out["documents"]}
+    assert (by_name["faq.csv"]["kind"], by_name["faq.csv"]["chunks"], by_name["faq.csv"]["status"]) == (
+        "csv",
+        1,
+        "created",
+    )
+    assert (
+        by_name["old.doc"]["status"] == "refused" and by_name["old.doc"]["errorName"] == "UnsupportedFileType"
+    )

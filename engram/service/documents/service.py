@@ -84,6 +84,16 @@ def document_json(row: DocumentRow) -> dict[str, Any]:
     return out
 
 
+def chunk_json(memory: Memory) -> dict[str, Any]:
+    """A chunk with its citation (the admin procedure's and the console's view of a document)."""
+    attrs = memory.attrs or {}
+    out: dict[str, Any] = {"uri": memory.uri, "text": memory.text, "chunkIndex": attrs.get("chunkIndex", 0)}
+    for key in ("page", "section"):
+        if attrs.get(key) is not None:
+            out[key] = attrs[key]
+    return out
+
+
 def citation(attrs: dict[str, Any] | None) -> dict[str, Any]:
     """The citation fields of a chunk memory (empty for a memory that is no document's chunk): what
     MCP results and the console show next to a hit (docs/documents.md#citations)."""
