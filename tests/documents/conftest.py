@@ -3,7 +3,7 @@ shims, for the document tests."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pytest
 
@@ -27,6 +27,20 @@ class Library:
 
     async def chunks(self, document_id: str):
         return await self.ctx.services.documents.chunks(self.space, document_id)
+
+
+@pytest.fixture
+def settings(settings):
+    """A labelled question set asks ~120 questions at once: the text-search rates must not be what it tests."""
+    return replace(
+        settings,
+        text_search_rate=1000.0,
+        text_search_burst=1000,
+        key_text_search_rate=1000.0,
+        key_text_search_burst=1000,
+        search_rate=1000.0,
+        search_burst=1000,
+    )
 
 
 @pytest.fixture

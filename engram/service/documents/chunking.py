@@ -85,8 +85,10 @@ def chunk_blocks(
         while new:
             room = budget - len(words)
             if room <= 0 or (len(new) > room and len(words) > carried and len(new) <= budget):
-                # the block does not fit: close this chunk, carry its tail into the next
-                tail = words[-overlap:] if overlap and len(words) > carried else []
+                # the block does not fit: close this chunk and carry its tail into the next, as much of
+                # the overlap as leaves room for a block that fits a chunk whole (it is never split for it)
+                keep = overlap if len(new) > budget else min(overlap, budget - len(new))
+                tail = words[-keep:] if keep > 0 and len(words) > carried else []
                 flush()
                 words, carried = list(tail), len(tail)
                 continue

@@ -95,7 +95,7 @@ def _zip_kind(data: bytes) -> str:
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
             names = set(archive.namelist())
-    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError, NotImplementedError) as exc:
         raise UnsupportedType(f"a damaged ZIP archive ({exc})") from None
     for member, kind in _ZIP_MARKERS:
         if member in names:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 import zipfile
+import zlib
 from dataclasses import dataclass
 
 from ...errors import EngramError, InvalidInput, TooLarge
@@ -54,7 +55,7 @@ def extract(
             f"this {kind} file is too deeply nested to read ({type(exc).__name__})", "UnreadableFile"
         ) from None
     except (zipfile.BadZipFile, KeyError, ValueError, TypeError, AttributeError, IndexError, OSError, SyntaxError,
-            UnicodeError, EOFError) as exc:  # fmt: skip
+            UnicodeError, EOFError, zlib.error, NotImplementedError, RuntimeError) as exc:  # fmt: skip
         # The Office parsers raise these on damaged parts; the caller gets a 400 naming the type.
         log.info("unreadable %s file: %r", kind, exc)
         raise InvalidInput(

@@ -14,6 +14,7 @@ from __future__ import annotations
 import io
 import re
 import zipfile
+import zlib
 
 from ...errors import InvalidInput, TooLarge
 from .limits import Limits
@@ -26,7 +27,7 @@ _BIG_MEMBER = 1 << 20
 def check_container(data: bytes, kind: str, limits: Limits) -> None:
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
-    except (zipfile.BadZipFile, OSError, ValueError) as exc:
+    except (zipfile.BadZipFile, OSError, ValueError, NotImplementedError) as exc:
         raise InvalidInput(f"this {kind.upper()} file is damaged ({exc})", "UnreadableFile") from None
     with archive:
         members = archive.infolist()
@@ -54,7 +55,14 @@ def check_container(data: bytes, kind: str, limits: Limits) -> None:
                 try:
                     with archive.open(member) as part:
                         prolog = part.read(_PROLOG_BYTES)
-                except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
+                except (
+                    zipfile.BadZipFile,
+                    OSError,
+                    ValueError,
+                    EOFError,
+                    zlib.error,
+                    NotImplementedError,
+                ) as exc:
                     raise InvalidInput(
                         f"part {member.filename} of this {kind.upper()} file is damaged ({exc})",
                         "UnreadableFile",
