@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 from ..errors import InvalidInput, NotFound
+from ..service.documents.service import citation
 from ..service.hybrid import Scope, TextSearch
 from ..service.supersession import supersedes_attrs
 from ..store import Memory, MemoryWrite
@@ -114,6 +115,9 @@ class MemoryOperations:
             view = memory_view(memory, access, owner[memory.row_id])
             view["similarity"] = None if similarity is None else round(similarity, 4)
             view["score"] = round(score, 4)
+            cited = citation(memory.attrs)
+            if cited:
+                view["citation"] = cited
             results.append(view)
         return {"results": results, "spaces": [access.short_id(s.uri) for s in targets], "mode": mode}
 

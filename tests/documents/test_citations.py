@@ -48,12 +48,20 @@ async def test_table_row_questions_hit_the_right_row_first(library):
 
 
 async def test_mcp_recall_results_carry_the_citation(library):
-    from engram.service.documents.service import citation
+    from pydantic import TypeAdapter
+
+    from engram.mcp.access import McpAccess
+    from engram.mcp.operations import MemoryOperations
+    from engram.mcp.schemas import Recalled
 
     pdf = files.pdf([["Intro page."], ["The warranty lasts two years from purchase."]])
     await library.ingest(pdf, "manual.pdf", source_url="https://example.com/manual.pdf")
-    [chunk] = [m for m in await library.chunks("manual.pdf") if "warranty" in m.text]
-    assert citation(chunk.attrs) == {
+    access = await McpAccess.operator(library.ctx)
+    recalled = await MemoryOperations(library.ctx).recall(access, "how long is the warranty", limit=2)
+    TypeAdapter(Recalled).validate_python(recalled)  # the tool's declared outputSchema admits it
+    top = recalled["results"][0]
+    assert top["text"] == "The warranty lasts two years from purchase."
+    assert top["citation"] == {
         "documentId": "manual.pdf",
         "documentName": "manual.pdf",
         "sourceUrl": "https://example.com/manual.pdf",
