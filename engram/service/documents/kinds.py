@@ -55,7 +55,8 @@ _TEXT_HINTS = {
     "text/plain": TEXT,
 }
 _HTML_START = re.compile(
-    rb"^\s*(<\?xml[^>]*>\s*)?(<!--.*?-->\s*)*<(!doctype\s+html|html|head|body)\b", re.IGNORECASE | re.DOTALL
+    rb"^\s*(<\?xml[^>]*>\s*)?(<!--.*?-->\s*)*<(!doctype\s+html|html|head|body|div|p|h[1-6]|table|ul|ol|section|article|main)\b",
+    re.IGNORECASE | re.DOTALL,
 )
 _MD_SIGNS = re.compile(
     r"^(#{1,6}\s+\S|```|\s*[-*+]\s+\S.*\n\s*[-*+]\s+\S|\|.+\|\s*\n\|?\s*:?-{3,})", re.MULTILINE
