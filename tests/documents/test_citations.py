@@ -113,3 +113,12 @@ async def test_an_error_writes_nothing_and_other_memories_sharing_the_id_are_lef
         lambda conn: [r[0] for r in conn.execute("SELECT text FROM memories")]
     )
     assert texts == ["a note"]
+
+
+async def test_deleting_the_space_deletes_its_documents(library):
+    await library.ingest(b"# A\n\ntext", "a.md")
+    await library.ctx.services.spaces.delete(library.space)
+    rows = await library.ctx.store.read(
+        lambda conn: conn.execute("SELECT COUNT(*) FROM documents").fetchone()[0]
+    )
+    assert rows == 0
