@@ -75,7 +75,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     i.set_defaults(admin=_import)
     g = a.add_parser("ingest", help="ingest documents into a space (garden.engram.admin.ingestDocument)")
     g.add_argument("space", help="space name or at:// URI")
-    g.add_argument("paths", nargs="+", type=Path, metavar="FILE|DIR")
+    g.add_argument(
+        "paths", nargs="+", type=Path, metavar="FILE|DIR", help="files, or directories read recursively"
+    )
     g.set_defaults(admin=_ingest)
     r = a.add_parser("reindex", help="rebuild a space's indexes")
     r.add_argument("space", help="space name or at:// URI")

@@ -27,7 +27,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "its chunks in one transaction, and the same file again changes nothing.",
     )
     p.add_argument("space", help="space name or at:// URI")
-    p.add_argument("paths", nargs="+", type=Path, metavar="FILE|DIR")
+    p.add_argument(
+        "paths", nargs="+", type=Path, metavar="FILE|DIR", help="files, or directories read recursively"
+    )
     p.add_argument("--id", dest="document_id", help="the document id (one file only)")
     p.add_argument("--source-url", help="the URL the chunks cite (one file only)")
     p.add_argument(
