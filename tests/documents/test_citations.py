@@ -122,3 +122,18 @@ async def test_deleting_the_space_deletes_its_documents(library):
         lambda conn: conn.execute("SELECT COUNT(*) FROM documents").fetchone()[0]
     )
     assert rows == 0
+
+
+async def test_gptbots_data_ids_scope_a_match_to_ingested_documents(library):
+    await library.ingest(files.csv_file([["plan", "price"], ["Aurora", "$12"]]), "a.csv")
+    await library.ingest(files.csv_file([["plan", "price"], ["Aurora", "$99"]]), "b.csv")
+    response = await library.client.post(
+        "/v1/vector/match",
+        json={"prompt": "Aurora price", "top_k": 5, "embedding_rate": 0.5, "data_ids": ["b.csv"]},
+        headers=library.auth(),
+    )
+    assert response.status == 200
+    found = (await response.json())["list"]
+    assert [(i["data_id"], i["document_name"], i["content"]) for i in found] == [
+        ("b.csv", "b.csv", "plan: Aurora\nprice: $99")
+    ]
