@@ -50,6 +50,11 @@ HANDLER_MODULES = (
     "garden.engram.admin.create_space",
     "garden.engram.admin.delete_space",
     "garden.engram.admin.import_memories",
+    # documents in (docs/documents.md): the remote admin's and the console's upload
+    "garden.engram.admin.ingest_document",
+    "garden.engram.admin.delete_document",
+    "garden.engram.admin.list_documents",
+    "garden.engram.admin.get_document",
     "garden.engram.admin.list_api_keys",
     "garden.engram.admin.list_spaces",
     "garden.engram.admin.reindex_space",

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import base64
 import sys
 from pathlib import Path
 from typing import Any
@@ -20,10 +21,11 @@ from ..config import Settings
 from ..service.imports import decode_lines
 from .errors import CliError
 from .importer import open_lines
+from .ingest import collect, summary
 from .keyfiles import read_key
 from .members import add_remote_parsers as add_remote_member_parsers
 from .output import confirm_or_stop, print_json, print_table
-from .xrpc_client import XrpcClient, query_pairs
+from .xrpc_client import RemoteError, XrpcClient, query_pairs
 
 IMPORT_BATCH = 500  # under importMemories' 1000 and well under the default 16 MiB body limit
 
@@ -71,6 +73,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     i.add_argument("space", help="space name or at:// URI")
     i.add_argument("file", type=Path, help="a JSONL file (one memory a line) or an `engram export` tar")
     i.set_defaults(admin=_import)
+    g = a.add_parser("ingest", help="ingest documents into a space (garden.engram.admin.ingestDocument)")
+    g.add_argument("space", help="space name or at:// URI")
+    g.add_argument(
+        "paths", nargs="+", type=Path, metavar="FILE|DIR", help="files, or directories read recursively"
+    )
+    g.set_defaults(admin=_ingest)
     r = a.add_parser("reindex", help="rebuild a space's indexes")
     r.add_argument("space", help="space name or at:// URI")
     r.set_defaults(admin=_reindex)
@@ -249,6 +257,25 @@ async def _import(args, admin: AdminClient) -> Any:
         for skip in totals["skipped"]:
             print(f"  line {skip['line']}: skipped: {skip['reason']}", file=sys.stderr)
     return totals
+
+
+async def _ingest(args, admin: AdminClient) -> Any:
+    """Each file in one ingestDocument call (a refused file is reported and the rest go on)."""
+    results = []
+    for path in collect(args.paths):
+        content = {"$bytes": base64.b64encode(path.read_bytes()).decode()}
+        body = {"space": args.space, "name": str(path), "content": content}
+        try:
+            results.append(
+                {"file": str(path), **await admin.procedure("garden.engram.admin.ingestDocument", body)}
+            )
+        except RemoteError as exc:
+            results.append(
+                {"file": str(path), "status": "refused", "error": exc.message, "errorName": exc.name}
+            )
+    if not args.json:
+        summary(args.space, results)
+    return {"space": args.space, "documents": results}
 
 
 async def _send_batch(admin: AdminClient, space: str, batch: list[tuple[int, Any]], totals: dict) -> None:

@@ -15,6 +15,7 @@ COMMAND_MODULES = (
     "serve",
     "space",
     "importer",
+    "ingest",
     "export",
     "search",
     "apikey",

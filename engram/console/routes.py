@@ -8,7 +8,7 @@ from aiohttp import web
 
 from ..context import AppContext
 from .guard import guard, security_headers
-from .pages import graph, keys, memory, signin, space, spaces
+from .pages import documents, graph, keys, memory, signin, space, spaces
 from .render import setup_templates
 from .state import ConsoleState, console_state_key
 
@@ -24,6 +24,8 @@ def build_console_app(ctx: AppContext) -> web.Application:
     r.add_get("/", spaces.spaces_page, name="spaces")
     r.add_get("/space", space.space_page, name="space")
     r.add_get("/memory", memory.memory_page, name="memory")
+    r.add_get("/documents", documents.documents_page, name="documents")
+    r.add_get("/document", documents.document_page, name="document")
     r.add_get("/graph", graph.graph_page, name="graph")
     r.add_get("/graph.json", graph.graph_data, name="graph_data")
     r.add_get("/keys", keys.keys_page, name="keys")

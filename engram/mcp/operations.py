@@ -13,6 +13,7 @@ from urllib.parse import unquote
 
 from ..errors import InvalidInput, NotFound
 from ..service.filter_spec import parse_where
+from ..service.documents.service import citation
 from ..service.hybrid import Scope, TextSearch
 from ..service.ranking import RankedMemory
 from ..service.supersession import supersedes_attrs
@@ -152,6 +153,9 @@ class MemoryOperations:
             view["similarity"] = None if hit.similarity is None else round(hit.similarity, 4)
             view["score"] = round(hit.score, 4)
             view.update(hit_facts(hit))
+            cited = citation(hit.memory.attrs)
+            if cited:
+                view["citation"] = cited
             results.append(view)
         facts = ranking.facts
         return {

@@ -3,6 +3,8 @@ hosts show and validate `structuredContent` against) and checks every answer aga
 They describe exactly the dicts `operations.py` builds; a field an answer has and its type lacks fails the
 call (`extra="forbid"`) rather than being dropped, so a new field cannot go missing unnoticed."""
 
+from typing import NotRequired
+
 from pydantic import ConfigDict, with_config
 from typing_extensions import TypedDict  # pydantic needs this one on Python < 3.12 (nested schemas)
 
@@ -45,12 +47,25 @@ class Why(TypedDict):
 
 
 @with_config(EXACT)
+class Citation(TypedDict, total=False):
+    """Where a chunk of an ingested document came from (docs/documents.md#citations)."""
+
+    documentId: str
+    documentName: str
+    sourceUrl: str
+    page: int
+    chunkIndex: int
+    section: str
+
+
+@with_config(EXACT)
 class Hit(MemoryView):
     similarity: float | None  # cosine in [0, 1]; null for a keyword-only hit without a vector
     score: float
     supersedes: list[Replacement]  # the memories this one replaces
     supersededBy: Replacement | None  # the memory that replaces this one
     why: Why
+    citation: NotRequired[Citation]  # present on a chunk of a document
 
 
 @with_config(EXACT)

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from ..search.limits import SearchLimiter
 from ..spacehost.revocations import Revocations
 from ..store.hit_cache import HitCache
+from .documents.service import DocumentService
 from .hybrid import HybridSearch
 from .members import Members
 from .memories import MemoryService
@@ -42,6 +43,7 @@ class Services:
     ranking: EngramRanking  # engram-chosen rankings: tuned fusion, newer facts first (ranking.py)
     revocations: Revocations  # space credentials engram issued, and those authorities revoked
     members: Members  # hosted spaces' members
+    documents: DocumentService  # files in, chunk memories out (engram/service/documents/)
 
     @classmethod
     def build(
@@ -87,6 +89,7 @@ class Services:
             ranking=ranking,
             revocations=revocations,
             members=Members(store, keyring, revocations),
+            documents=DocumentService(store, spaces, embedder=embedder, pool=pool),
         )
 
     def attach_syncer(self, syncer: Syncer) -> None:

@@ -190,6 +190,7 @@ def delete_space(conn: sqlite3.Connection, uri: str) -> bool:
         "issued_credentials",
         "revoked_credentials",
         "hosted_writers",
+        "documents",
     ):
         conn.execute(f"DELETE FROM {table} WHERE space_id = ?", (space.id,))
     conn.execute(

@@ -13,9 +13,24 @@ PAGES = [
     "/console/memory",
     "/console/graph",
     "/console/graph.json",
+    "/console/documents",
+    "/console/document",
     "/console/keys",
 ]
-PARAMS = ["space", "q", "tags", "author", "since", "limit", "cursor", "uri", "minSimilarity", "next", "token"]
+PARAMS = [
+    "space",
+    "q",
+    "tags",
+    "author",
+    "since",
+    "limit",
+    "cursor",
+    "uri",
+    "minSimilarity",
+    "next",
+    "token",
+    "id",
+]
 FORMS = ["/console/keys", "/console/keys/revoke", "/console/login", "/console/login/key"]
 FIELDS = ["space", "scope", "label", "id", "token", "api_key", "next"]
 values = st.one_of(

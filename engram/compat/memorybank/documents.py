@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -24,9 +25,10 @@ from ...store import Memory, MemoryWrite, Space
 from ...store import queries as store_queries
 from ...store.attrs import nul_path
 from ...store.writes import MAX_SOURCE_BYTES
+from ..uploads import Upload
 from .chunk_store import Selector, delete_selected, replace_documents
 from .keyauth import principal_id
-from .models import DeleteRequest, Document, MetadataFilter, Query, field_error
+from .models import DeleteRequest, Document, DocumentMetadata, MetadataFilter, Query, Source, field_error
 from .translate import (
     PreparedDocument,
     chunk_json,
@@ -62,12 +64,17 @@ class MemoryBank:
             )
         return space
 
-    async def upsert(self, grant: KeyGrant, documents: Sequence[Document]) -> list[str]:
+    async def upsert(
+        self, grant: KeyGrant, documents: Sequence[Document], names: Sequence[str | None] | None = None
+    ) -> list[str]:
         """Store the documents; the ids of the documents stored, each once. As upstream (a dict keyed by
         document id), a document id named twice keeps its last version at its first place, and an upsert
-        that makes no chunk at all answers no ids (its named documents are still replaced: removed)."""
+        that makes no chunk at all answers no ids (its named documents are still replaced: removed).
+        `names` are the uploaded files' names, one per document (/upsert-file)."""
         space = await self._space(grant)
         prepared = await self.ctx.pool.run(_prepare_all, list(documents))
+        if names is not None:
+            prepared = [replace(doc, name=name) for doc, name in zip(prepared, names, strict=True)]
         replaced = [
             filter_tags(MetadataFilter(document_id=doc.document_id), principal_id(grant), doc.user_id)
             for doc, given in zip(prepared, documents, strict=True)
@@ -90,6 +97,21 @@ class MemoryBank:
             )
         await self.ctx.store.write_to(space.uri, replace_documents, space.uri, replaced, writes)
         return [doc.document_id for doc in prepared] if texts else []
+
+    async def upsert_file(
+        self, grant: KeyGrant, upload: Upload, metadata: DocumentMetadata | None, user_id: str
+    ) -> list[str]:
+        """/upsert-file: the file's text through engram's pipeline (type told from the content, bounded,
+        in the worker pool: docs/documents.md), then chunked and stored exactly as an upsert of that text
+        (the plugin's chunker). Upstream names the document with a fresh uuid, and so does engram."""
+        await self._space(grant)  # a key whose space is gone is refused before the file is read
+        name = upload.filename or "upload"
+        prepared = await self.ctx.services.documents.prepare(upload.file or b"", name, upload.content_type)
+        text = prepared.extracted.plain_text().replace("\x00", "")
+        document = Document(
+            text=text, user_id=user_id, metadata=metadata or DocumentMetadata(source=Source.file)
+        )
+        return await self.upsert(grant, [document], names=[name[:512]])
 
     async def query(self, grant: KeyGrant, queries: Sequence[Query]) -> list[dict[str, Any]]:
         if len(queries) > MAX_QUERIES:

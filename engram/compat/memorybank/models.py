@@ -72,6 +72,14 @@ class Query(_Model):
     top_k: Annotated[int, BeforeValidator(_integral)] = 3
 
 
+class UploadFields(_Model):
+    """The form fields of /upsert-file besides `file`: the seed's tenancy needs a user_id, which comes from
+    its own field or from the metadata JSON (docs/memorybank.md "Files")."""
+
+    user_id: Id
+    metadata: DocumentMetadata | None = None
+
+
 class UpsertRequest(_Model):
     documents: list[Document]
 

@@ -1,6 +1,7 @@
 """The Memory Bank routes, all under PREFIX (plus the plugin manifest at the root's /.well-known/):
 
     POST /upsert-action, /upsert     {documents: [Document]} -> {ids: [document id]}        write:documents
+    POST /upsert-file                multipart file, metadata?, user_id? -> {ids: [one id]}  write:documents
     POST /query-action, /query       {queries: [Query]}      -> {results: [QueryResult]}    read:documents
     DELETE /delete                   {user_id, ids?, filter?, delete_all?} -> {success}     write:documents
     GET /openapi.json, /.well-known/openapi.yaml, /.well-known/ai-plugin.json
@@ -20,9 +21,18 @@ from aiohttp import web
 from ...context import AppContext
 from ...errors import TooLarge
 from ..requests import json_response
+from ..uploads import read_upload
 from .documents import MAX_UPSERT_DOCUMENTS, MemoryBank
 from .keyauth import TokenResolver, authenticate
-from .models import DeleteRequest, QueryRequest, RequestInvalid, UpsertRequest, parse
+from .models import (
+    DeleteRequest,
+    QueryRequest,
+    RequestInvalid,
+    UploadFields,
+    UpsertRequest,
+    field_error,
+    parse,
+)
 from .oauth_routes import access_token_resolver, add_oauth_routes, oauth_server
 
 PREFIX = "/memorybank"
@@ -121,6 +131,30 @@ async def _json_body(ctx: AppContext, request: web.Request):
         ) from None
 
 
+def upload_fields(fields: dict[str, str]) -> UploadFields:
+    """user_id (its own field, else `metadata.user_id`) and the metadata JSON, as 422s in FastAPI's shape.
+    Upstream drops metadata it cannot parse and stores the file anyway; engram refuses it, as it refuses an
+    unreadable date, rather than file a document under metadata the client did not mean."""
+    metadata = None
+    raw = fields.get("metadata")
+    if raw:
+        try:
+            metadata = orjson.loads(raw)
+        except orjson.JSONDecodeError as exc:
+            raise field_error(
+                ["metadata"], f"JSON decode error: {exc.msg}", "value_error.jsondecode"
+            ) from None
+        if not isinstance(metadata, dict):
+            raise field_error(["metadata"], "value is not a valid dict", "type_error.dict")
+    user_id = fields.get("user_id")
+    if user_id is None and metadata is not None:
+        user_id = metadata.get("user_id")
+    body = {"user_id": user_id} if user_id is not None else {}
+    if metadata is not None:
+        body["metadata"] = metadata
+    return parse(UploadFields, body)
+
+
 def add_routes(router: web.UrlDispatcher, ctx: AppContext) -> None:
     server = oauth_server(ctx)
     add_document_routes(router, ctx, access_token_resolver(server))
@@ -145,6 +179,14 @@ def add_document_routes(
         body = parse(UpsertRequest, raw)
         return json_response({"ids": await bank.upsert(grant, body.documents)})
 
+    async def upsert_file(request: web.Request) -> web.Response:
+        grant = await authenticate(ctx, request, ("write",), oauth)
+        upload = await read_upload(request, "file", ctx.services.documents.limits.max_bytes)
+        if upload.file is None:
+            raise field_error(["file"], "field required", "value_error.missing")
+        fields = upload_fields(upload.fields)
+        return json_response({"ids": await bank.upsert_file(grant, upload, fields.metadata, fields.user_id)})
+
     async def query(request: web.Request) -> web.Response:
         # The seed gives /query-action the write:documents scope: either scope may query (docs/memorybank.md)
         grant = await authenticate(ctx, request, ("read", "write"), oauth)
@@ -168,6 +210,7 @@ def add_document_routes(
 
     for path in ("/upsert-action", "/upsert"):
         router.add_post(PREFIX + path, upsert)
+    router.add_post(PREFIX + "/upsert-file", upsert_file)
     for path in SEARCH_PATHS:
         router.add_post(path, query)
     router.add_delete(PREFIX + "/delete", delete)

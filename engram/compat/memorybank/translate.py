@@ -53,6 +53,7 @@ class PreparedDocument:
     created_at: datetime | None  # metadata.created_at as read (None: absent or unreadable, so undated)
     metadata: dict[str, str]  # the plugin's metadata fields as given (source as its string)
     user_id: str
+    name: str | None = None  # the uploaded file's name (/upsert-file): the chunks' documentName
 
 
 def prepare_document(doc: Document, new_id: str) -> PreparedDocument:
@@ -79,6 +80,8 @@ def chunk_writes(
         "principal": principal_id,
     }
     base.update({attr: meta[field] for field, attr in _METADATA_ATTRS if field in meta})
+    if doc.name is not None:  # a citation for every door (docs/documents.md#citations)
+        base["documentName"] = doc.name
     created_at = iso_ms(doc.created_at) if doc.created_at else None
     writes = []
     for i, (text, embedding) in enumerate(zip(doc.chunks, embeddings, strict=True)):
