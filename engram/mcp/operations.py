@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 from ..errors import InvalidInput, NotFound
-from ..service.filter_spec import parse_where
 from ..service.documents.service import citation
+from ..service.filter_spec import parse_where
 from ..service.hybrid import Scope, TextSearch
 from ..service.ranking import RankedMemory
 from ..service.supersession import supersedes_attrs
