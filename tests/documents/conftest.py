@@ -48,5 +48,5 @@ async def library(aiohttp_client, settings) -> Library:
     client = await aiohttp_client(await create_app(settings))
     ctx = client.app[context_key]
     space = await ctx.services.spaces.create_hosted("library")
-    _, token = await create_api_key(ctx, space.uri, ["read", "write"], "documents")
+    _, token = await create_api_key(ctx.store, space.uri, ["read", "write"], "documents")
     return Library(client, ctx, space.uri, token)
