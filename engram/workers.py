@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import contextvars
 import functools
 import logging
@@ -116,10 +117,8 @@ class Job(Claimable):
             self._report(None, asyncio.CancelledError())
 
     def _report(self, result: Any, error: BaseException | None) -> None:
-        try:
+        with contextlib.suppress(RuntimeError):  # the loop is closed: nobody is waiting any more
             self._loop.call_soon_threadsafe(self._done, result, error)
-        except RuntimeError:  # the loop is closed: nobody is waiting any more
-            pass
 
 
 class _FutureCall:

@@ -263,7 +263,7 @@ def bench_processes(args: argparse.Namespace) -> None:
             url = f"http://127.0.0.1:{port}/xrpc/garden.engram.searchMemories"
             servers.append((proc, {"url": url, **material}, label))
         try:
-            for proc, target, _ in servers:
+            for _proc, target, _ in servers:
                 deadline = time.monotonic() + 120
                 while time.monotonic() < deadline:
                     try:

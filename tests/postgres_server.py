@@ -100,7 +100,7 @@ class PostgresServer:
             shutil.rmtree(self.data, ignore_errors=True)
             self._run(*base, "--locale=C.UTF-8")
         atexit.register(self._stop_immediately)
-        for attempt in range(5):  # the free port can be taken between probing and binding it
+        for _attempt in range(5):  # the free port can be taken between probing and binding it
             self.port = _free_port()
             self._options = f"-h 127.0.0.1 -p {self.port} -k {self.socket_dir} -c max_connections=200"
             started = self._pg_ctl_start()

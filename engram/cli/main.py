@@ -11,7 +11,7 @@ from ..embed.base import EmbedderError
 from ..errors import EngramError
 from .errors import CliError
 
-COMMAND_MODULES = (
+COMMAND_MODULES: tuple[str, ...] = (
     "serve",
     "space",
     "importer",

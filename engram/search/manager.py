@@ -26,6 +26,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Callable, Coroutine
@@ -446,10 +447,8 @@ class IndexManager:
         generations = [self._entries[(space, m)].saved_generation for m in self._slots.get(space, ())]
         if not generations or min(generations) <= 0:
             return
-        try:
+        with contextlib.suppress(UnknownSpace):  # the space was deleted meanwhile: nothing left to prune
             await self.source.prune_tombstones(space, min(generations))
-        except UnknownSpace:
-            pass  # the space was deleted meanwhile: nothing left to prune
 
     # ----- accounting (engram/search/cache.py) ----------------------------------------------------
 

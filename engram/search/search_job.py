@@ -6,6 +6,7 @@ takes its read share synchronously and gives it back from the worker's report on
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import functools
 import logging
@@ -219,10 +220,8 @@ class SearchBatch:
     def _report(self, members: list[BatchMember], outcomes: list, scanned: int | None, split=None) -> None:
         """`scanned`: how many members shared one scan; None when the batch never ran. `split`: the lone
         member's `SplitScan`, if its scan was split."""
-        try:
+        with contextlib.suppress(RuntimeError):  # the loop is closed: nobody is waiting any more
             self._loop.call_soon_threadsafe(_finish_members, self._stats, scanned, members, outcomes, split)
-        except RuntimeError:  # the loop is closed: nobody is waiting any more
-            pass
 
 
 def _shared_scan(index: SpaceIndex, members: list[BatchMember], report) -> list[BatchMember]:

@@ -10,9 +10,10 @@ signals, handler_args from the app), then wraps the same handler, request factor
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import resource
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from aiohttp import web
@@ -62,7 +63,7 @@ class EngramAppRunner(web.AppRunner):
 
     def __init__(self, app: web.Application, **kwargs: Any):
         super().__init__(app, **kwargs)
-        self._restore_exception_handler = None
+        self._restore_exception_handler: Callable[[], None] | None = None
 
     async def setup(self) -> None:
         loop = asyncio.get_running_loop()
@@ -118,7 +119,5 @@ def run_server(
     app: web.Application, settings: Settings, *, access_log_class: Any, reuse_port: bool = False
 ) -> None:
     _warn_if_descriptors_short(settings)
-    try:
+    with contextlib.suppress(web.GracefulExit, KeyboardInterrupt):
         run_on(settings.event_loop, _serve(app, settings, access_log_class, reuse_port))
-    except (web.GracefulExit, KeyboardInterrupt):
-        pass

@@ -9,6 +9,7 @@ as bad input of that one memory.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from engram.errors import InvalidInput
@@ -21,6 +22,7 @@ def depth_exceeds(value: Any, limit: int) -> bool:
     stack = [(value, 1)]
     while stack:
         item, depth = stack.pop()
+        children: Iterable[Any]
         if isinstance(item, dict):
             children = item.values()
         elif isinstance(item, list | tuple):

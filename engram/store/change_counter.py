@@ -20,6 +20,7 @@ import fcntl
 import mmap
 import os
 from pathlib import Path
+from typing import Protocol
 
 _SIZE = 8
 _MASK = (1 << 64) - 1
@@ -27,6 +28,15 @@ _MASK = (1 << 64) - 1
 
 def counter_path(database: Path) -> Path:
     return database.with_name(database.name + "-changes")
+
+
+class Changes(Protocol):
+    """What the store asks of a change counter: this file's `ChangeCounter` on SQLite, the LISTEN-fed
+    `PgChangeFeed` on PostgreSQL (engram/store/postgres/changes.py)."""
+
+    def value(self) -> int: ...
+    def bump(self) -> None: ...
+    def close(self) -> None: ...
 
 
 class ChangeCounter:

@@ -43,7 +43,7 @@ class _Fragments:
     order: str
 
     @classmethod
-    def of(cls, conn, scope: Scope) -> _Fragments:
+    def of(cls, conn: sqlite3.Connection, scope: Scope) -> _Fragments:
         d = dialect_of(conn)
         return cls(
             scope=d.json_text("attrs", scope.attr),

@@ -10,8 +10,8 @@ import sqlite3
 from dataclasses import dataclass
 
 from engram.errors import InvalidInput
+from engram.identifiers import is_did
 from engram.store.spaces import require_space
-from engram.store.uris import is_did
 from engram.store.writes import now_iso
 
 

@@ -35,7 +35,7 @@ _VIEW_COLUMNS = ", ".join(_VIEW_FIELDS)
 _ATTR_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 
 
-def _memory(row: tuple, vector: bytes | None = None, next_vector: bytes | None = None) -> Memory:
+def _memory(row: tuple[Any, ...], vector: bytes | None = None, next_vector: bytes | None = None) -> Memory:
     # Positional, in _VIEW_FIELDS order: a dict of the fields per row was a visible share of a search's
     # Python time (docs/benchmarks.md#throughput).
     (row_id, uri, cid, author, rkey, text, tags, source, attrs, created_at, created_ms, indexed_at,

@@ -56,7 +56,7 @@ def record_cid(conn: sqlite3.Connection, space_id: int, collection: str, rkey: s
 
 def _op(
     conn: sqlite3.Connection, space_id: int, collection: str, rkey: str, cid: str | None, prev: str | None
-):
+) -> None:
     conn.execute(
         "INSERT INTO repo_ops (space_id, collection, rkey, cid, prev) VALUES (?, ?, ?, ?, ?)",
         (space_id, collection, rkey, cid, prev),

@@ -49,7 +49,7 @@ _SPACE_COLS = (
 )
 
 
-def _synced(row: tuple) -> SyncedSpace:
+def _synced(row: tuple[Any, ...]) -> SyncedSpace:
     return SyncedSpace(row[0], row[1], row[2], orjson.loads(row[3]), row[4], row[5], row[6])
 
 
@@ -165,9 +165,11 @@ def note_repo_failure(conn: sqlite3.Connection, uri: str, repo: str, error: str,
         " failures = sync_state.failures + 1, retry_after = excluded.retry_after, updated_at = excluded.updated_at",
         (space.id, repo, now_iso(), error[:500], retry_after),
     )
-    return conn.execute(
-        "SELECT failures FROM sync_state WHERE space_id = ? AND repo = ?", (space.id, repo)
-    ).fetchone()[0]
+    return int(
+        conn.execute(
+            "SELECT failures FROM sync_state WHERE space_id = ? AND repo = ?", (space.id, repo)
+        ).fetchone()[0]
+    )
 
 
 def reset_positions(conn: sqlite3.Connection, uri: str, except_repo: str | None = None) -> None:

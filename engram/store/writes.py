@@ -16,11 +16,11 @@ import numpy as np
 import orjson
 
 from engram.errors import InvalidInput
+from engram.identifiers import is_did
 from engram.store.attrs import check_attrs, nul_path
 from engram.store.models import Embedding, MemoryWrite
 from engram.store.records import cid_of_bytes, embedding_record, encode_record, memory_record
 from engram.store.tid import is_valid_tid
-from engram.store.uris import is_did
 
 # garden.engram.memory lexicon limits (docs/protocol.md#memory-records); string lengths are UTF-8 bytes.
 MAX_TEXT_BYTES = 30000
@@ -178,7 +178,8 @@ def filter_clauses(
 ) -> tuple[list[str], list[Any]]:
     """WHERE clauses and parameters for the author / all-of tags / since filters (listing and keyword
     search filter alike). `table` prefixes column names ("m." in a join)."""
-    where, params = [f"{table}space_id = ?"], [space_id]
+    where: list[str] = [f"{table}space_id = ?"]
+    params: list[Any] = [space_id]
     if author is not None:
         where.append(f"{table}author = ?")
         params.append(author)

@@ -11,6 +11,7 @@ import logging
 
 import orjson
 from aiohttp import web
+from aiohttp.typedefs import Handler
 
 from .errors import XrpcError, http_status, wire_headers
 
@@ -50,7 +51,7 @@ def error_response(
 
 
 @web.middleware
-async def error_middleware(request: web.Request, handler) -> web.StreamResponse:
+async def error_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
     try:
         return await handler(request)
     except XrpcError as err:
@@ -79,7 +80,7 @@ async def error_middleware(request: web.Request, handler) -> web.StreamResponse:
 
 
 @web.middleware
-async def cors_middleware(request: web.Request, handler) -> web.StreamResponse:
+async def cors_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
     """Answers CORS preflights; `add_cors_headers` (an on_response_prepare signal) marks every response,
     including streamed ones whose headers are sent before the handler returns."""
     own_preflight = request.match_info.route.method == "OPTIONS"  # a path with its own OPTIONS route

@@ -79,7 +79,8 @@ def _decode_one(p: _Param, label: str, raw: str) -> Any:
 def compile_params(method: MethodDef, registry: LexiconRegistry) -> tuple[list[_Param], frozenset[str]]:
     """Build (once; cached on the method) the per-parameter decoders and checks."""
     if "params" in method.compiled:
-        return method.compiled["params"]
+        cached: tuple[list[_Param], frozenset[str]] = method.compiled["params"]
+        return cached
     spec = method.parameters or {"properties": {}}
     params = []
     for name, schema in spec["properties"].items():
@@ -107,7 +108,7 @@ def compile_params(method: MethodDef, registry: LexiconRegistry) -> tuple[list[_
 def _length_only(bounds: dict[str, int]) -> Check:
     lo, hi = bounds.get("minLength"), bounds.get("maxLength")
 
-    def check(values: list) -> None:
+    def check(values: list[Any]) -> None:
         if hi is not None and len(values) > hi:
             raise ValidationError("", f"must have at most {hi} items")
         if lo is not None and len(values) < lo:

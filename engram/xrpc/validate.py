@@ -122,7 +122,8 @@ def _compiled(method: MethodDef, which: str, registry: LexiconRegistry) -> Check
         spec = method.input if which == "input" else method.output
         schema = (spec or {}).get("schema")
         cache[which] = compile_field(schema, registry, method.nsid) if schema is not None else None
-    return cache[which]
+    check: Check | None = cache[which]
+    return check
 
 
 def _run(check: Check, value: Any, root: str) -> None:

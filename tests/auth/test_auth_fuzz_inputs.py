@@ -1,6 +1,7 @@
 """Arbitrary header text never crashes the verifiers: it is accepted or refused with a 401 name."""
 
 import asyncio
+import contextlib
 
 from fakes.static_resolver import StaticResolver
 from hypothesis import given, settings
@@ -21,10 +22,8 @@ header_text = st.text(st.characters(min_codepoint=32, max_codepoint=0x2FF), max_
 @settings(max_examples=300, deadline=None)
 @given(st.text(max_size=300))
 def test_parse_jws_only_raises_jws_error(text):
-    try:
+    with contextlib.suppress(JwsError):
         parse_jws(text)
-    except JwsError:
-        pass
 
 
 @settings(max_examples=300, deadline=None)

@@ -22,7 +22,7 @@ import asyncio
 import gc
 import time
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -76,10 +76,8 @@ async def loop_guard(
         yield guard
     finally:
         task.cancel()
-        try:
+        with suppress(asyncio.CancelledError):
             await task
-        except asyncio.CancelledError:
-            pass
         gc.unfreeze()
     assert guard.beats > 0, "heartbeat never ran: the loop was blocked for the whole block"
     assert guard.max_busy_s <= max_busy_s, (

@@ -62,9 +62,9 @@ def test_exact_matches_oracle(n, seed, k, filters, gather_max, deleted):
     live = IndexRows(
         rows.row_ids[keep],
         rows.vectors[keep],
-        [a for a, kp in zip(rows.authors, keep) if kp],
+        [a for a, kp in zip(rows.authors, keep, strict=True) if kp],
         rows.created_at[keep],
-        [t for t, kp in zip(rows.tags, keep) if kp],
+        [t for t, kp in zip(rows.tags, keep, strict=True) if kp],
     )
     q = unit(rng.standard_normal(d))
     got = index.search(q, k, filters, FAR)

@@ -4,6 +4,7 @@ a resolver pointing a DNS name at it. (Not conftest.py: test modules import thes
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import socket
 
 from aiohttp import ThreadedResolver
@@ -25,10 +26,8 @@ class Canary:
     async def start(self) -> Canary:
         async def seen(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
             self.contacts += 1
-            try:
+            with contextlib.suppress(TimeoutError):
                 self.received += await asyncio.wait_for(reader.read(65536), 2)
-            except TimeoutError:
-                pass
             writer.close()
 
         self._server = await asyncio.start_server(seen, "127.0.0.1", 0)

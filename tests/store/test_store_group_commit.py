@@ -5,6 +5,7 @@ Every test holds the writer on a gate first, queues the writes behind it, then o
 then queued together, whatever the machine's speed, and run as one group."""
 
 import asyncio
+import contextlib
 import threading
 
 import psycopg
@@ -104,10 +105,8 @@ async def test_a_swallowed_error_fails_only_its_own_write(pg_database_url):
 
         def insert_then_swallow(conn, n):
             conn.execute("INSERT INTO rows (n) VALUES (?)", (n,))
-            try:
+            with contextlib.suppress(psycopg.errors.UndefinedTable):
                 conn.execute("SELECT * FROM no_such_table")
-            except psycopg.errors.UndefinedTable:
-                pass
 
         writes = [(lambda n=n: store.write(insert_then_swallow if n == 2 else _insert, n)) for n in range(5)]
         outcomes, _ = await _queued_behind_a_gate(store, writes)

@@ -7,6 +7,7 @@ the named documents' old chunks and inserts the new ones atomically (docs/memory
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from ...store import MemoryWrite
 from ...store import memories as store_memories
@@ -17,7 +18,8 @@ Selector = tuple[tuple[str, ...], int | None, int | None]  # (all-of tags, start
 
 def _selected_keys(conn, space_id: int, tags: Sequence[str], start: int | None, end: int | None) -> list:
     """(author, rkey) of the space's memories carrying every tag, created within [start, end]."""
-    where, params = ["space_id = ?"], [space_id]
+    where: list[str] = ["space_id = ?"]
+    params: list[Any] = [space_id]
     for tag in dict.fromkeys(tags):
         where.append("row_id IN (SELECT row_id FROM memory_tags WHERE space_id = ? AND tag = ?)")
         params += [space_id, tag]
