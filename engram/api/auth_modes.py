@@ -14,7 +14,6 @@ from aiohttp import web
 
 from ..auth.reader import ReaderAuth
 from ..context import AppContext
-from ..errors import UnknownSpace
 from ..service import revocations
 from ..store import Space
 from ..xrpc.errors import AuthRequiredError, ForbiddenError, InvalidRequestError
@@ -35,9 +34,7 @@ def space_reader(ctx: AppContext) -> AuthHook:
             uri = body.get("space")
         if not isinstance(uri, str) or not uri:
             raise InvalidRequestError('Missing required parameter "space"')
-        space = await ctx.services.spaces.find(uri)
-        if space is None or space.deleted:
-            raise UnknownSpace(f"this service does not index the space {uri}")
+        space = await ctx.services.spaces.require(uri, refusal=f"this service does not index the space {uri}")
         auth = await ctx.reader_verifier.verify(request.headers, uri)
         await revocations.refuse_revoked(ctx, uri, auth.jti)  # docs/space-host.md#revoking-credentials
         return SpaceReader(space, auth)
@@ -74,9 +71,7 @@ def syncer_notification(ctx: AppContext, nsid: str) -> AuthHook:
         uri = body.get("space") if isinstance(body, dict) else None
         if not isinstance(uri, str) or not uri:
             raise InvalidRequestError('Missing required property "space"')
-        space = await ctx.services.spaces.find(uri)
-        if space is None or space.deleted:
-            raise InvalidRequestError(f"this service does not index the space {uri}", "UnknownSpace")
+        space = await ctx.services.spaces.require(uri, refusal=f"this service does not index the space {uri}")
         try:
             auth = await ctx.service_verifier.verify(authorization[0], nsid, issuer=space.authority)
         except AuthRequiredError as e:

@@ -54,7 +54,7 @@ async def create_space(
     if _variant(app_access, OPEN) != OPEN:
         raise InvalidInput(f"appAccess: engram implements only {OPEN}", "UnsupportedAppAccess")
     skey = skey or new_tid()
-    existing = await ctx.services.spaces.get(space_uri(authority, skey))
+    existing = await ctx.services.spaces.find(space_uri(authority, skey))
     if existing is not None:
         raise InvalidInput(f"the space {existing.uri} already exists", "SpaceAlreadyExists")
     return await ctx.services.spaces.create_hosted(skey, authority=authority)

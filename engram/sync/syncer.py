@@ -25,7 +25,7 @@ from urllib.parse import urlsplit
 
 import aiohttp
 
-from engram.errors import EngramError, InvalidInput, NotFound
+from engram.errors import EngramError, InvalidInput, UnknownSpace
 from engram.store import synced as store_synced
 from engram.sync import endpoints
 from engram.sync.access import AppPasswordAccess, CredentialManager, DelegationSource
@@ -206,10 +206,10 @@ class Syncer:
     async def notify_write(self, uri: str, repo: str, space_rev: str, prev_space_rev: str | None) -> None:
         synced = await self.ctx.store.read(store_synced.get_synced_space, uri)
         if synced is None:
-            raise NotFound(f"this service does not sync the space {uri}", "UnknownSpace")
+            raise UnknownSpace(f"this service does not sync the space {uri}")
         self.metrics.notifications.labels("write").inc()
         last = synced.last_space_rev
-        space = await self.ctx.services.spaces.get(uri)
+        space = await self.ctx.services.spaces.find(uri)
         gap = prev_space_rev is not None and (last is None or prev_space_rev > last)
         await self.ctx.store.write(store_synced.note_space, uri, space_rev=space_rev)
         if gap or space.config is None:

@@ -16,7 +16,7 @@ from engram.store.database import DB_FILE_NAME
 async def _start(aiohttp_client, settings) -> Reader:
     client = await aiohttp_client(create_app(settings))
     ctx = client.app[context_key]
-    space = await ctx.services.spaces.get(ctx.services.spaces.resolve_uri("ops"))
+    space = await ctx.services.spaces.find(ctx.services.spaces.resolve_uri("ops"))
     if space is None:
         space = await ctx.services.spaces.create_hosted("ops", model=MODEL)
     return Reader(client, ctx, space.uri, PrivateKey.generate("ES256"))

@@ -19,7 +19,7 @@ from engram.store.models import Embedding, MemoryWrite
 async def start(aiohttp_client, settings, space_name="ops"):
     client = await aiohttp_client(create_app(settings))
     ctx = client.app[context_key]
-    space = await ctx.services.spaces.get(ctx.services.spaces.resolve_uri(space_name))
+    space = await ctx.services.spaces.find(ctx.services.spaces.resolve_uri(space_name))
     if space is None:
         space = await ctx.services.spaces.create_hosted(space_name, model=MODEL)
     return Reader(client, ctx, space.uri, PrivateKey.generate("ES256"))

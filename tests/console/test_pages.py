@@ -188,7 +188,7 @@ async def test_graph_page_and_its_data(console):
     assert "limit=20" in src and "minSimilarity=0.3" in src
     data = await (await operator.get(src)).json()
     graph = await console.ctx.services.search.graph(
-        await console.ctx.services.spaces.get(console.alpha), limit=20, neighbors=3, min_similarity=0.3
+        await console.ctx.services.spaces.find(console.alpha), limit=20, neighbors=3, min_similarity=0.3
     )
     assert len(data["nodes"]) == len(graph.nodes) == 20 and data["edges"]
     assert [(e["source"], e["target"], e["similarity"]) for e in data["edges"]] == [

@@ -82,7 +82,7 @@ async def test_engram_mcp_over_stdio_with_a_key(data_dir):
         memories, _ = await ctx.services.memories.list(notes)
         assert [m.text for m in memories] == [FACTS[1]]
         assert {m["uri"] for m in listed["memories"]} == {made[0]["uri"], made[1]["uri"]}
-        space = await ctx.services.spaces.get(notes)
+        space = await ctx.services.spaces.find(notes)
         direct = await ctx.services.search.search(space, SearchQuery(q="postgres version"))
         assert recalled["results"][0]["uri"] == direct.hits[0][0].uri == made[1]["uri"]
         assert (await ctx.services.memories.get(private, secret)).text == "Postgres secret plan."

@@ -75,7 +75,7 @@ async def test_the_authority_creates_a_space_and_manages_its_members(world):
     assert status == 200, out
     space = out["uri"]
     assert space == f"at://{world.authority}/space/garden.engram.space/field-notes"
-    created = await world.ctx.services.spaces.get(space)
+    created = await world.ctx.services.spaces.find(space)
     assert created.kind == "hosted" and created.authority == world.authority and created.config is not None
 
     # The August alpha's spelling (type, policy), and no skey: a TID.
@@ -161,7 +161,7 @@ async def test_the_references_errors_and_nothing_written(world):
     ]:  # fmt: skip
         status, out = await world.call(CREATE, body)
         assert (status, out["error"]) == (400, error), out
-    assert await ctx.services.spaces.get(f"at://{world.authority}/space/garden.engram.space/new") is None
+    assert await ctx.services.spaces.find(f"at://{world.authority}/space/garden.engram.space/new") is None
     before = sum(world.plc.requests.values())
     status, out = await world.call(CREATE, create(), headers=world.token(CREATE, iss=world.member))
     assert (status, out["error"]) == (400, "UnsupportedAuthority")

@@ -17,7 +17,7 @@ import numpy as np
 
 from ...errors import InvalidInput, TooLarge, Unavailable
 from ...search.filters import Filters
-from ...service.embedding import embed_documents, hosts_model
+from ...service.embedding import embed_missing, hosts_model
 from ...service.text_query import embed_query_vectors
 from ...store import Memory, MemoryWrite, Space
 from ...store import queries as store_queries
@@ -53,9 +53,9 @@ class MemoryBank:
         self.ctx = ctx
 
     async def _space(self, grant: KeyGrant) -> Space:
-        space = await self.ctx.services.spaces.find(grant.primary_space)
-        if space is None or space.deleted:
-            raise InvalidInput("the key's space no longer exists", "UnknownSpace")
+        space = await self.ctx.services.spaces.require(
+            grant.primary_space, refusal="the key's space no longer exists"
+        )
         if not hosts_model(self.ctx.embedder, space):
             raise InvalidInput(
                 "engram does not run this space's embedding model, so it cannot embed text", "ModelNotHosted"
@@ -80,14 +80,12 @@ class MemoryBank:
                 f"this upsert makes {len(texts)} chunks; at most {MAX_UPSERT_CHUNKS} per request, split it",
                 "TooManyChunks",
             )
-        embeddings = await embed_documents(self.ctx.embedder, self.ctx.pool, space, texts, [()] * len(texts))
+        # The chunks' tags are all bookkeeping (mb.*), which never reaches the model: each chunk's text is
+        # embedded alone (engram/service/embedding.py).
         writes: list[MemoryWrite] = []
-        offset = 0
         for doc in prepared:
-            mine, offset = embeddings[offset : offset + len(doc.chunks)], offset + len(doc.chunks)
-            writes += chunk_writes(
-                doc, author=space.authority, principal_id=principal_id(grant), embeddings=mine
-            )
+            writes += chunk_writes(doc, author=space.authority, principal_id=principal_id(grant))
+        writes = await embed_missing(self.ctx.embedder, self.ctx.pool, space, writes)
         await self.ctx.store.write_to(space.uri, replace_documents, space.uri, replaced, writes)
         return [doc.document_id for doc in prepared] if texts else []
 

@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from ...search.filters import Filters
-from ...store import Embedding, Memory, MemoryWrite
+from ...store import Memory, MemoryWrite
 from ...store.writes import MAX_TAG_BYTES
 from .chunks import split_text
 from .dates import epoch_ms, iso_ms, parse_date, read_date
@@ -63,10 +63,9 @@ def prepare_document(doc: Document, new_id: str) -> PreparedDocument:
     return PreparedDocument(doc.id or new_id, split_text(doc.text), created, meta, doc.user_id)
 
 
-def chunk_writes(
-    doc: PreparedDocument, *, author: str, principal_id: str, embeddings: list[Embedding]
-) -> list[MemoryWrite]:
-    """One MemoryWrite per chunk, in chunk order (ids `{document_id}_{i}`)."""
+def chunk_writes(doc: PreparedDocument, *, author: str, principal_id: str) -> list[MemoryWrite]:
+    """One MemoryWrite per chunk, in chunk order (ids `{document_id}_{i}`), without a vector yet (the upsert
+    embeds them: engram/service/embedding.py `embed_missing`)."""
     meta = doc.metadata
     tags = [tag("doc", doc.document_id), tag("user", tenant(principal_id, doc.user_id))]
     tags += [tag(field, meta[field]) for field in ("source", "source_id", "author") if field in meta]
@@ -81,7 +80,7 @@ def chunk_writes(
     base.update({attr: meta[field] for field, attr in _METADATA_ATTRS if field in meta})
     created_at = iso_ms(doc.created_at) if doc.created_at else None
     writes = []
-    for i, (text, embedding) in enumerate(zip(doc.chunks, embeddings, strict=True)):
+    for i, text in enumerate(doc.chunks):
         attrs = {**base, "chunkId": f"{doc.document_id}_{i}", "chunkIndex": i}
         writes.append(
             MemoryWrite(
@@ -91,7 +90,6 @@ def chunk_writes(
                 source=meta.get("url"),
                 created_at=created_at,
                 attrs=attrs,
-                embedding=embedding,
             )
         )
     return writes

@@ -14,7 +14,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ...errors import InternalFailure
-from ...service.embedding import embed_documents, hosts_model
+from ...service.embedding import embed_missing
 from ...store import Memory, MemoryWrite
 from ...store import conversations as store_conversations
 from ...store import memories as store_memories
@@ -29,12 +29,7 @@ async def _writes(ctx: AppContext, space_uri: str, messages: Sequence[Message]) 
     """One write per message, embedded when engram runs the space's model (before any transaction)."""
     space = await ctx.services.spaces.require(space_uri)
     writes = [MemoryWrite(author=space.authority, text=m.text) for m in messages]
-    if writes and hosts_model(ctx.embedder, space):
-        embeddings = await embed_documents(
-            ctx.embedder, ctx.pool, space, [m.text for m in messages], [()] * len(messages)
-        )
-        writes = [replace(w, embedding=e) for w, e in zip(writes, embeddings, strict=True)]
-    return writes
+    return await embed_missing(ctx.embedder, ctx.pool, space, writes)
 
 
 def _read_back(conn, space_uri: str, scope: Scope, key: str) -> list[Memory]:

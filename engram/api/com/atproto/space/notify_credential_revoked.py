@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from .....context import AppContext
 from .....service import revocations
-from .....xrpc.errors import ForbiddenError, InvalidRequestError
+from .....xrpc.errors import ForbiddenError
 from .....xrpc.server import XrpcRequest, XrpcServer
 from ....auth_modes import syncer_notification
 
@@ -15,9 +15,8 @@ NSID = "com.atproto.space.notifyCredentialRevoked"
 def register(xrpc: XrpcServer, ctx: AppContext) -> None:
     async def handle(call: XrpcRequest) -> None:
         uri = call.input["space"]
-        space = await ctx.services.spaces.get(uri)
-        if space is None or space.deleted or space.kind != "synced":
-            raise InvalidRequestError(f"this service does not sync the space {uri}", "UnknownSpace")
+        refusal = f"this service does not sync the space {uri}"
+        space = await ctx.services.spaces.require(uri, kind="synced", refusal=refusal)
         if call.auth.iss != space.authority:  # checked by the auth step already; kept as the invariant
             raise ForbiddenError("only the space's authority may revoke its credentials")
         await revocations.honour(ctx, uri, call.input["credentials"])

@@ -13,6 +13,7 @@ from typing import Any
 from aiohttp import web
 
 from .....context import AppContext
+from .....errors import UnknownSpace
 from .....service import hosted_writes
 from .....xrpc.errors import ForbiddenError, InvalidRequestError
 from .....xrpc.server import AuthHook, XrpcRequest, XrpcServer, reads_body_first
@@ -52,12 +53,14 @@ def register(xrpc: XrpcServer, ctx: AppContext) -> None:
     async def handle(call: XrpcRequest) -> None:
         body = call.input
         uri = body["space"]
-        space = await ctx.services.spaces.get(uri)
+        space = await ctx.services.spaces.find(uri)
         if space is not None and space.kind == "hosted":
             await hosted_writes.member_wrote(ctx, space, call.auth.iss, body["repoRev"], body.get("hash"))
             return
-        if space is None or space.deleted or space.kind != "synced" or ctx.syncer is None:
-            raise InvalidRequestError(f"this service does not sync the space {uri}", "UnknownSpace")
+        refusal = f"this service does not sync the space {uri}"
+        if ctx.syncer is None:
+            raise UnknownSpace(refusal)
+        space = await ctx.services.spaces.require(uri, kind="synced", refusal=refusal)
         if call.auth.iss != space.authority:
             raise ForbiddenError("only the space's authority may notify writes to it")
         if "spaceRev" not in body:
