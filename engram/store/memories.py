@@ -29,7 +29,7 @@ def _prepare_all(items: Sequence[MemoryWrite]) -> list[PreparedMemory]:
         try:
             prepared.append(prepare_write(item))
         except InvalidInput as exc:
-            raise InvalidInput(f"memories[{index}]: {exc.message}", exc.error) from None
+            raise InvalidInput(f"memories[{index}]: {exc.message}", exc.name) from None
     return prepared
 
 

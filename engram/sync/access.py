@@ -21,7 +21,7 @@ from engram.auth.keys import PrivateKey
 from engram.auth.space_signature import sign_space_exchange, sign_space_request
 from engram.identifiers import space_authority
 from engram.sync import endpoints
-from engram.sync.errors import AccessError, UpstreamError
+from engram.sync.errors import AccessError, SpaceNotHeldThere, UpstreamError
 from engram.sync.http import XrpcClient
 from engram.sync.secrets import SecretStore
 
@@ -168,9 +168,9 @@ class CredentialManager:
                 {"space": space},
                 sign_space_exchange(holder, f"Bearer {token}"),
             )
+        except SpaceNotHeldThere:
+            raise
         except UpstreamError as e:
-            if e.xrpc_error in ("SpaceDeleted", "SpaceNotFound"):
-                raise
             raise AccessError(f"getSpaceCredential failed: {e.message}") from None
         jwt = answer.get("credential")
         try:

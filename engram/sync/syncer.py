@@ -29,7 +29,7 @@ from engram.errors import EngramError, InvalidInput, UnknownSpace
 from engram.store import synced as store_synced
 from engram.sync import endpoints
 from engram.sync.access import AppPasswordAccess, CredentialManager, DelegationSource
-from engram.sync.errors import UpstreamError
+from engram.sync.errors import SpaceDeletedThere, UpstreamError
 from engram.sync.http import XrpcClient
 from engram.sync.metrics import SyncMetrics
 from engram.sync.registration import register_app_password_space
@@ -171,15 +171,10 @@ class Syncer:
         try:
             cred = await self.credentials.get(uri, self._source(synced))
             again = await run_pass(deps, uri, synced.authority, cred, None if full else repos)
-        except SpaceGone:
+        except (SpaceGone, SpaceDeletedThere):  # listRepos: deleted or not held; the exchange: deleted
             await self.drop_space(uri)
             return False
         except (EngramError, UpstreamError) as e:
-            if e.name in ("SpaceDeleted", "SpaceNotFound") or getattr(e, "xrpc_error", None) in (
-                "SpaceDeleted",
-            ):
-                await self.drop_space(uri)
-                return False
             if getattr(e, "status", 0) == 401:
                 self.credentials.forget(
                     uri

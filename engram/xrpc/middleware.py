@@ -13,7 +13,9 @@ import orjson
 from aiohttp import web
 from aiohttp.typedefs import Handler
 
-from .errors import XrpcError, http_status, wire_headers
+from engram.errors import EngramError
+
+from .errors import http_status, wire_headers
 
 log = logging.getLogger("engram.http")
 
@@ -54,8 +56,8 @@ def error_response(
 async def error_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
     try:
         return await handler(request)
-    except XrpcError as err:
-        return error_response(http_status(err), err.error, err.message, wire_headers(err))
+    except EngramError as err:
+        return error_response(http_status(err), err.name, err.message, wire_headers(err))
     except web.HTTPException as exc:
         if exc.status < 400:
             raise

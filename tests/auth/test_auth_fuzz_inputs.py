@@ -11,7 +11,7 @@ from reader_cases import ReaderWorld
 
 from engram.auth.jws import JwsError, parse_jws
 from engram.auth.reader import ReaderVerifier
-from engram.xrpc.errors import AuthRequiredError
+from engram.errors import NotAuthenticated
 
 WORLD = ReaderWorld("did:web:engram.example.com")
 VALID = dict(WORLD.signed(WORLD.credential()))
@@ -33,7 +33,7 @@ def test_reader_refuses_any_single_corrupted_header_cleanly(name, value):
     verifier = ReaderVerifier(WORLD.service_did, StaticResolver(WORLD.documents()), now=lambda: WORLD.now)
     try:
         asyncio.run(verifier.verify(headers, WORLD.space))
-    except AuthRequiredError as e:
-        assert e.error in NAMES
+    except NotAuthenticated as e:
+        assert e.name in NAMES
     else:
         assert value.strip() == VALID[name].strip()

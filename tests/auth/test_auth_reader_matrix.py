@@ -9,7 +9,8 @@ from reader_cases import ACCEPTED, REJECTED, ReaderCase, ReaderWorld
 
 from engram.auth.did_resolver import DidResolver
 from engram.auth.reader import ReaderVerifier
-from engram.xrpc.errors import AuthRequiredError, http_status
+from engram.errors import NotAuthenticated
+from engram.xrpc.errors import http_status
 
 SERVICE_DID = "did:web:engram.example.com"
 
@@ -24,7 +25,7 @@ async def world_client(aiohttp_client, did_server, http_session):
     async def search(request: web.Request) -> web.Response:
         try:
             auth = await verifier.verify(request.headers, request.query.get("space", ""))
-        except AuthRequiredError as e:
+        except NotAuthenticated as e:
             return web.json_response(e.payload(), status=http_status(e))
         return web.json_response({"issuer": auth.issuer, "holder": auth.holder_key.did_key, "jti": auth.jti})
 

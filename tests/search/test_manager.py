@@ -7,11 +7,11 @@ import pytest
 from loop_guard import loop_guard, run_queue_delay_s
 from search_fakes import MODEL, MemorySource, clustered, oracle
 
-from engram.errors import InvalidInput, UnknownSpace
+from engram.errors import InvalidInput, Unavailable, UnknownSpace
 from engram.search import persist
 from engram.search.filters import Filters
 from engram.search.manager import IndexManager
-from engram.xrpc.errors import InvalidRequestError, UnavailableError, http_status
+from engram.xrpc.errors import http_status
 
 SPACE = "at://did:plc:alice/garden.engram.space/main"
 D = 16
@@ -134,9 +134,9 @@ async def test_index_loading_when_the_load_outlasts_the_wait(pool):
     source, vectors = seeded(n=300)
     source.delay_s = 0.5
     manager = IndexManager(source, pool, None, load_wait_s=0.05)
-    with pytest.raises(UnavailableError) as info:
+    with pytest.raises(Unavailable) as info:
         await manager.search(SPACE, MODEL, D, vectors[0], 3)
-    assert info.value.error == "IndexLoading" and http_status(info.value) == 503
+    assert info.value.name == "IndexLoading" and http_status(info.value) == 503
     await manager.flush()  # the load kept going without its caller
     assert manager.is_loaded(SPACE, MODEL)
     source.delay_s = 0
@@ -192,9 +192,9 @@ async def test_rebuild_reads_the_store_again(pool, tmp_path):
 async def test_dims_mismatch_is_model_mismatch(pool):
     source, _ = seeded(n=50)
     manager = IndexManager(source, pool, None)
-    with pytest.raises(InvalidRequestError) as info:
+    with pytest.raises(InvalidInput) as info:
         await manager.search(SPACE, MODEL, D, np.ones(D + 1, np.float32), 1)
-    assert info.value.error == "ModelMismatch"
+    assert info.value.name == "ModelMismatch"
 
 
 async def test_deadline_zero_flags_approximate_only_on_the_hnsw_path(pool):

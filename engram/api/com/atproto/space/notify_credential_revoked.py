@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 from .....context import AppContext
+from .....errors import NotAllowed
 from .....service import revocations
-from .....xrpc.errors import ForbiddenError
 from .....xrpc.server import XrpcRequest, XrpcServer
 from ....auth_modes import syncer_notification
 
@@ -18,7 +18,7 @@ def register(xrpc: XrpcServer, ctx: AppContext) -> None:
         refusal = f"this service does not sync the space {uri}"
         space = await ctx.services.spaces.require(uri, kind="synced", refusal=refusal)
         if call.auth.iss != space.authority:  # checked by the auth step already; kept as the invariant
-            raise ForbiddenError("only the space's authority may revoke its credentials")
+            raise NotAllowed("only the space's authority may revoke its credentials")
         await revocations.honour(ctx, uri, call.input["credentials"])
 
     xrpc.add(NSID, handle, auth=syncer_notification(ctx, NSID))

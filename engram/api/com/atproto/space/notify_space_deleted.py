@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .....context import AppContext
-from .....xrpc.errors import ForbiddenError
+from .....errors import NotAllowed
 from .....xrpc.server import XrpcRequest, XrpcServer
 from ....auth_modes import syncer_notification
 
@@ -15,7 +15,7 @@ def register(xrpc: XrpcServer, ctx: AppContext) -> None:
         uri = call.input["space"]
         space = await ctx.services.spaces.require(uri, refusal=f"this service does not index the space {uri}")
         if call.auth.iss != space.authority:  # checked by the auth step already; kept as the invariant
-            raise ForbiddenError("only the space's authority may notify its deletion")
+            raise NotAllowed("only the space's authority may notify its deletion")
         if ctx.syncer is not None and space.kind == "synced":
             await ctx.syncer.drop_space(uri)  # also stops its sync and forgets its secrets
         else:
