@@ -18,11 +18,11 @@ from aiohttp import web
 from . import __version__
 from .api import register_all
 from .api.basic import install_basic_routes
+from .app_keys import context_key, xrpc_key
 from .compat import install_shims
 from .config import Settings
 from .console import install_console
 from .context import AppContext
-from .keys import context_key, xrpc_key
 from .metrics import Metrics
 from .serving import runner as serving
 from .serving.body_deadline import body_deadline_middleware

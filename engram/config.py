@@ -154,7 +154,7 @@ def read_env(environ: Mapping[str, str] | None = None) -> Settings:
         )
     signing_key = get("ENGRAM_SIGNING_KEY") or None
     if signing_key is not None:
-        from .auth.keys import KeyFormatError, PrivateKey
+        from .auth.crypto_keys import KeyFormatError, PrivateKey
 
         try:
             PrivateKey.from_multibase(signing_key.strip())

@@ -205,7 +205,7 @@ async def seed_data_dir(data_dir: Path, env: dict[str, str], size: int) -> dict:
     sys.path.insert(0, str(HERE))
     from benchlib import latent, seed
 
-    from engram.auth.keys import PrivateKey
+    from engram.auth.crypto_keys import PrivateKey
     from engram.auth.space_signature import sign_space_request
     from engram.config import read_env
     from engram.lifecycle import open_context

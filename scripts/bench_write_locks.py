@@ -25,7 +25,7 @@ import numpy as np
 from postgres_server import PostgresServer, find_binaries
 
 from engram.store import Embedding, MemoryWrite, ModelSpec
-from engram.store.memories import put_memories
+from engram.store.memory_writes import put_memories
 from engram.store.postgres.store import PostgresStore
 from engram.store.spaces import create_space, set_config
 

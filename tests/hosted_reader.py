@@ -3,7 +3,7 @@ open the data directory next to a running `engram serve` and then call it over H
 
 from __future__ import annotations
 
-from engram.auth.keys import PrivateKey
+from engram.auth.crypto_keys import PrivateKey
 from engram.auth.space_signature import sign_space_request
 from engram.service.credentials import mint_for_space
 

@@ -17,9 +17,9 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from engram.auth.crypto_keys import PrivateKey
 from engram.auth.did_resolver import DidResolutionError, DocumentSource, documents_refreshed_once
 from engram.auth.jws import JwsError, parse_jws, sign_jws
-from engram.auth.keys import PrivateKey
 from engram.auth.replay import MemoryReplayGuard, ReplayGuard
 from engram.errors import NotAllowed, NotAuthenticated, Replayed
 

@@ -30,7 +30,7 @@ import http_sf
 from http_sf.innerlist import ser_innerlist
 from multidict import CIMultiDict, CIMultiDictProxy
 
-from engram.auth.keys import KeyFormatError, PrivateKey, PublicKey
+from engram.auth.crypto_keys import KeyFormatError, PrivateKey, PublicKey
 from engram.errors import NotAuthenticated
 
 LABEL = "atproto-space"

@@ -15,7 +15,7 @@ import orjson
 from yarl import URL
 
 from ..auth.admin_signature import sign_admin_request
-from ..auth.keys import PrivateKey
+from ..auth.crypto_keys import PrivateKey
 from ..config import Settings
 from ..service.imports import decode_lines
 from .errors import CliError

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from ..auth.crypto_keys import PrivateKey
 from ..auth.identity import save_operator_key
-from ..auth.keys import PrivateKey
 from ..config import Settings
 from ..identifiers import is_record_key
 from ..service.credentials import mint_for_space

@@ -21,10 +21,9 @@ import numpy as np
 from ..errors import Unavailable
 from ..search.filters import Filters
 from ..search.keyword_index import KeywordResult
-from ..store import Memory, Space
+from ..store import Memory, Space, memory_reads
 from ..store import documents as store_documents
-from ..store import queries as store_queries
-from ..store.writes import parse_datetime_ms
+from ..store.prepared_memories import parse_datetime_ms
 from .fusion import fuse
 from .keyword_indexes import KeywordIndexes
 from .search import SearchQuery, require_model
@@ -196,7 +195,7 @@ class HybridSearch:
         def read(conn):
             found = {}
             for uri, row_ids in by_space.items():
-                found.update((m.row_id, m) for m in store_queries.get_memories(conn, uri, row_ids))
+                found.update((m.row_id, m) for m in memory_reads.get_memories(conn, uri, row_ids))
             return found
 
         return await self.ctx.store.read(read)

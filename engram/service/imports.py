@@ -21,8 +21,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from ..errors import EngramError, InvalidInput, UnknownSpace
-from ..store import Embedding, MemoryWrite
-from ..store import queries as store_queries
+from ..store import Embedding, MemoryWrite, memory_reads
 from .embedding import embed_missing, hosts_model
 from .export import memory_write_from_json
 
@@ -169,7 +168,7 @@ def _reuse_stored(conn, space, writes: list[MemoryWrite], reuse_vectors: bool) -
       nothing is embedded (nor the model loaded) and the store answers "unchanged" (or writes only what
       else changed, attrs say)."""
     keys = [w.idempotency_key for w in writes if w.idempotency_key is not None]
-    stored = store_queries.imported_memories(conn, space.uri, keys)
+    stored = memory_reads.imported_memories(conn, space.uri, keys)
     active = space.config.active if space.config is not None and reuse_vectors else None
     out = []
     for write in writes:

@@ -6,9 +6,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ..errors import InvalidInput, NotFound
-from ..store import Memory, MemoryRecord, MemoryWrite
-from ..store import memories as store_memories
-from ..store import queries as store_queries
+from ..store import Memory, MemoryRecord, MemoryWrite, memory_reads, memory_writes
 from ..store.reserved_tags import RESERVED_TAG_PREFIXES, is_reserved_tag
 from .embedding import embed_missing
 
@@ -50,13 +48,13 @@ class MemoryService:
         check_no_reserved_tags(items)
         space = await self.spaces.require(space_uri)
         items = await embed_missing(self.embedder, self.pool, space, items)
-        return await self.store.write_to(space_uri, store_memories.put_memories, space_uri, items)
+        return await self.store.write_to(space_uri, memory_writes.put_memories, space_uri, items)
 
     async def delete(self, space_uri: str, author: str, rkey: str) -> bool:
-        return await self.store.write_to(space_uri, store_memories.delete_memory, space_uri, author, rkey)
+        return await self.store.write_to(space_uri, memory_writes.delete_memory, space_uri, author, rkey)
 
     async def get(self, space_uri: str, uri: str) -> Memory:
-        memory = await self.store.read(store_queries.get_memory, space_uri, uri)
+        memory = await self.store.read(memory_reads.get_memory, space_uri, uri)
         if memory is None:
             raise NotFound(f"no memory {uri} in this space", "MemoryNotFound")
         return memory
@@ -70,5 +68,5 @@ class MemoryService:
         if isinstance(tags, str) or not all(isinstance(tag, str) for tag in tags):
             raise InvalidInput("tags must be a list of strings")
         return await self.store.read(
-            store_queries.list_memories, space_uri, limit=limit, tags=tuple(tags), **filters
+            memory_reads.list_memories, space_uri, limit=limit, tags=tuple(tags), **filters
         )

@@ -7,9 +7,8 @@ from typing import TYPE_CHECKING
 
 from ..embed.hosted import members
 from ..errors import InvalidInput, UnknownSpace
-from ..store import ModelSpec, Space, SpaceStatus
+from ..store import ModelSpec, Space, SpaceStatus, memory_reads
 from ..store import notify_registrations as store_registrations
-from ..store import queries as store_queries
 from ..store import spaces as store_spaces
 from ..store.uris import is_did, is_record_key, space_uri
 
@@ -176,10 +175,10 @@ class SpaceService:
 
     async def page(self, after: str = "", limit: int = 100) -> list[SpaceStatus]:
         """One page of live spaces with their counts (one query), after the space URI `after`."""
-        return await self.store.read(store_queries.space_page, after, limit)
+        return await self.store.read(memory_reads.space_page, after, limit)
 
     async def status(self, uri: str) -> SpaceStatus:
-        return await self.store.read(store_queries.space_status, uri)
+        return await self.store.read(memory_reads.space_status, uri)
 
     async def delete(self, uri: str) -> bool:
         notifier = self.notifier

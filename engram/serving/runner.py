@@ -18,8 +18,8 @@ from typing import Any
 
 from aiohttp import web
 
+from ..app_keys import context_key
 from ..config import Settings
-from ..keys import context_key
 from ..xrpc.lexicons import LexiconRegistry
 from .event_loop import run_on
 from .log_throttle import Throttle, install_accept_throttle

@@ -25,8 +25,8 @@ from typing import Any
 from engram.errors import InvalidInput
 from engram.store.models import ApiKey, Space
 from engram.store.point_cache import cacheable
+from engram.store.prepared_memories import now_iso
 from engram.store.spaces import require_space
-from engram.store.writes import now_iso
 
 SCOPES = frozenset({"read", "write"})
 MAX_SPACES_PER_KEY = 100

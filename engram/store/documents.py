@@ -12,8 +12,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from engram.store.dialect import dialect_of
+from engram.store.prepared_memories import filter_clauses
 from engram.store.spaces import require_space
-from engram.store.writes import filter_clauses
 
 
 def document_rows(conn: sqlite3.Connection, space_uri: str, document_ids: Sequence[str]) -> list[int]:

@@ -18,7 +18,7 @@ import orjson
 
 from engram.search.rows import DeltaUnavailable, IndexDelta, IndexRows
 from engram.store.database import Store
-from engram.store.memories import prune_tombstones
+from engram.store.memory_writes import prune_tombstones
 from engram.store.spaces import require_space
 
 

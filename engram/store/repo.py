@@ -17,10 +17,10 @@ from engram.atrepo.blocks import cid_of_block
 from engram.atrepo.commit import CommitContext, SignedCommit, sign_commit
 from engram.atrepo.lthash import LtHash
 from engram.atrepo.ops import RepoOp, apply_op
-from engram.auth.keys import PrivateKey
+from engram.auth.crypto_keys import PrivateKey
 from engram.store.dialect import pipelined
+from engram.store.prepared_memories import now_iso
 from engram.store.tid import decode_tid, encode_tid, new_tid
-from engram.store.writes import now_iso
 
 CONFIG_COLLECTION = "garden.engram.config"
 MEMORY_COLLECTION = "garden.engram.memory"

@@ -15,8 +15,8 @@ from engram.atrepo.blocks import encode_block
 from engram.errors import InvalidInput, UnknownSpace
 from engram.store import repo, skipped
 from engram.store.models import ModelSpec, Space, SpaceConfig
+from engram.store.prepared_memories import MAX_DIMS, now_iso
 from engram.store.uris import parse_space_uri
-from engram.store.writes import MAX_DIMS, now_iso
 
 KINDS = ("hosted", "synced")
 COLUMNS = (

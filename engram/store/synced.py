@@ -14,11 +14,11 @@ from typing import Any
 import orjson
 
 from engram.errors import InvalidInput
-from engram.store import memories as store_memories
+from engram.store import memory_writes
 from engram.store.dialect import dialect_of
 from engram.store.models import MemoryWrite
+from engram.store.prepared_memories import now_iso
 from engram.store.spaces import create_space, get_space, require_space
-from engram.store.writes import now_iso
 
 
 @dataclass(frozen=True)
@@ -141,9 +141,9 @@ def apply_repo_changes(
         rows = conn.execute("SELECT rkey FROM memories WHERE space_id = ? AND author = ?", (space.id, repo))
         deletes = [*deletes, *(rkey for (rkey,) in rows if rkey not in keep)]
     if deletes:
-        store_memories.delete_memories(conn, uri, [(repo, rkey) for rkey in deletes])
+        memory_writes.delete_memories(conn, uri, [(repo, rkey) for rkey in deletes])
     if upserts:
-        store_memories.put_memories(conn, uri, upserts)
+        memory_writes.put_memories(conn, uri, upserts)
     if position is not None:
         rev, state, space_rev = position
         conn.execute(
@@ -185,7 +185,7 @@ def drop_repo(conn: sqlite3.Connection, uri: str, repo: str) -> None:
     """A repo no longer listed by the space host: its memories and state go."""
     space = require_space(conn, uri)
     rows = conn.execute("SELECT rkey FROM memories WHERE space_id = ? AND author = ?", (space.id, repo))
-    store_memories.delete_memories(conn, uri, [(repo, rkey) for (rkey,) in rows])
+    memory_writes.delete_memories(conn, uri, [(repo, rkey) for (rkey,) in rows])
     conn.execute("DELETE FROM sync_state WHERE space_id = ? AND repo = ?", (space.id, repo))
 
 

@@ -15,9 +15,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
+from engram.auth.crypto_keys import PrivateKey
 from engram.auth.did_resolver import DocumentSource
 from engram.auth.jws import JwsError, parse_jws
-from engram.auth.keys import PrivateKey
 from engram.auth.space_signature import sign_space_exchange, sign_space_request
 from engram.identifiers import space_authority
 from engram.sync import endpoints

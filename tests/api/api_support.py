@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from engram.auth.credential import mint_space_credential
-from engram.auth.keys import PrivateKey
+from engram.auth.crypto_keys import PrivateKey
 from engram.auth.space_signature import sign_space_request
 from engram.search.vectors import encode_query_vector
 from engram.store import Embedding, MemoryWrite, ModelSpec

@@ -8,8 +8,8 @@ from fakes.object_store import moto_endpoint, snapshot_store_url  # noqa: F401 -
 from serving_support import EngramTestServer
 
 from engram.app import create_app
-from engram.auth.keys import PrivateKey
-from engram.keys import context_key
+from engram.app_keys import context_key
+from engram.auth.crypto_keys import PrivateKey
 
 
 @pytest.fixture

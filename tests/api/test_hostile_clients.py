@@ -15,7 +15,7 @@ from api_support import settings_with
 from serving_support import EngramTestServer, raw_exchange, split_response
 
 from engram.app import create_app
-from engram.keys import context_key
+from engram.app_keys import context_key
 from engram.serving.request_limits import max_request_line
 
 DESCRIBE = "/xrpc/garden.engram.describeService"

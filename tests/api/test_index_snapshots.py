@@ -16,9 +16,9 @@ from fakes.object_store import closed_port, fake_aws_env
 from serving_support import EngramTestServer
 
 from engram.app import create_app
-from engram.auth.keys import PrivateKey
+from engram.app_keys import context_key
+from engram.auth.crypto_keys import PrivateKey
 from engram.config import override
-from engram.keys import context_key
 
 SEARCH = "garden.engram.searchMemories"
 

@@ -9,9 +9,9 @@ import pytest
 from fakes.did_server import FakeDidServer, random_plc_did
 
 from engram.app import create_app
-from engram.auth.keys import PrivateKey
+from engram.app_keys import context_key
+from engram.auth.crypto_keys import PrivateKey
 from engram.auth.service_jwt import mint_service_jwt
-from engram.keys import context_key
 
 NSID = "com.atproto.space.notifySpaceDeleted"
 PATH = f"/xrpc/{NSID}"

@@ -12,7 +12,7 @@ from fakes.did_server import FakeDidServer
 from multidict import CIMultiDict
 
 from engram.app import create_app
-from engram.keys import context_key
+from engram.app_keys import context_key
 
 NSID = "garden.engram.searchMemories"
 

@@ -11,8 +11,8 @@ from api_support import MODEL, Reader, seed, settings_with, unit, vector_params
 from search.loop_guard import loop_guard
 
 from engram.app import create_app
-from engram.auth.keys import PrivateKey
-from engram.keys import context_key
+from engram.app_keys import context_key
+from engram.auth.crypto_keys import PrivateKey
 from engram.store.models import Embedding, MemoryWrite
 
 

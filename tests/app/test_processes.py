@@ -13,8 +13,8 @@ from engram_process import free_port, listeners, start_engram, stop
 from hosted_reader import hosted_reader_headers
 
 from engram.auth.admin_signature import sign_admin_request
+from engram.auth.crypto_keys import PrivateKey
 from engram.auth.identity import save_operator_key
-from engram.auth.keys import PrivateKey
 from engram.config import Settings, read_env
 from engram.lifecycle import open_context
 from engram.search.vectors import encode_query_vector

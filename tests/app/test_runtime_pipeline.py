@@ -220,7 +220,7 @@ def test_the_test_suite_validates_every_output(settings):
     """The suite's settings fixture turns ENGRAM_VALIDATE_OUTPUT on, so every app a test builds from it
     checks every answer against its lexicon (off-lexicon output still fails tests)."""
     from engram.app import create_app
-    from engram.keys import xrpc_key
+    from engram.app_keys import xrpc_key
 
     assert settings.validate_output is True
     assert create_app(settings)[xrpc_key].validate_every_output is True

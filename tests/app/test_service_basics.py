@@ -7,7 +7,7 @@ import logging
 import pytest
 
 from engram.app import create_app
-from engram.keys import context_key, xrpc_key
+from engram.app_keys import context_key, xrpc_key
 from engram.logs import AccessLogger, redact_query
 
 # Lexicon methods that are routed but not built yet. This list may only shrink.

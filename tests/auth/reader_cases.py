@@ -21,8 +21,8 @@ import orjson
 from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
 from fakes.did_server import random_plc_did
 
+from engram.auth.crypto_keys import CURVE_ORDER, PrivateKey
 from engram.auth.did_document import DidDocument
-from engram.auth.keys import CURVE_ORDER, PrivateKey
 
 CREDENTIAL_TYP = "atproto-space-credential+jwt"
 USE = ("authorization", "atproto-space-audience")

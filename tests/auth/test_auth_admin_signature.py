@@ -6,7 +6,7 @@ from fakes.static_resolver import StaticResolver
 from multidict import CIMultiDict
 
 from engram.auth.admin_signature import AdminVerifier, sign_admin_request
-from engram.auth.keys import PrivateKey
+from engram.auth.crypto_keys import PrivateKey
 from engram.errors import NotAllowed, NotAuthenticated
 from engram.xrpc.errors import http_status
 

@@ -5,9 +5,9 @@ from fakes.static_resolver import StaticResolver
 from multidict import CIMultiDict
 
 from engram.auth.credential import CredentialVerifier, mint_space_credential
+from engram.auth.crypto_keys import CURVE_ORDER, PrivateKey
 from engram.auth.jws import JwsError, b64url_decode, parse_jws
 from engram.auth.keyring import LocalKeyring
-from engram.auth.keys import CURVE_ORDER, PrivateKey
 from engram.auth.reader import ReaderVerifier
 from engram.auth.space_signature import sign_space_exchange, sign_space_request, verify_exchange_signature
 from engram.errors import NotAuthenticated

@@ -7,10 +7,10 @@ import pytest
 from fakes.did_server import random_plc_did
 
 from engram.auth.credential import CredentialVerifier, mint_space_credential
+from engram.auth.crypto_keys import PrivateKey
 from engram.auth.did_document import DidDocument
 from engram.auth.did_resolver import DidNotFoundError, DidResolutionError, DidResolver
 from engram.auth.keyring import LocalKeyring
-from engram.auth.keys import PrivateKey
 from engram.errors import NotAuthenticated
 
 

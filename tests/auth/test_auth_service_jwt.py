@@ -4,7 +4,7 @@ import pytest
 from fakes.static_resolver import StaticResolver
 from reader_cases import b64url, forge_jws
 
-from engram.auth.keys import PrivateKey
+from engram.auth.crypto_keys import PrivateKey
 from engram.auth.service_jwt import ServiceAuthVerifier, mint_service_jwt
 from engram.errors import NotAuthenticated
 from engram.xrpc.errors import http_status

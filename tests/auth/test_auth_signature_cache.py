@@ -7,7 +7,7 @@ from multidict import CIMultiDict
 
 import engram.auth.reader as reader_module
 from engram.auth.credential import CLOCK_SKEW, mint_space_credential
-from engram.auth.keys import PrivateKey
+from engram.auth.crypto_keys import PrivateKey
 from engram.auth.reader import ReaderVerifier
 from engram.auth.space_signature import sign_space_request
 from engram.errors import NotAuthenticated

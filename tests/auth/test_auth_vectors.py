@@ -11,8 +11,8 @@ from fakes.static_resolver import StaticResolver
 from multidict import CIMultiDict
 
 from engram.auth.credential import CredentialVerifier
+from engram.auth.crypto_keys import PublicKey
 from engram.auth.jws import parse_jws
-from engram.auth.keys import PublicKey
 from engram.auth.space_signature import verify_exchange_signature, verify_space_signature
 from engram.errors import NotAuthenticated
 

@@ -17,8 +17,8 @@ from engram_process import free_port, start_engram, stop
 
 from engram.auth.admin_signature import sign_admin_request
 from engram.auth.credential import mint_space_credential
+from engram.auth.crypto_keys import PrivateKey
 from engram.auth.identity import save_operator_key
-from engram.auth.keys import PrivateKey
 from engram.auth.space_signature import sign_space_request
 from engram.embed import load_embedder
 from engram.search.vectors import encode_query_vector

@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from engram_process import free_port
 
 from engram.app import create_app
-from engram.keys import context_key
+from engram.app_keys import context_key
 
 
 @dataclass

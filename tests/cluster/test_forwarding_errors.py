@@ -16,9 +16,9 @@ from engram_process import free_port
 from yarl import URL
 
 from engram.app import create_app
-from engram.auth.keys import PrivateKey
+from engram.app_keys import context_key
+from engram.auth.crypto_keys import PrivateKey
 from engram.cluster.forwarding import hop_key, sign_hop
-from engram.keys import context_key
 
 SEARCH = "garden.engram.searchMemories"
 

@@ -11,7 +11,7 @@ import orjson
 from api.api_support import Reader
 from compat_support import FACTS, bearer, start
 
-from engram.auth.keys import PrivateKey
+from engram.auth.crypto_keys import PrivateKey
 
 WF = "wf-support"
 

@@ -95,7 +95,7 @@ class Browser:
 def console_app(settings, clock):
     """The real app, with the test's clock as its wall clock (sessions and links expire on it)."""
     from engram.app import create_app
-    from engram.keys import context_key
+    from engram.app_keys import context_key
 
     app = create_app(settings)
     app[context_key].clock = clock

@@ -11,8 +11,8 @@ from pathlib import Path
 import aiohttp
 from console_support import Browser, console_app
 
+from engram.app_keys import context_key
 from engram.console import guard
-from engram.keys import context_key
 from engram.service import apikeys
 from engram.store import MemoryWrite
 

@@ -16,8 +16,8 @@ from urllib.parse import quote
 
 from aiohttp import web
 
+from engram.auth.crypto_keys import PublicKey
 from engram.auth.did_document import DidDocument, Service
-from engram.auth.keys import PublicKey
 
 
 def random_plc_did() -> str:

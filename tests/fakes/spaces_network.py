@@ -33,9 +33,9 @@ from engram.atrepo.car import RepoRecord, write_repo_car
 from engram.atrepo.commit import CommitContext, SignedCommit, sign_commit
 from engram.atrepo.lthash import LtHash
 from engram.auth.credential import mint_space_credential
+from engram.auth.crypto_keys import PrivateKey
 from engram.auth.did_document import DidDocument, Service
 from engram.auth.jws import parse_jws, sign_jws
-from engram.auth.keys import PrivateKey
 from engram.auth.reader import ReaderVerifier
 from engram.auth.service_jwt import mint_service_jwt
 from engram.auth.space_signature import verify_exchange_signature

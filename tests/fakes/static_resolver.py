@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections import Counter
 
+from engram.auth.crypto_keys import PublicKey
 from engram.auth.did_document import DidDocument
 from engram.auth.did_resolver import DidNotFoundError
-from engram.auth.keys import PublicKey
 
 
 class StaticResolver:

@@ -16,13 +16,13 @@ from aiohttp import web
 from fakes.did_server import FakeDidServer, random_plc_did
 
 from engram.app import create_app
+from engram.app_keys import context_key
 from engram.auth.credential import mint_space_credential
+from engram.auth.crypto_keys import PrivateKey
 from engram.auth.delegation import DELEGATION_TYP
 from engram.auth.did_document import Service
 from engram.auth.jws import sign_jws
-from engram.auth.keys import PrivateKey
 from engram.auth.space_signature import sign_space_request
-from engram.keys import context_key
 from engram.search.vectors import encode_query_vector
 from engram.service import members
 from engram.store import Embedding, MemoryWrite, ModelSpec

@@ -17,7 +17,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from engram.app import create_app
-from engram.keys import context_key
+from engram.app_keys import context_key
 from engram.service import apikeys
 from engram.store import MemoryWrite
 

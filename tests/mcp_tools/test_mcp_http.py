@@ -14,11 +14,11 @@ from api.api_support import Reader
 from mcp.shared.exceptions import MCPError
 from mcp_support import ACCEPT, INIT, error_of, resource_json, result_of, serve
 
-from engram.auth.keys import PrivateKey
+from engram.auth.crypto_keys import PrivateKey
 from engram.service import apikeys
 from engram.service.hybrid import Scope, TextSearch
 from engram.service.search import SearchQuery
-from engram.store import queries as store_queries
+from engram.store import memory_reads
 
 FACTS = [
     "Dana prefers pnpm over npm in the web-dashboard repository.",
@@ -85,7 +85,7 @@ async def test_every_tool_over_http_matches_the_service_layer(served):
         ] == ["auth"]
 
         assert result_of(await client.call_tool("forget", {"uri": made[0]["uri"]}))["deleted"] is True
-        gone = await served.ctx.store.read(store_queries.get_memory, notes, made[0]["uri"])
+        gone = await served.ctx.store.read(memory_reads.get_memory, notes, made[0]["uri"])
         assert gone is None
         shared_uri = (await served.ctx.services.memories.list(shared))[0][0].uri
         assert "ReadOnlySpace" in error_of(await client.call_tool("forget", {"uri": shared_uri}))

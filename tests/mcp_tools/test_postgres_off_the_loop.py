@@ -15,7 +15,7 @@ import pytest
 from api.api_support import Reader
 from mcp_support import result_of, serve
 
-from engram.auth.keys import PrivateKey
+from engram.auth.crypto_keys import PrivateKey
 from engram.store.postgres.store import PostgresStore
 from engram.store.spaces import get_space
 

@@ -446,8 +446,8 @@ async def test_framework_serves_the_schema_with_relative_urls(bank):
 
 async def test_an_oversized_body_is_413_detail(aiohttp_client, settings):
     from engram.app import create_app
+    from engram.app_keys import context_key
     from engram.config import override
-    from engram.keys import context_key
     from engram.service.apikeys import create_api_key
 
     client = await aiohttp_client(create_app(override(settings, max_body_bytes=2048)))

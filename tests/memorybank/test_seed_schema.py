@@ -21,8 +21,8 @@ from schemathesis.core.failures import AcceptedNegativeData, FailureGroup
 from schemathesis.openapi.checks import RejectedPositiveData
 
 from engram.app import create_app
+from engram.app_keys import context_key
 from engram.compat.memorybank.routes import openapi_document
-from engram.keys import context_key
 from engram.service.apikeys import create_api_key
 
 SEED = orjson.loads((Path(__file__).parent / "fixtures" / "seed_openapi.json").read_bytes())

@@ -6,7 +6,7 @@ from api.api_support import Reader
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engram.auth.keys import PrivateKey
+from engram.auth.crypto_keys import PrivateKey
 
 user_ids = st.text(min_size=0, max_size=40) | st.sampled_from(["alice", "1/alice", "alice/", "", "*", "%"])
 

@@ -13,7 +13,7 @@ from security.outbound_world import PLC_HOST, Canary, NamesResolver
 from spacehost.member_world import MODEL, Host
 
 from engram.app import create_app
-from engram.keys import context_key
+from engram.app_keys import context_key
 
 
 @pytest.fixture

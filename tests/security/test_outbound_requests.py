@@ -18,8 +18,8 @@ from fakes.did_server import random_plc_did
 from security.outbound_world import CANARY_NAME, NamesResolver
 from spacehost.member_world import delegation_token, exchange_headers
 
+from engram.auth.crypto_keys import PrivateKey
 from engram.auth.did_document import Service
-from engram.auth.keys import PrivateKey
 from engram.outbound import OutboundPolicy, describe, guarded_session
 
 # 127.0.0.1 as a caller may spell it; the C library's inet_aton reads every one of these as 127.0.0.1.

@@ -19,10 +19,10 @@ from security.outbound_world import PLC_HOST
 from spacehost.member_world import MODEL, exchange_headers, new_member
 
 from engram.app import create_app
-from engram.auth.keys import PrivateKey
+from engram.app_keys import context_key
+from engram.auth.crypto_keys import PrivateKey
 from engram.compat.memorybank.keyauth import SCOPES as BANK_SCOPES
 from engram.config import read_env
-from engram.keys import context_key
 from engram.lifecycle import open_context
 from engram.oauth import OAuthServer
 from engram.service import members

@@ -7,8 +7,8 @@ from fakes.did_server import FakeDidServer
 from member_world import MODEL, Host, MemberPds
 
 from engram.app import create_app
+from engram.app_keys import context_key
 from engram.config import override
-from engram.keys import context_key
 
 
 @pytest.fixture

@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 from aiohttp import web
 from fakes.did_server import FakeDidServer, random_plc_did
 
+from engram.auth.crypto_keys import PrivateKey
 from engram.auth.delegation import DELEGATION_TYP, EXCHANGE_NSID
 from engram.auth.did_document import Service
 from engram.auth.jws import sign_jws
-from engram.auth.keys import PrivateKey
 from engram.auth.space_signature import sign_space_exchange, sign_space_request
 from engram.store import ModelSpec
 

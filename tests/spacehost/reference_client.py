@@ -20,7 +20,7 @@ from typing import Any
 
 import aiohttp
 
-from engram.auth.keys import PrivateKey
+from engram.auth.crypto_keys import PrivateKey
 from engram.auth.space_signature import sign_space_exchange, sign_space_request
 
 

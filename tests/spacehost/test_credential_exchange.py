@@ -8,8 +8,8 @@ import numpy as np
 from member_world import MODEL, exchange_headers, new_member, service_auth_token
 
 from engram.auth.credential import CredentialVerifier
+from engram.auth.crypto_keys import PrivateKey
 from engram.auth.jws import parse_jws
-from engram.auth.keys import PrivateKey
 from engram.search.vectors import encode_query_vector
 from engram.service import members
 from engram.store import Embedding, MemoryWrite

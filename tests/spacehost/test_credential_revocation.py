@@ -16,9 +16,9 @@ from fakes.did_server import random_plc_did
 from member_world import new_member
 
 from engram.auth.credential import mint_space_credential
+from engram.auth.crypto_keys import PrivateKey
 from engram.auth.did_document import Service
 from engram.auth.jws import parse_jws
-from engram.auth.keys import PrivateKey
 from engram.auth.service_jwt import ServiceAuthVerifier, mint_service_jwt
 from engram.auth.space_signature import sign_space_request
 from engram.service import members

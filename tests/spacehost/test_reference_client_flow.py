@@ -11,10 +11,10 @@ from member_world import MODEL, new_member
 from reference_client import ReferenceSpaceClient, SpaceClientError
 
 from engram.app import create_app
+from engram.app_keys import context_key
+from engram.auth.crypto_keys import PrivateKey
 from engram.auth.did_document import Service
 from engram.auth.identity import save_operator_key
-from engram.auth.keys import PrivateKey
-from engram.keys import context_key
 from engram.search.vectors import encode_query_vector
 from engram.service import members
 from engram.store import Embedding, MemoryWrite

@@ -11,10 +11,10 @@ import pytest
 from fakes.did_server import random_plc_did
 
 from engram.app import create_app
+from engram.app_keys import context_key
+from engram.auth.crypto_keys import PrivateKey
 from engram.auth.identity import save_operator_key
-from engram.auth.keys import PrivateKey
 from engram.auth.service_jwt import mint_service_jwt
-from engram.keys import context_key
 from engram.service import members
 
 DEFS = "com.atproto.simplespace.defs"

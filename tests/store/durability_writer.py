@@ -8,7 +8,7 @@ from pathlib import Path
 
 from engram.store import MemoryWrite
 from engram.store.backends import open_store
-from engram.store.memories import put_memories
+from engram.store.memory_writes import put_memories
 from engram.store.spaces import create_space, get_space
 
 

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from engram.store.backends import open_store
-from engram.store.queries import space_status
+from engram.store.memory_reads import space_status
 from engram.store.tid import is_valid_tid
 
 SPACE = "at://did:plc:authority1/space/garden.engram.space/durable"

@@ -13,8 +13,8 @@ import pytest
 
 from engram.store import MemoryWrite
 from engram.store.database import MAX_GROUP
-from engram.store.memories import put_memories
-from engram.store.queries import list_memories
+from engram.store.memory_reads import list_memories
+from engram.store.memory_writes import put_memories
 from engram.store.spaces import require_space
 
 

@@ -7,7 +7,7 @@ from engram.errors import InvalidInput
 from engram.search.rows import IndexSource
 from engram.store import MemoryWrite, ModelSpec
 from engram.store.index_source import StoreIndexSource
-from engram.store.memories import delete_memory, put_memories
+from engram.store.memory_writes import delete_memory, put_memories
 from engram.store.spaces import create_space, delete_space, set_config
 
 ALICE, BOB = "did:plc:alice", "did:plc:bob"

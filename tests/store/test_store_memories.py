@@ -2,8 +2,7 @@ import pytest
 
 from engram.errors import InvalidInput
 from engram.store import MemoryWrite, ModelSpec
-from engram.store.memories import delete_memories, delete_memory, put_memories
-from engram.store.queries import (
+from engram.store.memory_reads import (
     decode_cursor,
     find_import_key,
     get_memories,
@@ -12,6 +11,7 @@ from engram.store.queries import (
     list_memories,
     space_status,
 )
+from engram.store.memory_writes import delete_memories, delete_memory, put_memories
 from engram.store.spaces import create_space, delete_space, get_space, list_spaces, set_config
 
 ALICE, BOB = "did:plc:alice", "did:plc:bob"

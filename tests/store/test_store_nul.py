@@ -5,8 +5,8 @@ import pytest
 
 from engram.errors import InvalidInput
 from engram.store import MemoryWrite
-from engram.store.memories import put_memories
-from engram.store.queries import space_status
+from engram.store.memory_reads import space_status
+from engram.store.memory_writes import put_memories
 
 ALICE = "did:plc:alice"
 

@@ -8,9 +8,9 @@ import pytest
 
 from engram.errors import InvalidInput
 from engram.store import Embedding, MemoryWrite
+from engram.store.prepared_memories import prepare_write
 from engram.store.records import embedding_record, encode_record, memory_record, record_cid
 from engram.store.tid import decode_tid, encode_tid, is_valid_tid, new_tid
-from engram.store.writes import prepare_write
 
 
 def _head(major: int, n: int) -> bytes:

@@ -10,10 +10,10 @@ import pytest
 from engram.atrepo.commit import CommitContext, verify_commit
 from engram.atrepo.lthash import LtHash
 from engram.atrepo.ops import RepoOp, apply_op
-from engram.auth.keys import PrivateKey
+from engram.auth.crypto_keys import PrivateKey
 from engram.store import MemoryWrite
 from engram.store import repo as store_repo
-from engram.store.memories import delete_memory, put_memories
+from engram.store.memory_writes import delete_memory, put_memories
 from engram.store.spaces import create_space, get_space, set_config
 
 SPACE = "at://did:plc:authority1/space/garden.engram.space/main"

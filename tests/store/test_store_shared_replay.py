@@ -5,7 +5,7 @@ connections and writer thread, exactly as a second `engram serve` process would.
 import pytest
 from fakes.static_resolver import StaticResolver
 
-from engram.auth.keys import PrivateKey
+from engram.auth.crypto_keys import PrivateKey
 from engram.auth.service_jwt import ServiceAuthVerifier, mint_service_jwt
 from engram.console.sessions import OPERATOR, READER, SessionStore
 from engram.errors import NotAuthenticated

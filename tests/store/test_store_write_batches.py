@@ -8,8 +8,8 @@ from conftest import MODEL
 from engram.errors import InvalidInput
 from engram.store import MemoryWrite
 from engram.store.index_source import read_delta
-from engram.store.memories import put_memories
-from engram.store.queries import get_memory, space_status
+from engram.store.memory_reads import get_memory, space_status
+from engram.store.memory_writes import put_memories
 from engram.store.repo import MEMORY_COLLECTION, record_cid
 from engram.store.spaces import get_space
 

@@ -8,7 +8,7 @@ import pytest
 from sync_support import running_network
 
 from engram.app import create_app
-from engram.keys import context_key
+from engram.app_keys import context_key
 
 
 @pytest.fixture

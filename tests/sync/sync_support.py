@@ -11,7 +11,7 @@ import numpy as np
 from fakes.spaces_network import SpacesNetwork
 
 from engram.atrepo.blocks import b64encode
-from engram.auth.keys import PrivateKey
+from engram.auth.crypto_keys import PrivateKey
 from engram.auth.space_signature import sign_space_request
 from engram.search.vectors import encode_query_vector
 from engram.store import ModelSpec

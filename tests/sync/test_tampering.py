@@ -51,7 +51,7 @@ async def test_a_repo_whose_export_does_not_verify_is_backed_off_and_reported(en
     )
     await until(lambda: has_text(engram, network, "forged"), "indexed")
     # mallory's PDS now signs with a key that is not in her DID document: incremental and export both fail
-    from engram.auth.keys import PrivateKey
+    from engram.auth.crypto_keys import PrivateKey
 
     mallory.key = PrivateKey.generate("ES256K")
     await notify(

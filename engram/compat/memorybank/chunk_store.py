@@ -9,8 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ...store import MemoryWrite
-from ...store import memories as store_memories
+from ...store import MemoryWrite, memory_writes
 from ...store.spaces import require_space
 
 Selector = tuple[tuple[str, ...], int | None, int | None]  # (all-of tags, start ms, end ms), inclusive
@@ -40,7 +39,7 @@ def delete_selected(conn, space_uri: str, selectors: Sequence[Selector]) -> int:
         for tags, start, end in selectors
         for row in _selected_keys(conn, space.id, tags, start, end)
     }
-    return store_memories.delete_memories(conn, space_uri, sorted(keys))
+    return memory_writes.delete_memories(conn, space_uri, sorted(keys))
 
 
 def replace_documents(
@@ -50,4 +49,4 @@ def replace_documents(
     if replaced:
         delete_selected(conn, space_uri, [(tags, None, None) for tags in replaced])
     if writes:
-        store_memories.put_memories(conn, space_uri, writes)
+        memory_writes.put_memories(conn, space_uri, writes)

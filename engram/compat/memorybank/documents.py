@@ -19,10 +19,9 @@ from ...errors import InvalidInput, TooLarge, Unavailable
 from ...search.filters import Filters
 from ...service.embedding import embed_missing, hosts_model
 from ...service.text_query import embed_query_vectors
-from ...store import Memory, MemoryWrite, Space
-from ...store import queries as store_queries
+from ...store import Memory, MemoryWrite, Space, memory_reads
 from ...store.attrs import nul_path
-from ...store.writes import MAX_SOURCE_BYTES
+from ...store.prepared_memories import MAX_SOURCE_BYTES
 from ..keys import KeyGrant
 from .chunk_store import Selector, delete_selected, replace_documents
 from .keyauth import principal_id
@@ -154,7 +153,7 @@ class MemoryBank:
         reader = self.ctx.direct_reads
 
         def hydrate(result):  # in the FAISS worker, as SearchService does: one thread hop
-            return result, reader.run(store_queries.get_memories, space.uri, result.row_ids.tolist())
+            return result, reader.run(memory_reads.get_memories, space.uri, result.row_ids.tolist())
 
         search = self.ctx.index.search(
             space.uri, active.key, active.dims, vector, k, filters, generation=space.generation, then=hydrate

@@ -16,7 +16,7 @@ from typing import Any
 
 from ...search.filters import Filters
 from ...store import Memory, MemoryWrite
-from ...store.writes import MAX_TAG_BYTES
+from ...store.prepared_memories import MAX_TAG_BYTES
 from .chunks import split_text
 from .dates import epoch_ms, iso_ms, parse_date, read_date
 from .models import Document, MetadataFilter

@@ -20,8 +20,8 @@ from engram.store import skipped
 from engram.store import spaces as store_spaces
 from engram.store.dialect import dialect_of
 from engram.store.models import Memory, SpaceStatus
+from engram.store.prepared_memories import filter_clauses
 from engram.store.spaces import require_space
-from engram.store.writes import filter_clauses
 
 if TYPE_CHECKING:
     from engram.store.database import Store

@@ -17,10 +17,10 @@ from engram.errors import InvalidInput
 from engram.store import repo, skipped
 from engram.store.dialect import pipelined
 from engram.store.models import MemoryRecord, MemoryWrite
+from engram.store.prepared_memories import PreparedMemory, now_iso, prepare_write
 from engram.store.spaces import bump_generation, require_space
 from engram.store.uris import memory_uri
 from engram.store.write_batch import current_row_ids, read_batch
-from engram.store.writes import PreparedMemory, now_iso, prepare_write
 
 
 def _prepare_all(items: Sequence[MemoryWrite]) -> list[PreparedMemory]:
