@@ -89,7 +89,7 @@ class Settings:
     mcp_sessions: int = 10_000
     mcp_sessions_per_key: int = 64
     mcp_session_idle_s: int = 900
-    # Throughput (docs/architecture.md#using-every-core)
+    # Throughput (docs/internals.md#using-every-core)
     # every XRPC answer against its lexicon (tests, debugging); else once per method
     validate_output: bool = False
     # serving processes on one port (engram/serving/processes.py)

@@ -60,7 +60,7 @@ VARIABLES: tuple[Variable, ...] = (
         "ENGRAM_SPLIT_MIN_ROWS",
         "50000",
         "An exact search of at least this many vectors splits its scan over an idle worker when a core is"
-        " free (docs/architecture.md#split-scans); 0 never splits.",
+        " free (docs/internals.md#split-scans); 0 never splits.",
     ),
     Variable(
         "ENGRAM_RAM_BYTES",
@@ -179,7 +179,7 @@ VARIABLES: tuple[Variable, ...] = (
         "ENGRAM_MCP_SESSIONS_PER_KEY", "64", "MCP sessions one API key may hold; its oldest ends first."
     ),
     Variable("ENGRAM_MCP_SESSION_IDLE_S", "900", "An MCP session unused this many seconds ends."),
-    # throughput (docs/architecture.md#using-every-core)
+    # throughput (docs/internals.md#using-every-core)
     Variable(
         "ENGRAM_VALIDATE_OUTPUT",
         "0",
@@ -191,7 +191,7 @@ VARIABLES: tuple[Variable, ...] = (
         None,
         "Serving processes on one port (SO_REUSEPORT) over the same data directory; rate limits and the "
         "connection cap are split between them. Default: the number of cores this process may run on. "
-        "See docs/architecture.md#using-every-core.",
+        "See docs/internals.md#using-every-core.",
     ),
     Variable(
         "ENGRAM_EVENT_LOOP",

@@ -22,7 +22,7 @@ DOCUMENT_BATCH = 64  # texts per worker call: big enough to amortise ONNX overhe
 
 
 def space_embedder(embedder, space: Space):
-    """The loaded embedder that runs the space's model (same name, digest and dims; docs/architecture.md#search),
+    """The loaded embedder that runs the space's model (same name, digest and dims; docs/internals.md#search),
     among the service's embedders (engram/embed/hosted.py), or None."""
     if space.config is None:
         return None

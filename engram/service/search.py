@@ -17,7 +17,7 @@ from ..store.hit_cache import HitCache
 from ..store.prepared_memories import parse_datetime_ms
 from .text_query import TextQueries
 
-# No search holds a caller longer (docs/architecture.md#search); the AppView feed timeout is the same.
+# No search holds a caller longer (docs/internals.md#search); the AppView feed timeout is the same.
 HARD_LIMIT_S = 10.0
 
 if TYPE_CHECKING:
@@ -120,7 +120,7 @@ class SearchService:
 
         decision = await self.limiter.enter(space.uri)
         try:
-            # The hard limit (docs/architecture.md#search): past it the caller is told to retry. A load or
+            # The hard limit (docs/internals.md#search): past it the caller is told to retry. A load or
             # a delta in flight (detached inside the manager) finishes in the background and leaves the
             # index warm; a search already running in a worker finishes there and then frees its lock.
             # asyncio.timeout, not wait_for: no extra task per search.

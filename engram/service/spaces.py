@@ -142,7 +142,7 @@ class SpaceService:
         hop (SQLite: one statement, so no BEGIN/ROLLBACK around it, each of which released and re-took the
         GIL on the loop; docs/benchmarks.md#throughput), on a reader thread where it is a network round trip
         (PostgreSQL, docs/scale-out.md#the-store-on-postgresql). The answer is remembered until the store's
-        change counter moves (docs/architecture.md#space-cache): on SQLite any process's commit moves it,
+        change counter moves (docs/internals.md#space-cache): on SQLite any process's commit moves it,
         and there is then no SQLite call on the loop, whose GIL release let worker threads in ahead of the
         request; on PostgreSQL this process's commits and the notifications of every other process's
         changes to spaces and API keys move it (docs/scale-out.md#point-reads)."""

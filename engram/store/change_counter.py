@@ -1,6 +1,6 @@
 """`ChangeCounter`: a number in shared memory that every process writing the SQLite file bumps after each
 write transaction, so readers can tell in a fraction of a microsecond, without a system call, that nothing
-was committed since they last read (docs/architecture.md#space-cache).
+was committed since they last read (docs/internals.md#space-cache).
 
 Why not ask SQLite (`PRAGMA data_version`): on the event loop every SQLite call releases the GIL, and
 getting it back can mean waiting for a worker thread's Python to finish; the per-request space read was the

@@ -1,5 +1,5 @@
 """Web console sessions in the store, so a session made by one serving process is known to all of them
-(docs/architecture.md#using-every-core). Only the sha256 of the cookie's random value is stored. Plain
+(docs/internals.md#using-every-core). Only the sha256 of the cookie's random value is stored. Plain
 functions over a connection; times are Unix milliseconds."""
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Writes: `await store.write(fn, *args)` queues `fn(conn, *args)` for the single w
 inside `BEGIN IMMEDIATE ... COMMIT` and only then resolves the awaiting caller, so an acknowledged write is
 committed. Group commit: the writes queued while the writer was busy run together in ONE transaction, each
 inside its own savepoint, and are acknowledged together after its one COMMIT (one fsync for the group, not
-one per write; docs/architecture.md#group-commit). A write that fails is rolled back to its savepoint and
+one per write; docs/internals.md#group-commit). A write that fails is rolled back to its savepoint and
 fails alone: it changes nothing, and the others commit. With `synchronous=FULL` in WAL mode SQLite fsyncs the WAL on every commit, so "committed" also
 means "on disk": NORMAL would survive a process crash (kill -9) but could lose the last commits on power
 loss or an OS crash, which would break the contract that acknowledged writes are never lost.

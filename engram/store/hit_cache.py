@@ -1,5 +1,5 @@
 """`HitCache`: memories that recent searches returned, kept hydrated so the next search that hits them skips
-the SQLite read and the row-to-`Memory` conversion (docs/architecture.md#hit-cache).
+the SQLite read and the row-to-`Memory` conversion (docs/internals.md#hit-cache).
 
 Why caching is safe without invalidation: a row id names one immutable version of a memory. An update
 deletes the old row and inserts a new one under a new row id, and ids are never reused (AUTOINCREMENT,

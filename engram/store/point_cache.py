@@ -1,5 +1,5 @@
 """Remembered point reads: the answer of a small read by a unique key, kept until any write could have
-changed it (docs/architecture.md#space-cache, docs/scale-out.md#point-reads).
+changed it (docs/internals.md#space-cache, docs/scale-out.md#point-reads).
 
 `Store.point_read(fn, ...)` remembers `fn`'s answer when `fn` is marked `@cacheable`: a function whose
 answer depends only on rows of `spaces`, `api_keys`, `api_key_spaces` and `revoked_credentials` (the

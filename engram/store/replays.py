@@ -1,4 +1,4 @@
-"""Replay claims shared by every process on the store (docs/architecture.md#using-every-core): a
+"""Replay claims shared by every process on the store (docs/internals.md#using-every-core): a
 service-auth JWT id, an admin request nonce or a client attestation id verifies once in total, not once per
 serving process. Plain functions over a connection, and `StoreReplayGuard`, the auth layer's async view."""
 

@@ -125,7 +125,7 @@ def commit_pending(conn: sqlite3.Connection, signer: Callable[[str], PrivateKey 
     None: engram cannot sign for that authority, so it keeps no repo for the space (nothing could verify
     it) and the records stay out; if the key is added later, the start-up backfill builds the repo.
 
-    A group of writes (docs/architecture.md#group-commit) may leave ops in many spaces: their ops and heads
+    A group of writes (docs/internals.md#group-commit) may leave ops in many spaces: their ops and heads
     are read in two statements for all of them, and the stamps and new heads are written without waiting
     for each answer (on PostgreSQL every statement is a round trip)."""
     ops: dict[int, list[tuple[str, str, str | None, str | None]]] = {}

@@ -77,7 +77,7 @@ class Syncer:
         self._space_slots: dict[str, asyncio.Semaphore] = {}
         if self.settings.process_index == 0:
             # One poller over the data directory: with ENGRAM_PROCESSES > 1 the others only answer
-            # notifications and admin calls (docs/architecture.md#using-every-core).
+            # notifications and admin calls (docs/internals.md#using-every-core).
             self._tasks.append(asyncio.get_running_loop().create_task(self._poll_loop(), name="sync poll"))
         try:
             yield self

@@ -1,5 +1,5 @@
 """ENGRAM_PROCESSES: several `engram serve` processes on one port over one data directory
-(engram/serving/processes.py, docs/architecture.md#using-every-core)."""
+(engram/serving/processes.py, docs/internals.md#using-every-core)."""
 
 import asyncio
 import os

@@ -1,4 +1,4 @@
-"""Group commit (docs/architecture.md#group-commit): writes queued while the writer is busy share one
+"""Group commit (docs/internals.md#group-commit): writes queued while the writer is busy share one
 transaction and one COMMIT, each in its own savepoint, so a failing write fails alone and changes nothing.
 
 Every test holds the writer on a gate first, queues the writes behind it, then opens the gate: they are

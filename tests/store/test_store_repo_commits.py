@@ -107,7 +107,7 @@ async def test_synced_spaces_keep_no_repo(store, model):
 
 
 async def test_a_group_of_writes_to_two_spaces_is_one_signed_commit_per_space(hosted, model):
-    """Group commit (docs/architecture.md#group-commit): writes queued together run in one transaction,
+    """Group commit (docs/internals.md#group-commit): writes queued together run in one transaction,
     so the commit hook signs one commit per hosted space over all of that space's ops, and after_commit
     hears of both commits once."""
     import asyncio

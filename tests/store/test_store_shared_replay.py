@@ -1,4 +1,4 @@
-"""State every serving process shares through the store (docs/architecture.md#using-every-core): replay
+"""State every serving process shares through the store (docs/internals.md#using-every-core): replay
 claims and console sessions. Two `Store`s opened on one file stand in for two processes: each has its own
 connections and writer thread, exactly as a second `engram serve` process would."""
 
