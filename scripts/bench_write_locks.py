@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 import numpy as np
-from postgres_server import PostgresServer, find_binaries
+from support.postgres_server import PostgresServer, find_binaries
 
 from engram.store import Embedding, MemoryWrite, ModelSpec
 from engram.store.memory_writes import put_memories

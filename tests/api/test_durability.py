@@ -10,7 +10,7 @@ import textwrap
 import time
 
 import numpy as np
-from api_support import MODEL, Reader, settings_with, vector_params
+from support.api import MODEL, Reader, settings_with, vector_params
 
 from engram.app import create_app
 from engram.app_keys import context_key

@@ -8,8 +8,8 @@ import socket
 from urllib.parse import quote
 
 import pytest
-from api_support import MODEL, Reader, settings_with
-from serving_support import EngramTestServer, split_response
+from support.api import MODEL, Reader, settings_with
+from support.serving import EngramTestServer, split_response
 
 from engram.app import create_app
 from engram.app_keys import context_key

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-from fakes.did_server import FakeDidServer, random_plc_did
+from support.fakes.did_server import FakeDidServer, random_plc_did
 
 from engram.app import create_app
 from engram.app_keys import context_key

@@ -5,7 +5,7 @@ import shutil
 import threading
 
 import numpy as np
-from api_support import MODEL, Reader, seed, settings_with, unit, vector_params
+from support.api import MODEL, Reader, seed, settings_with, unit, vector_params
 
 from engram.app import create_app
 from engram.app_keys import context_key

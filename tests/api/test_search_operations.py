@@ -7,8 +7,8 @@ import shutil
 
 import numpy as np
 import pytest
-from api_support import MODEL, Reader, seed, settings_with, unit, vector_params
-from search.loop_guard import loop_guard
+from support.api import MODEL, Reader, seed, settings_with, unit, vector_params
+from support.loop_guard import loop_guard
 
 from engram.app import create_app
 from engram.app_keys import context_key

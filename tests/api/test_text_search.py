@@ -6,7 +6,7 @@ import asyncio
 
 import numpy as np
 import pytest
-from api_support import MODEL, Reader, settings_with
+from support.api import MODEL, Reader, settings_with
 
 from engram.app import create_app
 from engram.app_keys import context_key

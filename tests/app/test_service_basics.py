@@ -109,7 +109,7 @@ def test_readme_lists_every_xrpc_method(client):
 async def test_prometheus_metrics_on_their_own_port(aiohttp_client, settings):
     import errno
 
-    from engram_process import free_port
+    from support.engram_process import free_port
 
     from engram.config import override
 

@@ -2,8 +2,8 @@
 
 import pytest
 from aiohttp import web
-from fakes.static_resolver import StaticResolver
 from multidict import CIMultiDict
+from support.fakes.static_resolver import StaticResolver
 
 from engram.auth.admin_signature import AdminVerifier, sign_admin_request
 from engram.auth.crypto_keys import PrivateKey

@@ -1,8 +1,8 @@
 """Credential minting, caching and the strict JWS decoding under it."""
 
 import pytest
-from fakes.static_resolver import StaticResolver
 from multidict import CIMultiDict
+from support.fakes.static_resolver import StaticResolver
 
 from engram.auth.credential import CredentialVerifier, mint_space_credential
 from engram.auth.crypto_keys import CURVE_ORDER, PrivateKey

@@ -4,7 +4,7 @@ import asyncio
 
 import libipld
 import pytest
-from fakes.did_server import random_plc_did
+from support.fakes.did_server import random_plc_did
 
 from engram.auth.credential import CredentialVerifier, mint_space_credential
 from engram.auth.crypto_keys import PrivateKey

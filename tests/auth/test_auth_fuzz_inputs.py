@@ -3,11 +3,11 @@
 import asyncio
 import contextlib
 
-from fakes.static_resolver import StaticResolver
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from multidict import CIMultiDict
-from reader_cases import ReaderWorld
+from support.fakes.static_resolver import StaticResolver
+from support.reader_cases import ReaderWorld
 
 from engram.auth.jws import JwsError, parse_jws
 from engram.auth.reader import ReaderVerifier

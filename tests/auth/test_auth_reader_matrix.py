@@ -5,7 +5,7 @@ can run against the real app."""
 import pytest
 from aiohttp import web
 from multidict import CIMultiDict
-from reader_cases import ACCEPTED, REJECTED, ReaderCase, ReaderWorld
+from support.reader_cases import ACCEPTED, REJECTED, ReaderCase, ReaderWorld
 
 from engram.auth.did_resolver import DidResolver
 from engram.auth.reader import ReaderVerifier
@@ -72,7 +72,7 @@ async def test_signature_and_audience_are_checked_even_when_the_credential_is_ca
     assert ok.status == 200
     assert len(verifier.credentials._verified) == 1
     wrong_aud = world.signed(credential, audience="did:web:elsewhere.example")
-    from reader_cases import PrivateKey  # a fresh key the credential does not bind
+    from support.reader_cases import PrivateKey  # a fresh key the credential does not bind
 
     wrong_key = world.signed(credential, holder=PrivateKey.generate("ES256"))
     for headers, error in ((wrong_aud, "BadSpaceSignature"), (wrong_key, "BadSpaceSignature")):

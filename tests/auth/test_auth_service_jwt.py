@@ -1,8 +1,8 @@
 """Inbound service-auth JWTs (docs/protocol.md#service-auth-jwts)."""
 
 import pytest
-from fakes.static_resolver import StaticResolver
-from reader_cases import b64url, forge_jws
+from support.fakes.static_resolver import StaticResolver
+from support.reader_cases import b64url, forge_jws
 
 from engram.auth.crypto_keys import PrivateKey
 from engram.auth.service_jwt import ServiceAuthVerifier, mint_service_jwt

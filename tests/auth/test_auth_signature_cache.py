@@ -2,8 +2,8 @@
 the credential's exp, and never a way around the credential's window."""
 
 import pytest
-from fakes.static_resolver import StaticResolver
 from multidict import CIMultiDict
+from support.fakes.static_resolver import StaticResolver
 
 import engram.auth.reader as reader_module
 from engram.auth.credential import CLOCK_SKEW, mint_space_credential

@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
-from fakes.static_resolver import StaticResolver
 from multidict import CIMultiDict
+from support.fakes.static_resolver import StaticResolver
 
 from engram.auth.credential import CredentialVerifier
 from engram.auth.crypto_keys import PublicKey

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import orjson
 import pytest
-from engram_process import start_engram, stop
+from support.engram_process import start_engram, stop
 
 from engram.auth.crypto_keys import PrivateKey
 from engram.auth.identity import save_operator_key

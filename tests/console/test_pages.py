@@ -9,7 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import aiohttp
-from console_support import Browser, console_app
+from support.console import Browser, console_app
 
 from engram.app_keys import context_key
 from engram.console import guard

@@ -4,7 +4,7 @@ import time
 
 import numpy as np
 import pytest
-from search_fakes import clustered, oracle
+from support.search_fakes import clustered, oracle
 
 from engram.search.filters import Filters
 from engram.search.graph import newest_neighbors

@@ -4,37 +4,14 @@ import asyncio
 
 import numpy as np
 import pytest
-from loop_guard import loop_guard, run_queue_delay_s
-from search_fakes import MODEL, MemorySource, clustered, oracle
+from support.loop_guard import loop_guard, run_queue_delay_s
+from support.search_fakes import MODEL, SPACE, D, MemorySource, check_oracle, clustered, seeded
 
 from engram.errors import InvalidInput, Unavailable, UnknownSpace
 from engram.search import persist
 from engram.search.filters import Filters
 from engram.search.manager import IndexManager
 from engram.xrpc.errors import http_status
-
-SPACE = "at://did:plc:alice/garden.engram.space/main"
-D = 16
-
-
-def seeded(n=500, d=D, space=SPACE, seed=0, source=None):
-    source = source or MemorySource()
-    vectors = clustered(n, d, seed=seed, centres=10)
-    source.add(
-        space,
-        vectors,
-        authors=[f"did:plc:{i % 4}" for i in range(n)],
-        tags=[("even",) if i % 2 == 0 else () for i in range(n)],
-    )
-    return source, vectors
-
-
-async def check_oracle(manager, source, queries, k=10, filters=None, space=SPACE, d=D):
-    for q in queries:
-        got = await manager.search(space, MODEL, d, q, k, filters)
-        want, scores = oracle(source.live_rows(space), q, k, filters)
-        assert got.row_ids.tolist() == want.tolist()
-        np.testing.assert_allclose(got.scores, scores, atol=2e-6)
 
 
 @pytest.mark.parametrize("exact_max", [100_000, 200], ids=["exact", "hnsw"])

@@ -7,7 +7,7 @@ import threading
 
 import numpy as np
 import pytest
-from search_fakes import MODEL, clustered, spaces_with_rows
+from support.search_fakes import MODEL, clustered, spaces_with_rows
 
 from engram.errors import Unavailable
 from engram.search import persist

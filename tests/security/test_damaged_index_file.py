@@ -7,7 +7,7 @@ import asyncio
 import time
 
 import numpy as np
-from api.api_support import MODEL, Reader, seed, unit, vector_params
+from support.api import MODEL, Reader, seed, unit, vector_params
 
 from engram.app import create_app
 from engram.app_keys import context_key

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import aiohttp
 import pytest
-from engram_process import start_engram, stop
-from fakes.did_server import FakeDidServer
-from security.outbound_world import PLC_HOST
-from spacehost.member_world import MODEL, exchange_headers, new_member
+from support.engram_process import start_engram, stop
+from support.fakes.did_server import FakeDidServer
+from support.member_world import MODEL, exchange_headers, new_member
+from support.outbound_world import PLC_HOST
 
 from engram.app import create_app
 from engram.app_keys import context_key

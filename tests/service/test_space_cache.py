@@ -5,7 +5,7 @@ process or the CLI would make, is seen by the next find."""
 from __future__ import annotations
 
 import numpy as np
-from conftest import MODEL
+from support.models import SERVICE_MODEL as MODEL
 
 from engram.store.database import Store, database_path
 from engram.store.models import Embedding, MemoryWrite

@@ -12,8 +12,8 @@ import time
 
 import pytest
 from aiohttp import web
-from fakes.did_server import random_plc_did
-from member_world import new_member
+from support.fakes.did_server import random_plc_did
+from support.member_world import new_member
 
 from engram.auth.credential import mint_space_credential
 from engram.auth.crypto_keys import PrivateKey

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 from aiohttp import web
-from fakes.static_resolver import StaticResolver
-from member_world import new_member
+from support.fakes.static_resolver import StaticResolver
+from support.member_world import new_member
 
 from engram.auth.client_attestation import ATTESTATION_TYP
 from engram.auth.crypto_keys import PrivateKey, PublicKey

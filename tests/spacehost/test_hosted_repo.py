@@ -13,7 +13,7 @@ import pytest
 from aiohttp.test_utils import TestClient, TestServer
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from member_world import MODEL
+from support.member_world import MODEL
 
 from engram.app import create_app
 from engram.app_keys import context_key

@@ -11,7 +11,7 @@ import time
 
 import pytest
 from aiohttp import web
-from fakes.did_server import random_plc_did
+from support.fakes.did_server import random_plc_did
 
 from engram.auth.credential import mint_space_credential
 from engram.auth.crypto_keys import PrivateKey

@@ -6,9 +6,9 @@ from __future__ import annotations
 import aiohttp
 import numpy as np
 import pytest
-from fakes.did_server import random_plc_did
-from member_world import MODEL, new_member
-from reference_client import ReferenceSpaceClient, SpaceClientError
+from support.fakes.did_server import random_plc_did
+from support.member_world import MODEL, new_member
+from support.reference_client import ReferenceSpaceClient, SpaceClientError
 
 from engram.app import create_app
 from engram.app_keys import context_key

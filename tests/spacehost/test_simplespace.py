@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pytest
-from fakes.did_server import random_plc_did
+from support.fakes.did_server import random_plc_did
 
 from engram.app import create_app
 from engram.app_keys import context_key

@@ -7,8 +7,8 @@ import time
 
 import pytest
 from aiohttp import web
-from fakes.did_server import random_plc_did
-from member_world import MODEL
+from support.fakes.did_server import random_plc_did
+from support.member_world import MODEL
 
 from engram.atrepo.blocks import b64encode
 from engram.atrepo.commit import SignedCommit

@@ -3,7 +3,7 @@ claims and console sessions. Two `Store`s opened on one file stand in for two pr
 connections and writer thread, exactly as a second `engram serve` process would."""
 
 import pytest
-from fakes.static_resolver import StaticResolver
+from support.fakes.static_resolver import StaticResolver
 
 from engram.auth.crypto_keys import PrivateKey
 from engram.auth.service_jwt import ServiceAuthVerifier, mint_service_jwt

@@ -3,7 +3,7 @@
 earlier one wrote, exactly as statement-by-statement reads did. Both backends (the `backend` fixture)."""
 
 import pytest
-from conftest import MODEL
+from support.models import STORE_MODEL as MODEL
 
 from engram.errors import InvalidInput
 from engram.store import MemoryWrite

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 
-from sync_support import add_space, has_text, memory_record, rkey, until
+from support.sync import add_space, has_text, memory_record, rkey, until
 
 from engram.app import create_app
 from engram.app_keys import context_key

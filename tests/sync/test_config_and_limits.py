@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from sync_support import (
+from support.sync import (
     OTHER_MODEL,
     add_space,
     config_record,

@@ -6,7 +6,7 @@ import os
 import stat
 from dataclasses import replace
 
-from sync_support import add_space, has_text, memory_record, notify, rkey, search, status, texts, until
+from support.sync import add_space, has_text, memory_record, notify, rkey, search, status, texts, until
 
 from engram.app import create_app
 from engram.app_keys import context_key

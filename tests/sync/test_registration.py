@@ -7,7 +7,7 @@ import stat
 from dataclasses import replace
 
 import orjson
-from sync_support import has_text, memory_record, notify, rkey, until
+from support.sync import has_text, memory_record, notify, rkey, until
 
 from engram.app import create_app
 from engram.app_keys import context_key
