@@ -86,7 +86,7 @@ def _data_dir(name: str, raw: str) -> Path:
 
 
 def _signing_key(name: str, raw: str) -> str:
-    from .auth.keys import KeyFormatError, PrivateKey
+    from .auth.crypto_keys import KeyFormatError, PrivateKey
 
     try:
         PrivateKey.from_multibase(raw.strip())

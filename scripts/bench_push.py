@@ -39,13 +39,13 @@ from fakes.member_pds import SpacesPds
 from fakes.tls import LoopbackCA
 
 from engram.app import create_app
+from engram.app_keys import context_key
 from engram.atrepo.blocks import b64encode
 from engram.auth.credential import mint_space_credential
+from engram.auth.crypto_keys import PrivateKey
 from engram.auth.did_document import Service
-from engram.auth.keys import PrivateKey
 from engram.auth.space_signature import sign_space_request
 from engram.config import Settings
-from engram.keys import context_key
 from engram.search.vectors import encode_query_vector
 from engram.store import Embedding, MemoryWrite, ModelSpec
 

@@ -17,8 +17,8 @@ from pathlib import Path
 import aiohttp
 from yarl import URL
 
+from ..auth.crypto_keys import PrivateKey
 from ..auth.jws import JwsError, parse_jws
-from ..auth.keys import PrivateKey
 from ..auth.space_signature import sign_space_request
 from ..config import Settings
 from ..identifiers import space_authority

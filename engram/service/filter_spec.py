@@ -20,7 +20,7 @@ from typing import Any
 
 from ..errors import InvalidInput
 from ..search.filters import ATTR_OPS, MAX_ATTR_STRING, AttrPredicate, Filters, datetime_ms
-from ..store.writes import parse_datetime_ms
+from ..store.prepared_memories import parse_datetime_ms
 
 MAX_FIELDS = 16
 MAX_VALUES = 100

@@ -12,10 +12,10 @@ import orjson
 import pytest
 
 from engram.app import create_app
+from engram.app_keys import context_key
 from engram.auth.admin_signature import sign_admin_request
+from engram.auth.crypto_keys import PrivateKey
 from engram.auth.identity import save_operator_key
-from engram.auth.keys import PrivateKey
-from engram.keys import context_key
 
 OPS_DID = "did:plc:docsopsadmin000000000000"
 

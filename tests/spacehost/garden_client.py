@@ -18,7 +18,7 @@ import aiohttp
 import numpy as np
 
 from engram.atrepo.blocks import b64encode
-from engram.auth.keys import PrivateKey
+from engram.auth.crypto_keys import PrivateKey
 from engram.auth.service_jwt import mint_service_jwt
 from engram.auth.space_signature import sign_space_exchange, sign_space_request
 from engram.search.vectors import encode_query_vector

@@ -9,15 +9,15 @@ raised before that transaction has written nothing.
 from __future__ import annotations
 
 import asyncio
+import builtins
 import hashlib
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from ...errors import InvalidInput, NotFound, TooLarge
-from ...store import Memory, MemoryWrite
+from ...store import Memory, MemoryWrite, memory_reads
 from ...store import ingested as store_ingested
-from ...store import queries as store_queries
-from ...store.writes import MAX_SOURCE_BYTES, now_iso
+from ...store.prepared_memories import MAX_SOURCE_BYTES, now_iso
 from ..embedding import embed_documents, hosts_model
 from .chunking import Chunk
 from .limits import Limits
@@ -138,9 +138,8 @@ def chunk_writes(
             attrs["page"] = chunk.page
         if chunk.section is not None:
             attrs["section"] = chunk.section[:MAX_ID_CHARS]
-        source = source_url or name
-        if len(source.encode("utf-8")) > MAX_SOURCE_BYTES:
-            source = None
+        named = source_url or name
+        source = named if len(named.encode("utf-8")) <= MAX_SOURCE_BYTES else None
         writes.append(
             MemoryWrite(author=author, text=chunk.text, source=source, attrs=attrs, embedding=embedding)
         )
@@ -286,10 +285,10 @@ class DocumentService:
             raise NotFound(f"no document {document_id!r} in this space", "DocumentNotFound")
         return row
 
-    async def chunks(self, space_uri: str, document_id: str) -> list[Memory]:
+    async def chunks(self, space_uri: str, document_id: str) -> builtins.list[Memory]:  # `list` is a method
         def read(conn):
             rows = store_ingested.chunk_rows(conn, space_uri, document_id)
-            return store_queries.get_memories(conn, space_uri, rows)
+            return memory_reads.get_memories(conn, space_uri, rows)
 
         memories = await self.store.read(read)
         return sorted(memories, key=lambda m: (m.attrs or {}).get("chunkIndex", 0))
