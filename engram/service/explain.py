@@ -1,5 +1,5 @@
 """Supersession as data and explanations, on top of an engram-chosen ranking (engram/service/ranking.py;
-docs/architecture.md#supersession and #explanations).
+docs/internals.md#supersession and #explanations).
 
 Per hit:
 - `supersedes` / `superseded_by`: which memory it replaces and which replaces it, each with its basis,

@@ -1,5 +1,5 @@
 """The one reading of a caller's search filters into `Filters` (engram/search/filters.py), for every door
-that takes them (MCP recall, the console, the shims' metadata filters; docs/architecture.md#search).
+that takes them (MCP recall, the console, the shims' metadata filters; docs/internals.md#search).
 
 `where` is a JSON object of attrs predicates, one per field:
   {"team": "apollo"}                         string, number or boolean equality (a bare value)

@@ -24,7 +24,7 @@ T = TypeVar("T")
 
 
 def too_slow() -> Unavailable:
-    """The one answer to a search past its time limit (docs/architecture.md#search): retry shortly."""
+    """The one answer to a search past its time limit (docs/internals.md#search): retry shortly."""
     return Unavailable("the search did not finish in time; retry shortly", "IndexLoading", retry_after=1)
 
 

@@ -7,9 +7,9 @@ import base64
 from dataclasses import replace
 from urllib.parse import urlencode
 
-import document_files as files
 import orjson
 import pytest
+from support import document_files as files
 
 from engram.app import create_app
 from engram.app_keys import context_key

@@ -19,9 +19,9 @@ import aiohttp
 import numpy as np
 import pytest
 from aiohttp.test_utils import TestServer
-from fakes.did_server import FakeDidServer, random_plc_did
-from fakes.member_pds import SpacesPds
-from fakes.tls import LoopbackCA
+from support.fakes.did_server import FakeDidServer, random_plc_did
+from support.fakes.member_pds import SpacesPds
+from support.fakes.tls import LoopbackCA
 
 from engram.app import create_app
 from engram.app_keys import context_key

@@ -6,7 +6,7 @@ memories, with the same supersession marks, on every door that can express it.""
 from __future__ import annotations
 
 import httpx2
-from mcp_support import result_of
+from support.mcp import result_of
 
 from engram.service.filter_spec import parse_where
 from engram.service.hybrid import Scope, TextSearch

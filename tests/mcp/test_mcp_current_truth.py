@@ -1,10 +1,10 @@
 """MCP recall's filters (until, any/excluded tags, typed attrs predicates), supersession as data
 (supersedes / supersededBy with their basis, `current`) and explanations (why, empty reasons), on the real
-app over streamable HTTP (docs/mcp.md#recall, docs/architecture.md#supersession)."""
+app over streamable HTTP (docs/mcp.md#recall, docs/internals.md#supersession)."""
 
 from __future__ import annotations
 
-from mcp_support import error_of, result_of
+from support.mcp import error_of, result_of
 
 OLD = "The team's weekly sync is on Mondays at 10:00 in the big room."
 NEW = "Weekly sync: now Thursdays, 15:00."

@@ -12,9 +12,9 @@ from dataclasses import replace
 import aiohttp
 import numpy as np
 import pytest
-from fakes.member_pds import SpacesPds
-from garden_client import AuthorityClient, ClientError, MemberClient
-from member_world import MODEL
+from support.fakes.member_pds import SpacesPds
+from support.garden_client import AuthorityClient, ClientError, MemberClient
+from support.member_world import MODEL
 
 from engram.app import create_app
 from engram.app_keys import context_key

@@ -192,7 +192,7 @@ def spaces_with_rows(count: int, rows: int = 20, dims: int = 16) -> tuple[Memory
 
 
 def passes(filters: Filters, author: str, created_ms: int, tags, attrs) -> bool:
-    """The filter semantics of docs/architecture.md#search, one row at a time in plain Python: the
+    """The filter semantics of docs/internals.md#search, one row at a time in plain Python: the
     oracle the columnar evaluation (engram/search/filters.py) is checked against."""
     if filters.author is not None and author != filters.author:
         return False

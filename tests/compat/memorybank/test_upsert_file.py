@@ -7,8 +7,8 @@ from __future__ import annotations
 import random
 
 import aiohttp
-import document_files as files
 import orjson
+from support import document_files as files
 
 from engram.compat.memorybank.chunks import split_text
 from engram.service.documents.pipeline import prepare

@@ -26,9 +26,6 @@ from dataclasses import dataclass, field
 
 import aiohttp
 from aiohttp import web
-from fakes.did_server import FakeDidServer, random_plc_did
-from fakes.spaces_network import FakeServer, Repo, xrpc_error
-from fakes.static_resolver import StaticResolver
 
 from engram.atrepo.blocks import b64encode
 from engram.auth.crypto_keys import PrivateKey
@@ -38,6 +35,9 @@ from engram.auth.reader import ReaderVerifier
 from engram.auth.service_jwt import mint_service_jwt
 from engram.errors import EngramError
 from engram.store.tid import new_tid
+from support.fakes.did_server import FakeDidServer, random_plc_did
+from support.fakes.spaces_network import FakeServer, Repo, xrpc_error
+from support.fakes.static_resolver import StaticResolver
 
 NOTIFY = "com.atproto.space.notifyWrite"
 
