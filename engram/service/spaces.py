@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import builtins
 import time
 from typing import TYPE_CHECKING
 
 from ..embed.hosted import members
 from ..errors import InvalidInput, UnknownSpace
+from ..identifiers import is_did, is_record_key
 from ..store import ModelSpec, Space, SpaceStatus, memory_reads
 from ..store import notify_registrations as store_registrations
 from ..store import spaces as store_spaces
-from ..store.uris import is_did, is_record_key, space_uri
+from ..store.uris import space_uri
 
 # Spaces `find` remembers (a few hundred bytes each); past it the oldest is dropped. Any write anywhere
 # invalidates them all at once, so the cache only ever saves reads between writes.
@@ -173,7 +175,7 @@ class SpaceService:
     async def list(self) -> list[Space]:
         return await self.store.read(store_spaces.list_spaces)
 
-    async def page(self, after: str = "", limit: int = 100) -> list[SpaceStatus]:
+    async def page(self, after: str = "", limit: int = 100) -> builtins.list[SpaceStatus]:  # `list`: a method
         """One page of live spaces with their counts (one query), after the space URI `after`."""
         return await self.store.read(memory_reads.space_page, after, limit)
 
@@ -191,7 +193,8 @@ class SpaceService:
         deleted = await self.store.write(store_spaces.delete_space, uri)
         if self.index is not None:
             await self.index.drop(uri)
-        if deleted and registrations:  # its syncers drop their copy (docs/space-host.md)
+        # its syncers drop their copy (docs/space-host.md); registrations imply a notifier and the space
+        if deleted and registrations and notifier is not None and space is not None:
             notifier.space_deleted(uri, space.authority, registrations)
         return deleted
 
