@@ -1,5 +1,5 @@
 """Push over real TLS on loopback (docs/space-host.md#write-notifications, docs/sync.md#learning-about-writes):
-every host serves https with a certificate from a test CA the test process trusts (tests/fakes/tls.py), so
+every host serves https with a certificate from a test CA the test process trusts (tests/support/fakes/tls.py), so
 the notifications travel as they do in a deployment, where space hosts deliver only to https endpoints.
 
 - instance A hosts a space, instance B syncs it and registers for notifications; A pushes notifyWrite to B

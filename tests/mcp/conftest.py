@@ -1,4 +1,4 @@
-"""Fixtures for the MCP tests: the real app served on a real port (see mcp_support.py)."""
+"""Fixtures for the MCP tests: the real app served on a real port (see tests/support/mcp.py)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """In-process cluster nodes: the real app on a real port, in this test's event loop, in cluster mode over
 one PostgreSQL store (each node with a data directory of its own). Faster than `engram serve` processes
-(cluster_support.py) when a test needs to look inside a node.
+(tests/support/cluster.py) when a test needs to look inside a node.
 
 (Not in conftest.py: test modules import these by name.)"""
 

@@ -130,7 +130,7 @@ class FakeServer:
         self.app = web.Application()
         self.calls: Counter[str] = Counter()
         self.port = 0
-        self._ssl = ssl_context  # served over TLS with it (tests/fakes/tls.py)
+        self._ssl = ssl_context  # served over TLS with it (tests/support/fakes/tls.py)
         self._runner: web.AppRunner | None = None
 
     async def start(self) -> None:
