@@ -37,8 +37,8 @@ async def test_a_sessions_use_is_written_at_most_once_a_touch_interval(two_store
     store write per request."""
     first, second = two_stores
     clock = Clock(NOW)
-    a = McpSessions(lambda: first, idle_s=600, per_key=8, overall=100, clock=clock)
-    b = McpSessions(lambda: second, idle_s=600, per_key=8, overall=100, clock=clock)
+    a = McpSessions(first, idle_s=600, per_key=8, overall=100, clock=clock)
+    b = McpSessions(second, idle_s=600, per_key=8, overall=100, clock=clock)
     opened = await a.open("key:1")
     digest = hashlib.sha256(opened.encode()).hexdigest()
 
