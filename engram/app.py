@@ -21,10 +21,10 @@ from aiohttp import web
 from . import __version__
 from .api import register_all
 from .api.basic import install_basic_routes
+from .app_keys import context_key, xrpc_key
 from .compat import install_shims
 from .config import Settings
 from .console import install_console
-from .keys import context_key, xrpc_key
 from .lifecycle import open_context
 from .metrics import Metrics
 from .serving import runner as serving

@@ -86,7 +86,7 @@ def _data_dir(name: str, raw: str) -> Path:
 
 
 def _signing_key(name: str, raw: str) -> str:
-    from .auth.keys import KeyFormatError, PrivateKey
+    from .auth.crypto_keys import KeyFormatError, PrivateKey
 
     try:
         PrivateKey.from_multibase(raw.strip())
@@ -243,7 +243,7 @@ class Settings:
         "50000",
         whole(0),
         "An exact search of at least this many vectors splits its scan over an idle worker when a core is "
-        "free (docs/architecture.md#split-scans); 0 never splits.",
+        "free (docs/internals.md#split-scans); 0 never splits.",
     )
     ram_bytes: int = var(
         "ENGRAM_RAM_BYTES",
@@ -460,7 +460,7 @@ class Settings:
         whole(10, 86_400),
         "An MCP session unused this many seconds ends.",
     )
-    # throughput (docs/architecture.md#using-every-core)
+    # throughput (docs/internals.md#using-every-core)
     validate_output: bool = var(
         "ENGRAM_VALIDATE_OUTPUT",
         "0",
@@ -475,7 +475,7 @@ class Settings:
         None,
         "Serving processes on one port (SO_REUSEPORT) over the same data directory; rate limits and the "
         "connection cap are split between them. Default: the number of cores this process may run on. See "
-        "docs/architecture.md#using-every-core.",
+        "docs/internals.md#using-every-core.",
         factory=usable_cores,
     )
     event_loop: str = var(

@@ -10,6 +10,7 @@ its own wire shape: the XRPC runtime to ``{"error", "message"}`` with a status p
      ├── InvalidInput           invalid     InvalidRequest
      │    └── UnknownSpace      invalid     UnknownSpace        (no such live space)
      ├── NotAuthenticated       auth        AuthRequired
+     │    └── Replayed          auth        JwtReplayed         (a token's id was already used)
      ├── NotAllowed             forbidden   Forbidden
      ├── NotFound               not_found   NotFound
      ├── Conflict               conflict    Conflict
@@ -47,11 +48,6 @@ class EngramError(Exception):
         # Extra wire headers a front door may pass on as they are; domain code sets numbers, not headers.
         self.headers = dict(headers or {})
 
-    @property
-    def error(self) -> str:
-        """The XRPC spelling of ``name`` (kept so XRPC-facing code reads naturally)."""
-        return self.name
-
     def payload(self) -> dict[str, str]:
         return {"error": self.name, "message": self.message}
 
@@ -74,6 +70,13 @@ class UnknownSpace(InvalidInput):
 class NotAuthenticated(EngramError):
     kind = "auth"
     default_name = "AuthRequired"
+
+
+class Replayed(NotAuthenticated):
+    """A signed token (or request) whose id was already used once: a type of its own so a verifier's caller
+    can answer a replay differently (as the syncer's notification step does) without comparing names."""
+
+    default_name = "JwtReplayed"
 
 
 class NotAllowed(EngramError):

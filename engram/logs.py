@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 import sys
@@ -82,10 +83,10 @@ def configure_logging(level: str, *, batched: bool = False) -> None:
     """JSON lines on stderr; `batched` (the server) writes info lines in batches (BatchedStderrHandler)."""
     handler: logging.Handler = logging.StreamHandler(sys.stderr)
     if batched:
-        try:
+        with contextlib.suppress(
+            OSError, ValueError, AttributeError
+        ):  # no usable fd 2 (sys.stderr None or detached)
             handler = BatchedStderrHandler()
-        except (OSError, ValueError, AttributeError):  # no usable fd 2 (sys.stderr None or detached)
-            pass
     handler.setFormatter(JsonFormatter())
     root = logging.getLogger()
     root.handlers[:] = [handler]

@@ -6,7 +6,7 @@ Labels are bounded: the XRPC method only when it is one of the lexicon's methods
 With several serving processes (engram/serving/processes.py) the parent sets prometheus_client's own
 switch, PROMETHEUS_MULTIPROC_DIR, before spawning them: every process then keeps its values in files there,
 and the one process that listens for scrapes answers with the sum over all of them
-(docs/architecture.md#using-every-core).
+(docs/internals.md#using-every-core).
 """
 
 from __future__ import annotations
@@ -151,7 +151,7 @@ class HitCacheCollector:
 
 
 class SearchBatchCollector:
-    """Search batches (engram/search/search_job.py, docs/architecture.md#batched-scans): the index manager's
+    """Search batches (engram/search/search_job.py, docs/internals.md#batched-scans): the index manager's
     plain counters, read at scrape time. Searches per batched scan = searches{run="scan"} / scans."""
 
     def __init__(self, index) -> None:
@@ -172,7 +172,7 @@ class SearchBatchCollector:
         searches.add_metric(["alone"], stats.alone)
         split = CounterMetricFamily(
             "engram_search_split_scans",
-            "Lone exact searches whose scan was split over an idle worker (docs/architecture.md#split-scans)",
+            "Lone exact searches whose scan was split over an idle worker (docs/internals.md#split-scans)",
             labels=["second_half"],
         )
         split.add_metric(["worker"], stats.split - stats.taken_back)

@@ -6,11 +6,13 @@ Shapes are garden.engram.defs (#memoryView, #model, #spaceConfig) and garden.eng
 
 from __future__ import annotations
 
+from typing import Any
+
 from .store import ApiKey, Memory, ModelSpec, Space, SpaceStatus
 
 
 def memory_view(memory: Memory, similarity: int | None = None) -> dict:
-    view = {
+    view: dict[str, Any] = {
         "uri": memory.uri,
         "cid": memory.cid,
         "author": memory.author,

@@ -1,10 +1,10 @@
 """The bounded worker pool for CPU work (FAISS, ONNX, large numpy ops).
 
 Every worker thread pins itself to one OpenMP / BLAS thread: on small shared machines a single query with
-two OpenMP threads is several times slower than with one (docs/architecture.md#concurrency), and
+two OpenMP threads is several times slower than with one (docs/internals.md#concurrency), and
 ``faiss.omp_set_num_threads`` only affects the calling thread, so it must run in each worker.
 
-The index-build pool is the exception (docs/architecture.md#concurrency): an HNSW build is one long FAISS
+The index-build pool is the exception (docs/internals.md#concurrency): an HNSW build is one long FAISS
 call that OpenMP can spread over every core, so its thread gets ``ENGRAM_BUILD_THREADS`` OpenMP threads,
 and a lower scheduling priority (``nice``) that the OpenMP threads it starts inherit. The build then runs on
 whatever CPU the searches leave idle instead of competing with them for it.
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import contextvars
 import functools
 import logging
@@ -83,7 +84,7 @@ class Claimable:
 
 class Job(Claimable):
     """One call on a worker thread that reports back to the event loop with ``done(result, error)``,
-    without a ``concurrent.futures.Future``: the search hot path's hand-off (docs/architecture.md#concurrency).
+    without a ``concurrent.futures.Future``: the search hot path's hand-off (docs/internals.md#concurrency).
     A Future builds a Condition and an RLock, takes them to run, to finish and to add a callback; that was a
     measurable share of a search's CPU, and the hot path needs none of it (one waiter, already on the loop).
 
@@ -116,10 +117,8 @@ class Job(Claimable):
             self._report(None, asyncio.CancelledError())
 
     def _report(self, result: Any, error: BaseException | None) -> None:
-        try:
+        with contextlib.suppress(RuntimeError):  # the loop is closed: nobody is waiting any more
             self._loop.call_soon_threadsafe(self._done, result, error)
-        except RuntimeError:  # the loop is closed: nobody is waiting any more
-            pass
 
 
 class _FutureCall:

@@ -16,8 +16,8 @@ import time
 from multidict import CIMultiDict, CIMultiDictProxy
 
 from engram.auth.credential import mint_space_credential
+from engram.auth.crypto_keys import PrivateKey
 from engram.auth.keyring import LocalKeyring
-from engram.auth.keys import PrivateKey
 from engram.auth.reader import ReaderVerifier
 from engram.auth.space_signature import sign_space_request
 

@@ -1,6 +1,6 @@
 """Cluster numbers in one run (docs/benchmarks.md#cluster): engram nodes as real `engram serve` processes
-on loopback over one PostgreSQL (started from the machine's binaries, tests/postgres_server.py) and one
-file:// index snapshot store, launched the way the cluster tests launch them (tests/cluster/cluster_support.py).
+on loopback over one PostgreSQL (started from the machine's binaries, tests/support/postgres_server.py) and one
+file:// index snapshot store, launched the way the cluster tests launch them (tests/support/cluster.py).
 
 1. Search throughput, 1 node vs 2 nodes, over `--spaces` spaces of `--n` memories (d=384, exact index) spread
    over both nodes by rendezvous hashing: `--concurrency` signed vector searches in flight for `--seconds`,
@@ -27,13 +27,13 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT / "scripts"), str(ROOT / "tests"), str(ROOT / "tests" / "cluster")]
+sys.path[:0] = [str(ROOT / "scripts"), str(ROOT / "tests")]
 
 import aiohttp
 import numpy as np
 from benchlib import interleave, latent, load_average
-from cluster_support import PUBLIC_URL, SERVICE_DID, Cluster
-from postgres_server import PostgresServer, find_binaries
+from support.cluster import PUBLIC_URL, SERVICE_DID, Cluster
+from support.postgres_server import PostgresServer, find_binaries
 
 from engram.cluster import rendezvous
 from engram.config import Settings

@@ -97,7 +97,9 @@ def timed(fn, queries):
 
 def recall(results, truth) -> float:
     return float(
-        np.mean([len(set(r.row_ids.tolist()) & set(t.tolist())) / K for r, t in zip(results, truth)])
+        np.mean(
+            [len(set(r.row_ids.tolist()) & set(t.tolist())) / K for r, t in zip(results, truth, strict=True)]
+        )
     )
 
 

@@ -75,7 +75,7 @@ async def main() -> None:
         # model's key.
         await seed(ctx, space.uri, latent(args.memories, spec.dims, seed=1), spec)
         _, token = await apikeys.create_api_key(ctx.store, space.uri, ["read"], "bench")
-        await ctx.services.search.warm(await ctx.services.spaces.get(space.uri))
+        await ctx.services.search.warm(await ctx.services.spaces.find(space.uri))
         await ctx.index.flush()  # persisted, so the stdio process loads it instead of building it
 
         bearer = {"Authorization": f"Bearer {token}"}
@@ -104,7 +104,7 @@ async def main() -> None:
             Client(streamable_http_client(f"{base}/mcp", http_client=http))
         )
 
-        current = await ctx.services.spaces.get(space.uri)
+        current = await ctx.services.spaces.find(space.uri)
 
         async def service(i: int) -> None:
             await ctx.services.search.search(current, SearchQuery(q=QUERIES[i % len(QUERIES)], limit=10))

@@ -50,7 +50,7 @@ async def run(n: int, rounds: int, count: int) -> dict:
         queries = [" ".join(WORDS[(q * 5 + j) % len(WORDS)] for j in range(4)) for q in range(20)]
         user_tag = tag("user", tenant(str(key.id), "bench"))
         headers = srv.signed(space.uri)
-        fresh = await srv.ctx.services.spaces.get(space.uri)
+        fresh = await srv.ctx.services.spaces.find(space.uri)
 
         async def shim(i: int):
             body = {"queries": [{"query": queries[i % 20], "user_id": "bench"}]}

@@ -5,7 +5,7 @@ Two paths, each with the poll off (it ran once, at start-up), so every write tra
 - `host`: instance A hosts a space and instance B syncs it, registered for notifications. A write on A
   (`MemoryWrite` through A's services) -> A's notifyWrite to B over https -> B's pass (listRepoOps from A,
   verified against A's signed commit) -> the memory in B's searchMemories answer.
-- `member`: a member's spaces-capable PDS (tests/fakes/member_pds.py) takes `createRecord`, pushes notifyWrite
+- `member`: a member's spaces-capable PDS (tests/support/fakes/member_pds.py) takes `createRecord`, pushes notifyWrite
   to engram, its space host, over https; engram pulls the member's repo from the PDS and indexes it -> the
   memory in engram's searchMemories answer.
 
@@ -39,13 +39,13 @@ from fakes.member_pds import SpacesPds
 from fakes.tls import LoopbackCA
 
 from engram.app import create_app
+from engram.app_keys import context_key
 from engram.atrepo.blocks import b64encode
 from engram.auth.credential import mint_space_credential
+from engram.auth.crypto_keys import PrivateKey
 from engram.auth.did_document import Service
-from engram.auth.keys import PrivateKey
 from engram.auth.space_signature import sign_space_request
 from engram.config import Settings
-from engram.keys import context_key
 from engram.search.vectors import encode_query_vector
 from engram.store import Embedding, MemoryWrite, ModelSpec
 

@@ -8,7 +8,7 @@ reports:
   - end-to-end signed searchMemories p50/p99 over HTTP (credential verified, signature checked every time);
   - ratio = end-to-end p50 / (bare p50 + floor p50), and the same for p99.
 Where the service splits a lone exact scan over an idle worker (ENGRAM_SPLIT_MIN_ROWS rows and up,
-docs/architecture.md#split-scans) it also reports, in the same rounds:
+docs/internals.md#split-scans) it also reports, in the same rounds:
   - bare split: SpaceIndex.search with the same two-worker split, in-process;
   - end-to-end unsplit: the same requests with splitting turned off in the service;
   - split_ratio = end-to-end p50 / (bare split p50 + floor p50): the service's overhead over what the split

@@ -27,7 +27,7 @@ import numpy as np
 from engram.search.keyword_index import KeywordIndex
 from engram.store import Embedding, MemoryWrite, ModelSpec, Store, database_path
 from engram.store.index_source import read_delta, read_keyword_delta
-from engram.store.memories import put_memories
+from engram.store.memory_writes import put_memories
 from engram.store.postgres.store import PostgresStore
 from engram.store.spaces import create_space, get_space, set_config
 

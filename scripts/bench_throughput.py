@@ -207,7 +207,7 @@ async def seed_data_dir(data_dir: Path, env: dict[str, str], size: int) -> dict:
     sys.path.insert(0, str(HERE))
     from benchlib import latent, seed
 
-    from engram.auth.keys import PrivateKey
+    from engram.auth.crypto_keys import PrivateKey
     from engram.auth.space_signature import sign_space_request
     from engram.config import read_env
     from engram.lifecycle import open_context
@@ -265,7 +265,7 @@ def bench_processes(args: argparse.Namespace) -> None:
             url = f"http://127.0.0.1:{port}/xrpc/garden.engram.searchMemories"
             servers.append((proc, {"url": url, **material}, label))
         try:
-            for proc, target, _ in servers:
+            for _proc, target, _ in servers:
                 deadline = time.monotonic() + 120
                 while time.monotonic() < deadline:
                     try:

@@ -22,10 +22,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 import numpy as np
-from postgres_server import PostgresServer, find_binaries
+from support.postgres_server import PostgresServer, find_binaries
 
 from engram.store import Embedding, MemoryWrite, ModelSpec
-from engram.store.memories import put_memories
+from engram.store.memory_writes import put_memories
 from engram.store.postgres.store import PostgresStore
 from engram.store.spaces import create_space, set_config
 

@@ -34,8 +34,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "tests")]
 
 import aiohttp
-from engram_process import start_engram
-from postgres_server import PostgresServer, find_binaries
+from support.engram_process import start_engram
+from support.postgres_server import PostgresServer, find_binaries
 
 SPACES = 32
 CONVERSATION = 20  # messages per conversation before a client starts the next one

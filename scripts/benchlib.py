@@ -23,11 +23,11 @@ import numpy as np
 from aiohttp import web
 
 from engram.app import create_app
+from engram.app_keys import context_key
 from engram.auth.credential import mint_space_credential
-from engram.auth.keys import PrivateKey
+from engram.auth.crypto_keys import PrivateKey
 from engram.auth.space_signature import sign_space_request
 from engram.config import Settings
-from engram.keys import context_key
 from engram.store import Embedding, MemoryWrite
 
 

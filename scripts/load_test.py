@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import aiohttp
 import numpy as np
 
-from engram.auth.keys import PrivateKey
+from engram.auth.crypto_keys import PrivateKey
 from engram.auth.space_signature import sign_space_request
 from engram.search.vectors import encode_query_vector
 from engram.service import apikeys
@@ -194,8 +194,8 @@ async def main_async(args: argparse.Namespace) -> int:
     from aiohttp import web
 
     from engram.app import create_app
+    from engram.app_keys import context_key
     from engram.config import read_env
-    from engram.keys import context_key
 
     with tempfile.TemporaryDirectory(prefix="engram-load-") as tmp:
         env = {k: v for k, v in os.environ.items() if k.startswith("ENGRAM_")}

@@ -1,4 +1,4 @@
-"""Write the batched scan's ONNX graph, engram/search/data/fp16_scan.onnx (docs/architecture.md#batched-scans).
+"""Write the batched scan's ONNX graph, engram/search/data/fp16_scan.onnx (docs/internals.md#batched-scans).
 
 The graph is two nodes: scores[b, r] = queries[b] . float32(rows[r]) + bias[b or 0, r] (Cast, then Gemm
 with the rows transposed; the bias has one row for every query or one row for all). engram ships the generated file, so serving needs onnxruntime only, not the `onnx`

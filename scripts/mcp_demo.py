@@ -28,8 +28,8 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import AuthorizationCodeResult, OAuthClientMetadata
 
 from engram.app import create_app
+from engram.app_keys import context_key
 from engram.config import Settings
-from engram.keys import context_key
 from engram.service import apikeys
 
 DID = "did:web:demo.test"

@@ -104,13 +104,13 @@ hypothesis_settings.register_profile(
 hypothesis_settings.load_profile("engram")
 
 
-# -- PostgreSQL: one real server per session, a fresh database per test (tests/postgres_server.py) ----------
+# -- PostgreSQL: one real server per session, a fresh database per test (tests/support/postgres_server.py) ----------
 
 
 @pytest.fixture(scope="session")
 def postgres_server():
     """The session's PostgreSQL server; skips (saying what to install) where no binaries exist."""
-    from postgres_server import SKIP_MESSAGE, PostgresServer, find_binaries
+    from support.postgres_server import SKIP_MESSAGE, PostgresServer, find_binaries
 
     bin_dir = find_binaries()
     if bin_dir is None:

@@ -14,7 +14,7 @@ from typing import Any
 from aiohttp import web
 
 from ..context import AppContext
-from ..xrpc.errors import ForbiddenError
+from ..errors import NotAllowed
 from ..xrpc.server import RAW_BODY, AuthHook, reads_body_first
 
 
@@ -28,7 +28,7 @@ def admin_signed(ctx: AppContext) -> AuthHook:
     async def verify(request: web.Request, params: dict[str, Any], body: Any) -> AdminCaller:
         if not ctx.settings.admin_dids:
             # Say so plainly instead of a signature error the operator cannot fix from the client side.
-            raise ForbiddenError("remote admin is off: no DID is in ENGRAM_ADMIN_DIDS", "Forbidden")
+            raise NotAllowed("remote admin is off: no DID is in ENGRAM_ADMIN_DIDS", "Forbidden")
         raw = request.get(RAW_BODY, b"")
         did = await ctx.admin_verifier.verify(request.method, request.path_qs, request.headers, raw)
         return AdminCaller(did)

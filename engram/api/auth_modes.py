@@ -14,9 +14,8 @@ from aiohttp import web
 
 from ..auth.reader import ReaderAuth
 from ..context import AppContext
-from ..errors import UnknownSpace
+from ..errors import InvalidInput, NotAllowed, NotAuthenticated, Replayed
 from ..store import Space
-from ..xrpc.errors import AuthRequiredError, ForbiddenError, InvalidRequestError
 from ..xrpc.server import AuthHook, reads_body_first
 
 
@@ -33,10 +32,8 @@ def space_reader(ctx: AppContext) -> AuthHook:
         if uri is None and isinstance(body, dict):
             uri = body.get("space")
         if not isinstance(uri, str) or not uri:
-            raise InvalidRequestError('Missing required parameter "space"')
-        space = await ctx.services.spaces.find(uri)
-        if space is None or space.deleted:
-            raise UnknownSpace(f"this service does not index the space {uri}")
+            raise InvalidInput('Missing required parameter "space"')
+        space = await ctx.services.spaces.require(uri, refusal=f"this service does not index the space {uri}")
         auth = await ctx.reader_verifier.verify(request.headers, uri)
         await ctx.services.revocations.refuse_revoked(
             uri, auth.jti
@@ -52,7 +49,7 @@ def service_auth(ctx: AppContext, nsid: str) -> AuthHook:
     async def verify(request: web.Request, params: dict[str, Any], body: Any):
         authorization = request.headers.getall("Authorization", [])
         if len(authorization) != 1:
-            raise AuthRequiredError("exactly one Authorization: Bearer <service JWT> header is required")
+            raise NotAuthenticated("exactly one Authorization: Bearer <service JWT> header is required")
         return await ctx.service_verifier.verify(authorization[0], nsid)
 
     return verify
@@ -71,21 +68,17 @@ def syncer_notification(ctx: AppContext, nsid: str) -> AuthHook:
     async def verify(request: web.Request, params: dict[str, Any], body: Any):
         authorization = request.headers.getall("Authorization", [])
         if len(authorization) != 1:
-            raise AuthRequiredError("exactly one Authorization: Bearer <service JWT> header is required")
+            raise NotAuthenticated("exactly one Authorization: Bearer <service JWT> header is required")
         uri = body.get("space") if isinstance(body, dict) else None
         if not isinstance(uri, str) or not uri:
-            raise InvalidRequestError('Missing required property "space"')
-        space = await ctx.services.spaces.find(uri)
-        if space is None or space.deleted:
-            raise InvalidRequestError(f"this service does not index the space {uri}", "UnknownSpace")
+            raise InvalidInput('Missing required property "space"')
+        space = await ctx.services.spaces.require(uri, refusal=f"this service does not index the space {uri}")
         try:
             auth = await ctx.service_verifier.verify(authorization[0], nsid, issuer=space.authority)
-        except AuthRequiredError as e:
-            if e.error == "JwtReplayed":
-                raise ForbiddenError("this notification was already delivered (jti replayed)") from None
-            raise
+        except Replayed:
+            raise NotAllowed("this notification was already delivered (jti replayed)") from None
         if auth.aud != f"{ctx.settings.service_did}#atproto_space_syncer":
-            raise ForbiddenError("notifications must be addressed to this service's #atproto_space_syncer")
+            raise NotAllowed("notifications must be addressed to this service's #atproto_space_syncer")
         return auth
 
     return verify

@@ -13,8 +13,8 @@ from aiohttp import web
 
 from ..auth.space_signature import verify_exchange_signature
 from ..context import AppContext
+from ..errors import NotAuthenticated
 from ..spacehost.credential_exchange import VerifiedExchange
-from ..xrpc.errors import AuthRequiredError
 from ..xrpc.server import AuthHook, reads_body_first
 from .space_repo_auth import hosted_space
 
@@ -25,7 +25,7 @@ def space_exchanger(ctx: AppContext) -> AuthHook:
         space = await hosted_space(ctx, body.get("space") if isinstance(body, dict) else None)
         authorization = request.headers.getall("Authorization", [])
         if len(authorization) != 1:
-            raise AuthRequiredError("exactly one Authorization: Bearer <delegation token> field is required")
+            raise NotAuthenticated("exactly one Authorization: Bearer <delegation token> field is required")
         holder = verify_exchange_signature(request.headers)
         delegation = await ctx.space_host.delegations.verify(authorization[0], space.uri, space.authority)
         attestation = body.get("clientAttestation") if isinstance(body, dict) else None

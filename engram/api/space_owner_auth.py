@@ -24,9 +24,8 @@ from aiohttp import web
 from ..auth.jws import JwsError, parse_jws
 from ..auth.service_jwt import ServiceAuth
 from ..context import AppContext
-from ..errors import InvalidInput
+from ..errors import InvalidInput, NotAuthenticated
 from ..store import Space
-from ..xrpc.errors import AuthRequiredError
 from ..xrpc.server import AuthHook, reads_body_first
 from .space_repo_auth import hosted_space
 
@@ -48,7 +47,7 @@ def service_audiences(ctx: AppContext, owner: str | None) -> frozenset[str]:
 def _authorization(request: web.Request) -> str:
     authorization = request.headers.getall("Authorization", [])
     if len(authorization) != 1:
-        raise AuthRequiredError("exactly one Authorization: Bearer <service JWT> header is required")
+        raise NotAuthenticated("exactly one Authorization: Bearer <service JWT> header is required")
     return authorization[0]
 
 

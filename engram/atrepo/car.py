@@ -28,7 +28,7 @@ from engram.atrepo.blocks import (
 from engram.atrepo.commit import CommitContext, SignedCommit, verify_commit
 from engram.atrepo.errors import CommitVerificationError, RepoFormatError
 from engram.atrepo.ops import set_hash_of_index
-from engram.auth.keys import PublicKey
+from engram.auth.crypto_keys import PublicKey
 
 MAX_CAR_BYTES = 256 * 1024 * 1024
 

@@ -9,7 +9,7 @@ A commit is ``{ver: 1, rev, hash, ikm, sig, mac}``:
   holding the contents can check it, and it binds the hash to the signed ikm;
 - ``hash`` = sha256 of the repo's LtHash state, which the verifier recomputes and compares.
 
-HKDF-Expand (no Extract step) and HMAC come from ``cryptography``; signatures from `engram.auth.keys`.
+HKDF-Expand (no Extract step) and HMAC come from ``cryptography``; signatures from `engram.auth.crypto_keys`.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from cryptography.hazmat.primitives.kdf.hkdf import HKDFExpand
 
 from engram.atrepo.blocks import b64encode, decode_block, encode_block, from_json
 from engram.atrepo.errors import CommitVerificationError, RepoFormatError
-from engram.auth.keys import KeyFormatError, PrivateKey, PublicKey
+from engram.auth.crypto_keys import KeyFormatError, PrivateKey, PublicKey
 
 COMMIT_VERSION = 1
 CONTEXT_DOMAIN = b"atproto-space-v1"

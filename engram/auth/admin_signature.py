@@ -36,8 +36,8 @@ from http_message_signatures import (
 from multidict import CIMultiDict
 from yarl import URL
 
+from engram.auth.crypto_keys import PrivateKey, PublicKey
 from engram.auth.did_resolver import DidResolutionError, DocumentSource, documents_refreshed_once
-from engram.auth.keys import PrivateKey, PublicKey
 from engram.auth.replay import MemoryReplayGuard, ReplayGuard
 from engram.errors import NotAllowed, NotAuthenticated
 

@@ -24,8 +24,8 @@ from urllib.parse import urlsplit
 import aiohttp
 import orjson
 
+from engram.auth.crypto_keys import KeyFormatError, PublicKey
 from engram.auth.jws import JwsError, b64url_decode, parse_jws
-from engram.auth.keys import KeyFormatError, PublicKey
 from engram.auth.replay import MemoryReplayGuard, ReplayGuard
 from engram.auth.ttl_cache import TtlCache
 from engram.errors import NotAuthenticated

@@ -12,9 +12,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from engram.auth.crypto_keys import KeyFormatError, PrivateKey, PublicKey
 from engram.auth.did_resolver import DidResolutionError, DocumentSource, documents_refreshed_once
 from engram.auth.jws import JwsError, parse_jws, sign_jws
-from engram.auth.keys import KeyFormatError, PrivateKey, PublicKey
 from engram.auth.ttl_cache import TtlCache
 from engram.errors import NotAuthenticated
 from engram.identifiers import space_authority

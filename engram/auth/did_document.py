@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from engram.auth.keys import Alg, KeyFormatError, PublicKey, decode_multibase
+from engram.auth.crypto_keys import Alg, KeyFormatError, PublicKey, decode_multibase
 
 _LEGACY_TYPES = {"EcdsaSecp256k1VerificationKey2019": "ES256K", "EcdsaSecp256r1VerificationKey2019": "ES256"}
 

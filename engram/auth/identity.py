@@ -20,9 +20,9 @@ from pathlib import Path
 
 import orjson
 
+from engram.auth.crypto_keys import Alg, KeyFormatError, PrivateKey
 from engram.auth.did_document import Service
 from engram.auth.keyring import LocalKeyring
-from engram.auth.keys import Alg, KeyFormatError, PrivateKey
 
 SERVICE_KEY_FILE = "service.key"
 

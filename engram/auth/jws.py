@@ -13,7 +13,7 @@ from typing import Any
 
 import orjson
 
-from engram.auth.keys import PrivateKey
+from engram.auth.crypto_keys import PrivateKey
 
 MAX_JWT_LENGTH = 8192  # a credential is ~600 bytes; refuse to parse anything absurd
 

@@ -5,8 +5,8 @@ offline; the same private keys mint credentials (``engram credential mint``)."""
 
 from __future__ import annotations
 
+from engram.auth.crypto_keys import PrivateKey
 from engram.auth.did_document import DidDocument, Service
-from engram.auth.keys import PrivateKey
 
 
 class LocalKeyring:

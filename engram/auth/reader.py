@@ -16,8 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from engram.auth.credential import Credential, CredentialVerifier, check_window_and_space
+from engram.auth.crypto_keys import PublicKey
 from engram.auth.did_resolver import DocumentSource
-from engram.auth.keys import PublicKey
 from engram.auth.space_signature import Headers, verify_space_signature
 from engram.auth.ttl_cache import TtlCache
 from engram.errors import NotAuthenticated

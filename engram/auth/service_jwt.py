@@ -17,11 +17,11 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from engram.auth.crypto_keys import PrivateKey
 from engram.auth.did_resolver import DidResolutionError, DocumentSource, documents_refreshed_once
 from engram.auth.jws import JwsError, parse_jws, sign_jws
-from engram.auth.keys import PrivateKey
 from engram.auth.replay import MemoryReplayGuard, ReplayGuard
-from engram.errors import NotAllowed, NotAuthenticated
+from engram.errors import NotAllowed, NotAuthenticated, Replayed
 
 CLOCK_SKEW = 5
 MAX_AHEAD = 3600
@@ -115,7 +115,7 @@ class ServiceAuthVerifier:
             raise NotAllowed(f"this call must be signed by {issuer}, not {issuer_did}")
         await self._verify_signature(issuer_did, alg, jws.signing_input, jws.signature)
         if not await self._replays.claim(self._replay_scope, issuer_did, jti, exp + CLOCK_SKEW):
-            raise _err("JwtReplayed", "JWT jti already used")
+            raise Replayed("JWT jti already used")
         sub = p.get("sub")
         return ServiceAuth(issuer_did, aud, jti, exp, sub if isinstance(sub, str) else None, typ)
 

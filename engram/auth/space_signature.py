@@ -30,7 +30,7 @@ import http_sf
 from http_sf.innerlist import ser_innerlist
 from multidict import CIMultiDict, CIMultiDictProxy
 
-from engram.auth.keys import KeyFormatError, PrivateKey, PublicKey
+from engram.auth.crypto_keys import KeyFormatError, PrivateKey, PublicKey
 from engram.errors import NotAuthenticated
 
 LABEL = "atproto-space"
@@ -156,7 +156,10 @@ def _signature_base(headers: Mapping[str, str] | Headers, components: tuple[str,
 def _sign(holder_key: PrivateKey, headers: dict[str, str], components: tuple[str, ...], params: dict) -> None:
     if holder_key.alg != "ES256":
         raise ValueError("atproto-space holder keys are P-256")
-    inner = ([(name, {}) for name in components], params)
+    inner: tuple[list[tuple[str, dict[str, Any]]], dict[str, Any]] = (
+        [(name, {}) for name in components],
+        params,
+    )
     serialized = ser_innerlist(inner)  # type: ignore[arg-type]
     base = _signature_base(CIMultiDict(headers), components, serialized)
     headers["Signature-Input"] = f"{LABEL}={serialized}"

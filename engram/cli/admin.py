@@ -16,7 +16,7 @@ import orjson
 from yarl import URL
 
 from ..auth.admin_signature import sign_admin_request
-from ..auth.keys import PrivateKey
+from ..auth.crypto_keys import PrivateKey
 from ..config import Settings
 from ..service.imports import decode_lines
 from .errors import CliError
@@ -234,7 +234,7 @@ async def _space_delete(args, admin: AdminClient) -> Any:
 async def _import(args, admin: AdminClient) -> Any:
     if not args.file.is_file():
         raise CliError(f"{args.file}: no such file")
-    totals = {"created": 0, "updated": 0, "unchanged": 0, "notIndexed": 0, "skipped": []}
+    totals: dict[str, Any] = {"created": 0, "updated": 0, "unchanged": 0, "notIndexed": 0, "skipped": []}
     with open(args.file, "rb") as f:  # noqa: ASYNC230 - a CLI run: nothing else waits on this loop
         lines, _, _ = open_lines(args.file, f)
         batch: list[tuple[int, Any]] = []

@@ -9,9 +9,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from ..auth.crypto_keys import KeyFormatError, PrivateKey
 from ..auth.identity import SERVICE_KEY_FILE, build_keyring, read_key_file, write_key_file
 from ..auth.keyring import LocalKeyring
-from ..auth.keys import KeyFormatError, PrivateKey
 from ..config import Settings
 from .errors import CliError
 

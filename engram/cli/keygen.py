@@ -5,11 +5,12 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from ..auth.crypto_keys import PrivateKey
 from ..auth.identity import save_operator_key
-from ..auth.keys import PrivateKey
 from ..config import Settings
+from ..identifiers import is_record_key
 from ..spacehost.minting import mint_for_space
-from ..store.uris import is_record_key, space_uri
+from ..store.uris import space_uri
 from .errors import CliError
 from .keyfiles import local_keyring, write_key
 from .output import print_json

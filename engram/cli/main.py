@@ -11,7 +11,7 @@ from ..embed.base import EmbedderError
 from ..errors import EngramError
 from .errors import CliError
 
-COMMAND_MODULES = (
+COMMAND_MODULES: tuple[str, ...] = (
     "serve",
     "space",
     "importer",
@@ -61,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
         return err.status
     except EngramError as err:
         # The service layer's errors (and a server's, re-raised by the clients) in the lexicon's terms.
-        print(f"engram: {err.error}: {err.message}", file=sys.stderr)
+        print(f"engram: {err.name}: {err.message}", file=sys.stderr)
         return 1
     except EmbedderError as err:  # the built-in model loads when first needed (engram/embed/lazy.py)
         print(f"engram: embedder: {err}", file=sys.stderr)

@@ -28,11 +28,11 @@ def _could_be(spec: str, model: QueryModel) -> bool:
     if spec.strip() == "multilingual":
         from ..embed.multilingual import DIMS, NAME
 
-        return (NAME, DIMS) == (model.model, model.dims)
+        return (model.model, model.dims) == (NAME, DIMS)
     if spec.strip() == "builtin":
         from ..embed.builtin import DIMS, NAME
 
-        return (NAME, DIMS) == (model.model, model.dims)
+        return (model.model, model.dims) == (NAME, DIMS)
     return spec.strip() != "none"
 
 

@@ -17,13 +17,13 @@ from pathlib import Path
 import aiohttp
 from yarl import URL
 
+from ..auth.crypto_keys import PrivateKey
 from ..auth.jws import JwsError, parse_jws
-from ..auth.keys import PrivateKey
 from ..auth.space_signature import sign_space_request
 from ..config import Settings
-from ..identifiers import space_authority
+from ..identifiers import is_record_key, space_authority
 from ..spacehost.minting import mint_for_space
-from ..store.uris import is_record_key, space_uri
+from ..store.uris import space_uri
 from .errors import CliError
 from .keyfiles import load_or_create_holder_key, local_keyring
 from .output import print_json, print_table, truncate

@@ -36,7 +36,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         settings = read_env_with({name: value for name, value in flags.items() if value})
     configure_logging(settings.log_level, batched=True)
     log_malloc_thresholds(thresholds)
-    # Several processes share one port (docs/architecture.md#using-every-core); port 0 asks the kernel for
+    # Several processes share one port (docs/internals.md#using-every-core); port 0 asks the kernel for
     # a free port, which would give each process a different one, so it is served by one process.
     if settings.processes > 1 and settings.port != 0:
         from ..serving.processes import serve_processes

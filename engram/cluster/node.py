@@ -158,7 +158,7 @@ async def _sync_work(step, space: str) -> None:
 
 def _store_has(ctx: AppContext):
     async def exists(space: str) -> bool:
-        found = await ctx.services.spaces.get(space)
+        found = await ctx.services.spaces.find(space)
         return found is not None and not found.deleted
 
     return exists

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from aiohttp import web
+from aiohttp import BodyPartReader, web
 
 from ..errors import InvalidInput, TooLarge
 
@@ -25,8 +25,9 @@ class Upload:
     content_type: str | None = None  # as the client declared it: a hint only (docs/documents.md#types)
 
 
-async def _read_part(part, limit: int, what: str) -> bytes:
-    chunks, size = [], 0
+async def _read_part(part: BodyPartReader, limit: int, what: str) -> bytes:
+    chunks: list[bytes] = []
+    size = 0
     while True:
         chunk = await part.read_chunk(64 * 1024)
         if not chunk:
@@ -50,6 +51,8 @@ async def read_upload(request: web.Request, file_field: str, max_file_bytes: int
             part = await reader.next()
             if part is None:
                 return upload
+            if not isinstance(part, BodyPartReader):  # a nested multipart: neither a file nor a field
+                raise InvalidInput("a multipart part may not itself be multipart", "InvalidMultipart")
             if part.name == file_field and upload.file is None:
                 upload.file = await _read_part(part, max_file_bytes, "an uploaded file")
                 upload.filename = part.filename

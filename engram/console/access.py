@@ -66,8 +66,9 @@ async def visible_spaces(ctx: AppContext, viewer: Viewer) -> list[Space]:
 
 
 async def require_space(ctx: AppContext, viewer: Viewer, uri: str | None) -> Space:
-    """The live space `uri` if the viewer may read it; otherwise the same `UnknownSpace` either way."""
-    space = await ctx.services.spaces.get(uri) if uri else None
+    """The live space `uri` if the viewer may read it; otherwise the same `UnknownSpace` either way, as a
+    page the console does not have (404): it tells no viewer which spaces exist."""
+    space = await ctx.services.spaces.find(uri) if uri else None
     if space is None or space.deleted or not viewer.may_read(space.uri):
         raise NotFound(f"no space {uri!r} here", "UnknownSpace")
     return space

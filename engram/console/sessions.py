@@ -1,5 +1,5 @@
 """Console sessions: kept in the store (engram/store/console_sessions.py), found by the sha256 of the
-cookie's random value, so every serving process knows every session (docs/architecture.md#using-every-core).
+cookie's random value, so every serving process knows every session (docs/internals.md#using-every-core).
 
 Only the digest is stored, never the cookie, so a copy of the database does not sign anyone in. A session
 records who signed in (the operator, or a reader holding one API key) and its CSRF token; it never records

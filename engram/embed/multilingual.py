@@ -9,7 +9,7 @@ document; the engine adds them itself for each kind, so the space keeps empty pr
 The weights file is checked against the pinned hash at load, as the MiniLM files are, and the digest is
 the manifest of that file and the pipeline (docs/embedders.md#the-model-digest): the SentencePiece model
 lives inside the same file, so its hash is also the tokenizer's. The engine's OpenMP team is sized once,
-when its library loads: one thread, like every other engine in the worker pool (docs/architecture.md#concurrency).
+when its library loads: one thread, like every other engine in the worker pool (docs/internals.md#concurrency).
 The ctypes call releases the GIL and each call allocates its own buffers, so worker threads share one model.
 """
 

@@ -81,7 +81,7 @@ def stale_leaks(run: Run, system: str = "engram", depth: int = 10) -> dict:
 def no_answer(run: Run, system: str = "engram", threshold: float = 0.5) -> dict:
     """Top cosine of no-answer vs answerable queries, and the confidence rule's error rates:
     false positive = a no-answer query given confidence >= 0.5; false negative = an answerable one below."""
-    tops = {"no-answer": [], "answerable": []}
+    tops: dict[str, list[float]] = {"no-answer": [], "answerable": []}
     fp = fn = none = answerable = 0
     for query, outcome in zip(run.queries, run.outcomes[system], strict=True):
         kind = "no-answer" if query.category == "no-answer" else "answerable"

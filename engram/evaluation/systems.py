@@ -16,9 +16,8 @@ import numpy as np
 from ..service.hybrid import Scope, TextSearch
 from ..service.ranking import POOL, RankingPolicy, arrange, confidence, coverage, fuse_candidates
 from ..service.search import SearchQuery, require_model
-from ..store import Space
+from ..store import Space, memory_reads
 from ..store import documents as store_documents
-from ..store import queries as store_queries
 
 DEPTH = 10  # rankings are scored to rank 10
 ALPHAS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
@@ -69,7 +68,7 @@ class SpaceRunner:
         model_key = require_model(self.space).key
 
         def read(conn):
-            memories = {m.row_id: m for m in store_queries.get_memories(conn, self.space.uri, rows)}
+            memories = {m.row_id: m for m in memory_reads.get_memories(conn, self.space.uri, rows)}
             ids, matrix = store_documents.row_vectors(conn, self.space.uri, rows, model_key)
             vectors = {}
             for i, row in enumerate(ids.tolist()):
@@ -108,7 +107,7 @@ class SpaceRunner:
 def keys_by_row(conn, space_uri: str, key_of_text: dict[str, str]) -> dict[int, str]:
     """Every memory row of the space mapped to its corpus key (by its unique text)."""
     found, after = {}, 0
-    while batch := store_queries.export_batch(conn, space_uri, after, 1000):
+    while batch := memory_reads.export_batch(conn, space_uri, after, 1000):
         for memory in batch:
             found[memory.row_id] = key_of_text[memory.text]
         after = batch[-1].row_id

@@ -11,6 +11,7 @@ until the response is complete or the client has gone, and only then says `http.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
@@ -87,10 +88,8 @@ async def serve_asgi(
             body_done = request.content.at_eof()
             return {"type": "http.request", "body": chunk, "more_body": not body_done}
         while not finished.is_set() and not client_gone():
-            try:
+            with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(finished.wait(), DISCONNECT_POLL_S)
-            except TimeoutError:
-                pass
 
         return {"type": "http.disconnect"}
 

@@ -17,8 +17,7 @@ from ..service.filter_spec import parse_where
 from ..service.hybrid import Scope, TextSearch
 from ..service.ranking import RankedMemory
 from ..service.supersession import supersedes_attrs
-from ..store import Memory, MemoryWrite
-from ..store import queries as store_queries
+from ..store import Memory, MemoryWrite, memory_reads
 from ..store.uris import parse_memory_uri
 from .access import McpAccess
 
@@ -175,7 +174,7 @@ class MemoryOperations:
         rkey = decoded_uri.rsplit("/", 1)[-1]
         for uri in access.readable.values():
             if decoded_uri.startswith(unquote(uri) + "/"):
-                for candidate in await self.ctx.store.read(store_queries.memory_uris_with_rkey, uri, rkey):
+                for candidate in await self.ctx.store.read(memory_reads.memory_uris_with_rkey, uri, rkey):
                     if unquote(candidate) == decoded_uri:
                         return await self.get_memory(access, candidate)
         raise NotFound("no such memory among your spaces", "MemoryNotFound")

@@ -6,7 +6,7 @@ inbound ladder, the tool's dispatch) for an answer that is known the moment the 
 be empty, and that CPU is taken from every other tenant's calls on the same cores. So `http.py` asks
 here first: when the caller's key has no token left and the request is a `tools/call` of `recall` that
 would embed its query, the answer is made here, through the SDK's own result serializer, and is the
-same body the SDK's path would send (tests/mcp_tools/test_mcp_http.py compares them byte for byte). Anything else, or anything this does not recognise,
+same body the SDK's path would send (tests/mcp/test_mcp_http.py compares them byte for byte). Anything else, or anything this does not recognise,
 goes to the SDK as before, which then decides (and refuses or answers) exactly as it always did.
 
 A 2026-revision call (self-contained, no session) is answered as the SDK's 2026 entry answers a tool
@@ -93,7 +93,8 @@ class RecallRefusals:
             return None
         if find_duplicated_routing_header(headers.items()) is not None:
             return None
-        has_json, has_sse = check_accept_headers(SimpleNamespace(headers=lowered))
+        # The SDK's check reads only its argument's `.headers`: given a stand-in holding just those.
+        has_json, has_sse = check_accept_headers(SimpleNamespace(headers=lowered))  # type: ignore[arg-type]
         if not (has_json and has_sse):  # the SDK's 406
             return None
         try:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import orjson
 
-from ..store.writes import now_iso
+from ..store.prepared_memories import now_iso
 from .redirects import redirect_allowed
 
 REGISTERED_PREFIX = "oc_"

@@ -94,7 +94,7 @@ def parse_metadata(metadata: object, scopes: Iterable[str]) -> dict:
 def registration_handler(server: OAuthServer, limiter: TokenBuckets | None = None, processes: int = 1):
     """The endpoint; `limiter` (keyed by the caller's address) bounds how fast one host can add clients.
     With several serving processes each keeps 1/N of the budget, so the sum is the budget
-    (docs/architecture.md#using-every-core)."""
+    (docs/internals.md#using-every-core)."""
     limiter = limiter or TokenBuckets(
         REGISTRATIONS_PER_S / processes, max(1, math.ceil(REGISTRATION_BURST / processes))
     )

@@ -1,4 +1,4 @@
-"""One exact scan of a float16 index for several queries at once (docs/architecture.md#batched-scans).
+"""One exact scan of a float16 index for several queries at once (docs/internals.md#batched-scans).
 
 FAISS's float16 scalar-quantiser scan is compute-bound: it decodes and multiplies each stored row once per
 query (70-90 ns per 384-dim row on the benchmark machine), and a batch of queries costs the same per query.
@@ -36,7 +36,7 @@ _session_lock = threading.Lock()
 
 def _scan_session():
     """One session per process, shared by the search workers (`InferenceSession.run` is thread-safe). One
-    intra-op thread and no spinning: concurrency comes from the worker pool (docs/architecture.md#concurrency)."""
+    intra-op thread and no spinning: concurrency comes from the worker pool (docs/internals.md#concurrency)."""
     global _session
     if _session is None:
         with _session_lock:

@@ -1,4 +1,4 @@
-"""The index cache's entries and their memory accounting (docs/architecture.md#concurrency).
+"""The index cache's entries and their memory accounting (docs/internals.md#concurrency).
 
 Accounting is incremental: a running byte total and an LRU order (an OrderedDict moved on touch), so a
 load, touch, resize or eviction costs O(1) amortised however many indexes are loaded (10k+ small spaces).

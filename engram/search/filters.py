@@ -1,4 +1,4 @@
-"""Search filters evaluated over in-memory columns, before any ranking (docs/architecture.md#search).
+"""Search filters evaluated over in-memory columns, before any ranking (docs/internals.md#search).
 
 A filter is author, tags (all-of, any-of, none-of), a createdAt window (`since`, `until`, inclusive) and
 typed predicates on `attrs` (`AttrPredicate`: string equality and prefix, number ranges, datetime ranges,

@@ -109,7 +109,7 @@ class ConcurrencyCaps:
     """At most `limit` holders per key (limit <= 0 means unlimited). `try_enter` turns the excess away at
     once; `enter` lets it wait, in arrival order, for a holder of the same key to leave: at most `queue`
     waiters per key and each for at most `wait_s`, so a short burst (an agent's parallel recalls) is served
-    instead of refused while a flood is still bounded (docs/architecture.md#search)."""
+    instead of refused while a flood is still bounded (docs/internals.md#search)."""
 
     def __init__(self, limit: int, *, queue: int = 0, wait_s: float = 0.0):
         self.limit = limit

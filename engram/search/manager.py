@@ -26,6 +26,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Callable, Coroutine
@@ -452,10 +453,8 @@ class IndexManager:
         through = min(generations + self.keywords.generations(space))
         if through <= 0:
             return
-        try:
+        with contextlib.suppress(UnknownSpace):  # the space was deleted meanwhile: nothing left to prune
             await self.source.prune_tombstones(space, through)
-        except UnknownSpace:
-            pass  # the space was deleted meanwhile: nothing left to prune
 
     # ----- accounting (engram/search/cache.py) ----------------------------------------------------
 

@@ -1,11 +1,12 @@
 """The warm search's worker job and its completion on the loop: the hot path of `IndexManager.search`, which
 takes its read share synchronously and gives it back from the worker's report on the loop
-(docs/architecture.md#concurrency).
+(docs/internals.md#concurrency).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import functools
 import logging
@@ -50,8 +51,8 @@ def start_search(
     No task, shield or concurrent Future: the read share is given back by the worker's report on the loop,
     i.e. only once no worker thread uses the index. Cancelling the future cancels the search only if it has
     not started (then the index was never touched); a running one runs to the end and releases the share
-    then (docs/architecture.md#concurrency). Unfiltered searches of an exact index join the index's queued
-    `SearchBatch` if there is one (docs/architecture.md#batched-scans)."""
+    then (docs/internals.md#concurrency). Unfiltered searches of an exact index join the index's queued
+    `SearchBatch` if there is one (docs/internals.md#batched-scans)."""
     loop = asyncio.get_running_loop()
     answer = loop.create_future()
     try:
@@ -161,7 +162,7 @@ class SearchBatch:
     together, if they are enough to pay for it; every other member goes back to the queue on its own, so
     idle workers run them alongside instead of one worker running them in turn. Nothing waits to fill a
     batch: at c=1 a batch has one member and runs as soon as a worker is free, so a lone search pays nothing
-    for this (docs/architecture.md#batched-scans)."""
+    for this (docs/internals.md#batched-scans)."""
 
     __slots__ = ("_lock", "_loop", "_members", "_pool", "_stats", "index", "may_split")
 
@@ -219,10 +220,8 @@ class SearchBatch:
     def _report(self, members: list[BatchMember], outcomes: list, scanned: int | None, split=None) -> None:
         """`scanned`: how many members shared one scan; None when the batch never ran. `split`: the lone
         member's `SplitScan`, if its scan was split."""
-        try:
+        with contextlib.suppress(RuntimeError):  # the loop is closed: nobody is waiting any more
             self._loop.call_soon_threadsafe(_finish_members, self._stats, scanned, members, outcomes, split)
-        except RuntimeError:  # the loop is closed: nobody is waiting any more
-            pass
 
 
 def _shared_scan(index: SpaceIndex, members: list[BatchMember], report) -> list[BatchMember]:

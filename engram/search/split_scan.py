@@ -1,4 +1,4 @@
-"""Split scans: a lone exact search uses a core that would otherwise idle (docs/architecture.md#split-scans).
+"""Split scans: a lone exact search uses a core that would otherwise idle (docs/internals.md#split-scans).
 
 A search runs on one worker thread, and FAISS scans one query on one thread, so at low load a search of an
 exact index leaves the machine's other cores idle while its caller waits. When another search worker is

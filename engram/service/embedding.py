@@ -1,15 +1,20 @@
-"""Which spaces engram can embed for, and embedding documents for hosted writes that lack a vector."""
+"""Which spaces engram can embed for, and embedding documents for hosted writes that lack a vector.
+
+`embed_missing` is the one embed-before-write step every door's writes go through (XRPC and MCP via
+MemoryService, imports, the Sim and Memory Bank shims): vectors are computed before the store transaction
+opens, so a write that fails to embed has changed nothing."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from dataclasses import replace
 
 import numpy as np
 
 from ..embed.hosted import for_model
 from ..embed.text import document_text
-from ..store import Embedding, Space
+from ..store import Embedding, MemoryWrite, Space
 from ..store.reserved_tags import content_tags
 from ..workers import WorkerPool
 
@@ -17,7 +22,7 @@ DOCUMENT_BATCH = 64  # texts per worker call: big enough to amortise ONNX overhe
 
 
 def space_embedder(embedder, space: Space):
-    """The loaded embedder that runs the space's model (same name, digest and dims; docs/architecture.md#search),
+    """The loaded embedder that runs the space's model (same name, digest and dims; docs/internals.md#search),
     among the service's embedders (engram/embed/hosted.py), or None."""
     if space.config is None:
         return None
@@ -58,3 +63,26 @@ async def embed_documents(
     rows = np.concatenate(vectors) if vectors else np.zeros((0, embedder.dims), np.float32)
     active = space.config.active
     return [Embedding(active.model, active.digest, active.dims, row.astype(np.float16)) for row in rows]
+
+
+async def embed_missing(
+    embedder, pool: WorkerPool, space: Space, writes: Sequence[MemoryWrite], *, parallel: int = 1
+) -> list[MemoryWrite]:
+    """`writes` with a vector of the space's model for each one that lacks it, when engram runs that model
+    (`hosts_model`); otherwise unchanged (the store then keeps them unindexed, as sync does for foreign
+    vectors). Each text is embedded with its own tags (`embed_documents`)."""
+    out = list(writes)
+    missing = [i for i, write in enumerate(out) if write.embedding is None]
+    if not missing or not hosts_model(embedder, space):
+        return out
+    embeddings = await embed_documents(
+        embedder,
+        pool,
+        space,
+        [out[i].text for i in missing],
+        [out[i].tags for i in missing],
+        parallel=parallel,
+    )
+    for i, embedding in zip(missing, embeddings, strict=True):
+        out[i] = replace(out[i], embedding=embedding)
+    return out

@@ -1,5 +1,5 @@
 """Supersession as data and explanations, on top of an engram-chosen ranking (engram/service/ranking.py;
-docs/architecture.md#supersession and #explanations).
+docs/internals.md#supersession and #explanations).
 
 Per hit:
 - `supersedes` / `superseded_by`: which memory it replaces and which replaces it, each with its basis,
@@ -113,12 +113,12 @@ def finish(
     placed = set(by_row)
     arranged: list[RankedMemory] = []
     for hit in hits:
-        newer = pull.get(hit.memory.row_id)
-        if newer is not None and newer not in placed:
-            placed.add(newer)
-            supersedes[newer] = [Replacement(hit.memory.uri, "explicit")]
-            owner = {**owner, newer: owner[hit.memory.row_id]}
-            arranged.append(RankedMemory(successors[newer], hit.score, None, None))
+        pulled = pull.get(hit.memory.row_id)
+        if pulled is not None and pulled not in placed:
+            placed.add(pulled)
+            supersedes[pulled] = [Replacement(hit.memory.uri, "explicit")]
+            owner = {**owner, pulled: owner[hit.memory.row_id]}
+            arranged.append(RankedMemory(successors[pulled], hit.score, None, None))
         arranged.append(hit)
     out: list[RankedMemory] = []
     dropped_superseded = dropped_low = 0

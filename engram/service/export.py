@@ -27,7 +27,7 @@ from .. import __version__
 from ..errors import InvalidInput
 from ..store import Embedding, Memory, MemoryWrite
 from ..store.attrs import check_attrs
-from ..store.queries import iter_export
+from ..store.memory_reads import iter_export
 from ..views import config_view
 
 if TYPE_CHECKING:

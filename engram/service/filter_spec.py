@@ -1,5 +1,5 @@
 """The one reading of a caller's search filters into `Filters` (engram/search/filters.py), for every door
-that takes them (MCP recall, the console, the shims' metadata filters; docs/architecture.md#search).
+that takes them (MCP recall, the console, the shims' metadata filters; docs/internals.md#search).
 
 `where` is a JSON object of attrs predicates, one per field:
   {"team": "apollo"}                         string, number or boolean equality (a bare value)
@@ -20,7 +20,7 @@ from typing import Any
 
 from ..errors import InvalidInput
 from ..search.filters import ATTR_OPS, MAX_ATTR_STRING, AttrPredicate, Filters, datetime_ms
-from ..store.writes import parse_datetime_ms
+from ..store.prepared_memories import parse_datetime_ms
 
 MAX_FIELDS = 16
 MAX_VALUES = 100

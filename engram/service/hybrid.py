@@ -20,9 +20,8 @@ import numpy as np
 
 from ..search.filters import AttrPredicate, Filters
 from ..search.keyword_index import KeywordResult
-from ..store import Memory, Space
+from ..store import Memory, Space, memory_reads
 from ..store import documents as store_documents
-from ..store import queries as store_queries
 from .filter_spec import search_filters
 from .fusion import fuse
 from .search import SearchQuery, require_model, within
@@ -202,7 +201,7 @@ class HybridSearch:
         def read(conn):
             found = {}
             for uri, row_ids in by_space.items():
-                found.update((m.row_id, m) for m in store_queries.get_memories(conn, uri, row_ids))
+                found.update((m.row_id, m) for m in memory_reads.get_memories(conn, uri, row_ids))
             return found
 
         return await self.store.read(read)

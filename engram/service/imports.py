@@ -21,9 +21,8 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from ..errors import EngramError, InvalidInput, UnknownSpace
-from ..store import Embedding, MemoryWrite
-from ..store import queries as store_queries
-from .embedding import embed_documents, hosts_model
+from ..store import Embedding, MemoryWrite, memory_reads
+from .embedding import embed_missing, hosts_model
 from .export import memory_write_from_json
 
 if TYPE_CHECKING:
@@ -147,24 +146,17 @@ async def _embedded(
         hosted = hosts_model(memories.embedder, space)
         reused = await store.read(_reuse_stored, space, [write for _, write in batch], hosted)
         batch = [(number, write) for (number, _), write in zip(batch, reused, strict=True)]
-    missing = [i for i, (_, write) in enumerate(batch) if write.embedding is None]
-    if not missing or not hosts_model(memories.embedder, space):
-        return batch
     try:
-        embeddings = await embed_documents(
+        writes = await embed_missing(
             memories.embedder,
             memories.pool,
             space,
-            [batch[i][1].text for i in missing],
-            [batch[i][1].tags for i in missing],
+            [write for _, write in batch],
             parallel=memories.pool.size,
         )
     except EngramError:
         return batch  # the write embeds them itself and reports what fails, line by line
-    out = list(batch)
-    for i, embedding in zip(missing, embeddings, strict=True):
-        out[i] = (out[i][0], replace(out[i][1], embedding=embedding))
-    return out
+    return [(number, write) for (number, _), write in zip(batch, writes, strict=True)]
 
 
 def _reuse_stored(conn, space, writes: list[MemoryWrite], reuse_vectors: bool) -> list[MemoryWrite]:
@@ -179,7 +171,7 @@ def _reuse_stored(conn, space, writes: list[MemoryWrite], reuse_vectors: bool) -
       nothing is embedded (nor the model loaded) and the store answers "unchanged" (or writes only what
       else changed, attrs say)."""
     keys = [w.idempotency_key for w in writes if w.idempotency_key is not None]
-    stored = store_queries.imported_memories(conn, space.uri, keys)
+    stored = memory_reads.imported_memories(conn, space.uri, keys)
     active = space.config.active if space.config is not None and reuse_vectors else None
     out = []
     for write in writes:

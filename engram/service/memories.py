@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ..errors import InvalidInput, NotFound
-from ..store import Memory, MemoryRecord, MemoryWrite
-from ..store import memories as store_memories
-from ..store import queries as store_queries
+from ..store import Memory, MemoryRecord, MemoryWrite, memory_reads, memory_writes
 from ..store.reserved_tags import RESERVED_TAG_PREFIXES, is_reserved_tag
-from .embedding import embed_documents, hosts_model
+from .embedding import embed_missing
 
 if TYPE_CHECKING:
     from ..embed.base import Embedder
@@ -50,25 +47,14 @@ class MemoryService:
         writes them, through the store directly, so no other door can plant a memory in a shim's tenant."""
         check_no_reserved_tags(items)
         space = await self.spaces.require(space_uri)
-        missing = [i for i, item in enumerate(items) if item.embedding is None]
-        if missing and hosts_model(self.embedder, space):
-            embeddings = await embed_documents(
-                self.embedder,
-                self.pool,
-                space,
-                [items[i].text for i in missing],
-                [items[i].tags for i in missing],
-            )
-            items = list(items)
-            for i, embedding in zip(missing, embeddings, strict=True):
-                items[i] = replace(items[i], embedding=embedding)
-        return await self.store.write_to(space_uri, store_memories.put_memories, space_uri, items)
+        items = await embed_missing(self.embedder, self.pool, space, items)
+        return await self.store.write_to(space_uri, memory_writes.put_memories, space_uri, items)
 
     async def delete(self, space_uri: str, author: str, rkey: str) -> bool:
-        return await self.store.write_to(space_uri, store_memories.delete_memory, space_uri, author, rkey)
+        return await self.store.write_to(space_uri, memory_writes.delete_memory, space_uri, author, rkey)
 
     async def get(self, space_uri: str, uri: str) -> Memory:
-        memory = await self.store.read(store_queries.get_memory, space_uri, uri)
+        memory = await self.store.read(memory_reads.get_memory, space_uri, uri)
         if memory is None:
             raise NotFound(f"no memory {uri} in this space", "MemoryNotFound")
         return memory
@@ -82,5 +68,5 @@ class MemoryService:
         if isinstance(tags, str) or not all(isinstance(tag, str) for tag in tags):
             raise InvalidInput("tags must be a list of strings")
         return await self.store.read(
-            store_queries.list_memories, space_uri, limit=limit, tags=tuple(tags), **filters
+            memory_reads.list_memories, space_uri, limit=limit, tags=tuple(tags), **filters
         )

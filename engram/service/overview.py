@@ -13,8 +13,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..search.vectors import encode_query_vector
-from ..store import Memory, Space, SpaceStatus
-from ..store import queries as store_queries
+from ..store import Memory, Space, SpaceStatus, memory_reads
 from .search import SearchQuery
 
 if TYPE_CHECKING:
@@ -61,7 +60,7 @@ async def nearest_neighbours(
     if space.config is None:
         return []
     active = space.config.active
-    rows = await store.read(store_queries.export_batch, space.uri, memory.row_id - 1, 1)
+    rows = await store.read(memory_reads.export_batch, space.uri, memory.row_id - 1, 1)
     if not rows or rows[0].uri != memory.uri or rows[0].model_key != active.key or not rows[0].vector:
         return []
     vector = np.frombuffer(rows[0].vector, dtype="<f2")

@@ -24,9 +24,8 @@ import numpy as np
 
 from ..errors import InvalidInput
 from ..search.analyzer import terms
-from ..store import Memory
+from ..store import Memory, memory_reads
 from ..store import documents as store_documents
-from ..store import queries as store_queries
 from ..store import spaces as store_spaces
 from .explain import QueryFacts, Replacement, Why, finish
 from .fusion import fuse, rrf_fuse
@@ -176,7 +175,7 @@ class EngramRanking:
                 return {
                     m.row_id: m
                     for uri, rows in missing.items()
-                    for m in store_queries.get_memories(conn, uri, rows)
+                    for m in memory_reads.get_memories(conn, uri, rows)
                 }
 
             pool.update(await self.store.read(read))
@@ -207,7 +206,7 @@ class EngramRanking:
         def read(conn):  # the spaces' models are read here too: one thread hop, not one per space
             memories, vectors = {}, {}
             for uri, rows in by_space.items():
-                memories.update((m.row_id, m) for m in store_queries.get_memories(conn, uri, rows))
+                memories.update((m.row_id, m) for m in memory_reads.get_memories(conn, uri, rows))
                 space = store_spaces.get_space(conn, uri) if with_vectors else None
                 if space is not None and space.config is not None:
                     ids, matrix = store_documents.row_vectors(conn, uri, rows, require_model(space).key)

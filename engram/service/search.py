@@ -13,19 +13,18 @@ from ..errors import InvalidInput, Unavailable
 from ..search.filters import Filters
 from ..search.limits import Decision, SearchLimiter
 from ..search.vectors import decode_query_vector, similarities_permille, similarity_permille
-from ..store import Memory, Space
-from ..store import queries as store_queries
+from ..store import Memory, Space, memory_reads
 from ..store.hit_cache import HitCache
-from ..store.writes import parse_datetime_ms
+from ..store.prepared_memories import parse_datetime_ms
 from .text_query import TextQueries
 
-# No search holds a caller longer (docs/architecture.md#search); the AppView feed timeout is the same.
+# No search holds a caller longer (docs/internals.md#search); the AppView feed timeout is the same.
 HARD_LIMIT_S = 10.0
 T = TypeVar("T")
 
 
 def too_slow() -> Unavailable:
-    """The one answer to a search past its time limit (docs/architecture.md#search): retry shortly."""
+    """The one answer to a search past its time limit (docs/internals.md#search): retry shortly."""
     return Unavailable("the search did not finish in time; retry shortly", "IndexLoading", retry_after=1)
 
 
@@ -153,7 +152,7 @@ class SearchService:
         reader, hit_cache = self.direct_reads, self.hit_cache
 
         def read_hits(row_ids: list[int]) -> list:
-            return reader.statement(store_queries.get_hits, space.id, row_ids)
+            return reader.statement(memory_reads.get_hits, space.id, row_ids)
 
         def hydrate(result):  # runs in the FAISS worker right after the search: one thread hop, not two
             return result, hit_cache.hydrate(space.id, result.row_ids.tolist(), read_hits)
@@ -174,7 +173,7 @@ class SearchService:
         async with self.limiter.acquire(space.uri):
             found = await self.index.graph(space.uri, active.key, active.dims, limit, neighbors)
         row_ids = [int(r) for r in found.row_ids]
-        memories = await self.store.read(store_queries.get_memories, space.uri, row_ids)
+        memories = await self.store.read(memory_reads.get_memories, space.uri, row_ids)
         position = {m.row_id: i for i, m in enumerate(memories)}
         edges: dict[tuple[int, int], int] = {}
         for i, row_id in enumerate(row_ids):

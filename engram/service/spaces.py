@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
+import builtins
 import time
 from typing import TYPE_CHECKING
 
 from ..embed.hosted import members
-from ..errors import InvalidInput
-from ..store import ModelSpec, Space, SpaceStatus
+from ..errors import InvalidInput, UnknownSpace
+from ..identifiers import is_did, is_record_key
+from ..store import ModelSpec, Space, SpaceStatus, memory_reads
 from ..store import notify_registrations as store_registrations
-from ..store import queries as store_queries
 from ..store import spaces as store_spaces
-from ..store.uris import is_did, is_record_key, space_uri
+from ..store.uris import space_uri
 
 # Spaces `find` remembers (a few hundred bytes each); past it the oldest is dropped. Any write anywhere
 # invalidates them all at once, so the cache only ever saves reads between writes.
@@ -135,21 +136,15 @@ class SpaceService:
 
         return await self.store.write(merge)
 
-    async def get(self, uri: str) -> Space | None:
-        return await self.store.read(store_spaces.get_space, uri)
-
-    def lookup(self, uri: str) -> Space | None:
-        """The same as `get`, as a point read on the calling thread (a unique-key lookup is cheaper than
-        the thread hop `get` pays). Callers on the event loop use `find`, which calls this only where the
-        read is in-process (SQLite). One statement, so no BEGIN/ROLLBACK around it: each of those released
-        and re-took the GIL on the loop (docs/benchmarks.md#throughput)."""
-        return self.direct_reads.statement(store_spaces.get_space, uri)
+    # The space getter: `find` (the space, deleted or not, or None) and `require` (the live space or
+    # `UnknownSpace`), both answered from one cache that the store's change counter keeps live.
 
     async def find(self, uri: str) -> Space | None:
-        """`lookup` for async callers on the event loop (the per-request auth step): inline where a point
-        read is cheaper than a thread hop (SQLite), on a reader thread where it is a network round trip
+        """The space `uri` (live or deleted), or None. A point read inline where it is cheaper than a thread
+        hop (SQLite: one statement, so no BEGIN/ROLLBACK around it, each of which released and re-took the
+        GIL on the loop; docs/benchmarks.md#throughput), on a reader thread where it is a network round trip
         (PostgreSQL, docs/scale-out.md#the-store-on-postgresql). The answer is remembered until the store's
-        change counter moves (docs/architecture.md#space-cache): on SQLite any process's commit moves it,
+        change counter moves (docs/internals.md#space-cache): on SQLite any process's commit moves it,
         and there is then no SQLite call on the loop, whose GIL release let worker threads in ahead of the
         request; on PostgreSQL this process's commits and the notifications of every other process's
         changes to spaces and API keys move it (docs/scale-out.md#point-reads)."""
@@ -160,7 +155,7 @@ class SpaceService:
             if cached is not None and cached[0] == version:
                 return cached[1]
         if self.store.point_reads_on_loop:
-            space = self.lookup(uri)
+            space = self.direct_reads.statement(store_spaces.get_space, uri)
         else:  # PostgreSQL: its counter is fed by notifications (docs/scale-out.md#point-reads)
             space = await self.store.read_statement(store_spaces.get_space, uri)
         if version >= 0:
@@ -169,23 +164,27 @@ class SpaceService:
             self._found[uri] = (version, space)
         return space
 
-    async def require(self, uri: str) -> Space:
-        """The live space or 400 `UnknownSpace`."""
-        return await self.store.read(store_spaces.require_space, uri)
+    async def require(self, uri: str, *, kind: str | None = None, refusal: str | None = None) -> Space:
+        """The live space `uri` (of `kind`, when given), from `find`; otherwise `UnknownSpace` (the one
+        error for "no such live space", every door's), with `refusal` as its message when given."""
+        space = await self.find(uri)
+        if space is None or space.deleted or (kind is not None and space.kind != kind):
+            raise UnknownSpace(refusal or f"unknown space: {uri}")
+        return space
 
     async def list(self) -> list[Space]:
         return await self.store.read(store_spaces.list_spaces)
 
-    async def page(self, after: str = "", limit: int = 100) -> list[SpaceStatus]:
+    async def page(self, after: str = "", limit: int = 100) -> builtins.list[SpaceStatus]:  # `list`: a method
         """One page of live spaces with their counts (one query), after the space URI `after`."""
-        return await self.store.read(store_queries.space_page, after, limit)
+        return await self.store.read(memory_reads.space_page, after, limit)
 
     async def status(self, uri: str) -> SpaceStatus:
-        return await self.store.read(store_queries.space_status, uri)
+        return await self.store.read(memory_reads.space_status, uri)
 
     async def delete(self, uri: str) -> bool:
         notifier = self.notifier
-        space = await self.get(uri) if notifier is not None else None
+        space = await self.find(uri) if notifier is not None else None
         registrations = (
             await self.store.read(store_registrations.live_registrations, uri, time.time())
             if space is not None and space.kind == "hosted"
@@ -194,7 +193,8 @@ class SpaceService:
         deleted = await self.store.write(store_spaces.delete_space, uri)
         if self.index is not None:
             await self.index.drop(uri)
-        if deleted and registrations:  # its syncers drop their copy (docs/space-host.md)
+        # its syncers drop their copy (docs/space-host.md); registrations imply a notifier and the space
+        if deleted and registrations and notifier is not None and space is not None:
             notifier.space_deleted(uri, space.authority, registrations)
         return deleted
 

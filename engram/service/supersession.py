@@ -26,10 +26,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InvalidInput
+from ..identifiers import is_record_key
 from ..search.analyzer import fold
 from ..search.dates import names_relative_date
 from ..store import Memory
-from ..store.uris import is_record_key, parse_memory_uri
+from ..store.uris import parse_memory_uri
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
 """Embedding a caller's `q` for text search, with every gate in front of it
-(docs/architecture.md#search, "Text input").
+(docs/internals.md#search, "Text input").
 
 Order of checks: text search on at all → q short enough → the space has a model → engram runs that model
 → the authority is allowed → an embedding slot (`ENGRAM_EMBED_CONCURRENCY`; beyond it a query waits its

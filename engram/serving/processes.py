@@ -1,5 +1,5 @@
 """`ENGRAM_PROCESSES`: several serving processes on one port over one data directory
-(docs/architecture.md#using-every-core).
+(docs/internals.md#using-every-core).
 
 One engram process serialises its requests' Python on the GIL. With N processes each opens the same data
 directory (SQLite in WAL mode takes several processes; a write reaches every process's index through the

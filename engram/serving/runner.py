@@ -10,6 +10,7 @@ signals, handler_args from the app), then wraps the same handler, request factor
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import resource
 from collections.abc import Awaitable, Callable, Mapping
@@ -17,8 +18,8 @@ from typing import Any
 
 from aiohttp import web
 
+from ..app_keys import context_key
 from ..config import ServingConfig, Settings
-from ..keys import context_key
 from ..xrpc.lexicons import LexiconRegistry
 from .event_loop import run_on
 from .log_throttle import Throttle, install_accept_throttle
@@ -62,7 +63,7 @@ class EngramAppRunner(web.AppRunner):
 
     def __init__(self, app: web.Application, **kwargs: Any):
         super().__init__(app, **kwargs)
-        self._restore_exception_handler = None
+        self._restore_exception_handler: Callable[[], None] | None = None
 
     async def setup(self) -> None:
         loop = asyncio.get_running_loop()
@@ -130,7 +131,5 @@ def run_server(
     """Serve the app `make_app` (an async factory, `engram.app.create_app`) builds on the chosen loop."""
     config = settings.serving
     _warn_if_descriptors_short(config)
-    try:
+    with contextlib.suppress(web.GracefulExit, KeyboardInterrupt):
         run_on(config.event_loop, _serve(make_app, config, access_log_class, reuse_port))
-    except (web.GracefulExit, KeyboardInterrupt):
-        pass

@@ -4,8 +4,8 @@ mint`, and `engram search` when it runs next to the data dir)."""
 from __future__ import annotations
 
 from ..auth.credential import MAX_LIFETIME, mint_space_credential
+from ..auth.crypto_keys import KeyFormatError, PublicKey
 from ..auth.keyring import LocalKeyring
-from ..auth.keys import KeyFormatError, PublicKey
 from ..errors import InvalidInput
 from ..identifiers import space_authority
 

@@ -68,7 +68,7 @@ def list_records(
     it optional), in (collection, rkey) order, descending with ``reverse``."""
     _head_or_missing(conn, space, repo)
     op, order = ("<", "DESC") if reverse else (">", "ASC")
-    where, args = "space_id = ?", [space.id]
+    where, args = "space_id = ?", list[object]([space.id])
     if collection is not None:
         where, args = where + " AND collection = ?", [*args, collection]
     if cursor is not None:
@@ -166,7 +166,7 @@ def list_repos(conn: sqlite3.Connection, space: Space, *, cursor: str | None, li
     if limit < 1:
         return {"repos": []}
     after = cursor or ""
-    entries = [
+    entries: list[dict[str, Any]] = [
         {"did": w.repo, "repoRev": w.repo_rev, "hash": {"$bytes": w.hash}, "spaceRev": w.space_rev}
         for w in store_writers.writers_after(conn, space.id, after, limit)
     ]  # fmt: skip

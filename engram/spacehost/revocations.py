@@ -65,8 +65,9 @@ class Revocations:
         removed, jtis = await self.store.write(revoke)
         if not keep_member:
             member_writes.writer_left(self.syncer, space_uri)
-        if jtis and self.notifier is not None:
-            self.notifier.credentials_revoked(space_uri, space_authority(space_uri), jtis)
+        authority = space_authority(space_uri)  # a hosted space's canonical URI always names one
+        if jtis and self.notifier is not None and authority is not None:
+            self.notifier.credentials_revoked(space_uri, authority, jtis)
         return removed
 
     async def honour(self, space_uri: str, jtis: list[str]) -> None:

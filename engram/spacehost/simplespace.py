@@ -53,7 +53,7 @@ async def create_space(
         raise InvalidInput(f"engram hosts spaces of type {SPACE_TYPE}, not {space_type}", "InvalidType")
     _check_configuration(read_policy, write_policy, app_access)
     skey = skey or new_tid()
-    existing = await spaces.get(space_uri(authority, skey))
+    existing = await spaces.find(space_uri(authority, skey))
     if existing is not None:
         raise InvalidInput(f"the space {existing.uri} already exists", "SpaceAlreadyExists")
     return await spaces.create_hosted(skey, authority=authority)

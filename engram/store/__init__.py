@@ -6,10 +6,10 @@ by `engram.store.backends.open_store`), with the same API and the same repositor
 Repositories are plain functions over a connection, run through the store:
 
     space = await store.write(spaces.create_space, uri, "hosted")
-    records = await store.write(memories.put_memories, uri, [MemoryWrite(...)])
-    page, cursor = await store.read(queries.list_memories, uri, limit=25)
+    records = await store.write(memory_writes.put_memories, uri, [MemoryWrite(...)])
+    page, cursor = await store.read(memory_reads.list_memories, uri, limit=25)
 
-Writing functions (spaces.create_space/set_config/delete_space, memories.*, apikeys.create_api_key/
+Writing functions (spaces.create_space/set_config/delete_space, memory_writes.*, apikeys.create_api_key/
 revoke_api_key, synced.apply_repo_changes) must go through `store.write`; reader connections are query-only
 and reject them. Several can be combined in one transaction by calling them from one function passed to
 `store.write`.

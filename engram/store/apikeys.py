@@ -20,12 +20,13 @@ import hashlib
 import secrets
 import sqlite3
 from collections.abc import Iterable
+from typing import Any
 
 from engram.errors import InvalidInput
-from engram.store.models import ApiKey
+from engram.store.models import ApiKey, Space
 from engram.store.point_cache import cacheable
+from engram.store.prepared_memories import now_iso
 from engram.store.spaces import require_space
-from engram.store.writes import now_iso
 
 SCOPES = frozenset({"read", "write"})
 MAX_SPACES_PER_KEY = 100
@@ -51,14 +52,14 @@ def _bound_spaces(conn: sqlite3.Connection, key_id: int) -> dict[str, str]:
     return {short_space_id(space_id): uri for space_id, uri in rows}
 
 
-def _api_key(conn: sqlite3.Connection, row: tuple) -> ApiKey:
+def _api_key(conn: sqlite3.Connection, row: tuple[Any, ...]) -> ApiKey:
     id_, space_uri, scopes, label, created_at, revoked_at = row
     return ApiKey(
         id_, space_uri, frozenset(scopes.split()), label, created_at, revoked_at, _bound_spaces(conn, id_)
     )
 
 
-def _require_hosted(conn: sqlite3.Connection, space_uri: str):
+def _require_hosted(conn: sqlite3.Connection, space_uri: str) -> Space:
     space = require_space(conn, space_uri)
     if space.kind != "hosted":
         raise InvalidInput("API keys can only be bound to hosted spaces")
@@ -86,7 +87,7 @@ def create_api_key(
     conn.execute("INSERT INTO api_key_spaces (key_id, space_id) VALUES (?, ?)", (key_id, space.id))
     for uri in dict.fromkeys(extra_spaces):
         bind_space(conn, key_id, uri)
-    return get_api_key(conn, key_id), token
+    return _require_live(conn, key_id), token
 
 
 def bind_space(conn: sqlite3.Connection, key_id: int, space_uri: str) -> ApiKey:
@@ -99,7 +100,7 @@ def bind_space(conn: sqlite3.Connection, key_id: int, space_uri: str) -> ApiKey:
         "INSERT INTO api_key_spaces (key_id, space_id) VALUES (?, ?) ON CONFLICT DO NOTHING",
         (key_id, space.id),
     )
-    return get_api_key(conn, key_id)
+    return _require_live(conn, key_id)
 
 
 def unbind_space(conn: sqlite3.Connection, key_id: int, space_uri: str) -> ApiKey:
@@ -109,7 +110,7 @@ def unbind_space(conn: sqlite3.Connection, key_id: int, space_uri: str) -> ApiKe
     if space.uri == key.space_uri:
         raise InvalidInput("the primary space of a key cannot be unbound; revoke the key instead")
     conn.execute("DELETE FROM api_key_spaces WHERE key_id = ? AND space_id = ?", (key_id, space.id))
-    return get_api_key(conn, key_id)
+    return _require_live(conn, key_id)
 
 
 def _require_live(conn: sqlite3.Connection, key_id: int) -> ApiKey:
@@ -160,7 +161,7 @@ def key_and_deleted(conn: sqlite3.Connection, token: str) -> tuple[ApiKey | None
 
 def list_api_keys(conn: sqlite3.Connection, space_uri: str | None = None) -> list[ApiKey]:
     """All keys, or those bound to `space_uri` (as primary or extra space)."""
-    where, params = "", ()
+    where, params = "", ()  # type: tuple[str, tuple[Any, ...]]
     if space_uri is not None:
         where = (
             " WHERE k.id IN (SELECT b.key_id FROM api_key_spaces b"

@@ -9,6 +9,7 @@ as bad input of that one memory.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from engram.errors import InvalidInput
@@ -21,6 +22,7 @@ def depth_exceeds(value: Any, limit: int) -> bool:
     stack = [(value, 1)]
     while stack:
         item, depth = stack.pop()
+        children: Iterable[Any]
         if isinstance(item, dict):
             children = item.values()
         elif isinstance(item, list | tuple):
@@ -47,7 +49,7 @@ def nul_path(value: Any) -> list[str | int] | None:
     """The path of the first string (or object key) in a JSON value holding U+0000, None when none does.
 
     PostgreSQL can store U+0000 neither in text nor in jsonb (a `\\u0000` escape breaks every `::jsonb`
-    cast of its row), so no write may carry one on either backend (engram/store/writes.py). Iterative: a
+    cast of its row), so no write may carry one on either backend (engram/store/prepared_memories.py). Iterative: a
     deeply nested value cannot exhaust the stack."""
     stack: list[tuple[Any, list[str | int]]] = [(value, [])]
     while stack:

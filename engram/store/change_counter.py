@@ -1,6 +1,6 @@
 """`ChangeCounter`: a number in shared memory that every process writing the SQLite file bumps after each
 write transaction, so readers can tell in a fraction of a microsecond, without a system call, that nothing
-was committed since they last read (docs/architecture.md#space-cache).
+was committed since they last read (docs/internals.md#space-cache).
 
 Why not ask SQLite (`PRAGMA data_version`): on the event loop every SQLite call releases the GIL, and
 getting it back can mean waiting for a worker thread's Python to finish; the per-request space read was the
@@ -20,6 +20,7 @@ import fcntl
 import mmap
 import os
 from pathlib import Path
+from typing import Protocol
 
 _SIZE = 8
 _MASK = (1 << 64) - 1
@@ -27,6 +28,15 @@ _MASK = (1 << 64) - 1
 
 def counter_path(database: Path) -> Path:
     return database.with_name(database.name + "-changes")
+
+
+class Changes(Protocol):
+    """What the store asks of a change counter: this file's `ChangeCounter` on SQLite, the LISTEN-fed
+    `PgChangeFeed` on PostgreSQL (engram/store/postgres/changes.py)."""
+
+    def value(self) -> int: ...
+    def bump(self) -> None: ...
+    def close(self) -> None: ...
 
 
 class ChangeCounter:

@@ -23,4 +23,4 @@ def take_link(conn: sqlite3.Connection, digest: str, now_ms: int) -> bool:
 
 
 def count_links(conn: sqlite3.Connection) -> int:
-    return conn.execute("SELECT COUNT(*) FROM console_links").fetchone()[0]
+    return int(conn.execute("SELECT COUNT(*) FROM console_links").fetchone()[0])

@@ -1,10 +1,11 @@
 """Web console sessions in the store, so a session made by one serving process is known to all of them
-(docs/architecture.md#using-every-core). Only the sha256 of the cookie's random value is stored. Plain
+(docs/internals.md#using-every-core). Only the sha256 of the cookie's random value is stored. Plain
 functions over a connection; times are Unix milliseconds."""
 
 from __future__ import annotations
 
 import sqlite3
+from typing import Any
 
 _COLUMNS = "role, key_id, csrf, expires_ms"
 
@@ -26,7 +27,7 @@ def start_session(
     (docs/security.md#per-tenant-caps)."""
     conn.execute("DELETE FROM console_sessions WHERE expires_ms <= ?", (now_ms,))
     if key_id is None:
-        mine, params = "role = ? AND key_id IS NULL", (role,)
+        mine, params = "role = ? AND key_id IS NULL", (role,)  # type: tuple[str, tuple[Any, ...]]
     else:
         mine, params = "role = ? AND key_id = ?", (role, key_id)
     _drop_oldest(conn, mine, params, per_principal)
@@ -37,7 +38,7 @@ def start_session(
     )
 
 
-def _drop_oldest(conn: sqlite3.Connection, where: str, params: tuple, keep_below: int) -> None:
+def _drop_oldest(conn: sqlite3.Connection, where: str, params: tuple[Any, ...], keep_below: int) -> None:
     """Delete the oldest sessions matching ``where`` so that one more leaves at most ``keep_below``."""
     (count,) = conn.execute(f"SELECT COUNT(*) FROM console_sessions WHERE {where}", params).fetchone()
     if count >= keep_below:
@@ -48,11 +49,12 @@ def _drop_oldest(conn: sqlite3.Connection, where: str, params: tuple, keep_below
         )
 
 
-def live_session(conn: sqlite3.Connection, digest: str, now_ms: int) -> tuple | None:
+def live_session(conn: sqlite3.Connection, digest: str, now_ms: int) -> tuple[Any, ...] | None:
     """(role, key_id, csrf, expires_ms) of a session that has not expired."""
-    return conn.execute(
+    row: tuple[Any, ...] | None = conn.execute(
         f"SELECT {_COLUMNS} FROM console_sessions WHERE digest = ? AND expires_ms > ?", (digest, now_ms)
     ).fetchone()
+    return row
 
 
 def end_session(conn: sqlite3.Connection, digest: str) -> None:
@@ -64,4 +66,4 @@ def end_key_sessions(conn: sqlite3.Connection, key_id: int) -> None:
 
 
 def count_sessions(conn: sqlite3.Connection) -> int:
-    return conn.execute("SELECT COUNT(*) FROM console_sessions").fetchone()[0]
+    return int(conn.execute("SELECT COUNT(*) FROM console_sessions").fetchone()[0])

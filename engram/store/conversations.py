@@ -14,8 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from engram.store.dialect import dialect_of
+from engram.store.memory_reads import _VIEW_COLUMNS, _memory
 from engram.store.models import Memory
-from engram.store.queries import _VIEW_COLUMNS, _memory
 from engram.store.spaces import require_space
 
 SCOPES = ("workflowId", "workspaceId")  # the attrs a conversation's scope may live in
@@ -43,7 +43,7 @@ class _Fragments:
     order: str
 
     @classmethod
-    def of(cls, conn, scope: Scope) -> _Fragments:
+    def of(cls, conn: sqlite3.Connection, scope: Scope) -> _Fragments:
         d = dialect_of(conn)
         return cls(
             scope=d.json_text("attrs", scope.attr),

@@ -4,7 +4,7 @@ Writes: `await store.write(fn, *args)` queues `fn(conn, *args)` for the single w
 inside `BEGIN IMMEDIATE ... COMMIT` and only then resolves the awaiting caller, so an acknowledged write is
 committed. Group commit: the writes queued while the writer was busy run together in ONE transaction, each
 inside its own savepoint, and are acknowledged together after its one COMMIT (one fsync for the group, not
-one per write; docs/architecture.md#group-commit). A write that fails is rolled back to its savepoint and
+one per write; docs/internals.md#group-commit). A write that fails is rolled back to its savepoint and
 fails alone: it changes nothing, and the others commit. With `synchronous=FULL` in WAL mode SQLite fsyncs the WAL on every commit, so "committed" also
 means "on disk": NORMAL would survive a process crash (kill -9) but could lose the last commits on power
 loss or an OS crash, which would break the contract that acknowledged writes are never lost.
@@ -30,9 +30,9 @@ import sqlite3
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NamedTuple, Self, TypeVar
+from typing import Any, NamedTuple, Self, TypeVar, cast
 
-from engram.store.change_counter import ChangeCounter, counter_path
+from engram.store.change_counter import ChangeCounter, Changes, counter_path
 from engram.store.direct_reads import DirectReader, connect
 from engram.store.migrate import apply_migrations
 from engram.store.point_cache import MISS, PointReadCache, is_cacheable
@@ -49,9 +49,9 @@ MAX_GROUP = 64
 
 class _Write(NamedTuple):
     fn: Callable[..., Any]
-    args: tuple
-    kwargs: dict
-    future: concurrent.futures.Future
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+    future: concurrent.futures.Future[Any]
     scope: str | None  # the one space the write touches (`write_to`), or None: it may touch anything
 
 
@@ -78,7 +78,7 @@ class Store:
 
     def _init_threads(self, readers: int, direct_reader: Any) -> None:
         self._readers = max(1, readers)
-        self._queue: queue.SimpleQueue = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._writer: threading.Thread | None = None
         self._reader_pool: concurrent.futures.ThreadPoolExecutor | None = None
         self.readers = direct_reader
@@ -91,7 +91,7 @@ class Store:
         self.after_commit: Callable[[Any], None] | None = None
         # Bumped after every commit by every process writing the file; None where readers cannot cache
         # (PostgreSQL: writers on other machines). engram/store/change_counter.py
-        self.changes: ChangeCounter | None = None
+        self.changes: Changes | None = None
         self._point_cache = PointReadCache()
 
     @classmethod
@@ -127,8 +127,9 @@ class Store:
             if mode.lower() != "wal":
                 raise RuntimeError(f"could not put {self.path} in WAL mode (got {mode!r})")
             apply_migrations(conn)
-            self.changes = ChangeCounter(counter_path(self.path), self.path.stat().st_mode & 0o666)
-            self.changes.bump()  # migrations may have changed rows a cache holds
+            counter = ChangeCounter(counter_path(self.path), self.path.stat().st_mode & 0o666)
+            counter.bump()  # migrations may have changed rows a cache holds
+            self.changes = counter
         except BaseException:
             conn.close()
             raise
@@ -185,8 +186,10 @@ class Store:
         (docs/scale-out.md#durability-and-isolation). SQLite has one write lock per file either way."""
         return await self._enqueue(space_uri, fn, args, kwargs)
 
-    async def _enqueue(self, scope: str | None, fn: Callable[..., T], args: tuple, kwargs: dict) -> T:
-        future: concurrent.futures.Future = concurrent.futures.Future()
+    async def _enqueue(
+        self, scope: str | None, fn: Callable[..., T], args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> T:
+        future: concurrent.futures.Future[T] = concurrent.futures.Future()
         with self._lock:
             if self._closed or self._writer is None:
                 raise RuntimeError("store is closed")
@@ -210,10 +213,7 @@ class Store:
                         stop = True  # close() queues nothing after the sentinel
                         break
                     group.append(item)
-                if len(group) == 1:
-                    conn = self._run_alone(conn, group[0])
-                else:
-                    conn = self._run_group(conn, group)
+                conn = self._run_alone(conn, group[0]) if len(group) == 1 else self._run_group(conn, group)
         finally:
             self._close_writer(conn)
             self._fail_pending()
@@ -327,8 +327,9 @@ class Store:
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._reader_pool, self._run_read, fn, args, kwargs)
 
-    def _run_read(self, fn: Callable[..., T], args: tuple, kwargs: dict) -> T:
-        return self.readers.run(fn, *args, **kwargs)
+    def _run_read(self, fn: Callable[..., T], args: tuple[Any, ...], kwargs: dict[str, Any]) -> T:
+        result: T = self.readers.run(fn, *args, **kwargs)
+        return result
 
     async def read_statement(self, fn: Callable[..., T], *args: Any) -> T:
         """`readers.statement` (a function running ONE statement, no transaction around it) on a reader
@@ -348,14 +349,14 @@ class Store:
         if version >= 0:
             found = self._point_cache.get(fn, args, version)
             if found is not MISS:
-                return found
+                return cast("T", found)
         if self.point_reads_on_loop:
             result = self.readers.run(fn, *args)
         else:
             result = await self.read(fn, *args)
         if version >= 0:
             self._point_cache.put(fn, args, version, result)
-        return result
+        return cast("T", result)
 
     # -- shutdown -----------------------------------------------------------------------------------------
 

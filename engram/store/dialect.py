@@ -89,7 +89,7 @@ def dialect_of(conn: Any) -> SqliteDialect | PostgresDialect:
     return getattr(conn, "dialect", SQLITE)
 
 
-def pipelined(conn: Any) -> contextlib.AbstractContextManager:
+def pipelined(conn: Any) -> contextlib.AbstractContextManager[Any]:
     """Statements inside are sent without waiting for each one's answer where the backend allows it
     (psycopg's pipeline mode on PostgreSQL): only fetching a result waits, for everything sent before it.
     SQLite runs in-process, so there is nothing to save. An error inside still fails the whole write."""

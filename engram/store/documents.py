@@ -43,7 +43,7 @@ def row_vectors(
     applied before (engram/search/filters.py)."""
     space = require_space(conn, space_uri)
     where = ["m.space_id = ?", "m.model_key = ?", "m.vector IS NOT NULL"]
-    params: list = [space.id, model_key]
+    params: list[object] = [space.id, model_key]
     # CROSS JOIN makes the id list the outer loop: one primary-key lookup per id, where a plain
     # `row_id IN (...)` let the planner walk the whole space through memories_by_space (20 ms at 100k).
     id_table, ids = dialect_of(conn).id_table(row_ids, "j")

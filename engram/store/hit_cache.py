@@ -1,9 +1,9 @@
 """`HitCache`: memories that recent searches returned, kept hydrated so the next search that hits them skips
-the SQLite read and the row-to-`Memory` conversion (docs/architecture.md#hit-cache).
+the SQLite read and the row-to-`Memory` conversion (docs/internals.md#hit-cache).
 
 Why caching is safe without invalidation: a row id names one immutable version of a memory. An update
 deletes the old row and inserts a new one under a new row id, and ids are never reused (AUTOINCREMENT,
-identity columns on PostgreSQL; engram/store/memories.py). So a cached row is never out of date, only
+identity columns on PostgreSQL; engram/store/memory_writes.py). So a cached row is never out of date, only
 possibly deleted. It is served only for a row id that the index has just returned for a search, and the
 index answers as of the generation the caller read a moment before, so the row was live in that view: the
 answer is the one the database read would have given at that generation. (A database read could drop a

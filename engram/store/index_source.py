@@ -12,13 +12,14 @@ import contextlib
 import gc
 import sqlite3
 from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 import orjson
 
 from engram.search.rows import DeltaUnavailable, IndexDelta, IndexRows, KeywordDelta
 from engram.store.database import Store
-from engram.store.memories import prune_tombstones
+from engram.store.memory_writes import prune_tombstones
 from engram.store.models import Space
 from engram.store.spaces import require_space
 
@@ -82,7 +83,7 @@ def _load_rows(conn: sqlite3.Connection, space_id: int, model_key: str, after_ro
     )
 
 
-def _attrs(raw: str | None) -> dict | None:
+def _attrs(raw: str | None) -> dict[str, Any] | None:
     """A row's attrs for the filter columns (engram/search/filters.py); most rows have none."""
     return orjson.loads(raw) if raw and raw != "{}" else None
 

@@ -12,8 +12,7 @@ import sqlite3
 from collections.abc import Sequence
 from dataclasses import astuple, dataclass
 
-from engram.store import MemoryRecord, MemoryWrite
-from engram.store import memories as store_memories
+from engram.store import MemoryRecord, MemoryWrite, memory_writes
 from engram.store.dialect import dialect_of
 from engram.store.spaces import require_space
 
@@ -53,13 +52,13 @@ def replace_document(
     conn: sqlite3.Connection, space_uri: str, row: DocumentRow, writes: Sequence[MemoryWrite]
 ) -> list[MemoryRecord]:
     space = require_space(conn, space_uri)
-    store_memories.delete_memories(conn, space_uri, _chunk_keys(conn, space.id, row.document_id))
+    memory_writes.delete_memories(conn, space_uri, _chunk_keys(conn, space.id, row.document_id))
     conn.execute("DELETE FROM documents WHERE space_id = ? AND document_id = ?", (space.id, row.document_id))
     conn.execute(
         f"INSERT INTO documents (space_id, {_COLUMNS}) VALUES ({', '.join('?' * 12)})",
         (space.id, *astuple(row)),
     )
-    return store_memories.put_memories(conn, space_uri, list(writes)) if writes else []
+    return memory_writes.put_memories(conn, space_uri, list(writes)) if writes else []
 
 
 def delete_document(conn: sqlite3.Connection, space_uri: str, document_id: str) -> int | None:
@@ -71,7 +70,7 @@ def delete_document(conn: sqlite3.Connection, space_uri: str, document_id: str) 
     ).fetchone()
     if gone is None:
         return None
-    return store_memories.delete_memories(conn, space_uri, _chunk_keys(conn, space.id, document_id))
+    return memory_writes.delete_memories(conn, space_uri, _chunk_keys(conn, space.id, document_id))
 
 
 def get_document(conn: sqlite3.Connection, space_uri: str, document_id: str) -> DocumentRow | None:

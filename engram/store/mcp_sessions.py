@@ -51,10 +51,11 @@ def _drop_oldest(conn: sqlite3.Connection, principal: str, count: int) -> int:
 
 def live_session(conn: sqlite3.Connection, digest: str, now_ms: int, idle_ms: int) -> tuple[str, int] | None:
     """(principal, used_ms) of a session that has not been idle for `idle_ms`."""
-    return conn.execute(
+    row: tuple[str, int] | None = conn.execute(
         "SELECT principal, used_ms FROM mcp_sessions WHERE digest = ? AND used_ms > ?",
         (digest, now_ms - idle_ms),
     ).fetchone()
+    return row
 
 
 def touch_session(conn: sqlite3.Connection, digest: str, now_ms: int) -> None:
@@ -69,5 +70,7 @@ def end_session(conn: sqlite3.Connection, digest: str) -> bool:
 
 def count_sessions(conn: sqlite3.Connection, principal: str | None = None) -> int:
     if principal is None:
-        return conn.execute("SELECT COUNT(*) FROM mcp_sessions").fetchone()[0]
-    return conn.execute("SELECT COUNT(*) FROM mcp_sessions WHERE principal = ?", (principal,)).fetchone()[0]
+        return int(conn.execute("SELECT COUNT(*) FROM mcp_sessions").fetchone()[0])
+    return int(
+        conn.execute("SELECT COUNT(*) FROM mcp_sessions WHERE principal = ?", (principal,)).fetchone()[0]
+    )

@@ -10,9 +10,9 @@ import sqlite3
 from dataclasses import dataclass
 
 from engram.errors import InvalidInput
+from engram.identifiers import is_did
+from engram.store.prepared_memories import now_iso
 from engram.store.spaces import require_space
-from engram.store.uris import is_did
-from engram.store.writes import now_iso
 
 
 @dataclass(frozen=True)

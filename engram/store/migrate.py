@@ -50,7 +50,7 @@ def _only_comments(text: str) -> bool:
 
 
 def schema_version(conn: sqlite3.Connection) -> int:
-    return conn.execute("PRAGMA user_version").fetchone()[0]
+    return int(conn.execute("PRAGMA user_version").fetchone()[0])
 
 
 def apply_migrations(conn: sqlite3.Connection) -> int:

@@ -1,5 +1,5 @@
 """Remembered point reads: the answer of a small read by a unique key, kept until any write could have
-changed it (docs/architecture.md#space-cache, docs/scale-out.md#point-reads).
+changed it (docs/internals.md#space-cache, docs/scale-out.md#point-reads).
 
 `Store.point_read(fn, ...)` remembers `fn`'s answer when `fn` is marked `@cacheable`: a function whose
 answer depends only on rows of `spaces`, `api_keys`, `api_key_spaces` and `revoked_credentials` (the
@@ -33,18 +33,18 @@ def is_cacheable(fn: Callable[..., Any]) -> bool:
 
 class PointReadCache:
     def __init__(self, max_entries: int = MAX_ENTRIES):
-        self._entries: dict[tuple, tuple[int, Any]] = {}
+        self._entries: dict[tuple[Any, ...], tuple[int, Any]] = {}
         self._max = max_entries
 
     @staticmethod
-    def _key(fn: Callable[..., Any], args: tuple) -> tuple:
+    def _key(fn: Callable[..., Any], args: tuple[Any, ...]) -> tuple[Any, ...]:
         return fn.__module__, fn.__qualname__, hashlib.sha256(orjson.dumps(args)).digest()
 
-    def get(self, fn: Callable[..., Any], args: tuple, version: int) -> Any:
+    def get(self, fn: Callable[..., Any], args: tuple[Any, ...], version: int) -> Any:
         entry = self._entries.get(self._key(fn, args))
         return entry[1] if entry is not None and entry[0] == version else MISS
 
-    def put(self, fn: Callable[..., Any], args: tuple, version: int, value: Any) -> None:
+    def put(self, fn: Callable[..., Any], args: tuple[Any, ...], version: int, value: Any) -> None:
         if len(self._entries) >= self._max:
             del self._entries[next(iter(self._entries))]  # the oldest entry
         self._entries[self._key(fn, args)] = (version, value)

@@ -1,4 +1,4 @@
-"""Replay claims shared by every process on the store (docs/architecture.md#using-every-core): a
+"""Replay claims shared by every process on the store (docs/internals.md#using-every-core): a
 service-auth JWT id, an admin request nonce or a client attestation id verifies once in total, not once per
 serving process. Plain functions over a connection, and `StoreReplayGuard`, the auth layer's async view."""
 
@@ -9,7 +9,10 @@ import math
 import sqlite3
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from engram.store.database import Store
 
 
 def claim_key(issuer: str, identifier: str) -> str:
@@ -33,7 +36,7 @@ class StoreReplayGuard:
     """`ReplayGuard` (engram/auth/replay.py) over the store: one short write per claim. Only the verifiers
     of rare requests use it (service auth, admin signatures, attestations), never the search path."""
 
-    def __init__(self, store: Any, now: Callable[[], float] = time.time):
+    def __init__(self, store: Store, now: Callable[[], float] = time.time):
         self._store = store
         self._now = now
 

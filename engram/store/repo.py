@@ -17,10 +17,10 @@ from engram.atrepo.blocks import cid_of_block
 from engram.atrepo.commit import CommitContext, SignedCommit, sign_commit
 from engram.atrepo.lthash import LtHash
 from engram.atrepo.ops import RepoOp, apply_op
-from engram.auth.keys import PrivateKey
+from engram.auth.crypto_keys import PrivateKey
 from engram.store.dialect import pipelined
+from engram.store.prepared_memories import now_iso
 from engram.store.tid import decode_tid, encode_tid, new_tid
-from engram.store.writes import now_iso
 
 CONFIG_COLLECTION = "garden.engram.config"
 MEMORY_COLLECTION = "garden.engram.memory"
@@ -56,7 +56,7 @@ def record_cid(conn: sqlite3.Connection, space_id: int, collection: str, rkey: s
 
 def _op(
     conn: sqlite3.Connection, space_id: int, collection: str, rkey: str, cid: str | None, prev: str | None
-):
+) -> None:
     conn.execute(
         "INSERT INTO repo_ops (space_id, collection, rkey, cid, prev) VALUES (?, ?, ?, ?, ?)",
         (space_id, collection, rkey, cid, prev),
@@ -125,7 +125,7 @@ def commit_pending(conn: sqlite3.Connection, signer: Callable[[str], PrivateKey 
     None: engram cannot sign for that authority, so it keeps no repo for the space (nothing could verify
     it) and the records stay out; if the key is added later, the start-up backfill builds the repo.
 
-    A group of writes (docs/architecture.md#group-commit) may leave ops in many spaces: their ops and heads
+    A group of writes (docs/internals.md#group-commit) may leave ops in many spaces: their ops and heads
     are read in two statements for all of them, and the stamps and new heads are written without waiting
     for each answer (on PostgreSQL every statement is a round trip)."""
     ops: dict[int, list[tuple[str, str, str | None, str | None]]] = {}

@@ -30,7 +30,7 @@ def _embedding_candidates(key: str | None, vector: bytes | None) -> list[dict[st
     ]
 
 
-def _record_block(row: tuple) -> bytes | None:
+def _record_block(row: tuple[Any, ...]) -> bytes | None:
     text, tags, source, created_at, cid, vector, key, next_vector, next_key = row
     for embedding in _embedding_candidates(key, vector):
         for next_embedding in _embedding_candidates(next_key, next_vector):

@@ -15,8 +15,8 @@ from engram.atrepo.blocks import encode_block
 from engram.errors import InvalidInput, UnknownSpace
 from engram.store import repo, skipped
 from engram.store.models import ModelSpec, Space, SpaceConfig
+from engram.store.prepared_memories import MAX_DIMS, now_iso
 from engram.store.uris import parse_space_uri
-from engram.store.writes import MAX_DIMS, now_iso
 
 KINDS = ("hosted", "synced")
 COLUMNS = (
@@ -25,7 +25,7 @@ COLUMNS = (
 )
 
 
-def space_from_row(row: tuple) -> Space:
+def space_from_row(row: tuple[Any, ...]) -> Space:
     # fmt: off
     (id_, uri, authority, skey, kind, created_at, deleted_at, generation, model, digest, dims,
      document_prefix, query_prefix, next_model, next_digest, next_dims, config_json, config_updated_at) = row
@@ -63,9 +63,11 @@ def list_spaces(conn: sqlite3.Connection, include_deleted: bool = False) -> list
 
 
 def bump_generation(conn: sqlite3.Connection, space_id: int) -> int:
-    return conn.execute(
-        "UPDATE spaces SET generation = generation + 1 WHERE id = ? RETURNING generation", (space_id,)
-    ).fetchone()[0]
+    return int(
+        conn.execute(
+            "UPDATE spaces SET generation = generation + 1 WHERE id = ? RETURNING generation", (space_id,)
+        ).fetchone()[0]
+    )
 
 
 def create_space(conn: sqlite3.Connection, uri: str, kind: str) -> Space:
@@ -132,7 +134,7 @@ def set_config(
         document_prefix,
         query_prefix,
     )
-    if unchanged and (record is None or record == old.record):
+    if old is not None and unchanged and (record is None or record == old.record):
         return space  # a re-sync of the same config: no generation bump, no recompute
     now = now_iso()
     if record is None:

@@ -14,11 +14,11 @@ from typing import Any
 import orjson
 
 from engram.errors import InvalidInput
-from engram.store import memories as store_memories
+from engram.store import memory_writes
 from engram.store.dialect import dialect_of
 from engram.store.models import MemoryWrite
+from engram.store.prepared_memories import now_iso
 from engram.store.spaces import create_space, get_space, require_space
-from engram.store.writes import now_iso
 
 
 @dataclass(frozen=True)
@@ -49,7 +49,7 @@ _SPACE_COLS = (
 )
 
 
-def _synced(row: tuple) -> SyncedSpace:
+def _synced(row: tuple[Any, ...]) -> SyncedSpace:
     return SyncedSpace(row[0], row[1], row[2], orjson.loads(row[3]), row[4], row[5], row[6])
 
 
@@ -149,11 +149,11 @@ def apply_repo_changes(
     deletes = [rkey for rkey in deletes if rkey not in theirs]
     upserts = [item for item in upserts if item.rkey not in theirs]
     if deletes:
-        store_memories.delete_memories(
+        memory_writes.delete_memories(
             conn, uri, [(repo, rkey) for rkey in deletes], authority_repo=not hosted
         )
     if upserts:
-        store_memories.put_memories(conn, uri, upserts, authority_repo=not hosted)
+        memory_writes.put_memories(conn, uri, upserts, authority_repo=not hosted)
     if position is not None:
         rev, state, space_rev = position
         conn.execute(
@@ -175,9 +175,11 @@ def note_repo_failure(conn: sqlite3.Connection, uri: str, repo: str, error: str,
         " failures = sync_state.failures + 1, retry_after = excluded.retry_after, updated_at = excluded.updated_at",
         (space.id, repo, now_iso(), error[:500], retry_after),
     )
-    return conn.execute(
-        "SELECT failures FROM sync_state WHERE space_id = ? AND repo = ?", (space.id, repo)
-    ).fetchone()[0]
+    return int(
+        conn.execute(
+            "SELECT failures FROM sync_state WHERE space_id = ? AND repo = ?", (space.id, repo)
+        ).fetchone()[0]
+    )
 
 
 def reset_positions(conn: sqlite3.Connection, uri: str, except_repo: str | None = None) -> None:
@@ -196,7 +198,7 @@ def drop_repo(conn: sqlite3.Connection, uri: str, repo: str) -> None:
     theirs = authority_repo_memories(conn, space.id, repo) if hosted else set()
     rows = conn.execute("SELECT rkey FROM memories WHERE space_id = ? AND author = ?", (space.id, repo))
     keys = [(repo, rkey) for (rkey,) in rows if rkey not in theirs]
-    store_memories.delete_memories(conn, uri, keys, authority_repo=not hosted)
+    memory_writes.delete_memories(conn, uri, keys, authority_repo=not hosted)
     conn.execute("DELETE FROM sync_state WHERE space_id = ? AND repo = ?", (space.id, repo))
 
 

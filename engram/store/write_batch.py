@@ -18,9 +18,9 @@ from engram.errors import InvalidInput
 from engram.store import repo
 from engram.store.dialect import dialect_of
 from engram.store.models import Space
+from engram.store.prepared_memories import PreparedMemory
 from engram.store.tid import new_tid
 from engram.store.uris import memory_uri
-from engram.store.writes import PreparedMemory
 
 
 class ExistingRow(NamedTuple):

@@ -16,13 +16,13 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from engram.auth.credential import mint_space_credential
+from engram.auth.crypto_keys import PrivateKey
 from engram.auth.did_resolver import DocumentSource
 from engram.auth.jws import JwsError, parse_jws
-from engram.auth.keys import PrivateKey
 from engram.auth.space_signature import sign_space_exchange, sign_space_request
 from engram.identifiers import space_authority
 from engram.sync import endpoints
-from engram.sync.errors import AccessError, UpstreamError
+from engram.sync.errors import AccessError, SpaceNotHeldThere, UpstreamError
 from engram.sync.http import XrpcClient
 from engram.sync.secrets import SecretStore
 
@@ -169,9 +169,9 @@ class CredentialManager:
                 {"space": space},
                 sign_space_exchange(holder, f"Bearer {token}"),
             )
+        except SpaceNotHeldThere:
+            raise
         except UpstreamError as e:
-            if e.xrpc_error in ("SpaceDeleted", "SpaceNotFound"):
-                raise
             raise AccessError(f"getSpaceCredential failed: {e.message}") from None
         jwt = answer.get("credential")
         try:

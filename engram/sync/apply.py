@@ -17,7 +17,7 @@ from engram.errors import InvalidInput
 from engram.store import spaces as store_spaces
 from engram.store import synced as store_synced
 from engram.store.models import MemoryWrite
-from engram.store.writes import prepare_write
+from engram.store.prepared_memories import prepare_write
 from engram.sync.records import CONFIG, CONFIG_RKEY, MEMORY, config_from_record, memory_from_record
 from engram.sync.repo_pull import RepoPull
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from engram.auth.crypto_keys import PublicKey
 from engram.auth.did_resolver import DidResolutionError, DocumentSource
-from engram.auth.keys import PublicKey
 from engram.sync.errors import UpstreamError
 from engram.sync.http import endpoint_base
 

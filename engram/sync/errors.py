@@ -18,6 +18,21 @@ class UpstreamError(Unavailable):
         self.status = status
 
 
+class SpaceNotHeldThere(UpstreamError):
+    """The space host answered `SpaceNotFound`: it does not hold the space. The far side's error names are
+    read once, in engram/sync/http.py (`upstream_error`); callers branch on these types."""
+
+
+class SpaceDeletedThere(SpaceNotHeldThere):
+    """The space host answered `SpaceDeleted`."""
+
+
+def upstream_error(message: str, xrpc_error: str | None, status: int) -> UpstreamError:
+    """The error for a far side's non-200 answer, typed by its error name where engram acts on it."""
+    kind = {"SpaceNotFound": SpaceNotHeldThere, "SpaceDeleted": SpaceDeletedThere}.get(xrpc_error or "")
+    return (kind or UpstreamError)(message, xrpc_error=xrpc_error, status=status)
+
+
 class AccessError(Unavailable):
     """engram could not obtain read access (sign-in, delegation token or credential exchange failed)."""
 

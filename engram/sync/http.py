@@ -13,7 +13,7 @@ import aiohttp
 import orjson
 
 from engram.outbound import OutboundPolicy, OutboundRefused, describe
-from engram.sync.errors import UpstreamError
+from engram.sync.errors import UpstreamError, upstream_error
 
 MAX_JSON_BYTES = 32 * 1024 * 1024
 MAX_CAR_BYTES = 256 * 1024 * 1024
@@ -86,10 +86,8 @@ class XrpcClient:
                         raise UpstreamError(f"{nsid}: answer larger than {limit} bytes")
                 if resp.status != 200:
                     error = _error_name(bytes(body))
-                    raise UpstreamError(
-                        f"{nsid} answered {resp.status} {error or ''}".strip(),
-                        xrpc_error=error,
-                        status=resp.status,
+                    raise upstream_error(
+                        f"{nsid} answered {resp.status} {error or ''}".strip(), error, resp.status
                     )
                 return bytes(body)
         except TimeoutError:

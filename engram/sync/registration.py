@@ -8,9 +8,8 @@ from __future__ import annotations
 import asyncio
 
 from engram.errors import InvalidInput
-from engram.identifiers import space_authority
+from engram.identifiers import is_did, space_authority
 from engram.store import synced as store_synced
-from engram.store.uris import is_did
 from engram.sync.secrets import SecretStore
 
 SPACE_TYPE = "garden.engram.space"

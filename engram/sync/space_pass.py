@@ -20,7 +20,7 @@ from engram.store import synced as store_synced
 from engram.sync import endpoints
 from engram.sync.access import HeldCredential
 from engram.sync.apply import apply_pull
-from engram.sync.errors import UpstreamError
+from engram.sync.errors import SpaceNotHeldThere, UpstreamError
 from engram.sync.metrics import SyncMetrics
 from engram.sync.repo_pull import RepoPull, RepoPuller
 
@@ -62,10 +62,8 @@ async def list_repos(
                 {"space": space, "cursor": cursor, "limit": 100},
                 cred.headers(authority),
             )
-        except UpstreamError as e:
-            if e.xrpc_error in ("SpaceDeleted", "SpaceNotFound"):
-                raise SpaceGone(space) from None
-            raise
+        except SpaceNotHeldThere:
+            raise SpaceGone(space) from None
         repos = page.get("repos")
         if not isinstance(repos, list):
             raise UpstreamError("listRepos answered without repos")

@@ -30,12 +30,12 @@ from urllib.parse import urlsplit
 
 import aiohttp
 
-from engram.errors import EngramError, InvalidInput, NotFound
+from engram.errors import EngramError, InvalidInput, UnknownSpace
 from engram.store import hosted_writers as store_writers
 from engram.store import synced as store_synced
 from engram.sync import endpoints
 from engram.sync.access import AppPasswordAccess, CredentialManager, DelegationSource, HostedCredentials
-from engram.sync.errors import UpstreamError
+from engram.sync.errors import SpaceDeletedThere, UpstreamError
 from engram.sync.http import XrpcClient
 from engram.sync.metrics import SyncMetrics
 from engram.sync.registration import register_app_password_space
@@ -85,7 +85,7 @@ class Syncer:
         self._space_slots: dict[str, asyncio.Semaphore] = {}
         if self.settings.process_index == 0:
             # One poller over the data directory: with ENGRAM_PROCESSES > 1 the others only answer
-            # notifications and admin calls (docs/architecture.md#using-every-core).
+            # notifications and admin calls (docs/internals.md#using-every-core).
             self._tasks.append(asyncio.get_running_loop().create_task(self._poll_loop(), name="sync poll"))
         try:
             yield self
@@ -179,15 +179,10 @@ class Syncer:
         try:
             cred = await self.credentials.get(uri, self._source(synced))
             again = await run_pass(deps, uri, synced.authority, cred, None if full else repos)
-        except SpaceGone:
+        except (SpaceGone, SpaceDeletedThere):  # listRepos: deleted or not held; the exchange: deleted
             await self.drop_space(uri)
             return False
         except (EngramError, UpstreamError) as e:
-            if e.name in ("SpaceDeleted", "SpaceNotFound") or getattr(e, "xrpc_error", None) in (
-                "SpaceDeleted",
-            ):
-                await self.drop_space(uri)
-                return False
             if getattr(e, "status", 0) == 401:
                 self.credentials.forget(
                     uri
@@ -199,7 +194,7 @@ class Syncer:
 
     async def _hosted_pass(self, deps: PassDeps, uri: str, full: bool, repos: dict[str, str | None]) -> bool:
         """Follow the members' repos of a space engram hosts (docs/space-host.md#members-repos)."""
-        space = await self.ctx.services.spaces.get(uri)
+        space = await self.ctx.services.spaces.find(uri)
         if space is None or space.deleted or space.kind != "hosted":
             return False
         cred = self.hosted_credentials.get(uri, space.authority)
@@ -246,10 +241,10 @@ class Syncer:
     async def notify_write(self, uri: str, repo: str, space_rev: str, prev_space_rev: str | None) -> None:
         synced = await self.ctx.store.read(store_synced.get_synced_space, uri)
         if synced is None:
-            raise NotFound(f"this service does not sync the space {uri}", "UnknownSpace")
+            raise UnknownSpace(f"this service does not sync the space {uri}")
         self.metrics.notifications.labels("write").inc()
         last = synced.last_space_rev
-        space = await self.ctx.services.spaces.get(uri)
+        space = await self.ctx.services.spaces.find(uri)
         gap = prev_space_rev is not None and (last is None or prev_space_rev > last)
         await self.ctx.store.write(store_synced.note_space, uri, space_rev=space_rev)
         if gap or space.config is None:

@@ -1,7 +1,8 @@
 """XRPC errors: every non-2xx answer is ``{"error": Name, "message": text}``.
 
-The classes are the domain errors of `engram/errors.py` under their XRPC names; the status of each comes
-from its `kind` (`STATUS_BY_KIND`). 500s always carry a generic message on the wire.
+The errors are the domain errors of `engram/errors.py`, under their own class names (there is no second,
+XRPC name for a class); the wire name is each error's `name`, the lexicon's error name, and the status
+comes from its `kind` (`STATUS_BY_KIND`). 500s always carry a generic message on the wire.
 """
 
 from __future__ import annotations
@@ -10,15 +11,7 @@ import math
 
 from engram.errors import (
     EngramError,
-    InternalFailure,
-    InvalidInput,
-    NotAllowed,
-    NotAuthenticated,
-    NotFound,
-    NotImplementedYet,
     RateLimited,
-    TooLarge,
-    Unavailable,
 )
 
 # The XRPC wire status of each domain error family (engram/errors.py). This table is the XRPC runtime's
@@ -59,19 +52,6 @@ def wire_headers(err: EngramError) -> dict[str, str]:
     if err.retry_after is not None:
         out["Retry-After"] = str(max(1, math.ceil(err.retry_after)))
     return out
-
-
-# The XRPC names for the domain classes (kept so handler code reads in XRPC terms).
-XrpcError = EngramError
-InvalidRequestError = InvalidInput
-AuthRequiredError = NotAuthenticated
-ForbiddenError = NotAllowed
-NotFoundError = NotFound
-PayloadTooLargeError = TooLarge
-RateLimitExceededError = RateLimited
-InternalServerError = InternalFailure
-MethodNotImplementedError = NotImplementedYet
-UnavailableError = Unavailable
 
 
 # Error names the runtime and auth layers may raise on any method without the lexicon declaring them

@@ -77,7 +77,7 @@ def check_document(doc: Any) -> None:
         _check_def(d, path)
 
 
-def _check_def(d: dict, path: str) -> None:
+def _check_def(d: dict[str, Any], path: str) -> None:
     kind = d.get("type")
     if kind == "record":
         _only(d, _COMMON | {"key", "record"}, path)
@@ -167,7 +167,7 @@ def _check_field(f: Any, path: str, only: set[str] | None = None) -> None:
                 _fail(f"{path}.{key}", f"names undeclared properties: {', '.join(sorted(missing))}")
 
 
-def _only(d: dict, allowed: set[str], path: str) -> None:
+def _only(d: dict[str, Any], allowed: set[str], path: str) -> None:
     extra = d.keys() - allowed
     if extra:
         _fail(path, f"unexpected key(s): {', '.join(sorted(extra))}")

@@ -112,7 +112,8 @@ class LexiconRegistry:
         """The definition a ref points at: "nsid#name", "#name" (in context_nsid) or "nsid" (its main)."""
         nsid, name = split_ref(ref, context_nsid)
         try:
-            return self._docs[nsid]["defs"][name]
+            found: dict[str, Any] = self._docs[nsid]["defs"][name]
+            return found
         except KeyError:
             raise LexiconError(f"unresolvable ref {ref!r} (from {context_nsid})") from None
 

@@ -11,8 +11,11 @@ import logging
 
 import orjson
 from aiohttp import web
+from aiohttp.typedefs import Handler
 
-from .errors import XrpcError, http_status, wire_headers
+from engram.errors import EngramError
+
+from .errors import http_status, wire_headers
 
 log = logging.getLogger("engram.http")
 
@@ -50,11 +53,11 @@ def error_response(
 
 
 @web.middleware
-async def error_middleware(request: web.Request, handler) -> web.StreamResponse:
+async def error_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
     try:
         return await handler(request)
-    except XrpcError as err:
-        return error_response(http_status(err), err.error, err.message, wire_headers(err))
+    except EngramError as err:
+        return error_response(http_status(err), err.name, err.message, wire_headers(err))
     except web.HTTPException as exc:
         if exc.status < 400:
             raise
@@ -79,7 +82,7 @@ async def error_middleware(request: web.Request, handler) -> web.StreamResponse:
 
 
 @web.middleware
-async def cors_middleware(request: web.Request, handler) -> web.StreamResponse:
+async def cors_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
     """Answers CORS preflights; `add_cors_headers` (an on_response_prepare signal) marks every response,
     including streamed ones whose headers are sent before the handler returns."""
     own_preflight = request.match_info.route.method == "OPTIONS"  # a path with its own OPTIONS route

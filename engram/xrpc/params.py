@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 
 from multidict import MultiMapping
 
-from engram.xrpc.errors import InvalidRequestError
+from engram.errors import InvalidInput
 from engram.xrpc.lexicons import LexiconRegistry, MethodDef
 from engram.xrpc.schema_checks import Check, ValidationError, compile_field
 
@@ -39,7 +39,7 @@ def decode_params(
 ) -> dict[str, Any]:
     """The declared parameters, typed and validated; absent optional ones without a default are omitted.
 
-    Raises InvalidRequestError naming the parameter, e.g. ``Invalid parameter "limit": must be at most 50``.
+    Raises InvalidInput naming the parameter, e.g. ``Invalid parameter "limit": must be at most 50``.
     """
     params, required = method.compiled.get("params") or compile_params(method, registry)
     # A plain mapping (one value per key) is accepted too, for callers outside aiohttp.
@@ -51,17 +51,17 @@ def decode_params(
             if p.has_default:
                 out[p.name] = p.default
             elif p.name in required:
-                raise InvalidRequestError(f'Missing required parameter "{p.name}"')
+                raise InvalidInput(f'Missing required parameter "{p.name}"')
             continue
         if p.is_array:
             values = [_decode_one(p, f"{p.name}[{i}]", s) for i, s in enumerate(raw)]
             try:
                 p.check_whole(values)  # type: ignore[misc]
             except ValidationError as e:
-                raise InvalidRequestError(f'Invalid parameter "{p.name}": {e.message}') from None
+                raise InvalidInput(f'Invalid parameter "{p.name}": {e.message}') from None
             out[p.name] = values
         elif len(raw) > 1:
-            raise InvalidRequestError(f'Invalid parameter "{p.name}": must be given at most once')
+            raise InvalidInput(f'Invalid parameter "{p.name}": must be given at most once')
         else:
             out[p.name] = _decode_one(p, p.name, raw[0])
     return out
@@ -72,14 +72,15 @@ def _decode_one(p: _Param, label: str, raw: str) -> Any:
         value = p.decode(raw)
         p.check_item(value)
     except ValidationError as e:
-        raise InvalidRequestError(f'Invalid parameter "{label}": {e.message}') from None
+        raise InvalidInput(f'Invalid parameter "{label}": {e.message}') from None
     return value
 
 
 def compile_params(method: MethodDef, registry: LexiconRegistry) -> tuple[list[_Param], frozenset[str]]:
     """Build (once; cached on the method) the per-parameter decoders and checks."""
     if "params" in method.compiled:
-        return method.compiled["params"]
+        cached: tuple[list[_Param], frozenset[str]] = method.compiled["params"]
+        return cached
     spec = method.parameters or {"properties": {}}
     params = []
     for name, schema in spec["properties"].items():
@@ -107,7 +108,7 @@ def compile_params(method: MethodDef, registry: LexiconRegistry) -> tuple[list[_
 def _length_only(bounds: dict[str, int]) -> Check:
     lo, hi = bounds.get("minLength"), bounds.get("maxLength")
 
-    def check(values: list) -> None:
+    def check(values: list[Any]) -> None:
         if hi is not None and len(values) > hi:
             raise ValidationError("", f"must have at most {hi} items")
         if lo is not None and len(values) < lo:

@@ -29,7 +29,7 @@ def compile_field(schema: dict[str, Any], registry: LexiconRegistry, nsid: str) 
 
 def compile_ref(ref: str, registry: LexiconRegistry, nsid: str) -> Check:
     key = full_ref(ref, nsid)
-    cached = registry.compiled_defs.get(key)
+    cached: Check | None = registry.compiled_defs.get(key)
     if cached is not None:
         return cached
     late: list[Check] = []
@@ -66,7 +66,7 @@ def _token_check(token: str) -> Check:
     return check
 
 
-def _array(schema, registry, nsid) -> Check:
+def _array(schema: dict[str, Any], registry: LexiconRegistry, nsid: str) -> Check:
     item = compile_field(schema["items"], registry, nsid)
     min_len, max_len = schema.get("minLength"), schema.get("maxLength")
 
@@ -86,7 +86,7 @@ def _array(schema, registry, nsid) -> Check:
     return check
 
 
-def _object(schema, registry, nsid) -> Check:
+def _object(schema: dict[str, Any], registry: LexiconRegistry, nsid: str) -> Check:
     props = {name: compile_field(prop, registry, nsid) for name, prop in schema.get("properties", {}).items()}
     required = tuple(schema.get("required", ()))
     nullable = frozenset(schema.get("nullable", ()))
@@ -109,11 +109,11 @@ def _object(schema, registry, nsid) -> Check:
     return check
 
 
-def _ref(schema, registry, nsid) -> Check:
+def _ref(schema: dict[str, Any], registry: LexiconRegistry, nsid: str) -> Check:
     return compile_ref(schema["ref"], registry, nsid)
 
 
-def _union(schema, registry, nsid) -> Check:
+def _union(schema: dict[str, Any], registry: LexiconRegistry, nsid: str) -> Check:
     variants = {full_ref(r, nsid): compile_ref(r, registry, nsid) for r in schema["refs"]}
     closed = bool(schema.get("closed", False))
 
@@ -132,7 +132,7 @@ def _union(schema, registry, nsid) -> Check:
     return check
 
 
-_COMPILERS: dict[str, Callable[[dict, LexiconRegistry, str], Check]] = {
+_COMPILERS: dict[str, Callable[[dict[str, Any], LexiconRegistry, str], Check]] = {
     "null": lambda schema, registry, nsid: scalar.null_check(schema),
     "boolean": lambda schema, registry, nsid: scalar.boolean_check(schema),
     "integer": lambda schema, registry, nsid: scalar.integer_check(schema),

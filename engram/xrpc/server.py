@@ -23,14 +23,9 @@ from typing import TYPE_CHECKING, Any
 import orjson
 from aiohttp import web
 
-from .errors import (
-    GENERIC_ERROR_NAMES,
-    InternalServerError,
-    InvalidRequestError,
-    MethodNotImplementedError,
-    PayloadTooLargeError,
-    XrpcError,
-)
+from engram.errors import EngramError, InternalFailure, InvalidInput, NotImplementedYet, TooLarge
+
+from .errors import GENERIC_ERROR_NAMES
 from .lexicons import LexiconRegistry, MethodDef
 from .validate import NOT_PARSED, ValidationError, decode_params, validate_input, validate_output
 
@@ -134,14 +129,14 @@ class XrpcServer:
         nsid = request.match_info["nsid"]
         method = self.registry.find_method(nsid)
         if method is None or method.kind == "subscription":
-            raise MethodNotImplementedError(f"Method not implemented: {nsid}", "MethodNotImplemented")
+            raise NotImplementedYet(f"Method not implemented: {nsid}", "MethodNotImplemented")
         expected = "GET" if method.kind == "query" else "POST"
         allowed = ("GET", "HEAD") if expected == "GET" else ("POST",)
         if request.method not in allowed:
-            raise InvalidRequestError(f"Incorrect HTTP method ({request.method}): {nsid} expects {expected}")
+            raise InvalidInput(f"Incorrect HTTP method ({request.method}): {nsid} expects {expected}")
         route = self.routes.get(nsid)
         if route is None:
-            raise MethodNotImplementedError(f"{nsid} is not implemented by this service yet")
+            raise NotImplementedYet(f"{nsid} is not implemented by this service yet")
         return await self._run(route, request)
 
     async def _run(self, route: Route, request: web.Request) -> web.StreamResponse:
@@ -167,12 +162,10 @@ class XrpcServer:
         call = XrpcRequest(method.nsid, params, input_value, auth, request)
         try:
             output = await route.handler(call)
-        except XrpcError as err:
-            if err.error not in method.errors and err.error not in GENERIC_ERROR_NAMES:
-                log.error(
-                    "handler for %s raised undeclared error %s: %s", method.nsid, err.error, err.message
-                )
-                raise InternalServerError("Internal Server Error") from err
+        except EngramError as err:
+            if err.name not in method.errors and err.name not in GENERIC_ERROR_NAMES:
+                log.error("handler for %s raised undeclared error %s: %s", method.nsid, err.name, err.message)
+                raise InternalFailure("Internal Server Error") from err
             err.headers = {**call.response_headers, **err.headers}
             raise
         return self._respond(method, call, output)
@@ -181,12 +174,12 @@ class XrpcServer:
         if RAW_BODY in request:  # read already to find the request's space (`_space_in_body` below)
             return request[RAW_BODY]
         if request.content_length is not None and request.content_length > self.max_body_bytes:
-            raise PayloadTooLargeError(f"Request body is larger than {self.max_body_bytes} bytes")
+            raise TooLarge(f"Request body is larger than {self.max_body_bytes} bytes")
         chunks, size = [], 0
         async for chunk in request.content.iter_chunked(65536):
             size += len(chunk)
             if size > self.max_body_bytes:
-                raise PayloadTooLargeError(f"Request body is larger than {self.max_body_bytes} bytes")
+                raise TooLarge(f"Request body is larger than {self.max_body_bytes} bytes")
             chunks.append(chunk)
         return b"".join(chunks)
 
@@ -208,7 +201,7 @@ class XrpcServer:
                 validate_output(method, output, self.registry)
             except ValidationError as err:
                 log.error("output of %s violates its lexicon: %s", method.nsid, err)
-                raise InternalServerError("Internal Server Error") from err
+                raise InternalFailure("Internal Server Error") from err
             self.validated_methods.add(method.nsid)
         return web.Response(
             body=orjson.dumps(output), content_type="application/json", headers=call.response_headers

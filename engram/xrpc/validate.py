@@ -2,7 +2,7 @@
 
 The pipeline (engram.xrpc.server) calls, per request: ``decode_params`` (re-exported from
 engram.xrpc.params), ``validate_input`` and, on the handler's result, ``validate_output``. A bad
-request is the client's fault (InvalidRequestError, 400); a bad output is ours (ValidationError, which
+request is the client's fault (InvalidInput, 400); a bad output is ours (ValidationError, which
 the pipeline logs and turns into a 500).
 """
 
@@ -12,7 +12,7 @@ from typing import Any
 
 import orjson
 
-from engram.xrpc.errors import InvalidRequestError
+from engram.errors import InvalidInput
 from engram.xrpc.lexicons import LexiconRegistry, MethodDef
 from engram.xrpc.params import compile_params, decode_params
 from engram.xrpc.schema_checks import Check, ValidationError, compile_field, decode_bytes
@@ -71,14 +71,14 @@ def validate_input(
     spec = method.input
     if spec is None:
         if body:
-            raise InvalidRequestError("A request body was provided when none was expected")
+            raise InvalidInput("A request body was provided when none was expected")
         return None
     if not body:
-        raise InvalidRequestError("A request body is expected but none was provided")
+        raise InvalidInput("A request body is expected but none was provided")
     encoding = spec["encoding"]
     mime = (content_type or "").split(";", 1)[0].strip().lower()
     if not _encoding_matches(encoding, mime):
-        raise InvalidRequestError(
+        raise InvalidInput(
             f"Wrong request encoding (Content-Type): expected {encoding}, got {mime or 'none'}"
         )
     if encoding != _JSON:
@@ -89,13 +89,13 @@ def validate_input(
         try:
             value = orjson.loads(body)
         except orjson.JSONDecodeError:
-            raise InvalidRequestError("Request body is not valid JSON") from None
+            raise InvalidInput("Request body is not valid JSON") from None
     check = _compiled(method, "input", registry)
     if check is not None:
         try:
             check(value)
         except ValidationError as e:
-            raise InvalidRequestError(f"Invalid input: {_with_root(e, 'input')}") from None
+            raise InvalidInput(f"Invalid input: {_with_root(e, 'input')}") from None
     return value
 
 
@@ -122,7 +122,8 @@ def _compiled(method: MethodDef, which: str, registry: LexiconRegistry) -> Check
         spec = method.input if which == "input" else method.output
         schema = (spec or {}).get("schema")
         cache[which] = compile_field(schema, registry, method.nsid) if schema is not None else None
-    return cache[which]
+    check: Check | None = cache[which]
+    return check
 
 
 def _run(check: Check, value: Any, root: str) -> None:

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import pytest
-from api_support import MODEL, Reader
-from fakes.object_store import moto_endpoint, snapshot_store_url  # noqa: F401 - fixtures (test_index_snapshots.py)
-from serving_support import EngramTestServer
+from support.api import MODEL, Reader
+from support.fakes.object_store import moto_endpoint, snapshot_store_url  # noqa: F401 - fixtures (test_index_snapshots.py)
+from support.serving import EngramTestServer
 
 from engram.app import create_app
-from engram.auth.keys import PrivateKey
-from engram.keys import context_key
+from engram.app_keys import context_key
+from engram.auth.crypto_keys import PrivateKey
 
 
 @pytest.fixture

@@ -10,11 +10,11 @@ import textwrap
 import time
 
 import numpy as np
-from api_support import MODEL, Reader, settings_with, vector_params
+from support.api import MODEL, Reader, settings_with, vector_params
 
 from engram.app import create_app
-from engram.auth.keys import PrivateKey
-from engram.keys import context_key
+from engram.app_keys import context_key
+from engram.auth.crypto_keys import PrivateKey
 
 WRITER = textwrap.dedent(
     """

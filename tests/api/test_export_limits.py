@@ -8,12 +8,12 @@ import socket
 from urllib.parse import quote
 
 import pytest
-from api_support import MODEL, Reader, settings_with
-from serving_support import EngramTestServer, split_response
+from support.api import MODEL, Reader, settings_with
+from support.serving import EngramTestServer, split_response
 
 from engram.app import create_app
-from engram.auth.keys import PrivateKey
-from engram.keys import context_key
+from engram.app_keys import context_key
+from engram.auth.crypto_keys import PrivateKey
 from engram.store import MemoryWrite
 
 NSID = "garden.engram.exportSpace"

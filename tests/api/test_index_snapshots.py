@@ -10,15 +10,15 @@ import re
 import shutil
 
 import numpy as np
-from api_support import MODEL, Reader, seed, unit, vector_params
-from engram_process import free_port
-from fakes.object_store import closed_port, fake_aws_env
-from serving_support import EngramTestServer
+from support.api import MODEL, Reader, seed, unit, vector_params
+from support.engram_process import free_port
+from support.fakes.object_store import closed_port, fake_aws_env
+from support.serving import EngramTestServer
 
 from engram.app import create_app
-from engram.auth.keys import PrivateKey
+from engram.app_keys import context_key
+from engram.auth.crypto_keys import PrivateKey
 from engram.config import override
-from engram.keys import context_key
 
 SEARCH = "garden.engram.searchMemories"
 

@@ -4,12 +4,12 @@ line limit comes from the lexicons (engram/serving/request_limits.py)."""
 from __future__ import annotations
 
 import numpy as np
-from api_support import Reader, seed, unit, vector_params
-from serving_support import EngramTestServer
+from support.api import Reader, seed, unit, vector_params
+from support.serving import EngramTestServer
 
 from engram.app import create_app
-from engram.auth.keys import PrivateKey
-from engram.keys import context_key
+from engram.app_keys import context_key
+from engram.auth.crypto_keys import PrivateKey
 from engram.store import MemoryWrite, ModelSpec
 
 WIDE = ModelSpec("wide-model", "sha256:wide", 3072)

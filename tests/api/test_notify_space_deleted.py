@@ -6,12 +6,12 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-from fakes.did_server import FakeDidServer, random_plc_did
+from support.fakes.did_server import FakeDidServer, random_plc_did
 
 from engram.app import create_app
-from engram.auth.keys import PrivateKey
+from engram.app_keys import context_key
+from engram.auth.crypto_keys import PrivateKey
 from engram.auth.service_jwt import mint_service_jwt
-from engram.keys import context_key
 
 NSID = "com.atproto.space.notifySpaceDeleted"
 PATH = f"/xrpc/{NSID}"
@@ -60,7 +60,7 @@ async def test_tokens_from_anyone_but_the_authority_cause_no_fetch(world, did_se
     )
     assert r.status == 400 and (await r.json())["error"] == "UnknownSpace"
     assert sum(did_server.requests.values()) == 0
-    assert not (await ctx.services.spaces.get(space.uri)).deleted
+    assert not (await ctx.services.spaces.find(space.uri)).deleted
 
 
 async def test_the_authority_deletes_its_space(world, did_server):
@@ -68,5 +68,5 @@ async def test_the_authority_deletes_its_space(world, did_server):
     r = await client.post(PATH, json={"space": space.uri}, headers=_bearer(ctx, keys[authority], authority))
     assert r.status == 200, await r.text()
     assert did_server.requests[authority] >= 1 and set(did_server.requests) == {authority}
-    gone = await ctx.services.spaces.get(space.uri)
+    gone = await ctx.services.spaces.find(space.uri)
     assert gone is None or gone.deleted

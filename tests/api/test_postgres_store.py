@@ -5,18 +5,18 @@ import shutil
 import threading
 
 import numpy as np
-from api_support import MODEL, Reader, seed, settings_with, unit, vector_params
+from support.api import MODEL, Reader, seed, settings_with, unit, vector_params
 
 from engram.app import create_app
-from engram.auth.keys import PrivateKey
-from engram.keys import context_key
+from engram.app_keys import context_key
+from engram.auth.crypto_keys import PrivateKey
 from engram.store.database import DB_FILE_NAME
 
 
 async def _start(aiohttp_client, settings) -> Reader:
     client = await aiohttp_client(await create_app(settings))
     ctx = client.app[context_key]
-    space = await ctx.services.spaces.get(ctx.services.spaces.resolve_uri("ops"))
+    space = await ctx.services.spaces.find(ctx.services.spaces.resolve_uri("ops"))
     if space is None:
         space = await ctx.services.spaces.create_hosted("ops", model=MODEL)
     return Reader(client, ctx, space.uri, PrivateKey.generate("ES256"))

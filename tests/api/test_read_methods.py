@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 
 import numpy as np
-from api_support import MODEL, seed, unit
+from support.api import MODEL, seed, unit
 
 from engram.service.export import open_export
 

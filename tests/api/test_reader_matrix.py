@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from api_support import MODEL, settings_with, vector_params
-from auth.reader_cases import ACCEPTED, REJECTED, ReaderWorld
-from fakes.did_server import FakeDidServer
 from multidict import CIMultiDict
+from support.api import MODEL, settings_with, vector_params
+from support.fakes.did_server import FakeDidServer
+from support.reader_cases import ACCEPTED, REJECTED, ReaderWorld
 
 from engram.app import create_app
-from engram.keys import context_key
+from engram.app_keys import context_key
 
 NSID = "garden.engram.searchMemories"
 

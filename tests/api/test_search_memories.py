@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 import pytest
-from api_support import MODEL, seed, unit, vector_params
+from support.api import MODEL, seed, unit, vector_params
 
 from engram.store import ModelSpec
 

@@ -7,19 +7,19 @@ import shutil
 
 import numpy as np
 import pytest
-from api_support import MODEL, Reader, seed, settings_with, unit, vector_params
-from search.loop_guard import loop_guard
+from support.api import MODEL, Reader, seed, settings_with, unit, vector_params
+from support.loop_guard import loop_guard
 
 from engram.app import create_app
-from engram.auth.keys import PrivateKey
-from engram.keys import context_key
+from engram.app_keys import context_key
+from engram.auth.crypto_keys import PrivateKey
 from engram.store.models import Embedding, MemoryWrite
 
 
 async def start(aiohttp_client, settings, space_name="ops"):
     client = await aiohttp_client(await create_app(settings))
     ctx = client.app[context_key]
-    space = await ctx.services.spaces.get(ctx.services.spaces.resolve_uri(space_name))
+    space = await ctx.services.spaces.find(ctx.services.spaces.resolve_uri(space_name))
     if space is None:
         space = await ctx.services.spaces.create_hosted(space_name, model=MODEL)
     return Reader(client, ctx, space.uri, PrivateKey.generate("ES256"))

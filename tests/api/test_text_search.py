@@ -6,11 +6,11 @@ import asyncio
 
 import numpy as np
 import pytest
-from api_support import MODEL, Reader, settings_with
+from support.api import MODEL, Reader, settings_with
 
 from engram.app import create_app
-from engram.auth.keys import PrivateKey
-from engram.keys import context_key
+from engram.app_keys import context_key
+from engram.auth.crypto_keys import PrivateKey
 from engram.search.vectors import encode_query_vector
 from engram.store import MemoryWrite
 

@@ -81,7 +81,7 @@ async def test_the_app_factory_opens_every_part_before_the_doors(aiohttp_client,
     """`await create_app(...)` hands back an app whose context is whole before anything serves, and its parts
     close with the app."""
     from engram.app import create_app
-    from engram.keys import context_key
+    from engram.app_keys import context_key
 
     app = await create_app(settings)
     ctx = app[context_key]

@@ -77,7 +77,7 @@ def test_the_checker_sees_relative_and_absolute_crossings(tmp_path, monkeypatch)
 # A new one must be placed here, so the rules below reach it.
 PLACES = {
     "doors": ("api", "compat", "mcp", "console"),
-    "runtime": ("xrpc", "cluster", "serving", "keys.py", "space_scopes.py"),
+    "runtime": ("xrpc", "cluster", "serving", "app_keys.py", "space_scopes.py"),
     "composition root": ("app.py", "lifecycle.py", "context.py", "config.py", "__main__.py", "__init__.py"),
     "service": ("service", "evaluation"),
     # engram as the space host of its hosted spaces: a service that speaks HTTP to syncers (sync/ is its twin)
@@ -145,7 +145,7 @@ RULES = [
     (
         "services, the space host and mechanisms never import a door, the cluster, the serving layer or the CLI",
         (*PLACES["service"], *PLACES["space host"], *MECHANISMS),
-        (*DOORS, "engram.cluster", "engram.serving", "engram.cli", "engram.keys"),
+        (*DOORS, "engram.cluster", "engram.serving", "engram.cli", "engram.app_keys"),
     ),
     (
         "mechanisms never import a service, the composition root or the configuration: they take values",

@@ -7,7 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from engram.app import create_app
-from engram.keys import context_key
+from engram.app_keys import context_key
 
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "load_test.py"
 

@@ -20,7 +20,7 @@ import venv
 import zipfile
 from pathlib import Path
 
-from engram_process import start_engram, stop
+from support.engram_process import start_engram, stop
 
 REPO = Path(__file__).resolve().parents[2]
 SOURCES = ("engram", "lexicons", "pyproject.toml", "README.md")

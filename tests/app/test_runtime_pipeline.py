@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from aiohttp import web
 
+from engram.errors import InvalidInput, NotAuthenticated, RateLimited
 from engram.space_scopes import SpaceScopes
-from engram.xrpc.errors import AuthRequiredError, InvalidRequestError, RateLimitExceededError
 from engram.xrpc.lexicons import LexiconRegistry
 from engram.xrpc.middleware import install_http_basics
 from engram.xrpc.server import XrpcServer, reads_body_first
@@ -87,13 +87,13 @@ def build_app(behaviour: dict, *, validate_every_output: bool = True) -> web.App
         if mode == "bad-out":
             return {"name": 5, "n": "x"}
         if mode == "declared":
-            raise InvalidRequestError("a declared error", "Declared")
+            raise InvalidInput("a declared error", "Declared")
         if mode == "undecl":
-            raise InvalidRequestError("nobody declared this", "NotInLexicon")
+            raise InvalidInput("nobody declared this", "NotInLexicon")
         if mode == "boom":
             raise RuntimeError("secret internal detail")
         if mode == "limited":
-            raise RateLimitExceededError("slow down", retry_after=0.2, limit=5, remaining=0, reset=7)
+            raise RateLimited("slow down", retry_after=0.2, limit=5, remaining=0, reset=7)
         return {"name": mode, "n": call.params["n"], "tags": call.params.get("tags", [])}
 
     async def put(call):
@@ -107,7 +107,7 @@ def build_app(behaviour: dict, *, validate_every_output: bool = True) -> web.App
     async def header_auth(request, params, body):
         behaviour["header_auth_saw_body"] = body
         if request.headers.get("Authorization") != "Bearer ok":
-            raise AuthRequiredError("no", "AuthRequired")
+            raise NotAuthenticated("no", "AuthRequired")
         return "ok"
 
     async def put_after_auth(call):
@@ -221,7 +221,7 @@ async def test_the_test_suite_validates_every_output(settings, aiohttp_client):
     """The suite's settings fixture turns ENGRAM_VALIDATE_OUTPUT on, so every app a test builds from it
     checks every answer against its lexicon (off-lexicon output still fails tests)."""
     from engram.app import create_app
-    from engram.keys import xrpc_key
+    from engram.app_keys import xrpc_key
 
     assert settings.validate_output is True
     client = await aiohttp_client(await create_app(settings))  # started, so its parts are closed after

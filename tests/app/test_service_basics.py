@@ -7,7 +7,7 @@ import logging
 import pytest
 
 from engram.app import create_app
-from engram.keys import context_key, xrpc_key
+from engram.app_keys import context_key, xrpc_key
 from engram.logs import AccessLogger, redact_query
 
 # Lexicon methods that are routed but not built yet. This list may only shrink.
@@ -109,7 +109,7 @@ def test_readme_lists_every_xrpc_method(client):
 async def test_prometheus_metrics_on_their_own_port(aiohttp_client, settings):
     import errno
 
-    from engram_process import free_port
+    from support.engram_process import free_port
 
     from engram.config import override
 

@@ -11,7 +11,7 @@ from engram.atrepo.commit import CommitContext, SignedCommit, commit_mac, encode
 from engram.atrepo.errors import CommitVerificationError
 from engram.atrepo.lthash import LtHash, record_element
 from engram.atrepo.ops import RepoOp, apply_op
-from engram.auth.keys import PublicKey
+from engram.auth.crypto_keys import PublicKey
 
 VECTORS = json.loads((Path(__file__).parents[1] / "vectors" / "atproto-space-vectors.json").read_text())
 

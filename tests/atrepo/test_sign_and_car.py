@@ -12,7 +12,7 @@ from engram.atrepo.car import RepoRecord, canonical_path_order, verify_repo_car,
 from engram.atrepo.commit import CommitContext, SignedCommit, sign_commit, verify_commit
 from engram.atrepo.errors import CommitVerificationError, RepoFormatError
 from engram.atrepo.lthash import LtHash, record_element
-from engram.auth.keys import PrivateKey
+from engram.auth.crypto_keys import PrivateKey
 
 SPACE = "at://did:plc:authority/space/garden.engram.space/team"
 AUTHOR = "did:plc:alice"

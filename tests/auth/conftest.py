@@ -10,7 +10,7 @@ for p in (_TESTS, _TESTS / "auth"):
     if str(p) not in sys.path:
         sys.path.insert(0, str(p))
 
-from fakes.did_server import FakeDidServer
+from support.fakes.did_server import FakeDidServer
 
 
 @pytest.fixture

@@ -2,12 +2,13 @@
 
 import pytest
 from aiohttp import web
-from fakes.static_resolver import StaticResolver
 from multidict import CIMultiDict
+from support.fakes.static_resolver import StaticResolver
 
 from engram.auth.admin_signature import AdminVerifier, sign_admin_request
-from engram.auth.keys import PrivateKey
-from engram.xrpc.errors import AuthRequiredError, ForbiddenError, http_status
+from engram.auth.crypto_keys import PrivateKey
+from engram.errors import NotAllowed, NotAuthenticated
+from engram.xrpc.errors import http_status
 
 PUBLIC = "https://engram.example.com"
 OPERATOR = "did:plc:" + "o" * 24
@@ -36,9 +37,9 @@ def _signed(key, clock, body=b'{"a":1}', method="POST", url=PUBLIC + PATH, did=O
 
 
 async def _refused(verifier, *args, error="BadAdminSignature"):
-    with pytest.raises((AuthRequiredError, ForbiddenError)) as e:
+    with pytest.raises((NotAuthenticated, NotAllowed)) as e:
         await verifier.verify(*args)
-    assert e.value.error == error, e.value.message
+    assert e.value.name == error, e.value.message
     return e.value
 
 
@@ -130,7 +131,7 @@ async def test_through_a_real_server_behind_a_proxy_url(aiohttp_client):
             did = await verifier.verify(
                 request.method, request.raw_path, request.headers, await request.read()
             )
-        except (AuthRequiredError, ForbiddenError) as e:
+        except (NotAuthenticated, NotAllowed) as e:
             return web.json_response(e.payload(), status=http_status(e))
         return web.json_response({"did": did})
 

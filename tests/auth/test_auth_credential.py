@@ -1,16 +1,16 @@
 """Credential minting, caching and the strict JWS decoding under it."""
 
 import pytest
-from fakes.static_resolver import StaticResolver
 from multidict import CIMultiDict
+from support.fakes.static_resolver import StaticResolver
 
 from engram.auth.credential import CredentialVerifier, mint_space_credential
+from engram.auth.crypto_keys import CURVE_ORDER, PrivateKey
 from engram.auth.jws import JwsError, b64url_decode, parse_jws
 from engram.auth.keyring import LocalKeyring
-from engram.auth.keys import CURVE_ORDER, PrivateKey
 from engram.auth.reader import ReaderVerifier
 from engram.auth.space_signature import sign_space_exchange, sign_space_request, verify_exchange_signature
-from engram.xrpc.errors import AuthRequiredError
+from engram.errors import NotAuthenticated
 
 AUTHORITY = "did:plc:" + "c" * 24
 SPACE = f"at://{AUTHORITY}/space/garden.engram.space/notes"
@@ -74,10 +74,10 @@ async def test_verified_credentials_are_cached_until_exp(world):
     for _ in range(5):
         assert (await verifier.verify(token, SPACE)).issuer == AUTHORITY
     assert resolver.calls[(AUTHORITY, False)] == 1
-    with pytest.raises(AuthRequiredError):  # the cache is per JWT, not per space
+    with pytest.raises(NotAuthenticated):  # the cache is per JWT, not per space
         await verifier.verify(token, SPACE + "2")
     clock.t += 600 + 5
-    with pytest.raises(AuthRequiredError, match="expired"):
+    with pytest.raises(NotAuthenticated, match="expired"):
         await verifier.verify(token, SPACE)
 
 
@@ -116,7 +116,7 @@ def test_exchange_signer_round_trips_and_binds_its_key():
     headers = sign_space_exchange(holder, "Bearer delegation-token")
     assert verify_exchange_signature(CIMultiDict(headers)) == holder.public_key
     headers["Signature-Input"] = 'atproto-space=("authorization")'
-    with pytest.raises(AuthRequiredError):
+    with pytest.raises(NotAuthenticated):
         verify_exchange_signature(CIMultiDict(headers))
 
 

@@ -4,14 +4,14 @@ import asyncio
 
 import libipld
 import pytest
-from fakes.did_server import random_plc_did
+from support.fakes.did_server import random_plc_did
 
 from engram.auth.credential import CredentialVerifier, mint_space_credential
+from engram.auth.crypto_keys import PrivateKey
 from engram.auth.did_document import DidDocument
 from engram.auth.did_resolver import DidNotFoundError, DidResolutionError, DidResolver
 from engram.auth.keyring import LocalKeyring
-from engram.auth.keys import PrivateKey
-from engram.xrpc.errors import AuthRequiredError
+from engram.errors import NotAuthenticated
 
 
 class Clock:
@@ -145,9 +145,9 @@ async def test_rotated_authority_key_old_credential_fails_new_one_verifies(did_s
     await verifier.verify(new_cred, space)  # fails on the cached doc, one forced refresh picks the new key
     assert did_server.requests[authority] == 2
     stale = mint_space_credential(old, issuer=authority, space=space, holder_did_key=holder, now=clock)
-    with pytest.raises(AuthRequiredError) as e:
+    with pytest.raises(NotAuthenticated) as e:
         await verifier.verify(stale, space)
-    assert e.value.error == "InvalidToken"
+    assert e.value.name == "InvalidToken"
 
 
 async def test_forged_tokens_trigger_at_most_one_refresh(did_server, resolver, clock):
@@ -160,7 +160,7 @@ async def test_forged_tokens_trigger_at_most_one_refresh(did_server, resolver, c
         forged = mint_space_credential(
             forger, issuer=authority, space=space, holder_did_key=holder, now=clock
         )
-        with pytest.raises(AuthRequiredError):
+        with pytest.raises(NotAuthenticated):
             await verifier.verify(forged, space)
     assert did_server.requests[authority] == 2  # the first fetch + one forced refresh
 

@@ -1,16 +1,17 @@
 """Arbitrary header text never crashes the verifiers: it is accepted or refused with a 401 name."""
 
 import asyncio
+import contextlib
 
-from fakes.static_resolver import StaticResolver
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from multidict import CIMultiDict
-from reader_cases import ReaderWorld
+from support.fakes.static_resolver import StaticResolver
+from support.reader_cases import ReaderWorld
 
 from engram.auth.jws import JwsError, parse_jws
 from engram.auth.reader import ReaderVerifier
-from engram.xrpc.errors import AuthRequiredError
+from engram.errors import NotAuthenticated
 
 WORLD = ReaderWorld("did:web:engram.example.com")
 VALID = dict(WORLD.signed(WORLD.credential()))
@@ -21,10 +22,8 @@ header_text = st.text(st.characters(min_codepoint=32, max_codepoint=0x2FF), max_
 @settings(max_examples=300, deadline=None)
 @given(st.text(max_size=300))
 def test_parse_jws_only_raises_jws_error(text):
-    try:
+    with contextlib.suppress(JwsError):
         parse_jws(text)
-    except JwsError:
-        pass
 
 
 @settings(max_examples=300, deadline=None)
@@ -34,7 +33,7 @@ def test_reader_refuses_any_single_corrupted_header_cleanly(name, value):
     verifier = ReaderVerifier(WORLD.service_did, StaticResolver(WORLD.documents()), now=lambda: WORLD.now)
     try:
         asyncio.run(verifier.verify(headers, WORLD.space))
-    except AuthRequiredError as e:
-        assert e.error in NAMES
+    except NotAuthenticated as e:
+        assert e.name in NAMES
     else:
         assert value.strip() == VALID[name].strip()

@@ -4,6 +4,7 @@ import stat
 
 import pytest
 
+from engram.auth.crypto_keys import KeyFormatError, PrivateKey
 from engram.auth.identity import (
     build_keyring,
     keys_dir,
@@ -12,7 +13,6 @@ from engram.auth.identity import (
     operator_key_path,
     save_operator_key,
 )
-from engram.auth.keys import KeyFormatError, PrivateKey
 
 
 def test_service_key_is_created_once_with_private_permissions(tmp_path):

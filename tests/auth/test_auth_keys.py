@@ -4,7 +4,7 @@ import libipld
 import pytest
 from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
 
-from engram.auth.keys import CURVE_ORDER, KeyFormatError, PrivateKey, PublicKey
+from engram.auth.crypto_keys import CURVE_ORDER, KeyFormatError, PrivateKey, PublicKey
 
 ALGS = ["ES256", "ES256K"]
 

@@ -5,11 +5,12 @@ can run against the real app."""
 import pytest
 from aiohttp import web
 from multidict import CIMultiDict
-from reader_cases import ACCEPTED, REJECTED, ReaderCase, ReaderWorld
+from support.reader_cases import ACCEPTED, REJECTED, ReaderCase, ReaderWorld
 
 from engram.auth.did_resolver import DidResolver
 from engram.auth.reader import ReaderVerifier
-from engram.xrpc.errors import AuthRequiredError, http_status
+from engram.errors import NotAuthenticated
+from engram.xrpc.errors import http_status
 
 SERVICE_DID = "did:web:engram.example.com"
 
@@ -24,7 +25,7 @@ async def world_client(aiohttp_client, did_server, http_session):
     async def search(request: web.Request) -> web.Response:
         try:
             auth = await verifier.verify(request.headers, request.query.get("space", ""))
-        except AuthRequiredError as e:
+        except NotAuthenticated as e:
             return web.json_response(e.payload(), status=http_status(e))
         return web.json_response({"issuer": auth.issuer, "holder": auth.holder_key.did_key, "jti": auth.jti})
 
@@ -71,7 +72,7 @@ async def test_signature_and_audience_are_checked_even_when_the_credential_is_ca
     assert ok.status == 200
     assert len(verifier.credentials._verified) == 1
     wrong_aud = world.signed(credential, audience="did:web:elsewhere.example")
-    from reader_cases import PrivateKey  # a fresh key the credential does not bind
+    from support.reader_cases import PrivateKey  # a fresh key the credential does not bind
 
     wrong_key = world.signed(credential, holder=PrivateKey.generate("ES256"))
     for headers, error in ((wrong_aud, "BadSpaceSignature"), (wrong_key, "BadSpaceSignature")):

@@ -1,12 +1,13 @@
 """Inbound service-auth JWTs (docs/protocol.md#service-auth-jwts)."""
 
 import pytest
-from fakes.static_resolver import StaticResolver
-from reader_cases import b64url, forge_jws
+from support.fakes.static_resolver import StaticResolver
+from support.reader_cases import b64url, forge_jws
 
-from engram.auth.keys import PrivateKey
+from engram.auth.crypto_keys import PrivateKey
 from engram.auth.service_jwt import ServiceAuthVerifier, mint_service_jwt
-from engram.xrpc.errors import AuthRequiredError, http_status
+from engram.errors import NotAuthenticated
+from engram.xrpc.errors import http_status
 
 ENGRAM = "did:web:engram.example.com"
 AUTHORITY = "did:plc:" + "a" * 24
@@ -36,9 +37,9 @@ def _claims(**overrides):
 
 
 async def _refused(verifier, header, error, lxm=LXM):
-    with pytest.raises(AuthRequiredError) as e:
+    with pytest.raises(NotAuthenticated) as e:
         await verifier.verify(header, lxm)
-    assert (http_status(e.value), e.value.error) == (401, error), e.value.message
+    assert (http_status(e.value), e.value.name) == (401, error), e.value.message
 
 
 @pytest.mark.parametrize("aud", [ENGRAM, f"{ENGRAM}#atproto_space_syncer", f"{ENGRAM}#engram"])

@@ -2,12 +2,12 @@
 the credential's exp, and never a way around the credential's window."""
 
 import pytest
-from fakes.static_resolver import StaticResolver
 from multidict import CIMultiDict
+from support.fakes.static_resolver import StaticResolver
 
 import engram.auth.reader as reader_module
 from engram.auth.credential import CLOCK_SKEW, mint_space_credential
-from engram.auth.keys import PrivateKey
+from engram.auth.crypto_keys import PrivateKey
 from engram.auth.reader import ReaderVerifier
 from engram.auth.space_signature import sign_space_request
 from engram.errors import NotAuthenticated

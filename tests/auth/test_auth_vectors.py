@@ -7,14 +7,14 @@ import json
 from pathlib import Path
 
 import pytest
-from fakes.static_resolver import StaticResolver
 from multidict import CIMultiDict
+from support.fakes.static_resolver import StaticResolver
 
 from engram.auth.credential import CredentialVerifier
+from engram.auth.crypto_keys import PublicKey
 from engram.auth.jws import parse_jws
-from engram.auth.keys import PublicKey
 from engram.auth.space_signature import verify_exchange_signature, verify_space_signature
-from engram.xrpc.errors import AuthRequiredError
+from engram.errors import NotAuthenticated
 
 VECTOR_FILE = Path(__file__).resolve().parents[1] / "vectors" / "atproto-space-vectors.json"
 SHARED_FILE = Path(__file__).resolve().parents[3] / "shared" / "testdata" / "atproto-space-vectors.json"
@@ -55,9 +55,9 @@ async def test_delegation_token_is_refused_as_a_credential():
     (token,) = [t for t in TOKENS if t["type"] == "delegation"]
     resolver = StaticResolver()
     resolver.add_key(token["opts"]["iss"], PublicKey.from_did_key(token["signingKey"]))
-    with pytest.raises(AuthRequiredError) as e:
+    with pytest.raises(NotAuthenticated) as e:
         await CredentialVerifier(resolver, now=lambda: NOW).verify(token["jwt"], token["opts"]["sub"])
-    assert e.value.error == "InvalidToken" and "typ" in e.value.message
+    assert e.value.name == "InvalidToken" and "typ" in e.value.message
 
 
 def _one_char_changes(jwt: str):
@@ -77,9 +77,9 @@ async def test_every_one_character_change_of_a_credential_is_refused(token):
     changed = list(_one_char_changes(token["jwt"]))
     assert len(changed) == 9
     for part_index, bad in changed:
-        with pytest.raises(AuthRequiredError) as e:
+        with pytest.raises(NotAuthenticated) as e:
             await verifier.verify(bad, token["opts"]["sub"])
-        assert e.value.error == "InvalidToken", (part_index, bad)
+        assert e.value.name == "InvalidToken", (part_index, bad)
 
 
 async def test_credential_vectors_refused_outside_their_time_window():
@@ -87,7 +87,7 @@ async def test_credential_vectors_refused_outside_their_time_window():
     for now in (NOW + 600 + 5, NOW - 6 - 600):
         resolver = StaticResolver()
         resolver.add_key(token["opts"]["iss"], PublicKey.from_did_key(token["signingKey"]))
-        with pytest.raises(AuthRequiredError):
+        with pytest.raises(NotAuthenticated):
             await CredentialVerifier(resolver, now=lambda n=now: n).verify(token["jwt"], token["opts"]["sub"])
 
 
@@ -119,12 +119,12 @@ def test_every_one_byte_change_of_a_signature_vector_is_refused(case):
     altered = list(_altered_header_sets(case["headers"]))
     assert len(altered) == len(case["headers"])
     for name, headers in altered:
-        with pytest.raises(AuthRequiredError) as e:
+        with pytest.raises(NotAuthenticated) as e:
             if case["credentialKey"]:
                 verify_space_signature(CIMultiDict(headers), PublicKey.from_did_key(case["credentialKey"]))
             else:
                 verify_exchange_signature(CIMultiDict(headers))
-        assert e.value.error == "BadSpaceSignature", name
+        assert e.value.name == "BadSpaceSignature", name
 
 
 @pytest.mark.parametrize("commit", VECTORS["commits"], ids=lambda c: c["ctx"]["rev"])

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import orjson
 import pytest
-from engram_process import start_engram, stop
+from support.engram_process import start_engram, stop
 
+from engram.auth.crypto_keys import PrivateKey
 from engram.auth.identity import save_operator_key
-from engram.auth.keys import PrivateKey
 from engram.cli.main import main
 
 OPS_DID = "did:plc:cliopsadmin0000000000000"

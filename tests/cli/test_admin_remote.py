@@ -12,8 +12,8 @@ import pytest
 
 from engram.app import create_app
 from engram.auth.admin_signature import sign_admin_request
+from engram.auth.crypto_keys import PrivateKey
 from engram.auth.identity import save_operator_key
-from engram.auth.keys import PrivateKey
 
 OPS_DID = "did:plc:cliopsadmin0000000000000"  # the server fixture's admin DID (conftest.py)
 OTHER_DID = "did:plc:clinotanadmin00000000000"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 
 from engram.cli.main import build_parser
 
@@ -33,9 +34,7 @@ def test_admin_subcommands_list_their_help(capsys):
         (["space"], ["create a hosted space", "set a space's model", "list the server's spaces"]),
         (["apikey"], ["create a key (shown once", "list keys (never their tokens)", "revoke a key by id"]),
     ]:
-        try:
+        with contextlib.suppress(SystemExit):
             parser.parse_args(admin + args + ["--help"])
-        except SystemExit:
-            pass
         out = capsys.readouterr().out
         assert all(text in out for text in expected), out

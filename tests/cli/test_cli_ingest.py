@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-import document_files as files
+from support import document_files as files
+
+OPS_DID = "did:plc:cliopsadmin0000000000000"  # the server fixture's admin DID (conftest.py)
 
 
 def test_ingest_a_directory_reports_each_file_and_a_rerun_changes_nothing(engram, tmp_path, space_name):
@@ -49,8 +51,6 @@ def test_ingest_refuses_bad_arguments(engram, tmp_path, space_name):
 
 
 def test_engram_admin_ingest_uploads_through_the_admin_procedure(engram, server, tmp_path, space_name):
-    from test_admin_remote import OPS_DID
-
     base = ("admin", "--remote", server.url, "--key", server.ops_key_file, "--did", OPS_DID)
     assert engram(*base, "space", "create", space_name).code == 0
     (tmp_path / "faq.csv").write_bytes(

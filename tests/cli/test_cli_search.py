@@ -8,7 +8,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from engram.auth.keys import PrivateKey
+from engram.auth.crypto_keys import PrivateKey
 from engram.embed import load_embedder
 from engram.embed.text import query_text
 

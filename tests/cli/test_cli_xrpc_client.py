@@ -42,4 +42,4 @@ async def test_procedures_are_not_retried(aiohttp_server):
         client = XrpcClient(str(server.make_url("/")), session)
         with pytest.raises(RemoteError) as caught:
             await client.call("POST", client.url("io.example.x"), body=b"{}")
-    assert caught.value.error == "RateLimitExceeded" and server.app[CALLS]["n"] == 1
+    assert caught.value.name == "RateLimitExceeded" and server.app[CALLS]["n"] == 1

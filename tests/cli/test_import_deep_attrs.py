@@ -11,8 +11,8 @@ import pytest
 
 from engram.app import create_app
 from engram.auth.admin_signature import sign_admin_request
+from engram.auth.crypto_keys import PrivateKey
 from engram.auth.identity import save_operator_key
-from engram.auth.keys import PrivateKey
 from engram.store.attrs import MAX_ATTRS_DEPTH
 
 OPS_DID = "did:plc:deepattrsops000000000000"

@@ -10,15 +10,15 @@ from urllib.parse import urlencode
 import numpy as np
 import psycopg
 import pytest
-from api.api_support import MODEL, Reader, unit, vector_params
-from api.serving_support import EngramTestServer
-from engram_process import free_port
+from support.api import MODEL, Reader, unit, vector_params
+from support.engram_process import free_port
+from support.serving import EngramTestServer
 from yarl import URL
 
 from engram.app import create_app
-from engram.auth.keys import PrivateKey
+from engram.app_keys import context_key
+from engram.auth.crypto_keys import PrivateKey
 from engram.cluster.forwarding import hop_key, sign_hop
-from engram.keys import context_key
 
 SEARCH = "garden.engram.searchMemories"
 

@@ -1,4 +1,4 @@
-"""Leases and ownership against a real PostgreSQL (tests/postgres_server.py): one winner per space, expiry,
+"""Leases and ownership against a real PostgreSQL (tests/support/postgres_server.py): one winner per space, expiry,
 hand-over to a joining node, take-over from a dead one, and the write notification trigger."""
 
 from __future__ import annotations

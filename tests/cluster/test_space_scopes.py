@@ -4,7 +4,7 @@ them (engram/space_scopes.py, docs/scale-out.md#forwarding): no second list to k
 from __future__ import annotations
 
 from engram.app import create_app
-from engram.keys import xrpc_key
+from engram.app_keys import xrpc_key
 from engram.space_scopes import space_scopes_key
 
 SPACE_SCOPED = {

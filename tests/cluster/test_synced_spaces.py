@@ -8,8 +8,8 @@ from dataclasses import replace
 
 import aiohttp
 import pytest
-from inprocess_support import start_node
-from sync.sync_support import memory_record, rkey, running_network, search, until
+from support.inprocess import start_node
+from support.sync import memory_record, rkey, running_network, search, until
 
 from engram.cluster import rendezvous
 from engram.cluster.middleware import SERVED_BY

@@ -10,7 +10,7 @@ import time
 import aiohttp
 import orjson
 import pytest
-from cluster_support import Cluster
+from support.cluster import Cluster
 
 from engram.cluster import rendezvous
 

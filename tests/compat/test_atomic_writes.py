@@ -11,9 +11,9 @@ import hashlib
 from dataclasses import replace
 
 import pytest
-from compat_support import bearer, start
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.compat import bearer, start
 
 WF = "4f1c9c1e-6a52-4a8e-9d7f-0a3c2b1e5d44"
 WS = "d2b0e7a4-3c11-4f6e-8a9b-5e7c1d2f3a60"

@@ -8,10 +8,10 @@ import os
 import sys
 
 import orjson
-from api.api_support import Reader
-from compat_support import FACTS, bearer, start
+from support.api import Reader
+from support.compat import FACTS, bearer, start
 
-from engram.auth.keys import PrivateKey
+from engram.auth.crypto_keys import PrivateKey
 
 WF = "wf-support"
 

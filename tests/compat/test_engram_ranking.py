@@ -5,7 +5,7 @@ the confidence; and GPTBots' mixed embedding_rate using it while searchMemories-
 from __future__ import annotations
 
 import pytest
-from compat_support import bearer, start
+from support.compat import bearer, start
 
 from engram.errors import InvalidInput
 from engram.service.hybrid import Scope, TextSearch

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from compat_support import FACTS, bearer, start
+from support.compat import FACTS, bearer, start
 
 PATH = "/v1/vector/match"
 

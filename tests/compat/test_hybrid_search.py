@@ -4,9 +4,9 @@ user text as a keyword query."""
 from __future__ import annotations
 
 import pytest
-from compat_support import start
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.compat import start
 
 from engram.service.fusion import fuse
 from engram.service.hybrid import Scope, TextSearch

@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from compat_support import bearer, start
+from support.compat import bearer, start
 
 from engram.embed.multilingual import NAME as E5
 from engram.errors import InvalidInput

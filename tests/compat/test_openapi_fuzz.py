@@ -8,9 +8,9 @@ import string
 import jsonschema
 import pytest
 import schemathesis
-from compat_support import FACTS, bearer, start
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.compat import FACTS, bearer, start
 
 from engram.compat.gptbots.openapi import openapi as gptbots_openapi
 from engram.compat.sim.openapi import openapi as sim_openapi

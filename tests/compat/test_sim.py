@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from compat_support import bearer, start
-from sim_client import FirstGenerationTools
+from support.compat import bearer, start
+from support.sim_client import FirstGenerationTools
 
 from engram.service import apikeys
 

@@ -4,8 +4,8 @@ Sim's current tools are (sim_client.CurrentTools) and raw where the tools never 
 from __future__ import annotations
 
 import pytest
-from compat_support import bearer, start
-from sim_client import CurrentTools, FirstGenerationTools
+from support.compat import bearer, start
+from support.sim_client import CurrentTools, FirstGenerationTools
 
 WS = "0c6b3c2e-7a0e-4d43-a3f4-5b1f7e9d2a10"  # Sim's workspace ids are UUIDs
 WF = "9b1deb4d-3b7d-4bad-9bdd-2b0d7b3dcb6d"

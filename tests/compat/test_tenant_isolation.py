@@ -5,9 +5,9 @@ key's ids and junk."""
 from __future__ import annotations
 
 import pytest
-from compat_support import bearer, start
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.compat import bearer, start
 
 A_TEXTS = ["alpha ledger entry about harbour cranes", "alpha note on crane maintenance schedules"]
 B_TEXTS = ["bravo secret about harbour cranes", "bravo private crane maintenance budget"]

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 
 import aiohttp
 import pytest
-from console_support import Browser, Clock, console_app
+from support.console import Browser, Clock, console_app
 
-from engram.keys import context_key
+from engram.app_keys import context_key
 from engram.service import apikeys
 from engram.store import MemoryWrite
 

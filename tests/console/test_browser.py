@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from engram.app import create_app
+from engram.app_keys import context_key
 from engram.config import Settings
 from engram.console.login_links import create_link_token
-from engram.keys import context_key
 from engram.lifecycle import open_context
 from engram.service.imports import decode_lines, import_values
 

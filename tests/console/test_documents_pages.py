@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-import document_files as files
+from support import document_files as files
 
 
 async def test_documents_page_lists_documents_and_a_document_shows_its_chunks(console):

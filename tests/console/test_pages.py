@@ -9,10 +9,10 @@ from dataclasses import replace
 from pathlib import Path
 
 import aiohttp
-from console_support import Browser, console_app
+from support.console import Browser, console_app
 
+from engram.app_keys import context_key
 from engram.console import guard
-from engram.keys import context_key
 from engram.service import apikeys
 from engram.store import MemoryWrite
 
@@ -217,7 +217,7 @@ async def test_graph_page_and_its_data(console):
     assert "limit=20" in src and "minSimilarity=0.3" in src
     data = await (await operator.get(src)).json()
     graph = await console.ctx.services.search.graph(
-        await console.ctx.services.spaces.get(console.alpha), limit=20, neighbors=3, min_similarity=0.3
+        await console.ctx.services.spaces.find(console.alpha), limit=20, neighbors=3, min_similarity=0.3
     )
     assert len(data["nodes"]) == len(graph.nodes) == 20 and data["edges"]
     assert [(e["source"], e["target"], e["similarity"]) for e in data["edges"]] == [
@@ -324,7 +324,7 @@ def test_csp_hash_matches_the_vendored_cytoscape_style():
     assert f'u.textContent="."+{prefix}+" {{ position: relative; }}"' in source
     text = f".{name} {{ position: relative; }}"
     digest = base64.b64encode(hashlib.sha256(text.encode()).digest()).decode()
-    assert guard.CYTOSCAPE_STYLE_HASH == f"'sha256-{digest}'"
+    assert f"'sha256-{digest}'" == guard.CYTOSCAPE_STYLE_HASH
 
 
 async def test_a_refused_text_search_shows_beside_the_form_and_the_page_still_renders(

@@ -87,7 +87,7 @@ async def test_cookies_are_not_secure_on_a_plain_http_public_url(aiohttp_client,
     from dataclasses import replace
 
     import aiohttp
-    from console_support import Browser
+    from support.console import Browser
 
     from engram.app import create_app
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 import pytest
 
 from engram.app import create_app
-from engram.keys import context_key
+from engram.app_keys import context_key
 from engram.service.apikeys import create_api_key
 
 

@@ -7,15 +7,15 @@ import base64
 from dataclasses import replace
 from urllib.parse import urlencode
 
-import document_files as files
 import orjson
 import pytest
+from support import document_files as files
 
 from engram.app import create_app
+from engram.app_keys import context_key
 from engram.auth.admin_signature import sign_admin_request
+from engram.auth.crypto_keys import PrivateKey
 from engram.auth.identity import save_operator_key
-from engram.auth.keys import PrivateKey
-from engram.keys import context_key
 
 OPS_DID = "did:plc:docsopsadmin000000000000"
 

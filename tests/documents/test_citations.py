@@ -8,7 +8,7 @@ import itertools
 import random
 import re
 
-import document_files as files
+from support import document_files as files
 
 from engram.store import ingested
 

@@ -8,10 +8,10 @@ import io
 import tracemalloc
 import zipfile
 
-import document_files as files
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support import document_files as files
 
 from engram.errors import EngramError
 from engram.service.documents import kinds, ocr

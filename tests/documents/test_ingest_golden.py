@@ -4,7 +4,7 @@ HTML and XLSX, over files the tests generate: the chunks stored and the citation
 
 from __future__ import annotations
 
-import document_files as files
+from support import document_files as files
 
 
 def cite(memory) -> tuple:

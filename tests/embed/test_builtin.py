@@ -48,9 +48,9 @@ def test_output_shape_dtype_and_unit_norm(builtin):
 
 def test_matches_fp32_reference(builtin, reference):
     got = builtin.embed(reference["sentences"], "document")
-    cos = [_cos(g, r) for g, r in zip(got, reference["matrix"])]
+    cos = [_cos(g, r) for g, r in zip(got, reference["matrix"], strict=True)]
     single_token = {"hi", "?"}
-    for sentence, c in zip(reference["sentences"], cos):
+    for sentence, c in zip(reference["sentences"], cos, strict=True):
         # One-word-piece inputs ("hi", "?") land at 0.9983 / 0.9972: token ids are identical to
         # sentence-transformers' and the value does not move with any onnxruntime optimisation level,
         # so it is the int8 weights' error, which a 3-token mean cannot average out.
@@ -76,7 +76,7 @@ def test_paraphrases_rank_above_unrelated_pairs(builtin, reference):
 def test_batch_and_single_agree(builtin, reference):
     texts = reference["sentences"]
     batch = builtin.embed(texts, "document")
-    for text, row in zip(texts, batch):
+    for text, row in zip(texts, batch, strict=True):
         single = builtin.embed([text], "query")[0]
         assert _cos(single, row) >= 0.99999
 

@@ -1,6 +1,6 @@
 // N connects of the TypeScript SDK client (the one Claude Desktop via mcp-remote, VS Code, Cursor and the
 // Inspector use) to engram's /mcp, each on connections of its own, each with tool calls; prints one JSON
-// line {connects, connected, calls, failed, errors}. Run by tests/mcp_tools/test_mcp_real_clients.py.
+// line {connects, connected, calls, failed, errors}. Run by tests/mcp/test_mcp_real_clients.py.
 //   node connects.mjs <mcp url> <bearer> <connects>
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";

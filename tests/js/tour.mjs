@@ -2,7 +2,7 @@
 // through every part of engram's MCP server: initialize, tools/list with its schemas compiled and every
 // answer validated against its outputSchema, every tool with valid and invalid arguments, the resource
 // template, the prompt, the spec's error codes, cancellation, and (HTTP) DELETE ending the session. Prints one JSON line
-// {checks: [{name, ok, detail}]}. Run by tests/mcp_tools/test_mcp_real_clients.py.
+// {checks: [{name, ok, detail}]}. Run by tests/mcp/test_mcp_real_clients.py.
 //   node tour.mjs http <mcp url> <bearer>
 //   node tour.mjs oauth <mcp url>     the SDK's own OAuth: discovery, registration, PKCE; it prints
 //                                     {"authorize": url} for a browser to approve, and takes the code at

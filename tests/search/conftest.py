@@ -1,5 +1,5 @@
 import pytest
-from fakes.object_store import moto_endpoint, snapshot_store_url  # noqa: F401 - fixtures (test_snapshots.py)
+from support.fakes.object_store import moto_endpoint, snapshot_store_url  # noqa: F401 - fixtures (test_snapshots.py)
 
 from engram.search.manager import IndexManager
 from engram.workers import WorkerPool

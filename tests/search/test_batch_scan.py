@@ -8,8 +8,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from search_fakes import oracle, unit
-from test_index_exact import filters_strategy, make_rows
+from support.search_fakes import filters_strategy, make_rows, oracle, unit
 
 from engram.search.batch_scan import BLOCK_ROWS, scan_candidates, stored_rows
 from engram.search.filters import Filters

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import faiss
 import numpy as np
-from search_fakes import clustered
+from support.search_fakes import clustered
 
 from engram.lifecycle import open_context
 from engram.search.index import IndexTuning, SpaceIndex

@@ -10,7 +10,7 @@ import time
 import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from search_fakes import clustered, oracle, passes
+from support.search_fakes import clustered, oracle, passes
 
 from engram.search import persist
 from engram.search.filters import AttrPredicate, Filters, datetime_ms

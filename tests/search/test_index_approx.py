@@ -4,7 +4,7 @@ import time
 
 import numpy as np
 import pytest
-from search_fakes import clustered, oracle
+from support.search_fakes import clustered, oracle
 
 from engram.search.filters import Filters
 from engram.search.graph import newest_neighbors
@@ -67,7 +67,9 @@ def test_filtered_results_always_satisfy_the_filter(data):
     rows, index, queries = data
     f = Filters(tags=("half",), since_ms=N // 2)
     allowed = {
-        int(r) for r, t, c in zip(rows.row_ids, rows.tags, rows.created_at) if "half" in t and c >= N // 2
+        int(r)
+        for r, t, c in zip(rows.row_ids, rows.tags, rows.created_at, strict=True)
+        if "half" in t and c >= N // 2
     }
     for q in queries[:20]:
         got = index.search(q, K, f, FAR)

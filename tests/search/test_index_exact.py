@@ -6,40 +6,13 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from search_fakes import oracle, unit
+from support.search_fakes import filters_strategy, make_rows, oracle, unit
 
 from engram.search.filters import Filters
 from engram.search.index import IndexTuning, SpaceIndex
 from engram.search.rows import IndexRows
 
-AUTHORS = ["did:plc:a", "did:plc:b", "did:plc:c"]
-TAGS = ["red", "green", "blue"]
 FAR = float("inf")
-
-
-def make_rows(n: int, d: int, seed: int) -> IndexRows:
-    rng = np.random.default_rng(seed)
-    vectors = rng.standard_normal((n, d)).astype(np.float16)
-    if n > 3:
-        vectors[3] = vectors[1]  # an exact duplicate: ties must break by row id
-    return IndexRows(
-        np.cumsum(rng.integers(1, 4, n)).astype(np.int64),
-        vectors,
-        [AUTHORS[i] for i in rng.integers(0, len(AUTHORS), n)],
-        rng.integers(0, 1000, n).astype(np.int64),
-        [tuple(t for t in TAGS if rng.random() < 0.4) for _ in range(n)],
-    )
-
-
-filters_strategy = st.one_of(
-    st.none(),
-    st.builds(
-        Filters,
-        author=st.one_of(st.none(), st.sampled_from(AUTHORS + ["did:plc:nobody"])),
-        tags=st.lists(st.sampled_from(TAGS + ["absent"]), max_size=3).map(tuple),
-        since_ms=st.one_of(st.none(), st.integers(-5, 1005)),
-    ),
-)
 
 
 @settings(max_examples=120, deadline=None)
@@ -64,9 +37,9 @@ def test_exact_matches_oracle(n, seed, k, filters, gather_max, deleted):
     live = IndexRows(
         rows.row_ids[keep],
         rows.vectors[keep],
-        [a for a, kp in zip(rows.authors, keep) if kp],
+        [a for a, kp in zip(rows.authors, keep, strict=True) if kp],
         rows.created_at[keep],
-        [t for t, kp in zip(rows.tags, keep) if kp],
+        [t for t, kp in zip(rows.tags, keep, strict=True) if kp],
     )
     q = unit(rng.standard_normal(d))
     got = index.search(q, k, filters, FAR)

@@ -26,7 +26,7 @@ async def test_bucket_allows_burst_then_refuses_with_its_numbers():
         async with limiter.acquire("space"):
             pass
     err = info.value
-    assert http_status(err) == 429 and err.error == "RateLimitExceeded"
+    assert http_status(err) == 429 and err.name == "RateLimitExceeded"
     assert (err.limit, err.remaining, err.reset, err.retry_after) == (3, 0, 6, 2)
     assert err.headers == {}  # the domain error carries numbers; the XRPC runtime renders them
     assert wire_headers(err) == {

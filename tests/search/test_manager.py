@@ -4,39 +4,16 @@ import asyncio
 
 import numpy as np
 import pytest
-from loop_guard import loop_guard, run_queue_delay_s
-from search_fakes import MODEL, MemorySource, clustered, oracle
+from support.loop_guard import loop_guard, run_queue_delay_s
+from support.search_fakes import MODEL, SPACE, D, MemorySource, check_oracle, clustered, seeded
 
 from engram.config import SearchConfig
-from engram.errors import InvalidInput, UnknownSpace
+from engram.errors import InvalidInput, Unavailable, UnknownSpace
 from engram.search import persist
 from engram.search.filters import Filters
 from engram.search.index import IndexTuning
 from engram.search.manager import IndexManager
-from engram.xrpc.errors import InvalidRequestError, UnavailableError, http_status
-
-SPACE = "at://did:plc:alice/garden.engram.space/main"
-D = 16
-
-
-def seeded(n=500, d=D, space=SPACE, seed=0, source=None):
-    source = source or MemorySource()
-    vectors = clustered(n, d, seed=seed, centres=10)
-    source.add(
-        space,
-        vectors,
-        authors=[f"did:plc:{i % 4}" for i in range(n)],
-        tags=[("even",) if i % 2 == 0 else () for i in range(n)],
-    )
-    return source, vectors
-
-
-async def check_oracle(manager, source, queries, k=10, filters=None, space=SPACE, d=D):
-    for q in queries:
-        got = await manager.search(space, MODEL, d, q, k, filters)
-        want, scores = oracle(source.live_rows(space), q, k, filters)
-        assert got.row_ids.tolist() == want.tolist()
-        np.testing.assert_allclose(got.scores, scores, atol=2e-6)
+from engram.xrpc.errors import http_status
 
 
 @pytest.mark.parametrize("exact_max", [100_000, 200], ids=["exact", "hnsw"])
@@ -136,9 +113,9 @@ async def test_index_loading_when_the_load_outlasts_the_wait(pool):
     source, vectors = seeded(n=300)
     source.delay_s = 0.5
     manager = IndexManager(source, pool, None, SearchConfig.of(load_wait_ms=50))
-    with pytest.raises(UnavailableError) as info:
+    with pytest.raises(Unavailable) as info:
         await manager.search(SPACE, MODEL, D, vectors[0], 3)
-    assert info.value.error == "IndexLoading" and http_status(info.value) == 503
+    assert info.value.name == "IndexLoading" and http_status(info.value) == 503
     await manager.flush()  # the load kept going without its caller
     assert manager.is_loaded(SPACE, MODEL)
     source.delay_s = 0
@@ -194,9 +171,9 @@ async def test_rebuild_reads_the_store_again(pool, tmp_path):
 async def test_dims_mismatch_is_model_mismatch(pool):
     source, _ = seeded(n=50)
     manager = IndexManager(source, pool, None, SearchConfig.of())
-    with pytest.raises(InvalidRequestError) as info:
+    with pytest.raises(InvalidInput) as info:
         await manager.search(SPACE, MODEL, D, np.ones(D + 1, np.float32), 1)
-    assert info.value.error == "ModelMismatch"
+    assert info.value.name == "ModelMismatch"
 
 
 async def test_deadline_zero_flags_approximate_only_on_the_hnsw_path(pool):

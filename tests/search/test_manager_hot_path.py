@@ -6,19 +6,12 @@ import asyncio
 import threading
 
 import pytest
-from test_manager import MODEL, SPACE, D, seeded
+from support.search_fakes import MODEL, SPACE, D, seeded
+from support.search_fakes import until as _until
 
 from engram.config import SearchConfig
 from engram.search.manager import IndexManager
 from engram.workers import WorkerPool
-
-
-async def _until(condition, what: str) -> None:
-    for _ in range(2000):  # a generous bound on a busy machine; the condition is what is asserted
-        if condition():
-            return
-        await asyncio.sleep(0.005)
-    raise AssertionError(f"never: {what}")
 
 
 async def test_a_cancelled_search_keeps_its_read_share_until_the_worker_is_done(pool):

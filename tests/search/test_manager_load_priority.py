@@ -8,7 +8,7 @@ import threading
 
 import numpy as np
 import pytest
-from search_fakes import MODEL, MemorySource, spaces_with_rows
+from support.search_fakes import MODEL, MemorySource, spaces_with_rows
 
 from engram.config import SearchConfig
 from engram.search import persist

@@ -7,14 +7,14 @@ import threading
 
 import numpy as np
 import pytest
-from search_fakes import MODEL, clustered, spaces_with_rows
+from support.search_fakes import MODEL, clustered, spaces_with_rows
 
 from engram.config import SearchConfig
+from engram.errors import Unavailable
 from engram.search import persist
 from engram.search.index import IndexTuning, SpaceIndex
 from engram.search.manager import IndexManager
 from engram.workers import WorkerPool
-from engram.xrpc.errors import UnavailableError
 
 D = 16
 Q = np.ones(D, np.float32) / 4
@@ -91,7 +91,7 @@ async def test_a_warm_search_never_waits_for_another_spaces_load(pool, tmp_path)
         await manager.search(names[0], MODEL, D, Q, 3)
         await manager.flush()
         loads.submit(release.wait, 60)  # the only load thread is now busy: names[1] cannot load
-        with pytest.raises(UnavailableError) as info:
+        with pytest.raises(Unavailable) as info:
             await manager.search(names[1], MODEL, D, Q, 3)
         assert info.value.name == "IndexLoading" and info.value.retry_after == 1
         for _ in range(5):  # the warm space answers while the other load is stuck

@@ -7,8 +7,8 @@ import threading
 
 import numpy as np
 import pytest
-from test_manager import MODEL, SPACE, D, seeded
-from test_manager_hot_path import _until
+from support.search_fakes import MODEL, SPACE, D, seeded
+from support.search_fakes import until as _until
 
 from engram.config import SearchConfig
 from engram.search.filters import Filters

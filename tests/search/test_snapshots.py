@@ -8,9 +8,8 @@ import asyncio
 
 import numpy as np
 import pytest
-from fakes.object_store import closed_port, fake_aws_env
-from search_fakes import MODEL, clustered
-from test_manager import SPACE, D, check_oracle, seeded
+from support.fakes.object_store import closed_port, fake_aws_env
+from support.search_fakes import MODEL, SPACE, D, check_oracle, clustered, seeded
 
 from engram.config import SearchConfig
 from engram.search import persist

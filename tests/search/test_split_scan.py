@@ -10,10 +10,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from search_fakes import unit
-from test_index_exact import filters_strategy, make_rows
-from test_manager import MODEL, SPACE, D, seeded
-from test_manager_hot_path import _until
+from support.search_fakes import MODEL, SPACE, D, filters_strategy, make_rows, seeded, unit
+from support.search_fakes import until as _until
 
 from engram.config import SearchConfig
 from engram.search import split_scan

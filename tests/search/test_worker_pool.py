@@ -7,7 +7,7 @@ import asyncio
 import threading
 
 import pytest
-from test_manager_hot_path import _until
+from support.search_fakes import until as _until
 
 from engram.workers import WorkerPool
 

@@ -8,12 +8,12 @@ import ipaddress
 from dataclasses import replace
 
 import pytest
-from fakes.did_server import FakeDidServer
-from security.outbound_world import PLC_HOST, Canary, NamesResolver
-from spacehost.member_world import MODEL, Host
+from support.fakes.did_server import FakeDidServer
+from support.member_world import MODEL, Host
+from support.outbound_world import PLC_HOST, Canary, NamesResolver
 
 from engram.app import create_app
-from engram.keys import context_key
+from engram.app_keys import context_key
 
 
 @pytest.fixture

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import aiohttp
 import pytest
-from console.console_support import Browser, Clock, console_app
+from support.console import Browser, Clock, console_app
 
+from engram.app_keys import context_key
 from engram.console.state import console_state_key
-from engram.keys import context_key
 from engram.service import apikeys
 
 

@@ -7,11 +7,11 @@ import asyncio
 import time
 
 import numpy as np
-from api.api_support import MODEL, Reader, seed, unit, vector_params
+from support.api import MODEL, Reader, seed, unit, vector_params
 
 from engram.app import create_app
-from engram.auth.keys import PrivateKey
-from engram.keys import context_key
+from engram.app_keys import context_key
+from engram.auth.crypto_keys import PrivateKey
 from engram.search import persist
 
 

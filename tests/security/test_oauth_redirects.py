@@ -12,7 +12,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from engram.app import create_app
-from engram.keys import context_key
+from engram.app_keys import context_key
 from engram.oauth.redirects import RedirectRefused, parse_redirect
 from engram.service.apikeys import create_api_key
 

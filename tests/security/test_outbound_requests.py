@@ -14,12 +14,12 @@ from urllib.parse import quote
 
 import aiohttp
 import pytest
-from fakes.did_server import random_plc_did
-from security.outbound_world import CANARY_NAME, NamesResolver
-from spacehost.member_world import delegation_token, exchange_headers
+from support.fakes.did_server import random_plc_did
+from support.member_world import delegation_token, exchange_headers
+from support.outbound_world import CANARY_NAME, NamesResolver
 
+from engram.auth.crypto_keys import PrivateKey
 from engram.auth.did_document import Service
-from engram.auth.keys import PrivateKey
 from engram.outbound import OutboundPolicy, describe, guarded_session
 
 # 127.0.0.1 as a caller may spell it; the C library's inet_aton reads every one of these as 127.0.0.1.
@@ -119,7 +119,7 @@ async def test_a_did_web_issuer_on_loopback_is_never_fetched(host, canary, test_
 async def test_control_a_did_web_issuer_is_fetched_when_loopback_is_allowed(
     start_engram, guarded_settings, canary
 ):
-    from spacehost.member_world import MODEL, Host
+    from support.member_world import MODEL, Host
 
     allowed = replace(guarded_settings, outbound_allow=(ipaddress.ip_network("127.0.0.0/8"),))
     client = await start_engram(allowed)
@@ -195,7 +195,7 @@ async def test_a_plain_http_syncer_endpoint_is_refused_outside_dev_mode(host, pl
 
 
 async def _write_one(host) -> None:
-    from spacehost.member_world import MODEL
+    from support.member_world import MODEL
 
     from engram.store import Embedding, MemoryWrite
 
@@ -240,7 +240,7 @@ async def test_sync_never_sends_the_app_password_to_loopback(
 async def test_client_metadata_on_loopback_is_never_fetched(host, plc, canary, hostname):
     import secrets
 
-    from spacehost.member_world import new_member
+    from support.member_world import new_member
 
     from engram.auth.client_attestation import ATTESTATION_TYP
     from engram.auth.jws import sign_jws

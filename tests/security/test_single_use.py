@@ -13,16 +13,16 @@ from pathlib import Path
 
 import aiohttp
 import pytest
-from engram_process import start_engram, stop
-from fakes.did_server import FakeDidServer
-from security.outbound_world import PLC_HOST
-from spacehost.member_world import MODEL, exchange_headers, new_member
+from support.engram_process import start_engram, stop
+from support.fakes.did_server import FakeDidServer
+from support.member_world import MODEL, exchange_headers, new_member
+from support.outbound_world import PLC_HOST
 
 from engram.app import create_app
-from engram.auth.keys import PrivateKey
+from engram.app_keys import context_key
+from engram.auth.crypto_keys import PrivateKey
 from engram.compat.memorybank.keyauth import SCOPES as BANK_SCOPES
 from engram.config import read_env
-from engram.keys import context_key
 from engram.lifecycle import open_context
 from engram.oauth import OAuthServer
 from engram.service.apikeys import create_api_key

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from support.models import SERVICE_MODEL
 
 from engram.lifecycle import open_context
-from engram.store import ModelSpec
 
-MODEL = ModelSpec("test-model", "sha256:test", 16)
+MODEL = SERVICE_MODEL
 
 
 @pytest.fixture

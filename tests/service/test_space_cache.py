@@ -1,11 +1,11 @@
 """SpaceService.find remembers spaces until any process commits a write to the SQLite file
-(docs/architecture.md#space-cache): a write through another Store on the same file, as another serving
+(docs/internals.md#space-cache): a write through another Store on the same file, as another serving
 process or the CLI would make, is seen by the next find."""
 
 from __future__ import annotations
 
 import numpy as np
-from conftest import MODEL
+from support.models import SERVICE_MODEL as MODEL
 
 from engram.store.database import Store, database_path
 from engram.store.models import Embedding, MemoryWrite

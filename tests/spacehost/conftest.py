@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from fakes.did_server import FakeDidServer
-from member_world import MODEL, Host, MemberPds
+from support.fakes.did_server import FakeDidServer
+from support.member_world import MODEL, Host, MemberPds
 
 from engram.app import create_app
+from engram.app_keys import context_key
 from engram.config import override
-from engram.keys import context_key
 
 
 @pytest.fixture

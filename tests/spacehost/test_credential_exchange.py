@@ -5,11 +5,11 @@ from __future__ import annotations
 import time
 
 import numpy as np
-from member_world import MODEL, exchange_headers, new_member, service_auth_token
+from support.member_world import MODEL, exchange_headers, new_member, service_auth_token
 
 from engram.auth.credential import CredentialVerifier
+from engram.auth.crypto_keys import PrivateKey
 from engram.auth.jws import parse_jws
-from engram.auth.keys import PrivateKey
 from engram.search.vectors import encode_query_vector
 from engram.store import Embedding, MemoryWrite
 
@@ -74,7 +74,7 @@ async def test_revocation_is_honoured_at_the_next_exchange(host, plc):
 async def test_a_delegation_signed_by_another_key_is_refused(host, plc):
     member = new_member(plc)
     await host.ctx.services.members.grant(host.space, member.did)
-    from member_world import delegation_token
+    from support.member_world import delegation_token
 
     forged_token = delegation_token(PrivateKey.generate("ES256K"), member.did, host.space)
     forged = exchange_headers(member.holder, forged_token)
@@ -171,7 +171,7 @@ async def test_the_authority_itself_needs_no_grant(host, plc):
     ctx = host.ctx
     authority = ctx.settings.service_did
     key = ctx.keyring.private_key(authority)
-    from member_world import delegation_token
+    from support.member_world import delegation_token
 
     holder = PrivateKey.generate("ES256")
     r = await host.exchange(exchange_headers(holder, delegation_token(key, authority, host.space)))

@@ -12,13 +12,13 @@ import time
 
 import pytest
 from aiohttp import web
-from fakes.did_server import random_plc_did
-from member_world import new_member
+from support.fakes.did_server import random_plc_did
+from support.member_world import new_member
 
 from engram.auth.credential import mint_space_credential
+from engram.auth.crypto_keys import PrivateKey
 from engram.auth.did_document import Service
 from engram.auth.jws import parse_jws
-from engram.auth.keys import PrivateKey
 from engram.auth.service_jwt import ServiceAuthVerifier, mint_service_jwt
 from engram.auth.space_signature import sign_space_request
 from engram.store import spaces as store_spaces

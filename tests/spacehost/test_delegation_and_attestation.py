@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 from aiohttp import web
-from fakes.static_resolver import StaticResolver
-from member_world import new_member
+from support.fakes.static_resolver import StaticResolver
+from support.member_world import new_member
 
 from engram.auth.client_attestation import ATTESTATION_TYP
+from engram.auth.crypto_keys import PrivateKey, PublicKey
 from engram.auth.delegation import DelegationVerifier
 from engram.auth.jws import b64url_encode, sign_jws
-from engram.auth.keys import PrivateKey, PublicKey
 from engram.errors import NotAuthenticated
 
 VECTORS = json.loads(

@@ -12,12 +12,12 @@ from dataclasses import replace
 import aiohttp
 import numpy as np
 import pytest
-from fakes.member_pds import SpacesPds
-from garden_client import AuthorityClient, ClientError, MemberClient
-from member_world import MODEL
+from support.fakes.member_pds import SpacesPds
+from support.garden_client import AuthorityClient, ClientError, MemberClient
+from support.member_world import MODEL
 
 from engram.app import create_app
-from engram.keys import context_key
+from engram.app_keys import context_key
 from engram.store import synced as store_synced
 
 
@@ -67,7 +67,7 @@ class World:
     async def authority_repo_record(self, rkey: str) -> int:
         """The status of a getRecord of ``rkey`` in the authority's repo (engram's own)."""
         from engram.auth.credential import mint_space_credential
-        from engram.auth.keys import PrivateKey
+        from engram.auth.crypto_keys import PrivateKey
         from engram.auth.space_signature import sign_space_request
 
         holder = PrivateKey.generate("ES256")

@@ -13,17 +13,17 @@ import pytest
 from aiohttp.test_utils import TestClient, TestServer
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from member_world import MODEL
+from support.member_world import MODEL
 
 from engram.app import create_app
+from engram.app_keys import context_key
 from engram.atrepo.car import verify_repo_car
 from engram.atrepo.commit import CommitContext, SignedCommit, verify_commit
 from engram.atrepo.lthash import LtHash
 from engram.atrepo.ops import RepoOp, apply_op
 from engram.auth.credential import mint_space_credential
-from engram.auth.keys import PrivateKey
+from engram.auth.crypto_keys import PrivateKey
 from engram.auth.space_signature import sign_space_request
-from engram.keys import context_key
 from engram.store import Embedding, MemoryWrite
 from engram.store.tid import new_tid
 

@@ -11,11 +11,11 @@ import time
 
 import pytest
 from aiohttp import web
-from fakes.did_server import random_plc_did
+from support.fakes.did_server import random_plc_did
 
 from engram.auth.credential import mint_space_credential
+from engram.auth.crypto_keys import PrivateKey
 from engram.auth.did_document import Service
-from engram.auth.keys import PrivateKey
 from engram.auth.service_jwt import mint_service_jwt
 from engram.auth.space_signature import sign_space_request
 from engram.store.tid import encode_tid, new_tid

@@ -6,15 +6,15 @@ from __future__ import annotations
 import aiohttp
 import numpy as np
 import pytest
-from fakes.did_server import random_plc_did
-from member_world import MODEL, new_member
-from reference_client import ReferenceSpaceClient, SpaceClientError
+from support.fakes.did_server import random_plc_did
+from support.member_world import MODEL, new_member
+from support.reference_client import ReferenceSpaceClient, SpaceClientError
 
 from engram.app import create_app
+from engram.app_keys import context_key
+from engram.auth.crypto_keys import PrivateKey
 from engram.auth.did_document import Service
 from engram.auth.identity import save_operator_key
-from engram.auth.keys import PrivateKey
-from engram.keys import context_key
 from engram.search.vectors import encode_query_vector
 from engram.store import Embedding, MemoryWrite
 

@@ -8,13 +8,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pytest
-from fakes.did_server import random_plc_did
+from support.fakes.did_server import random_plc_did
 
 from engram.app import create_app
+from engram.app_keys import context_key
+from engram.auth.crypto_keys import PrivateKey
 from engram.auth.identity import save_operator_key
-from engram.auth.keys import PrivateKey
 from engram.auth.service_jwt import mint_service_jwt
-from engram.keys import context_key
 
 DEFS = "com.atproto.simplespace.defs"
 MEMBER_LIST = {"$type": f"{DEFS}#memberListPolicy"}
@@ -74,7 +74,7 @@ async def test_the_authority_creates_a_space_and_manages_its_members(world):
     assert status == 200, out
     space = out["uri"]
     assert space == f"at://{world.authority}/space/garden.engram.space/field-notes"
-    created = await world.ctx.services.spaces.get(space)
+    created = await world.ctx.services.spaces.find(space)
     assert created.kind == "hosted" and created.authority == world.authority and created.config is not None
 
     # The August alpha's spelling (type, policy), and no skey: a TID.
@@ -160,7 +160,7 @@ async def test_the_references_errors_and_nothing_written(world):
     ]:  # fmt: skip
         status, out = await world.call(CREATE, body)
         assert (status, out["error"]) == (400, error), out
-    assert await ctx.services.spaces.get(f"at://{world.authority}/space/garden.engram.space/new") is None
+    assert await ctx.services.spaces.find(f"at://{world.authority}/space/garden.engram.space/new") is None
     before = sum(world.plc.requests.values())
     status, out = await world.call(CREATE, create(), headers=world.token(CREATE, iss=world.member))
     assert (status, out["error"]) == (400, "UnsupportedAuthority")
@@ -225,10 +225,10 @@ async def test_add_member_update_get_and_delete_space(world):
     # deleteSpace: only the authority; then the space is gone for every call.
     status, out = await world.call(DELETE, {"space": space}, headers=world.token(DELETE, iss=world.member))
     assert (status, out["error"]) == (400, "NotSpaceOwner")
-    assert not (await ctx.services.spaces.get(space)).deleted
+    assert not (await ctx.services.spaces.find(space)).deleted
     status, out = await world.call(DELETE, {"space": space})
     assert status == 200, out
-    assert (await ctx.services.spaces.get(space)).deleted
+    assert (await ctx.services.spaces.find(space)).deleted
     status, out = await world.call(ADD, {"space": space, "did": world.member})
     assert (status, out["error"]) == (400, "SpaceDeleted")
     r = await world.client.get(f"/xrpc/{GET}", params={"space": space},

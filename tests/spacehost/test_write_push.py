@@ -7,14 +7,14 @@ import time
 
 import pytest
 from aiohttp import web
-from fakes.did_server import random_plc_did
-from member_world import MODEL
+from support.fakes.did_server import random_plc_did
+from support.member_world import MODEL
 
 from engram.atrepo.blocks import b64encode
 from engram.atrepo.commit import SignedCommit
 from engram.auth.credential import mint_space_credential
+from engram.auth.crypto_keys import PrivateKey
 from engram.auth.did_document import Service
-from engram.auth.keys import PrivateKey
 from engram.auth.service_jwt import ServiceAuthVerifier
 from engram.auth.space_signature import sign_space_request
 from engram.store import Embedding, MemoryWrite

@@ -6,12 +6,13 @@ Every test that takes `store` runs once per backend; a module about one backend'
 
 import numpy as np
 import pytest
+from support.models import STORE_MODEL
 
 from engram.store import Embedding, ModelSpec, Store, database_path
 from engram.store.spaces import create_space, set_config
 
 SPACE = "at://did:plc:authority1/space/garden.engram.space/main"
-MODEL = ModelSpec("all-MiniLM-L6-v2", "sha256:abc", 8)
+MODEL = STORE_MODEL
 
 
 @pytest.fixture

@@ -2,9 +2,9 @@ import hashlib
 
 import pytest
 
+from engram.errors import InvalidInput
 from engram.store.apikeys import create_api_key, list_api_keys, lookup_api_key, revoke_api_key
 from engram.store.spaces import create_space, delete_space
-from engram.xrpc.errors import InvalidRequestError
 
 
 async def test_api_key_lifecycle(store, space):
@@ -35,11 +35,11 @@ async def test_api_key_lifecycle(store, space):
 async def test_api_keys_need_a_live_hosted_space(store, space):
     synced = "at://did:plc:authority1/space/garden.engram.space/synced"
     await store.write(create_space, synced, "synced")
-    with pytest.raises(InvalidRequestError, match="hosted"):
+    with pytest.raises(InvalidInput, match="hosted"):
         await store.write(create_api_key, synced, ["read"])
     _, token = await store.write(create_api_key, space, ["read"])
     await store.write(delete_space, space)
     assert await store.read(lookup_api_key, token) is None
-    with pytest.raises(InvalidRequestError) as info:
+    with pytest.raises(InvalidInput) as info:
         await store.write(create_api_key, space, ["read"])
-    assert info.value.error == "UnknownSpace"
+    assert info.value.name == "UnknownSpace"

@@ -5,10 +5,10 @@ import threading
 import numpy as np
 import psycopg
 import pytest
-from search.loop_guard import loop_guard
+from support.loop_guard import loop_guard
 
 from engram.store import Embedding, MemoryWrite, ModelSpec, Store, database_path
-from engram.store.memories import put_memories
+from engram.store.memory_writes import put_memories
 from engram.store.spaces import create_space, set_config
 
 

@@ -9,11 +9,11 @@ import sys
 from pathlib import Path
 
 from engram.store.backends import open_store
-from engram.store.queries import space_status
+from engram.store.memory_reads import space_status
 from engram.store.tid import is_valid_tid
 
 SPACE = "at://did:plc:authority1/space/garden.engram.space/durable"
-WRITER = Path(__file__).with_name("durability_writer.py")
+WRITER = Path(__file__).resolve().parents[1] / "support" / "durability_writer.py"
 REPO = Path(__file__).parents[2]
 REPO_ON_PATH = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
 

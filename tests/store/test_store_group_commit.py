@@ -1,10 +1,11 @@
-"""Group commit (docs/architecture.md#group-commit): writes queued while the writer is busy share one
+"""Group commit (docs/internals.md#group-commit): writes queued while the writer is busy share one
 transaction and one COMMIT, each in its own savepoint, so a failing write fails alone and changes nothing.
 
 Every test holds the writer on a gate first, queues the writes behind it, then opens the gate: they are
 then queued together, whatever the machine's speed, and run as one group."""
 
 import asyncio
+import contextlib
 import threading
 
 import psycopg
@@ -12,8 +13,8 @@ import pytest
 
 from engram.store import MemoryWrite
 from engram.store.database import MAX_GROUP
-from engram.store.memories import put_memories
-from engram.store.queries import list_memories
+from engram.store.memory_reads import list_memories
+from engram.store.memory_writes import put_memories
 from engram.store.spaces import require_space
 
 
@@ -104,10 +105,8 @@ async def test_a_swallowed_error_fails_only_its_own_write(pg_database_url):
 
         def insert_then_swallow(conn, n):
             conn.execute("INSERT INTO rows (n) VALUES (?)", (n,))
-            try:
+            with contextlib.suppress(psycopg.errors.UndefinedTable):
                 conn.execute("SELECT * FROM no_such_table")
-            except psycopg.errors.UndefinedTable:
-                pass
 
         writes = [(lambda n=n: store.write(insert_then_swallow if n == 2 else _insert, n)) for n in range(5)]
         outcomes, _ = await _queued_behind_a_gate(store, writes)

@@ -3,12 +3,12 @@ import time
 import numpy as np
 import pytest
 
+from engram.errors import InvalidInput
 from engram.search.rows import IndexSource
 from engram.store import MemoryWrite, ModelSpec
 from engram.store.index_source import StoreIndexSource
-from engram.store.memories import delete_memory, put_memories
+from engram.store.memory_writes import delete_memory, put_memories
 from engram.store.spaces import create_space, delete_space, set_config
-from engram.xrpc.errors import InvalidRequestError
 
 ALICE, BOB = "did:plc:alice", "did:plc:bob"
 
@@ -80,9 +80,9 @@ async def test_unknown_or_deleted_space(store, space, model):
         source.delta(space, model.key, 0, 0),
         source.generation(space + "nope"),
     ):
-        with pytest.raises(InvalidRequestError) as info:
+        with pytest.raises(InvalidInput) as info:
             await call
-        assert info.value.error == "UnknownSpace"
+        assert info.value.name == "UnknownSpace"
 
 
 async def test_full_load_of_100k_rows_is_fast(store, capsys):

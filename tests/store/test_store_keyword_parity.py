@@ -10,7 +10,7 @@ import pytest
 from engram.search.keyword_index import KeywordIndex
 from engram.store import MemoryWrite, Store, database_path
 from engram.store.index_source import read_keyword_delta
-from engram.store.memories import delete_memories, put_memories
+from engram.store.memory_writes import delete_memories, put_memories
 from engram.store.postgres.store import PostgresStore
 from engram.store.spaces import create_space
 

@@ -1,8 +1,8 @@
 import pytest
 
+from engram.errors import InvalidInput
 from engram.store import MemoryWrite, ModelSpec
-from engram.store.memories import delete_memories, delete_memory, put_memories
-from engram.store.queries import (
+from engram.store.memory_reads import (
     decode_cursor,
     find_import_key,
     get_memories,
@@ -11,8 +11,8 @@ from engram.store.queries import (
     list_memories,
     space_status,
 )
+from engram.store.memory_writes import delete_memories, delete_memory, put_memories
 from engram.store.spaces import create_space, delete_space, get_space, list_spaces, set_config
-from engram.xrpc.errors import InvalidRequestError
 
 ALICE, BOB = "did:plc:alice", "did:plc:bob"
 
@@ -96,26 +96,26 @@ async def test_idempotency_keys_make_reimport_a_no_op(store, space):
     assert {r.status for r in again} == {"unchanged"}
     assert (await store.read(space_status, space)).memories == 3
     assert await store.read(find_import_key, space, "file.jsonl:1") == (ALICE, first[1].rkey)
-    with pytest.raises(InvalidRequestError) as info:
+    with pytest.raises(InvalidInput) as info:
         await store.write(put_memories, space, [MemoryWrite(BOB, "x", idempotency_key="file.jsonl:0")])
-    assert info.value.error == "IdempotencyConflict"
+    assert info.value.name == "IdempotencyConflict"
 
 
 async def test_a_bad_item_fails_the_whole_batch(store, space):
-    with pytest.raises(InvalidRequestError, match=r"memories\[1\]: author"):
+    with pytest.raises(InvalidInput, match=r"memories\[1\]: author"):
         await store.write(put_memories, space, [MemoryWrite(ALICE, "ok"), MemoryWrite("bob", "bad")])
     assert (await store.read(space_status, space)).memories == 0
 
 
 async def test_unknown_and_deleted_spaces_are_refused(store, space):
     for fn, args in ((put_memories, ([MemoryWrite(ALICE, "x")],)), (delete_memory, (ALICE, "3jzfcijpj2z2a"))):
-        with pytest.raises(InvalidRequestError) as info:
+        with pytest.raises(InvalidInput) as info:
             await store.write(fn, space + "x", *args)
-        assert info.value.error == "UnknownSpace"
+        assert info.value.name == "UnknownSpace"
     assert await store.write(delete_space, space) is True
-    with pytest.raises(InvalidRequestError) as info:
+    with pytest.raises(InvalidInput) as info:
         await store.read(list_memories, space)
-    assert info.value.error == "UnknownSpace"
+    assert info.value.name == "UnknownSpace"
 
 
 async def test_list_is_newest_first_with_a_working_cursor(store, space):
@@ -130,9 +130,9 @@ async def test_list_is_newest_first_with_a_working_cursor(store, space):
         if cursor is None:
             break
     assert seen == [r.row_id for r in expected]
-    with pytest.raises(InvalidRequestError, match="bad cursor"):
+    with pytest.raises(InvalidInput, match="bad cursor"):
         await store.read(list_memories, space, cursor="!!not-base64")
-    with pytest.raises(InvalidRequestError, match="bad cursor"):
+    with pytest.raises(InvalidInput, match="bad cursor"):
         decode_cursor("bm9wZQ")  # base64 of "nope"
 
 
@@ -160,9 +160,9 @@ async def test_list_filters_author_all_tags_since_and_attrs(store, space):
     assert await texts(since=at(2)) == ["d", "c", "b"]  # inclusive
     assert await texts(since="2026-01-01T01:02:00+01:00") == ["d", "c", "b"]  # same instant, other zone
     assert await texts(attrs={"document_id": "d1"}) == ["c", "a"]
-    with pytest.raises(InvalidRequestError, match="since"):
+    with pytest.raises(InvalidInput, match="since"):
         await texts(since="yesterday")
-    with pytest.raises(InvalidRequestError, match="attrs"):
+    with pytest.raises(InvalidInput, match="attrs"):
         await texts(attrs={"x') OR 1=1 --": "y"})
 
 
@@ -219,23 +219,23 @@ async def test_space_lifecycle(store, model):
         "hosted",
         None,
     )
-    with pytest.raises(InvalidRequestError) as info:
+    with pytest.raises(InvalidInput) as info:
         await store.write(create_space, uri, "hosted")
-    assert info.value.error == "SpaceExists"
+    assert info.value.name == "SpaceExists"
     for bad_uri, bad_kind in (
         (uri + "/", "hosted"),
         ("at://alice/space/garden.engram.space/x", "hosted"),
         ("at://did:plc:a/space/other.type/x", "hosted"),
         (uri + "2", "mirror"),
     ):
-        with pytest.raises(InvalidRequestError):
+        with pytest.raises(InvalidInput):
             await store.write(create_space, bad_uri, bad_kind)
     configured = await store.write(
         set_config, uri, model, document_prefix="search_document: ", query_prefix="search_query: "
     )
     assert configured.config.active == model and configured.config.query_prefix == "search_query: "
     assert configured.config.record["modelDigest"] == model.digest
-    with pytest.raises(InvalidRequestError, match="dims"):
+    with pytest.raises(InvalidInput, match="dims"):
         await store.write(set_config, uri, ModelSpec("m", "d", 0))
     await store.write(put_memories, uri, [MemoryWrite(ALICE, "x")])
     assert await store.write(delete_space, uri) is True

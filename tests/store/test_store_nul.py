@@ -3,10 +3,10 @@ escape in attrs would break every `::jsonb` cast of its row), so every way in re
 
 import pytest
 
+from engram.errors import InvalidInput
 from engram.store import MemoryWrite
-from engram.store.memories import put_memories
-from engram.store.queries import space_status
-from engram.xrpc.errors import InvalidRequestError
+from engram.store.memory_reads import space_status
+from engram.store.memory_writes import put_memories
 
 ALICE = "did:plc:alice"
 
@@ -22,7 +22,7 @@ ALICE = "did:plc:alice"
     ],
 )
 async def test_a_nul_anywhere_is_refused_and_nothing_is_written(store, space, fields, where):
-    with pytest.raises(InvalidRequestError, match="NUL") as info:
+    with pytest.raises(InvalidInput, match="NUL") as info:
         await store.write(put_memories, space, [MemoryWrite(ALICE, "fine"), MemoryWrite(ALICE, **fields)])
     assert where in str(info.value)
     assert (await store.read(space_status, space)).memories == 0

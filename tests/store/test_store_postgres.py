@@ -2,6 +2,7 @@
 write lock between processes, read-only readers, and refusing to acknowledge a silently aborted write."""
 
 import asyncio
+import contextlib
 import sqlite3
 
 import psycopg
@@ -137,10 +138,8 @@ async def test_a_write_whose_error_was_swallowed_is_not_acknowledged(pg_database
 
         def increment_then_swallow_an_error(conn):
             _increment(conn)
-            try:
+            with contextlib.suppress(psycopg.errors.UndefinedTable):
                 conn.execute("SELECT * FROM no_such_table")
-            except psycopg.errors.UndefinedTable:
-                pass
 
         with pytest.raises(RuntimeError, match="rolled back"):
             await store.write(increment_then_swallow_an_error)

@@ -10,7 +10,7 @@ from engram.config import SearchConfig
 from engram.search.manager import IndexManager
 from engram.store import MemoryWrite
 from engram.store.index_source import StoreIndexSource
-from engram.store.memories import delete_memory, put_memories
+from engram.store.memory_writes import delete_memory, put_memories
 from engram.workers import WorkerPool
 
 ALICE = "did:plc:alice"

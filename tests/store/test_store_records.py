@@ -6,11 +6,11 @@ import libipld
 import numpy as np
 import pytest
 
+from engram.errors import InvalidInput
 from engram.store import Embedding, MemoryWrite
+from engram.store.prepared_memories import prepare_write
 from engram.store.records import embedding_record, encode_record, memory_record, record_cid
 from engram.store.tid import decode_tid, encode_tid, is_valid_tid, new_tid
-from engram.store.writes import prepare_write
-from engram.xrpc.errors import InvalidRequestError
 
 
 def _head(major: int, n: int) -> bytes:
@@ -135,7 +135,7 @@ def test_prepare_write_rejects_bad_input_clearly(change, message):
     item = MemoryWrite("did:plc:alice", "hello")
     for name, value in change.items():
         setattr(item, name, value)
-    with pytest.raises(InvalidRequestError, match=message):
+    with pytest.raises(InvalidInput, match=message):
         prepare_write(item)
 
 

@@ -10,10 +10,10 @@ import pytest
 from engram.atrepo.commit import CommitContext, verify_commit
 from engram.atrepo.lthash import LtHash
 from engram.atrepo.ops import RepoOp, apply_op
-from engram.auth.keys import PrivateKey
+from engram.auth.crypto_keys import PrivateKey
 from engram.store import MemoryWrite
 from engram.store import repo as store_repo
-from engram.store.memories import delete_memory, put_memories
+from engram.store.memory_writes import delete_memory, put_memories
 from engram.store.spaces import create_space, get_space, set_config
 
 SPACE = "at://did:plc:authority1/space/garden.engram.space/main"
@@ -107,7 +107,7 @@ async def test_synced_spaces_keep_no_repo(store, model):
 
 
 async def test_a_group_of_writes_to_two_spaces_is_one_signed_commit_per_space(hosted, model):
-    """Group commit (docs/architecture.md#group-commit): writes queued together run in one transaction,
+    """Group commit (docs/internals.md#group-commit): writes queued together run in one transaction,
     so the commit hook signs one commit per hosted space over all of that space's ops, and after_commit
     hears of both commits once."""
     import asyncio

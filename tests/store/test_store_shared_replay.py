@@ -1,11 +1,11 @@
-"""State every serving process shares through the store (docs/architecture.md#using-every-core): replay
+"""State every serving process shares through the store (docs/internals.md#using-every-core): replay
 claims and console sessions. Two `Store`s opened on one file stand in for two processes: each has its own
 connections and writer thread, exactly as a second `engram serve` process would."""
 
 import pytest
-from fakes.static_resolver import StaticResolver
+from support.fakes.static_resolver import StaticResolver
 
-from engram.auth.keys import PrivateKey
+from engram.auth.crypto_keys import PrivateKey
 from engram.auth.service_jwt import ServiceAuthVerifier, mint_service_jwt
 from engram.console.sessions import OPERATOR, READER, SessionStore
 from engram.errors import NotAuthenticated

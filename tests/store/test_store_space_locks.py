@@ -10,9 +10,9 @@ import psycopg
 import pytest
 
 from engram.store import Embedding, MemoryWrite, ModelSpec
-from engram.store.memories import delete_memories, put_memories
+from engram.store.memory_reads import list_memories
+from engram.store.memory_writes import delete_memories, put_memories
 from engram.store.postgres.store import PostgresStore
-from engram.store.queries import list_memories
 from engram.store.spaces import create_space, require_space, set_config
 
 MODEL = ModelSpec("all-MiniLM-L6-v2", "sha256:abc", 8)

@@ -3,13 +3,13 @@
 earlier one wrote, exactly as statement-by-statement reads did. Both backends (the `backend` fixture)."""
 
 import pytest
-from conftest import MODEL
+from support.models import STORE_MODEL as MODEL
 
 from engram.errors import InvalidInput
 from engram.store import MemoryWrite
 from engram.store.index_source import read_delta
-from engram.store.memories import put_memories
-from engram.store.queries import get_memory, space_status
+from engram.store.memory_reads import get_memory, space_status
+from engram.store.memory_writes import put_memories
 from engram.store.repo import MEMORY_COLLECTION, record_cid
 from engram.store.spaces import get_space
 
@@ -63,7 +63,7 @@ async def test_an_idempotency_key_seen_earlier_in_the_batch_names_the_same_memor
                 MemoryWrite(BOB, "x", idempotency_key="f:3"),
             ],
         )
-    assert raised.value.error == "IdempotencyConflict"
+    assert raised.value.name == "IdempotencyConflict"
     assert (await store.read(space_status, space)).memories == 2  # the failed batch wrote nothing
 
 
@@ -72,7 +72,7 @@ async def test_an_rkey_taken_earlier_in_the_batch_by_another_author_fails_the_ba
         await store.write(
             put_memories, space, [MemoryWrite(ALICE, "mine", rkey=RKEY), MemoryWrite(BOB, "also", rkey=RKEY)]
         )
-    assert raised.value.error == "RkeyTaken"
+    assert raised.value.name == "RkeyTaken"
     assert (await store.read(space_status, space)).memories == 0
     [record] = await store.write(put_memories, space, [MemoryWrite(BOB, "now mine", rkey=RKEY)])
     assert record.status == "created"

@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-from sync_support import running_network
+from support.sync import running_network
 
 from engram.app import create_app
-from engram.keys import context_key
+from engram.app_keys import context_key
 
 
 @pytest.fixture

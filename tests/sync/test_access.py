@@ -5,10 +5,10 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 
-from sync_support import add_space, has_text, memory_record, rkey, until
+from support.sync import add_space, has_text, memory_record, rkey, until
 
 from engram.app import create_app
-from engram.keys import context_key
+from engram.app_keys import context_key
 
 
 async def test_credential_is_renewed_90_seconds_before_it_expires(engram, network):

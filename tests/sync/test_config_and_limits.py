@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from sync_support import (
+from support.sync import (
     OTHER_MODEL,
     add_space,
     config_record,
@@ -19,7 +19,7 @@ from sync_support import (
 )
 
 from engram.app import create_app
-from engram.keys import context_key
+from engram.app_keys import context_key
 
 
 async def active_model(engram, network):

@@ -6,10 +6,10 @@ import os
 import stat
 from dataclasses import replace
 
-from sync_support import add_space, has_text, memory_record, notify, rkey, search, status, texts, until
+from support.sync import add_space, has_text, memory_record, notify, rkey, search, status, texts, until
 
 from engram.app import create_app
-from engram.keys import context_key
+from engram.app_keys import context_key
 
 
 async def test_write_notify_search_update_delete(engram, network):

@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 import libipld
-from fakes.spaces_network import Repo
-from sync_support import memory_record, rkey
+from support.fakes.spaces_network import Repo
+from support.sync import memory_record, rkey
 
 from engram.atrepo.car import verify_repo_car
 from engram.atrepo.commit import CommitContext, verify_commit

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from sync_support import add_space, has_text, memory_record, notify, rkey, search, until
+from support.sync import add_space, has_text, memory_record, notify, rkey, search, until
 
-from engram.auth.keys import PrivateKey
+from engram.auth.crypto_keys import PrivateKey
 
 NOTIFY = "com.atproto.space.notifyWrite"
 

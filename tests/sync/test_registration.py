@@ -7,14 +7,14 @@ import stat
 from dataclasses import replace
 
 import orjson
-from sync_support import has_text, memory_record, notify, rkey, until
+from support.sync import has_text, memory_record, notify, rkey, until
 
 from engram.app import create_app
+from engram.app_keys import context_key
 from engram.auth.admin_signature import sign_admin_request
+from engram.auth.crypto_keys import PrivateKey
 from engram.auth.identity import save_operator_key
-from engram.auth.keys import PrivateKey
 from engram.cli.main import main
-from engram.keys import context_key
 
 SPACE = "at://did:plc:authority0000000000000000/space/garden.engram.space/notes"
 ACCOUNT = "did:plc:reader00000000000000000000"

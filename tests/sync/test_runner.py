@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from sync_support import until
+from support.sync import until
 
 from engram.sync.runner import SpaceRunner
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from fakes.spaces_network import SpacesNetwork
-from sync_support import (
+from support.fakes.spaces_network import SpacesNetwork
+from support.sync import (
     add_space,
     config_record,
     has_text,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from prometheus_client import generate_latest
-from sync_support import add_space, has_text, memory_record, notify, rkey, until
+from support.sync import add_space, has_text, memory_record, notify, rkey, until
 
 
 def metric(engram, name: str) -> float:
@@ -42,7 +42,7 @@ async def test_tampered_incremental_is_rejected_then_full_export_verifies(engram
 
 
 async def test_a_repo_whose_export_does_not_verify_is_backed_off_and_reported(engram, network):
-    from sync_support import status
+    from support.sync import status
 
     await add_space(engram, network)
     mallory = network.add_member()
@@ -51,7 +51,7 @@ async def test_a_repo_whose_export_does_not_verify_is_backed_off_and_reported(en
     )
     await until(lambda: has_text(engram, network, "forged"), "indexed")
     # mallory's PDS now signs with a key that is not in her DID document: incremental and export both fail
-    from engram.auth.keys import PrivateKey
+    from engram.auth.crypto_keys import PrivateKey
 
     mallory.key = PrivateKey.generate("ES256K")
     await notify(

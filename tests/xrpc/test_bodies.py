@@ -3,7 +3,8 @@
 import orjson
 import pytest
 
-from engram.xrpc.errors import InvalidRequestError, http_status
+from engram.errors import InvalidInput
+from engram.xrpc.errors import http_status
 from engram.xrpc.lexicons import LexiconRegistry
 from engram.xrpc.validate import ValidationError, decode_bytes, validate_input, validate_output
 
@@ -145,9 +146,9 @@ def test_valid_json_input_is_returned_parsed():
     ],
 )
 def test_bad_input_is_a_400_with_a_clear_message(body, content_type, message):
-    with pytest.raises(InvalidRequestError) as info:
+    with pytest.raises(InvalidInput) as info:
         put(body, content_type)
-    assert (http_status(info.value), info.value.error, info.value.message) == (400, "InvalidRequest", message)
+    assert (http_status(info.value), info.value.name, info.value.message) == (400, "InvalidRequest", message)
 
 
 def test_non_json_encodings_return_raw_bytes():
@@ -156,7 +157,7 @@ def test_non_json_encodings_return_raw_bytes():
     assert validate_input(upload, None, b"x", REGISTRY) == b"x"
     images = REGISTRY.method("io.example.images")
     assert validate_input(images, "image/png", b"png", REGISTRY) == b"png"
-    with pytest.raises(InvalidRequestError, match="expected image/\\*, got text/plain"):
+    with pytest.raises(InvalidInput, match="expected image/\\*, got text/plain"):
         validate_input(images, "text/plain", b"png", REGISTRY)
 
 
@@ -164,7 +165,7 @@ def test_method_without_input_accepts_only_an_empty_body():
     ping = REGISTRY.method("io.example.ping")
     assert validate_input(ping, None, b"", REGISTRY) is None
     assert validate_input(ping, "application/json", b"", REGISTRY) is None
-    with pytest.raises(InvalidRequestError, match="A request body was provided when none was expected"):
+    with pytest.raises(InvalidInput, match="A request body was provided when none was expected"):
         validate_input(ping, "application/json", b"{}", REGISTRY)
 
 

@@ -3,7 +3,8 @@
 import pytest
 from multidict import MultiDict, MultiDictProxy
 
-from engram.xrpc.errors import InvalidRequestError, http_status
+from engram.errors import InvalidInput
+from engram.xrpc.errors import http_status
 from engram.xrpc.lexicons import LexiconRegistry
 from engram.xrpc.validate import decode_params
 
@@ -52,9 +53,9 @@ def decode(*pairs, base=True):
 
 
 def rejects(message, *pairs, base=True):
-    with pytest.raises(InvalidRequestError) as info:
+    with pytest.raises(InvalidInput) as info:
         decode(*pairs, base=base)
-    assert http_status(info.value) == 400 and info.value.error == "InvalidRequest"
+    assert http_status(info.value) == 400 and info.value.name == "InvalidRequest"
     assert info.value.message == message
 
 

@@ -8,7 +8,7 @@ import pytest
 from atproto_lexicon.parser import lexicon_parse
 from multidict import MultiDict, MultiDictProxy
 
-from engram.xrpc.errors import InvalidRequestError
+from engram.errors import InvalidInput
 from engram.xrpc.formats import check_nsid
 from engram.xrpc.lexicons import LexiconRegistry
 from engram.xrpc.validate import (
@@ -162,7 +162,7 @@ def test_search_params_decode_with_a_real_vector():
     )
     out = decode_params(REGISTRY.method("garden.engram.searchMemories"), query, REGISTRY)
     assert out["limit"] == 10 and out["vector"] == vector and out["tags"] == ["ops", "secrets"]
-    with pytest.raises(InvalidRequestError, match='Invalid parameter "limit": must be at most 50'):
+    with pytest.raises(InvalidInput, match='Invalid parameter "limit": must be at most 50'):
         decode_params(
             REGISTRY.method("garden.engram.searchMemories"), {"space": SPACE, "limit": "51"}, REGISTRY
         )
@@ -244,7 +244,7 @@ def test_notify_write_input():
         % (SPACE.encode(), AUTHOR.encode(), base64.b64encode(bytes(32)).rstrip(b"="))
     )
     assert validate_input(method, "application/json", body, REGISTRY)["repoRev"] == "3jzfcijpj2z2a"
-    with pytest.raises(InvalidRequestError, match="input.spaceRev: must be a TID"):
+    with pytest.raises(InvalidInput, match="input.spaceRev: must be a TID"):
         validate_input(method, "application/json", body.replace(b"3jzfcijpj2z2b", b"rev-1"), REGISTRY)
 
 

@@ -8,7 +8,7 @@ from .translate import MAX_DATA_IDS, MAX_TOP_K, RERANKERS
 
 _NUMBER_OR_STRING = {"anyOf": [{"type": "number"}, {"type": "string", "pattern": r"^\s*-?[0-9.eE+-]+\s*$"}]}
 # engram's documented extra fields on a match item (docs/compat.md "GPTBots vector match"): which memory
-# it supersedes and which supersedes it, each with its basis (docs/architecture.md#supersession).
+# it supersedes and which supersedes it, each with its basis (docs/internals.md#supersession).
 _REPLACEMENT = {
     "type": "object",
     "required": ["uri", "basis"],

@@ -38,7 +38,7 @@ async def search_scopes(ctx: AppContext, grant: KeyGrant, request: MatchRequest)
     scopes = []
     for uri in grant.spaces.values():
         space = await ctx.services.spaces.find(uri)
-        if space is None or space.deleted:
+        if space is None or space.deleted:  # a bound space deleted since: the others still answer
             continue
         if uri in wanted_spaces:
             scopes.append(Scope(space))

@@ -7,9 +7,9 @@ the named documents' old chunks and inserts the new ones atomically (docs/memory
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
-from ...store import MemoryWrite
-from ...store import memories as store_memories
+from ...store import MemoryWrite, memory_writes
 from ...store.spaces import require_space
 
 Selector = tuple[tuple[str, ...], int | None, int | None]  # (all-of tags, start ms, end ms), inclusive
@@ -17,7 +17,8 @@ Selector = tuple[tuple[str, ...], int | None, int | None]  # (all-of tags, start
 
 def _selected_keys(conn, space_id: int, tags: Sequence[str], start: int | None, end: int | None) -> list:
     """(author, rkey) of the space's memories carrying every tag, created within [start, end]."""
-    where, params = ["space_id = ?"], [space_id]
+    where: list[str] = ["space_id = ?"]
+    params: list[Any] = [space_id]
     for tag in dict.fromkeys(tags):
         where.append("row_id IN (SELECT row_id FROM memory_tags WHERE space_id = ? AND tag = ?)")
         params += [space_id, tag]
@@ -38,7 +39,7 @@ def delete_selected(conn, space_uri: str, selectors: Sequence[Selector]) -> int:
         for tags, start, end in selectors
         for row in _selected_keys(conn, space.id, tags, start, end)
     }
-    return store_memories.delete_memories(conn, space_uri, sorted(keys))
+    return memory_writes.delete_memories(conn, space_uri, sorted(keys))
 
 
 def replace_documents(
@@ -48,4 +49,4 @@ def replace_documents(
     if replaced:
         delete_selected(conn, space_uri, [(tags, None, None) for tags in replaced])
     if writes:
-        store_memories.put_memories(conn, space_uri, writes)
+        memory_writes.put_memories(conn, space_uri, writes)

@@ -19,12 +19,11 @@ import numpy as np
 from ...auth.api_key_grants import KeyGrant
 from ...errors import InvalidInput, TooLarge
 from ...search.filters import Filters
-from ...service.embedding import embed_documents, hosts_model
+from ...service.embedding import embed_missing, hosts_model
 from ...service.text_query import embed_query_vectors
-from ...store import Memory, MemoryWrite, Space
-from ...store import queries as store_queries
+from ...store import Memory, MemoryWrite, Space, memory_reads
 from ...store.attrs import nul_path
-from ...store.writes import MAX_SOURCE_BYTES
+from ...store.prepared_memories import MAX_SOURCE_BYTES
 from ..uploads import Upload
 from .chunk_store import Selector, delete_selected, replace_documents
 from .keyauth import principal_id
@@ -55,9 +54,9 @@ class MemoryBank:
         self.ctx = ctx
 
     async def _space(self, grant: KeyGrant) -> Space:
-        space = await self.ctx.services.spaces.find(grant.primary_space)
-        if space is None or space.deleted:
-            raise InvalidInput("the key's space no longer exists", "UnknownSpace")
+        space = await self.ctx.services.spaces.require(
+            grant.primary_space, refusal="the key's space no longer exists"
+        )
         if not hosts_model(self.ctx.embedder, space):
             raise InvalidInput(
                 "engram does not run this space's embedding model, so it cannot embed text", "ModelNotHosted"
@@ -87,14 +86,12 @@ class MemoryBank:
                 f"this upsert makes {len(texts)} chunks; at most {MAX_UPSERT_CHUNKS} per request, split it",
                 "TooManyChunks",
             )
-        embeddings = await embed_documents(self.ctx.embedder, self.ctx.pool, space, texts, [()] * len(texts))
+        # The chunks' tags are all bookkeeping (mb.*), which never reaches the model: each chunk's text is
+        # embedded alone (engram/service/embedding.py).
         writes: list[MemoryWrite] = []
-        offset = 0
         for doc in prepared:
-            mine, offset = embeddings[offset : offset + len(doc.chunks)], offset + len(doc.chunks)
-            writes += chunk_writes(
-                doc, author=space.authority, principal_id=principal_id(grant), embeddings=mine
-            )
+            writes += chunk_writes(doc, author=space.authority, principal_id=principal_id(grant))
+        writes = await embed_missing(self.ctx.embedder, self.ctx.pool, space, writes)
         await self.ctx.store.write_to(space.uri, replace_documents, space.uri, replaced, writes)
         return [doc.document_id for doc in prepared] if texts else []
 
@@ -176,7 +173,7 @@ class MemoryBank:
         reader = self.ctx.direct_reads
 
         def hydrate(result):  # in the FAISS worker, as SearchService does: one thread hop
-            return result, reader.run(store_queries.get_memories, space.uri, result.row_ids.tolist())
+            return result, reader.run(memory_reads.get_memories, space.uri, result.row_ids.tolist())
 
         result, memories = await self.ctx.services.search.index_search(
             space, vector, k, filters, then=hydrate, limit_s=SEARCH_TIMEOUT_S

@@ -15,8 +15,8 @@ from datetime import datetime
 from typing import Any
 
 from ...search.filters import Filters
-from ...store import Embedding, Memory, MemoryWrite
-from ...store.writes import MAX_TAG_BYTES
+from ...store import Memory, MemoryWrite
+from ...store.prepared_memories import MAX_TAG_BYTES
 from .chunks import split_text
 from .dates import epoch_ms, iso_ms, parse_date, read_date
 from .models import Document, MetadataFilter
@@ -64,10 +64,9 @@ def prepare_document(doc: Document, new_id: str) -> PreparedDocument:
     return PreparedDocument(doc.id or new_id, split_text(doc.text), created, meta, doc.user_id)
 
 
-def chunk_writes(
-    doc: PreparedDocument, *, author: str, principal_id: str, embeddings: list[Embedding]
-) -> list[MemoryWrite]:
-    """One MemoryWrite per chunk, in chunk order (ids `{document_id}_{i}`)."""
+def chunk_writes(doc: PreparedDocument, *, author: str, principal_id: str) -> list[MemoryWrite]:
+    """One MemoryWrite per chunk, in chunk order (ids `{document_id}_{i}`), without a vector yet (the upsert
+    embeds them: engram/service/embedding.py `embed_missing`)."""
     meta = doc.metadata
     tags = [tag("doc", doc.document_id), tag("user", tenant(principal_id, doc.user_id))]
     tags += [tag(field, meta[field]) for field in ("source", "source_id", "author") if field in meta]
@@ -84,7 +83,7 @@ def chunk_writes(
         base["documentName"] = doc.name
     created_at = iso_ms(doc.created_at) if doc.created_at else None
     writes = []
-    for i, (text, embedding) in enumerate(zip(doc.chunks, embeddings, strict=True)):
+    for i, text in enumerate(doc.chunks):
         attrs = {**base, "chunkId": f"{doc.document_id}_{i}", "chunkIndex": i}
         writes.append(
             MemoryWrite(
@@ -94,7 +93,6 @@ def chunk_writes(
                 source=meta.get("url"),
                 created_at=created_at,
                 attrs=attrs,
-                embedding=embedding,
             )
         )
     return writes

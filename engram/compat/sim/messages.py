@@ -17,7 +17,7 @@ import orjson
 
 from ...store import Memory
 from ...store.conversations import Scope
-from ...store.writes import MAX_TEXT_BYTES
+from ...store.prepared_memories import MAX_TEXT_BYTES
 
 ROLES = ("user", "assistant", "system")
 

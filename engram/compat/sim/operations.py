@@ -14,10 +14,9 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ...errors import InternalFailure
-from ...service.embedding import embed_documents, hosts_model
-from ...store import Memory, MemoryWrite
+from ...service.embedding import embed_missing
+from ...store import Memory, MemoryWrite, memory_writes
 from ...store import conversations as store_conversations
-from ...store import memories as store_memories
 from ...store.conversations import Scope
 from .messages import Message, message_attrs, new_sim_id
 
@@ -29,12 +28,7 @@ async def _writes(ctx: AppContext, space_uri: str, messages: Sequence[Message]) 
     """One write per message, embedded when engram runs the space's model (before any transaction)."""
     space = await ctx.services.spaces.require(space_uri)
     writes = [MemoryWrite(author=space.authority, text=m.text) for m in messages]
-    if writes and hosts_model(ctx.embedder, space):
-        embeddings = await embed_documents(
-            ctx.embedder, ctx.pool, space, [m.text for m in messages], [()] * len(messages)
-        )
-        writes = [replace(w, embedding=e) for w, e in zip(writes, embeddings, strict=True)]
-    return writes
+    return await embed_missing(ctx.embedder, ctx.pool, space, writes)
 
 
 def _read_back(conn, space_uri: str, scope: Scope, key: str) -> list[Memory]:
@@ -56,7 +50,7 @@ async def append(
         sim_id = existing[0].attrs["simId"] if existing else new_sim_id()
         numbered = [m.attrs.get("sequence") for m in existing]
         start = 1 + max((n for n in numbered if isinstance(n, int) and not isinstance(n, bool)), default=-1)
-        store_memories.put_memories(
+        memory_writes.put_memories(
             conn,
             space_uri,
             [
@@ -80,9 +74,9 @@ async def replace_data(
         if not existing:
             return None
         sim_id = existing[0].attrs["simId"]
-        store_memories.delete_memories(conn, space_uri, [(m.author, m.rkey) for m in existing])
+        memory_writes.delete_memories(conn, space_uri, [(m.author, m.rkey) for m in existing])
         attrs = message_attrs(scope, key, sim_id, 0, message, single=True)
-        store_memories.put_memories(conn, space_uri, [replace(write, attrs=attrs)])
+        memory_writes.put_memories(conn, space_uri, [replace(write, attrs=attrs)])
         return _read_back(conn, space_uri, scope, key)
 
     return await ctx.store.write_to(space_uri, replace_in_transaction)
@@ -105,7 +99,7 @@ async def delete(ctx: AppContext, space_uri: str, scope: Scope, key: str) -> int
     def delete_in_transaction(conn):
         messages = store_conversations.conversation(conn, space_uri, scope, key)
         if messages:
-            store_memories.delete_memories(conn, space_uri, [(m.author, m.rkey) for m in messages])
+            memory_writes.delete_memories(conn, space_uri, [(m.author, m.rkey) for m in messages])
         return 1 if messages else 0
 
     return await ctx.store.write_to(space_uri, delete_in_transaction)

@@ -17,7 +17,7 @@ from ...errors import InvalidInput
 from ...store import Memory
 from ...store.attrs import nul_path
 from ...store.conversations import Scope
-from ...store.writes import MAX_TEXT_BYTES
+from ...store.prepared_memories import MAX_TEXT_BYTES
 from .messages import ROLES, Message, conversation_data, too_long
 from .params import js_string, parse_int, truthy
 

@@ -9,16 +9,16 @@ raised before that transaction has written nothing.
 from __future__ import annotations
 
 import asyncio
+import builtins
 import hashlib
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from ...errors import InvalidInput, NotFound, TooLarge
-from ...store import Memory, MemoryWrite
+from ...store import Memory, MemoryWrite, memory_reads
 from ...store import ingested as store_ingested
-from ...store import queries as store_queries
-from ...store.writes import MAX_SOURCE_BYTES, now_iso
-from ..embedding import embed_documents, hosts_model
+from ...store.prepared_memories import MAX_SOURCE_BYTES, now_iso
+from ..embedding import embed_missing, hosts_model
 from .chunking import Chunk
 from .limits import Limits
 from .pipeline import ChunkSettings, Prepared, prepare
@@ -120,11 +120,11 @@ def chunk_writes(
     document_id: str,
     name: str,
     source_url: str | None,
-    embeddings,
 ) -> list[MemoryWrite]:
+    """The chunks' memory writes, without vectors (`embed_missing` adds them)."""
     writes = []
     chunks: list[Chunk] = prepared.chunks
-    for index, (chunk, embedding) in enumerate(zip(chunks, embeddings, strict=True)):
+    for index, chunk in enumerate(chunks):
         attrs: dict[str, Any] = {
             "documentId": document_id,
             "documentName": name,
@@ -138,12 +138,9 @@ def chunk_writes(
             attrs["page"] = chunk.page
         if chunk.section is not None:
             attrs["section"] = chunk.section[:MAX_ID_CHARS]
-        source = source_url or name
-        if len(source.encode("utf-8")) > MAX_SOURCE_BYTES:
-            source = None
-        writes.append(
-            MemoryWrite(author=author, text=chunk.text, source=source, attrs=attrs, embedding=embedding)
-        )
+        named = source_url or name
+        source = named if len(named.encode("utf-8")) <= MAX_SOURCE_BYTES else None
+        writes.append(MemoryWrite(author=author, text=chunk.text, source=source, attrs=attrs))
     return writes
 
 
@@ -227,17 +224,11 @@ class DocumentService:
         )
         if previous is not None and await self._same(space_uri, previous, digest, name, source_url, texts):
             return _unchanged(result)
-        embeddings = await embed_documents(
-            self.embedder, self.pool, space, texts, [()] * len(texts), parallel=self.pool.size
-        )
         writes = chunk_writes(
-            prepared,
-            author=space.authority,
-            document_id=document_id,
-            name=name,
-            source_url=source_url,
-            embeddings=embeddings,
+            prepared, author=space.authority, document_id=document_id, name=name, source_url=source_url
         )
+        # the one embed-before-write step (engram/service/embedding.py); the model is hosted (checked above)
+        writes = await embed_missing(self.embedder, self.pool, space, writes, parallel=self.pool.size)
         row = store_ingested.DocumentRow(
             document_id,
             name,
@@ -286,10 +277,10 @@ class DocumentService:
             raise NotFound(f"no document {document_id!r} in this space", "DocumentNotFound")
         return row
 
-    async def chunks(self, space_uri: str, document_id: str) -> list[Memory]:
+    async def chunks(self, space_uri: str, document_id: str) -> builtins.list[Memory]:  # `list` is a method
         def read(conn):
             rows = store_ingested.chunk_rows(conn, space_uri, document_id)
-            return store_queries.get_memories(conn, space_uri, rows)
+            return memory_reads.get_memories(conn, space_uri, rows)
 
         memories = await self.store.read(read)
         return sorted(memories, key=lambda m: (m.attrs or {}).get("chunkIndex", 0))

@@ -67,8 +67,8 @@ CREATE TABLE memory_tags (
 ) WITHOUT ROWID;
 CREATE INDEX memory_tags_by_row ON memory_tags (row_id);
 
--- Keyword search (BM25) over text, tags and source for hybrid search and the shims
--- (docs/architecture.md#data-model).
+-- An FTS5 table over text, tags and source, meant for keyword search; nothing ever read it (keyword search
+-- is the in-memory BM25 index, docs/architecture.md#data-model) and 0009_drop_keyword_fts.sql drops it.
 -- External-content FTS5: the words are indexed, the text itself stays only in `memories`. Rows are never
 -- UPDATEd (an update is delete + insert), so an insert and a delete trigger keep it exact. The delete
 -- trigger must pass the same values the insert indexed, which is why both read the row's own columns.

@@ -1,4 +1,4 @@
--- 0007: state that every serving process must share (docs/architecture.md#using-every-core).
+-- 0007: state that every serving process must share (docs/internals.md#using-every-core).
 -- Portable SQL only (plain CREATE TABLE, BIGINT times in milliseconds): a PostgreSQL twin mirrors it.
 
 -- Replay claims: a service-auth JWT id, an admin request nonce or a client attestation id is claimed

@@ -7,6 +7,7 @@ and return psycopg cursors, which already have `fetchone`, `fetchall`, iteration
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -38,7 +39,7 @@ class PgConnection:
             cursor.executemany(query, batch)
         return cursor
 
-    def pipeline(self) -> psycopg.Pipeline:
+    def pipeline(self) -> contextlib.AbstractContextManager[psycopg.Pipeline]:
         """psycopg's pipeline mode (engram/store/dialect.py `pipelined`)."""
         return self.raw.pipeline()
 

@@ -55,6 +55,10 @@ def space_lock_key(space_uri: str) -> int:
 _READ_ONLY = "SET default_transaction_read_only = on"
 
 
+def _read_only(raw: psycopg.Connection[Any]) -> None:
+    raw.execute(_READ_ONLY)
+
+
 def _connect(url: str) -> psycopg.Connection:
     return psycopg.connect(url, autocommit=True)
 
@@ -68,7 +72,7 @@ class PgReaders:
             min_size=1,
             max_size=max_size,
             kwargs={"autocommit": True},
-            configure=lambda raw: raw.execute(_READ_ONLY),
+            configure=_read_only,
             check=ConnectionPool.check_connection,  # a connection broken by a server restart is replaced
             open=False,
             name="engram-readers",
@@ -101,7 +105,7 @@ class PostgresStore(Store):
 
     def __init__(self, url: str, *, readers: int = 2):
         self.url = url
-        self.path = None  # no file: the database is named by `url`
+        self.path = None  # type: ignore[assignment]  # no file: the database is named by `url`
         # The reader threads plus direct readers on other threads (the FAISS workers hydrating hits).
         self._init_threads(readers, PgReaders(url, max_size=readers + 6))
 
@@ -119,8 +123,9 @@ class PostgresStore(Store):
             self.readers.open()
             # Point reads are remembered while no commit could have changed them (engram/store/postgres/
             # changes.py); until the listener is in place the cache stays off (value() is -1).
-            self.changes = PgChangeFeed(self.url)
-            self.changes.wait_listening(10)
+            feed = PgChangeFeed(self.url)
+            feed.wait_listening(10)
+            self.changes = feed
         except BaseException:
             raw.close()
             raise

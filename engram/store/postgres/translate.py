@@ -29,7 +29,7 @@ def translate(sql: str) -> tuple[str, bool]:
     """(psycopg SQL, whether it uses numbered parameters)."""
     numbered = False
 
-    def replace(match: re.Match) -> str:
+    def replace(match: re.Match[str]) -> str:
         nonlocal numbered
         token = match.group(0)
         if token == "%":
@@ -46,7 +46,7 @@ def translate(sql: str) -> tuple[str, bool]:
     return _TOKENS.sub(replace, sql), numbered
 
 
-def adapt_params(params: Sequence[Any] | Mapping[str, Any], numbered: bool) -> Sequence[Any] | dict:
+def adapt_params(params: Sequence[Any] | Mapping[str, Any], numbered: bool) -> Sequence[Any] | dict[str, Any]:
     """Booleans go in as 0/1, as SQLite stores them (the schema's flag columns are integers)."""
     values = [int(v) if type(v) is bool else v for v in params]
     if numbered:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 
 from ....context import AppContext
+from ....errors import InvalidInput
 from ....views import memory_view
-from ....xrpc.errors import InvalidRequestError
 from ....xrpc.server import XrpcRequest, XrpcServer
 from ...auth_modes import space_reader
 
@@ -19,7 +19,7 @@ def parse_min_similarity(raw: str) -> float:
     except ValueError:
         value = math.nan
     if not 0.0 < value <= 1.0:
-        raise InvalidRequestError(f'Invalid parameter "minSimilarity": {raw!r} is not a number in (0, 1]')
+        raise InvalidInput(f'Invalid parameter "minSimilarity": {raw!r} is not a number in (0, 1]')
     return value
 
 

@@ -1,5 +1,5 @@
 -- 0007: state every serving process shares: replay claims, console sessions and sign-in links (twin of the
--- SQLite migration; docs/architecture.md#using-every-core).
+-- SQLite migration; docs/internals.md#using-every-core).
 CREATE TABLE replay_claims (
     scope text COLLATE "C" NOT NULL,
     claim_key text COLLATE "C" NOT NULL,

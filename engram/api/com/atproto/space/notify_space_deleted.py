@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .....context import AppContext
-from .....xrpc.errors import ForbiddenError, InvalidRequestError
+from .....errors import NotAllowed
 from .....xrpc.server import XrpcRequest, XrpcServer
 from ....auth_modes import syncer_notification
 
@@ -13,11 +13,9 @@ NSID = "com.atproto.space.notifySpaceDeleted"
 def register(xrpc: XrpcServer, ctx: AppContext) -> None:
     async def handle(call: XrpcRequest) -> None:
         uri = call.input["space"]
-        space = await ctx.services.spaces.get(uri)
-        if space is None or space.deleted:
-            raise InvalidRequestError(f"this service does not index the space {uri}", "UnknownSpace")
+        space = await ctx.services.spaces.require(uri, refusal=f"this service does not index the space {uri}")
         if call.auth.iss != space.authority:  # checked by the auth step already; kept as the invariant
-            raise ForbiddenError("only the space's authority may notify its deletion")
+            raise NotAllowed("only the space's authority may notify its deletion")
         if ctx.syncer is not None and space.kind == "synced":
             await ctx.syncer.drop_space(uri)  # also stops its sync and forgets its secrets
         else:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .....context import AppContext
-from .....xrpc.errors import UnavailableError
+from .....errors import Unavailable
 from .....xrpc.server import XrpcRequest, XrpcServer
 from ....admin_auth import admin_signed
 
@@ -13,7 +13,7 @@ NSID = "garden.engram.admin.addSyncedSpace"
 def register(xrpc: XrpcServer, ctx: AppContext) -> None:
     async def handle(call: XrpcRequest) -> dict:
         if ctx.syncer is None:
-            raise UnavailableError("the syncer is not running in this process")
+            raise Unavailable("the syncer is not running in this process")
         body = call.input
         synced = await ctx.syncer.add_space(
             body["space"], body["account"], body["appPassword"], body.get("pds")

@@ -1,0 +1,1 @@
+"""Small aiohttp apps and servers that stand in for the network edge."""
