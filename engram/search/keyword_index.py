@@ -60,7 +60,9 @@ class KeywordIndex:
         self.live = np.zeros(0, dtype=bool)
         self.lengths = np.zeros(0, dtype=np.float32)
         self.columns = FilterColumns()
-        self._postings: dict[str, tuple[array[int], array[float]]] = {}  # term -> (positions 'q', weighted tf 'f')
+        self._postings: dict[
+            str, tuple[array[int], array[float]]
+        ] = {}  # term -> (positions 'q', weighted tf 'f')
         self._frozen: dict[str, tuple[np.ndarray, np.ndarray, int, float]] = {}
         self.generation = -1
         self.dead = 0
@@ -277,7 +279,8 @@ class Annotation:
 class KeywordResult:
     """The best matches of one query, and every row's score for that query (`of`)."""
 
-    def __init__(self, row_ids: np.ndarray, scores: np.ndarray, all_row_ids: np.ndarray, all_scores: np.ndarray | None
+    def __init__(
+        self, row_ids: np.ndarray, scores: np.ndarray, all_row_ids: np.ndarray, all_scores: np.ndarray | None
     ) -> None:
         self.row_ids, self.scores = row_ids, scores
         self._all_row_ids, self._all_scores = all_row_ids, all_scores

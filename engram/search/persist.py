@@ -252,7 +252,7 @@ def _decode(data: bytes, space: str, model_key: str, dims: int, tuning: IndexTun
     index = SpaceIndex(dims, tuning)
     store = faiss.deserialize_index(section("store").copy())
     if not isinstance(store, faiss.IndexScalarQuantizer):  # the exact scan reads its codes directly
-        raise ValueError("store section is not a scalar-quantiser index")
+        raise TypeError("store section is not a scalar-quantiser index")
     index.store = store
     if "coarse" in header["sections"]:
         index.coarse = faiss.deserialize_index(section("coarse").copy())

@@ -21,7 +21,6 @@ from engram.search.index import SHARED_SCAN_MIN_FRACTION, Scan, SearchResult, Sp
 from engram.search.split_scan import SplitScan, split_scanner, worth_splitting
 from engram.workers import Claimable, WorkerPool
 
-
 # A member's outcome, as the worker reports it to the loop: (result, None) or (None, the error).
 Outcome = tuple[Any, BaseException | None]
 

@@ -107,7 +107,9 @@ def unit_rows(vectors: np.ndarray) -> np.ndarray:
 
 def similarities_permille(cosines: np.ndarray) -> list[int]:
     """`similarity_permille` of every score at once (the same float64 arithmetic, truncated alike)."""
-    permille: list[int] = (np.clip(np.asarray(cosines, dtype=np.float64), 0.0, 1.0) * 1000).astype(np.int64).tolist()
+    permille: list[int] = (
+        (np.clip(np.asarray(cosines, dtype=np.float64), 0.0, 1.0) * 1000).astype(np.int64).tolist()
+    )
     return permille
 
 
