@@ -42,7 +42,7 @@ def fold(text: str) -> str:
     text = unicodedata.normalize("NFKC", text).casefold()
     if text.isascii():
         return text
-    out = []
+    out: list[str] = []
     for char in unicodedata.normalize("NFD", text):
         # Drop a combining mark only after a Latin/Greek/Cyrillic base letter (below U+0530).
         if unicodedata.combining(char) and out and ord(out[-1]) < 0x530:

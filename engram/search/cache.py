@@ -25,7 +25,7 @@ class Entry:
     lock: ReadWriteLock = field(default_factory=ReadWriteLock)
     update: asyncio.Lock = field(default_factory=asyncio.Lock)  # one delta/rebuild at a time
     save: asyncio.Lock = field(default_factory=asyncio.Lock)
-    refreshing: asyncio.Task | None = None
+    refreshing: asyncio.Task[None] | None = None
     busy: int = 0
     nbytes: int = 0  # this index's share of IndexCache.bytes, as last accounted
     saved_generation: int = -1

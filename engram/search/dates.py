@@ -78,7 +78,7 @@ def date_terms(folded_text: str, created_ms: int) -> list[str]:
     return found
 
 
-def _resolve(match: re.Match, day: date) -> tuple[date, str] | None:
+def _resolve(match: re.Match[str], day: date) -> tuple[date, str] | None:
     if match["word"]:
         return day + timedelta(days=_DAY_WORDS[match["word"]]), "day"
     if match["which"]:

@@ -72,8 +72,18 @@ class SearchResult:
         return cls(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32), False)
 
 
-def _new_store(dims: int) -> faiss.Index:
+def _new_store(dims: int) -> faiss.IndexScalarQuantizer:
     return faiss.IndexScalarQuantizer(dims, faiss.ScalarQuantizer.QT_fp16, _IP)
+
+
+def _hnsw_params(ef_search: int, selector: faiss.IDSelector | None = None) -> faiss.SearchParameters:
+    # faiss's type stubs (faiss/__init__.pyi, 1.15) lack SearchParametersHNSW, which exists at run time; its
+    # keyword constructor only assigns the attributes (faiss/class_wrappers.py, handle_SearchParameters).
+    hnsw = faiss.SearchParametersHNSW  # type: ignore[attr-defined]
+    params: faiss.SearchParameters = hnsw(efSearch=ef_search)
+    if selector is not None:
+        params.sel = selector
+    return params
 
 
 def _bitmap_selector(mask: np.ndarray) -> tuple[faiss.IDSelector, np.ndarray]:
@@ -98,6 +108,9 @@ def _order(positions: np.ndarray, scores: np.ndarray, k: int) -> tuple[np.ndarra
 
 
 class SpaceIndex:
+    _live: np.ndarray
+    _live_count: int | None  # count of True in `_live`, cached; the `live` setter resets it
+
     def __init__(self, dims: int, tuning: IndexTuning):
         self.dims = dims
         self.tuning = tuning
@@ -161,7 +174,8 @@ class SpaceIndex:
 
     def _build_coarse(self) -> None:
         t = self.tuning
-        coarse = faiss.IndexHNSWSQ(self.dims, faiss.ScalarQuantizer.QT_8bit, t.hnsw_m, _IP)
+        # the stubs type the second argument as a ScalarQuantizer; the constructor takes its QuantizerType
+        coarse = faiss.IndexHNSWSQ(self.dims, faiss.ScalarQuantizer.QT_8bit, t.hnsw_m, _IP)  # type: ignore[arg-type]
         coarse.hnsw.efConstruction = t.ef_construction
         vectors = self.vectors(np.arange(len(self), dtype=np.int64))
         # QT_8bit learns a per-dimension range; later deltas outside it are clipped, which only coarsens
@@ -180,7 +194,7 @@ class SpaceIndex:
     @live.setter
     def live(self, mask: np.ndarray) -> None:
         self._live = mask
-        self._live_count: int | None = None
+        self._live_count = None
 
     @property
     def tombstones(self) -> int:
@@ -245,7 +259,8 @@ class SpaceIndex:
         """Stored unit vectors (f16 values) of the given positions, as float32."""
         if not len(positions):
             return np.zeros((0, self.dims), dtype=np.float32)
-        return self.store.reconstruct_batch(np.ascontiguousarray(positions, dtype=np.int64))
+        found: np.ndarray = self.store.reconstruct_batch(np.ascontiguousarray(positions, dtype=np.int64))
+        return found
 
     def nbytes(self) -> int:
         size = self.store.sa_code_size() * len(self) if len(self) else 0
@@ -265,9 +280,11 @@ class SpaceIndex:
         n = len(self)
         if k <= 0 or n == 0:
             return SearchResult.empty()
-        filtered = filters is not None and not filters.is_empty()
+        filtered = filters if filters is not None and not filters.is_empty() else None
         mask = (
-            self.columns.allowed(filters, self.live) if filtered else (self.live if self.tombstones else None)
+            self.columns.allowed(filtered, self.live)
+            if filtered is not None
+            else (self.live if self.tombstones else None)
         )
         allowed = n if mask is None else int(mask.sum())
         if allowed == 0:
@@ -339,8 +356,11 @@ class SpaceIndex:
             _, found = self.store.search(q[None, :], want)
         else:
             selector = selectors[0] if len(selectors) == 1 else faiss.IDSelectorAnd(*selectors)
-            _, found = self.store.search(q[None, :], want, params=faiss.SearchParameters(sel=selector))
-        return found[0][found[0] >= 0]
+            params = faiss.SearchParameters()
+            params.sel = selector
+            _, found = self.store.search(q[None, :], want, params=params)
+        positions: np.ndarray = found[0][found[0] >= 0]
+        return positions
 
     def _rescore(self, q: np.ndarray, positions: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         return _order(positions, _exact_scores(self.vectors(positions), q), k)
@@ -348,16 +368,17 @@ class SpaceIndex:
     def _approximate(
         self, q: np.ndarray, k: int, mask: np.ndarray | None, allowed: int, deadline: float
     ) -> SearchResult:
+        assert self.coarse is not None  # search() takes this path only with an HNSW graph
         t = self.tuning
         pool = min(max(t.pool_factor * k, t.min_pool), allowed)
         ef = max(t.ef_search, pool)
         if mask is None:
-            params = faiss.SearchParametersHNSW(efSearch=ef)
+            params = _hnsw_params(ef)
         else:
             # A filter hides part of the graph; widen the walk roughly with 1/sqrt(allowed fraction), up to 4x.
             widen = min(4.0, math.sqrt(len(self) / allowed))
             selector, _bits = _bitmap_selector(mask)
-            params = faiss.SearchParametersHNSW(sel=selector, efSearch=int(ef * widen))
+            params = _hnsw_params(int(ef * widen), selector)
         coarse_scores, found = self.coarse.search(q[None, :], pool, params=params)
         valid = found[0] >= 0
         candidates, coarse_scores = found[0][valid], coarse_scores[0][valid]

@@ -29,7 +29,7 @@ caller serialises `add`/`remove` against `search`.
 from __future__ import annotations
 
 from array import array
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -60,7 +60,9 @@ class KeywordIndex:
         self.live = np.zeros(0, dtype=bool)
         self.lengths = np.zeros(0, dtype=np.float32)
         self.columns = FilterColumns()
-        self._postings: dict[str, tuple[array, array]] = {}  # term -> (positions 'q', weighted tf 'f')
+        self._postings: dict[
+            str, tuple[array[int], array[float]]
+        ] = {}  # term -> (positions 'q', weighted tf 'f')
         self._frozen: dict[str, tuple[np.ndarray, np.ndarray, int, float]] = {}
         self.generation = -1
         self.dead = 0
@@ -80,7 +82,8 @@ class KeywordIndex:
         start, lengths = len(self), np.zeros(len(rows), dtype=np.float32)
         for offset, (_, _, created_ms, tags, text, source, *_) in enumerate(rows):
             found = words(text)
-            tf: Counter[str] = Counter(found)
+            # float-valued: the tag and source fields add fractional weights to the words' counts
+            tf: defaultdict[str, float] = defaultdict(float, Counter(found))
             lengths[offset] = len(found)
             # the shims' bookkeeping tags are for filtering, not content (engram/store/reserved_tags.py)
             content = " ".join(content_tags(tags))
@@ -116,7 +119,8 @@ class KeywordIndex:
             return np.zeros(0, dtype=np.int64)
         at = np.searchsorted(self.row_ids, wanted)
         found = (at < len(self)) & (self.row_ids[np.minimum(at, len(self) - 1)] == wanted)
-        return at[found]
+        present: np.ndarray = at[found]
+        return present
 
     def remove(self, row_ids: Iterable[int]) -> None:
         at = self.positions(row_ids)
@@ -228,7 +232,8 @@ class KeywordIndex:
         """Those of `row_ids` that are live and pass `filters` (a scoped search's exact side)."""
         at = self.positions(row_ids)
         mask = self.columns.allowed(filters, self.live)
-        return self.row_ids[at[mask[at]]].tolist()
+        allowed: list[int] = self.row_ids[at[mask[at]]].tolist()
+        return allowed
 
     def terms_of(
         self, text: str, row_ids: Iterable[int], idf: dict[str, float] | None = None
@@ -274,7 +279,9 @@ class Annotation:
 class KeywordResult:
     """The best matches of one query, and every row's score for that query (`of`)."""
 
-    def __init__(self, row_ids: np.ndarray, scores: np.ndarray, all_row_ids: np.ndarray, all_scores):
+    def __init__(
+        self, row_ids: np.ndarray, scores: np.ndarray, all_row_ids: np.ndarray, all_scores: np.ndarray | None
+    ) -> None:
         self.row_ids, self.scores = row_ids, scores
         self._all_row_ids, self._all_scores = all_row_ids, all_scores
 

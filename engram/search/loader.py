@@ -21,6 +21,7 @@ import asyncio
 import collections
 import concurrent.futures
 import contextlib
+import functools
 import logging
 import threading
 from collections.abc import Callable, Iterator
@@ -42,7 +43,7 @@ class LoadRequest:
     key: Key
     dims: int
     drops: int  # the space's drop count when the load was asked for (a later drop discards the result)
-    future: asyncio.Future  # resolved by whoever adopts the outcome
+    future: asyncio.Future[Any]  # resolved by whoever adopts the outcome
 
 
 @dataclass
@@ -55,14 +56,14 @@ class LoadOutcome:
     prepared: Any = None  # what `prepare` made of the index off the loop (the manager's cache entry)
 
 
-def settle(future: asyncio.Future, task: asyncio.Task) -> None:
+def settle(future: asyncio.Future[Any], task: asyncio.Task[Any]) -> None:
     """Pass a task's outcome on to a load's future (unless that was cancelled meanwhile)."""
     if future.done():
         return
     if task.cancelled():
         future.cancel()
-    elif task.exception() is not None:
-        future.set_exception(task.exception())
+    elif (error := task.exception()) is not None:
+        future.set_exception(error)
     else:
         future.set_result(task.result())
 
@@ -74,15 +75,15 @@ class SavedIndexLoader:
     def __init__(
         self,
         pool: WorkerPool,
-        data_dir: Path,
+        data_dir: Path | None,  # None: no saved files (the manager never asks for a load then)
         tuning: IndexTuning,
         *,
         prepare: Callable[[SpaceIndex, LoadRequest], Any],
         install: Callable[[LoadOutcome], Any],
-        carry_on: Callable[[LoadRequest, SpaceIndex | None], asyncio.Task],
+        carry_on: Callable[[LoadRequest, SpaceIndex | None], asyncio.Task[Any]],
         batch: int = 32,
         yield_s: float = 0.005,
-    ):
+    ) -> None:
         self._pool = pool
         self._data_dir, self._tuning = data_dir, tuning
         self._prepare, self._install, self._carry_on = prepare, install, carry_on
@@ -101,7 +102,7 @@ class SavedIndexLoader:
 
     # ----- the loop side ---------------------------------------------------------------------------
 
-    def request(self, key: Key, dims: int, drops: int) -> asyncio.Future:
+    def request(self, key: Key, dims: int, drops: int) -> asyncio.Future[Any]:
         """Queue a load; the returned future gets whatever `adopt` sets on it."""
         self._loop = asyncio.get_running_loop()
         request = LoadRequest(key, dims, drops, self._loop.create_future())
@@ -129,7 +130,11 @@ class SavedIndexLoader:
         if not self._searching:
             self._idle.set()
             if self._held is not None:  # a delivery waited for the searches to finish
-                self._loop.call_soon(self._deliver)
+                self._on_loop().call_soon(self._deliver)
+
+    def _on_loop(self) -> asyncio.AbstractEventLoop:
+        assert self._loop is not None  # set by the first request, before any load, delivery or search ends
+        return self._loop
 
     def _start_drainer(self) -> None:
         try:
@@ -139,7 +144,7 @@ class SavedIndexLoader:
             return
         job.add_done_callback(self._drainer_cancelled)
 
-    def _drainer_cancelled(self, job: concurrent.futures.Future) -> None:
+    def _drainer_cancelled(self, job: concurrent.futures.Future[Any]) -> None:
         if job.cancelled():  # the pool shut down before the drainer ran
             self._drainer_gone(RuntimeError("the index load pool was shut down"))
 
@@ -164,7 +169,7 @@ class SavedIndexLoader:
                     future.set_exception(outcome.error)
             elif outcome.index is None or outcome.needs_rebuild:
                 task = self._carry_on(outcome.request, outcome.index)
-                task.add_done_callback(lambda done, future=future: settle(future, done))
+                task.add_done_callback(functools.partial(settle, future))
             else:
                 entry = self._install(outcome)
                 if not future.done():
@@ -174,7 +179,7 @@ class SavedIndexLoader:
         if self._searching and not overdue:
             # Searches first: adopt when they are done, or after `yield_s` at the latest.
             if self._held is None:
-                self._held = self._loop.call_later(self._yield_s, self._deliver, True)
+                self._held = self._on_loop().call_later(self._yield_s, self._deliver, True)
             return
         if self._held is not None:
             self._held.cancel()
@@ -183,7 +188,7 @@ class SavedIndexLoader:
             batch, self._finished = self._finished[: self._batch], self._finished[self._batch :]
             self._posted = bool(self._finished)
         if self._posted:  # more than a batch: let other callbacks run before the next one
-            self._loop.call_soon(self._deliver)
+            self._on_loop().call_soon(self._deliver)
         self._adopt(batch)
 
     # ----- the load threads ------------------------------------------------------------------------
@@ -193,6 +198,7 @@ class SavedIndexLoader:
         one gives the GIL away and has to win it back)."""
         space, model_key = request.key
         try:
+            assert self._data_dir is not None  # loads are asked for only with a data dir
             index = persist.load(self._data_dir, space, model_key, request.dims, self._tuning)
             if index is None:
                 return LoadOutcome(request)
@@ -215,6 +221,6 @@ class SavedIndexLoader:
                 post, self._posted = not self._posted, True
             if post:
                 try:
-                    self._loop.call_soon_threadsafe(self._deliver)
+                    self._on_loop().call_soon_threadsafe(self._deliver)
                 except RuntimeError:  # the loop is closed: nobody is waiting any more
                     return

@@ -91,10 +91,10 @@ class IndexManager:
         self._cache = IndexCache(config.ram_bytes)
         self._entries = self._cache.entries  # least recently used first
         self._slots = self._cache.slots  # space -> model keys loaded
-        self._loads: dict[Key, asyncio.Task] = {}
+        self._loads: dict[Key, asyncio.Future[Entry]] = {}  # a task, or the saved-file loader's future
         # space -> drop count, so a load finishing after a drop is discarded
         self._dropped: dict[str, int] = {}
-        self._background: set[asyncio.Task] = set()
+        self._background: set[asyncio.Task[Any]] = set()
         # Loads of saved index files: drained back to back by the load pool, adopted on the loop in batches;
         # `load_yield_s`: how long a load (or adopting finished ones) waits at most for warm searches.
         self._saved = SavedIndexLoader(
@@ -132,7 +132,17 @@ class IndexManager:
         with self._saved.searching():  # a warm search from here on: saved-index loads wait while it runs
             return await self._warm_search(entry, space, model_key, query, k, filters, generation, then)
 
-    async def _warm_search(self, entry: Entry, space, model_key, query, k, filters, generation, then) -> Any:
+    async def _warm_search(
+        self,
+        entry: Entry,
+        space: str,
+        model_key: str,
+        query: np.ndarray,
+        k: int,
+        filters: Filters | None,
+        generation: int | None,
+        then: Callable[[SearchResult], Any] | None,
+    ) -> Any:
         """The rest of `search` once the index is loaded (same arguments)."""
         await self._fresh(entry, space, model_key, generation)
         entry.busy += 1
@@ -280,7 +290,7 @@ class IndexManager:
             ) from None
         return self._entries.get(key) or load.result()
 
-    def _start_load(self, key: Key, dims: int, force_build: bool = False) -> asyncio.Future:
+    def _start_load(self, key: Key, dims: int, force_build: bool = False) -> asyncio.Future[Entry]:
         load = self._loads.get(key)
         if load is None or load.cancelled():  # cancelled: a flush() that gave up took it down with it
             drops = self._dropped.get(key[0], 0)
@@ -294,7 +304,7 @@ class IndexManager:
             load.add_done_callback(lambda done: self._load_done(key, done))
         return load
 
-    def _load_done(self, key: Key, load: asyncio.Future) -> None:
+    def _load_done(self, key: Key, load: asyncio.Future[Entry]) -> None:
         if self._loads.get(key) is load:
             del self._loads[key]
         if not load.cancelled():
@@ -302,14 +312,15 @@ class IndexManager:
 
     def _install_saved(self, outcome: LoadOutcome) -> Entry:
         """On the loop: a saved index a load thread read (and built the cache entry of) goes into the cache."""
-        key, entry = outcome.request.key, outcome.prepared
+        key = outcome.request.key
+        entry: Entry = outcome.prepared  # made by `saved_entry` on the load thread
         self.disk_loads += 1
         if self._dropped.get(key[0], 0) == outcome.request.drops:  # else deleted while loading: discard
             self._install(key, entry, outcome.nbytes)
             self._evict(keep=key)
         return entry
 
-    def _carry_on(self, request: LoadRequest, index: SpaceIndex | None) -> asyncio.Task:
+    def _carry_on(self, request: LoadRequest, index: SpaceIndex | None) -> asyncio.Task[Entry]:
         return self._detached(self._load(request.key, request.dims, request.drops, index))
 
     async def _load(self, key: Key, dims: int, drops: int, index: SpaceIndex | None = None) -> Entry:
@@ -317,7 +328,7 @@ class IndexManager:
         file) or compacts a saved index that needs it."""
         space, model_key = key
         fresh_build = index is None
-        if fresh_build:
+        if index is None:
             index = await self._build(space, model_key, dims)
         else:
             self.disk_loads += 1
@@ -341,7 +352,7 @@ class IndexManager:
         index = await self._snapshot(*key, dims)
         if index is not None:
             return await self._load(key, dims, drops, index)
-        entry = await self._saved.request(key, dims, drops)
+        entry: Entry = await self._saved.request(key, dims, drops)
         if self.snapshots is not None and self.snapshots.behind(*key):
             self._detached(self.snapshots.upload(*key))
         return entry
@@ -485,7 +496,7 @@ class IndexManager:
         task = asyncio.get_running_loop().create_task(coro)
         self._background.add(task)
 
-        def done(t: asyncio.Task) -> None:
+        def done(t: asyncio.Task[T]) -> None:
             self._background.discard(t)
             exc = None if t.cancelled() else t.exception()
             if exc is not None and not isinstance(exc, EngramError):  # domain errors reach their callers

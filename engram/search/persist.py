@@ -25,6 +25,7 @@ import shutil
 import struct
 import uuid
 from pathlib import Path
+from typing import Any
 
 import faiss
 import numpy as np
@@ -172,12 +173,13 @@ def header_size(prefix: bytes) -> int:
     if prefix[: len(MAGIC)] != MAGIC or len(prefix) < len(MAGIC) + _HEADER_LEN.size:
         raise ValueError("not an engram index file")
     (head_len,) = _HEADER_LEN.unpack_from(prefix, len(MAGIC))
-    return len(MAGIC) + _HEADER_LEN.size + head_len
+    return len(MAGIC) + _HEADER_LEN.size + int(head_len)
 
 
-def parse_header(data: bytes) -> dict:
+def parse_header(data: bytes) -> dict[str, Any]:
     """The header of an index file from its first `header_size` bytes (or more)."""
-    return json.loads(data[len(MAGIC) + _HEADER_LEN.size : header_size(data)])
+    header: dict[str, Any] = json.loads(data[len(MAGIC) + _HEADER_LEN.size : header_size(data)])
+    return header
 
 
 def local_generation(data_dir: Path | str, space: str, model_key: str) -> int:
@@ -217,14 +219,15 @@ def adopt(
     return index
 
 
-def read_header(path: Path) -> dict:
+def read_header(path: Path) -> dict[str, Any]:
     """An index file's header (manifest, section layout, vocabularies), without reading its body."""
     with open(path, "rb") as fh:
         prefix = fh.read(len(MAGIC) + _HEADER_LEN.size)
         if prefix[: len(MAGIC)] != MAGIC:
             raise ValueError(f"{path}: not an engram index file")
         (head_len,) = _HEADER_LEN.unpack_from(prefix, len(MAGIC))
-        return json.loads(fh.read(head_len))
+        header: dict[str, Any] = json.loads(fh.read(head_len))
+        return header
 
 
 def _decode(data: bytes, space: str, model_key: str, dims: int, tuning: IndexTuning) -> SpaceIndex | None:
@@ -247,7 +250,10 @@ def _decode(data: bytes, space: str, model_key: str, dims: int, tuning: IndexTun
         return np.frombuffer(raw, dtype=np.dtype(spec["dtype"]))
 
     index = SpaceIndex(dims, tuning)
-    index.store = faiss.deserialize_index(section("store").copy())
+    store = faiss.deserialize_index(section("store").copy())
+    if not isinstance(store, faiss.IndexScalarQuantizer):  # the exact scan reads its codes directly
+        raise TypeError("store section is not a scalar-quantiser index")
+    index.store = store
     if "coarse" in header["sections"]:
         index.coarse = faiss.deserialize_index(section("coarse").copy())
     index.row_ids = section("row_ids").astype(np.int64)

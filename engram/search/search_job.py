@@ -11,16 +11,19 @@ import contextvars
 import functools
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from engram.search.filters import Filters
-from engram.search.index import SHARED_SCAN_MIN_FRACTION, SearchResult, SpaceIndex
-from engram.search.split_scan import split_scanner, worth_splitting
+from engram.search.index import SHARED_SCAN_MIN_FRACTION, Scan, SearchResult, SpaceIndex
+from engram.search.split_scan import SplitScan, split_scanner, worth_splitting
 from engram.workers import Claimable, WorkerPool
+
+# A member's outcome, as the worker reports it to the loop: (result, None) or (None, the error).
+Outcome = tuple[Any, BaseException | None]
 
 
 def search_job(
@@ -45,7 +48,7 @@ def start_search(
     deadline: float,
     then: Callable[[SearchResult], Any] | None,
     split_min_rows: int,
-) -> asyncio.Future:
+) -> asyncio.Future[Any]:
     """Queue a warm search whose read share the caller holds; the returned future resolves on the loop.
 
     No task, shield or concurrent Future: the read share is given back by the worker's report on the loop,
@@ -54,7 +57,7 @@ def start_search(
     then (docs/internals.md#concurrency). Unfiltered searches of an exact index join the index's queued
     `SearchBatch` if there is one (docs/internals.md#batched-scans)."""
     loop = asyncio.get_running_loop()
-    answer = loop.create_future()
+    answer: asyncio.Future[Any] = loop.create_future()
     try:
         if batchable(entry.index):
             job: Any = BatchMember(entry, query, k, filters, deadline, then, answer)
@@ -86,7 +89,7 @@ def release_share(entry: Any) -> None:
     entry.busy -= 1
 
 
-def finish_search(entry: Any, answer: asyncio.Future, result: Any, error: BaseException | None) -> None:
+def finish_search(entry: Any, answer: asyncio.Future[Any], result: Any, error: BaseException | None) -> None:
     """On the loop once the worker is done with the index (`WorkerPool.dispatch`'s report, or the pool shut
     down before the job ran)."""
     release_share(entry)
@@ -139,7 +142,16 @@ class BatchMember(Claimable):
 
     __slots__ = ("answer", "context", "deadline", "entry", "filters", "k", "query", "then")
 
-    def __init__(self, entry: Any, query: np.ndarray, k: int, filters, deadline: float, then, answer):
+    def __init__(
+        self,
+        entry: Any,
+        query: np.ndarray,
+        k: int,
+        filters: Filters | None,
+        deadline: float,
+        then: Callable[[SearchResult], Any] | None,
+        answer: asyncio.Future[Any],
+    ) -> None:
         super().__init__()
         self.entry, self.query, self.k, self.filters, self.deadline = entry, query, k, filters, deadline
         self.then, self.answer = then, answer
@@ -147,7 +159,7 @@ class BatchMember(Claimable):
 
     cancel = Claimable.claim  # True if the search had not started: it never will
 
-    def finish(self, result: Any) -> tuple[Any, BaseException | None]:  # on the worker
+    def finish(self, result: Any) -> Outcome:  # on the worker
         if self.then is None:
             return result, None
         try:
@@ -167,8 +179,14 @@ class SearchBatch:
     __slots__ = ("_lock", "_loop", "_members", "_pool", "_stats", "index", "may_split")
 
     def __init__(
-        self, loop, pool: WorkerPool, index: SpaceIndex, stats: BatchStats, members=(), may_split=False
-    ):
+        self,
+        loop: asyncio.AbstractEventLoop,
+        pool: WorkerPool,
+        index: SpaceIndex,
+        stats: BatchStats,
+        members: Iterable[BatchMember] = (),
+        may_split: bool | None = False,
+    ) -> None:
         """`may_split`: whether a lone member may split its scan over an idle worker (`worth_splitting`:
         True, False, or None when the worker should look for a free core again; engram/search/split_scan.py)."""
         self._loop, self._pool, self._stats = loop, pool, stats
@@ -194,6 +212,7 @@ class SearchBatch:
 
     def run(self) -> None:  # on a worker thread
         index, members = self._close()
+        assert index is not None  # only closing the batch lets go of it, and a batch runs once
         rest = _shared_scan(index, members, self._report) if len(members) >= MIN_BATCH else members
         for member in rest[1:]:  # a member's own item: an idle worker may take it
             try:
@@ -217,14 +236,24 @@ class SearchBatch:
         members = [member for member in members if member.claim()]
         self._report(members, [(None, asyncio.CancelledError())] * len(members), None)
 
-    def _report(self, members: list[BatchMember], outcomes: list, scanned: int | None, split=None) -> None:
+    def _report(
+        self,
+        members: list[BatchMember],
+        outcomes: list[Outcome],
+        scanned: int | None,
+        split: SplitScan | None = None,
+    ) -> None:
         """`scanned`: how many members shared one scan; None when the batch never ran. `split`: the lone
         member's `SplitScan`, if its scan was split."""
         with contextlib.suppress(RuntimeError):  # the loop is closed: nobody is waiting any more
             self._loop.call_soon_threadsafe(_finish_members, self._stats, scanned, members, outcomes, split)
 
 
-def _shared_scan(index: SpaceIndex, members: list[BatchMember], report) -> list[BatchMember]:
+def _shared_scan(
+    index: SpaceIndex,
+    members: list[BatchMember],
+    report: Callable[[list[BatchMember], list[Outcome], int | None], None],
+) -> list[BatchMember]:
     """Run the members that may share one scan as one, and report them; returns the others. A member may
     share it when its filters leave at least SHARED_SCAN_MIN_FRACTION of the rows (`SpaceIndex.scan_mask`);
     the scan runs when those members' lone scans would add up to MIN_BATCH full ones (a member allowing half
@@ -247,14 +276,16 @@ def _shared_scan(index: SpaceIndex, members: list[BatchMember], report) -> list[
     return [m for i, m in enumerate(members) if i not in taken]
 
 
-def _alone(index: SpaceIndex, member: BatchMember, scan=None) -> tuple[Any, BaseException | None]:
+def _alone(index: SpaceIndex, member: BatchMember, scan: Scan | None = None) -> Outcome:
     try:
         return member.finish(index.search(member.query, member.k, member.filters, member.deadline, scan))
     except BaseException as exc:  # noqa: BLE001 - reported to the waiter
         return None, exc
 
 
-def _scan(index: SpaceIndex, members: list[BatchMember], masks: list) -> list[SearchResult] | None:
+def _scan(
+    index: SpaceIndex, members: list[BatchMember], masks: list[np.ndarray | None]
+) -> list[SearchResult] | None:
     """The members' results from one batched scan, or None when the scan itself cannot run here (the
     onnxruntime session fails to load or run): then they run as lone searches, and so does every later
     batch of this process, after one logged error. A search is never failed for the batching's sake."""
@@ -268,7 +299,11 @@ def _scan(index: SpaceIndex, members: list[BatchMember], masks: list) -> list[Se
 
 
 def _finish_members(
-    stats: BatchStats, scanned: int | None, members: list[BatchMember], outcomes: list, split=None
+    stats: BatchStats,
+    scanned: int | None,
+    members: list[BatchMember],
+    outcomes: list[Outcome],
+    split: SplitScan | None = None,
 ) -> None:
     if scanned is not None:  # None: the batch never ran
         stats.scans += 1 if scanned else 0

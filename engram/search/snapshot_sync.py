@@ -19,6 +19,7 @@ import asyncio
 import logging
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from engram.search import persist
 from engram.search.index import IndexTuning, SpaceIndex
@@ -41,7 +42,7 @@ HEADER_TIMEOUT_S = 1.0
 REMOVE_TIMEOUT_S = 10.0
 
 
-def _transfer_timeout(header: dict) -> float:
+def _transfer_timeout(header: dict[str, Any]) -> float:
     body = sum(int(section.get("length", 0)) for section in header.get("sections", {}).values())
     return 10.0 + body / 10e6
 

@@ -18,6 +18,7 @@ listed and removed together.
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import obstore
@@ -25,13 +26,16 @@ from obstore.store import from_url
 
 from engram.search import persist
 
+if TYPE_CHECKING:  # obstore declares these for type checkers only
+    from obstore.store import ClientConfig, ObjectStore, RetryConfig
+
 # The header of an index file is small (manifest, section layout, vocabularies): one ranged GET of this
 # many bytes usually holds it, a second one fetches the rest when a space has huge vocabularies.
 _HEADER_PROBE = 64 * 1024
 
 # Bounded retries: a snapshot is an optimisation, so an unreachable store must cost a cold load a couple of
 # seconds at most before it builds from the database instead (obstore's default retries for 3 minutes).
-_RETRY = {
+_RETRY: RetryConfig = {
     "max_retries": 2,
     "backoff": {"init_backoff": timedelta(milliseconds=100), "max_backoff": timedelta(seconds=1), "base": 2},
     "retry_timeout": timedelta(seconds=10),
@@ -41,7 +45,7 @@ _RETRY = {
 class SnapshotStore:
     """Raw access to the snapshot objects; store errors propagate (the caller decides they are harmless)."""
 
-    def __init__(self, store) -> None:
+    def __init__(self, store: ObjectStore) -> None:
         self._store = store
 
     @classmethod
@@ -49,13 +53,12 @@ class SnapshotStore:
         scheme = urlsplit(url).scheme
         if scheme == "file":
             return cls(from_url(url, mkdir=True))
-        options: dict = {"connect_timeout": "2s", "timeout": "120s"}
-        kwargs: dict = {}
-        if s3_endpoint_url:
-            kwargs["endpoint"] = s3_endpoint_url
-            options["allow_http"] = s3_endpoint_url.startswith("http://")  # S3-compatible servers on a LAN
+        options: ClientConfig = {"connect_timeout": "2s", "timeout": "120s"}
         # Credentials and region come from the standard AWS_* variables, which obstore reads itself.
-        return cls(from_url(url, client_options=options, retry_config=_RETRY, **kwargs))
+        if s3_endpoint_url:
+            options["allow_http"] = s3_endpoint_url.startswith("http://")  # S3-compatible servers on a LAN
+            return cls(from_url(url, client_options=options, retry_config=_RETRY, endpoint=s3_endpoint_url))
+        return cls(from_url(url, client_options=options, retry_config=_RETRY))
 
     @staticmethod
     def key(space: str, model_key: str) -> str:
@@ -67,7 +70,7 @@ class SnapshotStore:
         h = persist.space_hash(space)
         return f"{h[:2]}/{h}"
 
-    async def header(self, space: str, model_key: str) -> dict | None:
+    async def header(self, space: str, model_key: str) -> dict[str, Any] | None:
         """The snapshot's header (generation, rows, ...) from a ranged read, or None when there is none."""
         key = self.key(space, model_key)
         try:

@@ -101,12 +101,16 @@ def unit_rows(vectors: np.ndarray) -> np.ndarray:
     x = np.asarray(vectors, dtype=np.float32)
     norms = np.linalg.norm(x, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
-    return x / norms
+    unit: np.ndarray = x / norms
+    return unit
 
 
 def similarities_permille(cosines: np.ndarray) -> list[int]:
     """`similarity_permille` of every score at once (the same float64 arithmetic, truncated alike)."""
-    return (np.clip(np.asarray(cosines, dtype=np.float64), 0.0, 1.0) * 1000).astype(np.int64).tolist()
+    permille: list[int] = (
+        (np.clip(np.asarray(cosines, dtype=np.float64), 0.0, 1.0) * 1000).astype(np.int64).tolist()
+    )
+    return permille
 
 
 def similarity_permille(cosine: float) -> int:
