@@ -12,7 +12,6 @@ No assertion depends on timing: each waits for its condition (scripts/bench_push
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import replace
 
 import aiohttp
@@ -22,6 +21,7 @@ from aiohttp.test_utils import TestServer
 from support.fakes.did_server import FakeDidServer, random_plc_did
 from support.fakes.member_pds import SpacesPds
 from support.fakes.tls import LoopbackCA
+from support.sync import until
 
 from engram.app import create_app
 from engram.app_keys import context_key
@@ -39,14 +39,6 @@ MODEL = ModelSpec("test-model", "sha256:test", 16)
 def vector(seed: int) -> np.ndarray:
     v = np.random.default_rng(seed).standard_normal(MODEL.dims).astype(np.float32)
     return v / np.linalg.norm(v)
-
-
-async def until(condition, what: str, timeout: float = 60.0) -> None:
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not await condition():
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError(f"timed out waiting for: {what}")
-        await asyncio.sleep(0.02)
 
 
 @pytest.fixture
@@ -124,7 +116,7 @@ async def pair(aiohttp_client, settings, plc, ca, tmp_path, request):
         async def registered() -> bool:
             return space in b.ctx.syncer.registered_until and b.ctx.syncer.idle(space)
 
-        await until(registered, "B registered at A for notifications")
+        await until(registered, "B registered at A for notifications", timeout=60.0)
         yield Pair(a, a_key, b, pds, space)
     finally:
         await pds.close()
@@ -134,7 +126,9 @@ async def test_a_pushes_each_write_to_b_over_tls(pair):
     delivered = pair.a.ctx.notifier.delivered
     passes = pair.b.ctx.syncer._runners[pair.space].passes
     await pair.write("the release train leaves on thursdays", 1)
-    await until(lambda: pair.b_has("the release train leaves on thursdays", 1), "the push reaching B")
+    await until(
+        lambda: pair.b_has("the release train leaves on thursdays", 1), "the push reaching B", timeout=60.0
+    )
     # B's poll ran once, at start-up, before the space was added: this pass came from A's push, over TLS.
     assert pair.a.ctx.notifier.delivered > delivered
     assert pair.b.ctx.syncer._runners[pair.space].passes > passes
@@ -149,7 +143,9 @@ async def test_a_lost_push_is_caught_up_by_the_poll(pair):
         await a.store.write(store_registrations.unregister, space.id, registration.service)  # pushes lost
     delivered, failed = a.notifier.delivered, a.notifier.failed
     await pair.write("a write nobody was told about", 2)
-    await until(lambda: pair.b_has("a write nobody was told about", 2), "B's poll finding the write")
+    await until(
+        lambda: pair.b_has("a write nobody was told about", 2), "B's poll finding the write", timeout=60.0
+    )
     assert (a.notifier.delivered, a.notifier.failed) == (delivered, failed)  # it was never pushed
 
 
@@ -181,7 +177,7 @@ async def test_a_members_pds_pushes_to_engram_over_tls(aiohttp_client, settings,
             page, _ = await ctx.services.memories.list(space)
             return uri in {m.uri for m in page}
 
-        await until(indexed, "the member's write indexed by its space host")
+        await until(indexed, "the member's write indexed by its space host", timeout=60.0)
         await pds.settled()
         assert pds.pushes == [200]  # delivered over TLS; no poll ran after start-up
         assert ctx.syncer.poll_ticks == 1

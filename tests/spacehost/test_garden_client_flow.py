@@ -5,8 +5,6 @@ lives in the member's own repo and is searchable on the host (docs/space-host.md
 
 from __future__ import annotations
 
-import asyncio
-import time
 from dataclasses import replace
 
 import aiohttp
@@ -15,6 +13,7 @@ import pytest
 from support.fakes.member_pds import SpacesPds
 from support.garden_client import AuthorityClient, ClientError, MemberClient
 from support.member_world import MODEL
+from support.sync import until
 
 from engram.app import create_app
 from engram.app_keys import context_key
@@ -24,18 +23,6 @@ from engram.store import synced as store_synced
 def unit(seed: int) -> np.ndarray:
     v = np.random.default_rng(seed).standard_normal(MODEL.dims).astype(np.float32)
     return v / np.linalg.norm(v)
-
-
-async def until(condition, what: str, timeout: float = 30.0):
-    """Poll until ``condition()`` (awaited) is truthy; the bound only turns a hang into a clear failure."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = await condition()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.02)
 
 
 class World:

@@ -70,8 +70,9 @@ def rkey() -> str:
     return new_tid()
 
 
-async def until(condition: Callable[[], Awaitable[bool] | bool], what: str, timeout: float = 30.0) -> None:
-    """Poll ``condition`` until it holds; a generous bound only turns a hang into a clear failure."""
+async def until(condition: Callable[[], Awaitable[Any] | Any], what: str, timeout: float = 30.0) -> Any:
+    """Poll ``condition`` until it holds and answer its value; a generous bound only turns a hang into a
+    clear failure."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     while True:
@@ -79,7 +80,7 @@ async def until(condition: Callable[[], Awaitable[bool] | bool], what: str, time
         if asyncio.iscoroutine(result):
             result = await result
         if result:
-            return
+            return result
         if loop.time() > deadline:
             raise AssertionError(f"timed out waiting for: {what}")
         await asyncio.sleep(0.02)
