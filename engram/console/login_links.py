@@ -14,7 +14,7 @@ from typing import Any
 
 from ..store import console_links as rows
 
-LINK_TTL_S = 600  # the "valid for 10 minutes"
+LINK_TTL_S = 600  # a link works once and for 10 minutes (README.md, the console)
 
 
 def _digest(token: str) -> str:

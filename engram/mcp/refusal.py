@@ -53,7 +53,8 @@ RECALL_DEFAULT_MODE = "hybrid"  # the recall tool's default (server.py)
 SKIPPED_HEADER_PREFIXES = ("mcp-param-",)  # validated by the SDK against the tool's schema: its path
 
 
-# The headers of the SDK's event-stream answer (mcp/server/streamable_http.py, sse-starlette's own)
+# The headers of the SDK's event-stream answer (its streamable HTTP transport's and sse-starlette's own;
+# docs/mcp.md#limits-for-agents)
 SSE_HEADERS = {
     "Cache-Control": "no-cache, no-transform",
     "Connection": "keep-alive",
@@ -190,9 +191,8 @@ class RecallRefusals:
     def _reply(self, version: str, request_id: int | str, text: str) -> JSONRPCResponse:
         """The SDK's reply to a tool call that failed with `text`: the tool result it builds
         (MCPServer._handle_call_tool), shaped for `version` by its serializer (ServerRunner._serialize:
-        the per-version sieve and, for the 2026 revision, `resultType` and the `serverInfo` stamp); the
-        callers write it as the SDK's transports do (mcp/server/_streamable_http_modern.py `_write`,
-        mcp/server/streamable_http.py `_create_event_data`)."""
+        the per-version sieve and, for the 2026 revision, `resultType` and the `serverInfo` stamp); the callers write it as the SDK's two
+        streamable HTTP transports do (docs/mcp.md#limits-for-agents)."""
         wire = self._results.get((version, text))
         if wire is None:  # the same few (version, text) pairs all along: shaped once each
             result = CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)

@@ -1,9 +1,9 @@
-"""The authorization endpoint: a small server-rendered consent page (RFC 6749 §4.1.1, RFC 7636).
+"""The authorization endpoint: a small server-rendered consent page (docs/oauth.md#the-consent-page).
 
 GET shows what the client asks for; the person pastes an engram API key (proof of access) and approves
 the scopes they tick. The form carries a CSRF token that must match a SameSite=Strict cookie set with
 the page (a double-submit check), and the page refuses to be framed. Until the client and its redirect
-URI are known good, errors are shown on the page, never sent to the redirect URI (RFC 6749 §4.1.2.1).
+URI are known good, errors are shown on the page, never sent to the redirect URI (docs/oauth.md#the-consent-page).
 """
 
 from __future__ import annotations

@@ -50,7 +50,7 @@ def _string_list(metadata: dict, name: str, default: list[str]) -> list[str]:
 
 
 def parse_metadata(metadata: object, scopes: Iterable[str]) -> dict:
-    """The client metadata this server keeps, validated (RFC 7591 §2); RegistrationError otherwise."""
+    """The client metadata this server keeps, validated (docs/oauth.md#dynamic-client-registration); RegistrationError otherwise."""
     if not isinstance(metadata, dict):
         raise RegistrationError("invalid_client_metadata", "the body must be a JSON object")
     uris = _string_list(metadata, "redirect_uris", [])

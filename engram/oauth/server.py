@@ -33,7 +33,7 @@ REFRESH_PREFIX = "eor_"
 
 
 class OAuthError(Exception):
-    """An RFC 6749 §5.2 error: `error` is the registered code, `status` the HTTP status to answer with."""
+    """An OAuth2 error answer (docs/oauth.md#grants): `error` is the registered code, `status` the HTTP status to answer with."""
 
     def __init__(self, error: str, description: str, status: int = 400):
         super().__init__(description)

@@ -1,4 +1,4 @@
-"""The token endpoint over HTTP (RFC 6749 §3.2, §5): form or JSON body, client auth by Basic or body."""
+"""The token endpoint over HTTP (docs/oauth.md#grants): form or JSON body, client auth by Basic or body."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ def oauth_error(err: OAuthError) -> web.Response:
 
 
 def basic_credentials(header: str | None) -> tuple[str | None, str | None]:
-    """(client_id, secret) from `Authorization: Basic`, each form-urldecoded (RFC 6749 §2.3.1)."""
+    """(client_id, secret) from `Authorization: Basic`, each form-urldecoded (docs/oauth.md#clients)."""
     if not header or not header.lower().startswith("basic "):
         return None, None
     try:

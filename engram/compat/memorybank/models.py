@@ -73,7 +73,7 @@ class Query(_Model):
 
 
 class UploadFields(_Model):
-    """The form fields of /upsert-file besides `file`: the seed's tenancy needs a user_id, which comes from
+    """The form fields of /upsert-file besides `file`: the tenancy (docs/memorybank.md#tenancy) needs a user_id, which comes from
     its own field or from the metadata JSON (docs/memorybank.md "Files")."""
 
     user_id: Id

@@ -1,4 +1,4 @@
-"""The OAuth2 endpoints the seed's security scheme names, served by engram's OAuth server (engram/oauth):
+"""The OAuth2 endpoints the served OpenAPI's security scheme names (docs/memorybank.md), served by engram's OAuth server (engram/oauth):
 the authorization URL `/login` (consent page) and the token URL `/exchange`, under the shim's prefix."""
 
 from __future__ import annotations

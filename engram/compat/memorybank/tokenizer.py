@@ -17,7 +17,7 @@ from importlib import resources
 import tiktoken
 
 RANKS_FILE = "cl100k_base.tiktoken.gz"
-# The digest tiktoken pins for cl100k_base.tiktoken (tiktoken_ext/openai_public.py): same file, same ranks.
+# The digest tiktoken pins for cl100k_base.tiktoken (docs/memorybank.md#chunking): same file, same ranks.
 RANKS_SHA256 = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"
 PATTERN = (
     r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|"""
