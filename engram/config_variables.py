@@ -1,135 +1,49 @@
 """The declared environment: `Settings`, one field per ``ENGRAM_*`` variable, each declared once by `var`
 with its name, its default as a user would write it, its parser and its help text.
 
-Everything else comes from these declarations: the typed field and its default (the parsed default),
-`engram.config.read_env`'s parsing, the unknown-variable check (`VARIABLES`) and the README's configuration
-table (tests/app/test_config.py). Components are handed frozen sections of the settings (`settings.search`,
-`settings.serving`, ...) and carry no defaults of their own.
+The typed field and its default, `engram.config.read_env`'s parsing, the unknown-variable check
+(`VARIABLES`) and the README table (tests/app/test_config.py) all come from them; components get frozen
+sections (engram/config_sections.py). How a variable is declared: engram/config_fields.py.
 """
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Callable
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, fields
 from ipaddress import IPv4Network, IPv6Network
 from pathlib import Path
-from typing import Any, Self, TypeVar
 
+from .config_fields import (
+    Variable,
+    as_data_dir,
+    as_embedder,
+    as_event_loop,
+    as_log_level,
+    as_node_url,
+    as_signing_key,
+    real,
+    text,
+    var,
+    whole,
+)
+from .config_sections import (
+    ClusterConfig,
+    McpConfig,
+    SearchConfig,
+    ServingConfig,
+    SyncConfig,
+    section_of,
+)
 from .config_values import (
-    ConfigError,
     as_bool,
     as_database_url,
     as_dids,
-    as_float,
     as_index_store,
-    as_int,
     as_networks,
     as_origins,
     as_url,
 )
-from .serving.event_loop import EVENT_LOOPS, default_event_loop, uvloop_available
+from .serving.event_loop import default_event_loop
 from .workers import usable_cores
-
-_S = TypeVar("_S")
-Parse = Callable[[str, str], Any]  # (variable name, raw value) -> the field's value; errors name the variable
-
-
-@dataclass(frozen=True)
-class Variable:
-    name: str
-    default: str | None  # as a user would write it; None: unset (derived, or absent)
-    help: str
-    # None: derived from other variables by engram.config.read_env (the public URL from the port, ...)
-    parse: Parse | None = None
-    blank: bool = False  # an empty value means the default (else it is parsed, and may be refused)
-
-
-def var(
-    name: str,
-    default: str | None,
-    parse: Parse | None,
-    help: str,
-    *,
-    blank: bool = False,
-    value: Any = dataclasses.MISSING,
-    factory: Callable[[], Any] | None = None,
-) -> Any:
-    """A `Settings` field declaring its variable; its default is the parsed `default` unless `value` (or
-    `factory`) gives the value of an unset variable that is derived at start-up."""
-    metadata = {"variable": Variable(name, default, help, parse, blank)}
-    if factory is not None:
-        return field(default_factory=factory, metadata=metadata)
-    if value is dataclasses.MISSING:
-        assert parse is not None and default is not None, name
-        value = parse(name, default)
-    return field(default=value, metadata=metadata)
-
-
-def whole(lo: int, hi: int | None = None) -> Parse:
-    return lambda name, raw: as_int(name, raw, lo, hi)
-
-
-def real(lo: float) -> Parse:
-    return lambda name, raw: as_float(name, raw, lo)
-
-
-def text(name: str, raw: str) -> str:
-    return raw
-
-
-def _data_dir(name: str, raw: str) -> Path:
-    path = Path(raw).expanduser()
-    if path.exists() and not path.is_dir():
-        raise ConfigError(f"{name}={str(path)!r} exists and is not a directory")
-    return path
-
-
-def _signing_key(name: str, raw: str) -> str:
-    from .auth.crypto_keys import KeyFormatError, PrivateKey
-
-    try:
-        PrivateKey.from_multibase(raw.strip())
-    except (KeyFormatError, ValueError):
-        raise ConfigError(
-            f"{name} must be a multibase private Multikey (z..., P-256 or secp256k1); `engram keygen` prints one"
-        ) from None
-    return raw
-
-
-def _log_level(name: str, raw: str) -> str:
-    level = raw.lower()
-    if level not in {"debug", "info", "warning", "error"}:
-        raise ConfigError(f"{name}={level!r} must be debug, info, warning or error")
-    return level
-
-
-EMBEDDER_KINDS = {"builtin", "multilingual", "onnx", "sentence-transformers", "hashing", "none"}
-
-
-def _embedder(name: str, raw: str) -> str:
-    embedder = raw.strip()
-    if any(part.strip().split(":", 1)[0] not in EMBEDDER_KINDS for part in embedder.split(",")):
-        raise ConfigError(
-            f"{name}={embedder!r}: expected builtin, multilingual, onnx:<dir>, "
-            "sentence-transformers:<dir>, hashing[:dims] or none, or several joined by commas"
-        )
-    return embedder
-
-
-def _event_loop(name: str, raw: str) -> str:
-    loop = raw.strip().lower()
-    if not loop:
-        return default_event_loop()
-    if loop not in EVENT_LOOPS:
-        raise ConfigError(f"{name} must be one of {', '.join(EVENT_LOOPS)}, not {raw!r}")
-    if loop == "uvloop" and not uvloop_available():
-        raise ConfigError(f"{name}=uvloop but uvloop is not installed (pip install uvloop)")
-    return loop
-
-
-def _node_url(name: str, raw: str) -> str | None:
-    return as_url(name, raw.strip()) if raw.strip() else None
 
 
 @dataclass(frozen=True)
@@ -151,7 +65,7 @@ class Settings:
     data_dir: Path = var(  # noqa: RUF009 (a Path is immutable)
         "ENGRAM_DATA_DIR",
         "./engram-data",
-        _data_dir,
+        as_data_dir,
         "SQLite database, index files and keys live here.",
         blank=True,
     )
@@ -172,7 +86,7 @@ class Settings:
     signing_key: str | None = var(
         "ENGRAM_SIGNING_KEY",
         None,
-        _signing_key,
+        as_signing_key,
         "engram's private key as a multibase private Multikey (`z...`, P-256 or secp256k1; `engram keygen` "
         "prints one). Default: generated in the data dir.",
         blank=True,
@@ -197,7 +111,7 @@ class Settings:
     log_level: str = var(
         "ENGRAM_LOG_LEVEL",
         "info",
-        _log_level,
+        as_log_level,
         "debug, info, warning or error. Logs are JSON lines on stderr.",
         blank=True,
     )
@@ -298,7 +212,7 @@ class Settings:
     embedder: str = var(
         "ENGRAM_EMBEDDER",
         "builtin,multilingual",
-        _embedder,
+        as_embedder,
         "builtin, multilingual, onnx:<dir>, sentence-transformers:<dir>, hashing[:dims] or none; several "
         "joined by commas are all hosted, the first is new spaces' default (docs/embedders.md).",
         blank=True,
@@ -481,7 +395,7 @@ class Settings:
     event_loop: str = var(
         "ENGRAM_EVENT_LOOP",
         None,
-        _event_loop,
+        as_event_loop,
         "`uvloop` or `asyncio`: the event loop `engram serve` runs on. Default: uvloop where it is installed "
         "(a dependency on Linux), else asyncio. See docs/benchmarks.md#throughput.",
         factory=default_event_loop,
@@ -508,7 +422,7 @@ class Settings:
     node_url: str | None = var(
         "ENGRAM_NODE_URL",
         None,
-        _node_url,
+        as_node_url,
         "This node's base URL as its peers reach it. With a PostgreSQL store, turns on cluster mode.",
         value=None,
     )
@@ -559,104 +473,25 @@ class Settings:
         """Cluster mode: a PostgreSQL store that peers share, and a URL they reach this node at."""
         return bool(self.node_url) and (self.database_url or "").startswith(("postgresql://", "postgres://"))
 
-    # The sections handed to the components (each a frozen view of some fields, built on demand).
     @property
     def search(self) -> SearchConfig:
-        return _section(SearchConfig, self)
+        return section_of(SearchConfig, self)
 
     @property
     def serving(self) -> ServingConfig:
-        return _section(ServingConfig, self)
+        return section_of(ServingConfig, self)
 
     @property
     def sync(self) -> SyncConfig:
-        return _section(SyncConfig, self)
+        return section_of(SyncConfig, self)
 
     @property
     def node(self) -> ClusterConfig:
-        return _section(ClusterConfig, self)
+        return section_of(ClusterConfig, self)
 
     @property
     def mcp(self) -> McpConfig:
-        return _section(McpConfig, self)
-
-
-class Section:
-    """A frozen view of some `Settings` fields, handed to the component that uses them."""
-
-    @classmethod
-    def of(cls, **changes: Any) -> Self:
-        """The section of the declared defaults with `changes` (tests and scripts that build one part)."""
-        return dataclasses.replace(_section(cls, Settings()), **changes)  # type: ignore[type-var]
-
-
-@dataclass(frozen=True)
-class SearchConfig(Section):
-    """The index manager's and the search limiter's (engram/search)."""
-
-    exact_max: int
-    split_min_rows: int
-    ram_bytes: int
-    rerank_deadline_ms: int
-    load_wait_ms: int
-    search_rate: float
-    search_burst: int
-    search_concurrency: int
-    search_wait_ms: int
-
-
-@dataclass(frozen=True)
-class ServingConfig(Section):
-    """The HTTP server's (engram/serving)."""
-
-    host: str
-    port: int
-    max_body_bytes: int
-    header_timeout_ms: int
-    body_timeout_ms: int
-    keepalive_timeout_ms: int
-    max_connections: int
-    processes: int
-    event_loop: str
-
-
-@dataclass(frozen=True)
-class SyncConfig(Section):
-    """Synced spaces' (engram/sync)."""
-
-    poll_interval: float
-    sync_concurrency: int
-    sync_space_concurrency: int
-    sync_timeout: float
-    limit_memories: int
-    limit_bytes: int
-
-
-@dataclass(frozen=True)
-class ClusterConfig(Section):
-    """A cluster node's (engram/cluster)."""
-
-    node_url: str | None
-    node_id: str | None
-    heartbeat_ms: int
-    lease_timeout_ms: int
-
-
-@dataclass(frozen=True)
-class McpConfig(Section):
-    """The MCP door's (engram/mcp)."""
-
-    mcp_allowed_origins: tuple[str, ...]
-    mcp_sessions: int
-    mcp_sessions_per_key: int
-    mcp_session_idle_s: int
-
-
-SECTIONS = (SearchConfig, ServingConfig, SyncConfig, ClusterConfig, McpConfig)
-
-
-def _section(cls: type[_S], settings: Settings) -> _S:
-    return cls(**{f.name: getattr(settings, f.name) for f in fields(cls)})  # type: ignore[arg-type]
+        return section_of(McpConfig, self)
 
 
 # Every declared variable, in the README table's order.

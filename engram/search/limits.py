@@ -17,7 +17,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
-from engram.config_variables import SearchConfig
+from engram.config_sections import SearchConfig
 from engram.errors import RateLimited
 
 

@@ -35,7 +35,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from engram.config_variables import SearchConfig
+from engram.config_sections import SearchConfig
 from engram.errors import EngramError, InvalidInput, Unavailable, UnknownSpace
 from engram.search import persist
 from engram.search.cache import Entry, IndexCache, saved_entry

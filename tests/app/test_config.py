@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from engram.config import ConfigError, Settings, did_web_for, read_env, read_env_with
-from engram.config_variables import VARIABLES, Variable
+from engram.config_fields import Variable
+from engram.config_variables import VARIABLES
 
 ROOT = Path(__file__).resolve().parents[2]
 

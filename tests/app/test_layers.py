@@ -98,6 +98,8 @@ PLACES = {
         "identifiers.py",
         "views.py",
         "config_values.py",
+        "config_fields.py",
+        "config_sections.py",
         "config_variables.py",
         "metrics.py",
         "logs.py",
