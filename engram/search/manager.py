@@ -128,7 +128,7 @@ class IndexManager:
                 f"query has {query.shape[0]} dimensions; the space's index has {entry.index.dims}",
                 "ModelMismatch",
             )
-        self._touch((space, model_key))
+        self._cache.touch((space, model_key))
         with self._saved.searching():  # a warm search from here on: saved-index loads wait while it runs
             return await self._warm_search(entry, space, model_key, query, k, filters, generation, then)
 
@@ -159,7 +159,7 @@ class IndexManager:
     async def graph(self, space: str, model_key: str, dims: int, limit: int, k: int) -> Neighbors:
         """Exact kNN among the space's newest `limit` live rows (getMemoryGraph), on a fresh index."""
         entry = await self._entry(space, model_key, dims)
-        self._touch((space, model_key))
+        self._cache.touch((space, model_key))
         await self._fresh(entry, space, model_key)
         entry.busy += 1
 
@@ -191,7 +191,7 @@ class IndexManager:
         now and loads the files this leaves behind)."""
         for model_key in list(self._slots.get(space, ())):
             key = (space, model_key)
-            entry = self._remove(key)
+            entry = self._cache.remove(key)
             await self._save(entry, key)
 
     async def rebuild(self, space: str, model_key: str, dims: int | None = None) -> None:
@@ -214,7 +214,7 @@ class IndexManager:
         self._dropped[space] = self._dropped.get(space, 0) + 1
         self.keywords.drop(space)
         for key in [key for key in self._entries if key[0] == space]:
-            entry = self._remove(key)
+            entry = self._cache.remove(key)
             async with entry.save:  # let a save in flight finish so it cannot re-create files after removal
                 pass
         if self.data_dir is not None:
@@ -316,7 +316,7 @@ class IndexManager:
         entry: Entry = outcome.prepared  # made by `saved_entry` on the load thread
         self.disk_loads += 1
         if self._dropped.get(key[0], 0) == outcome.request.drops:  # else deleted while loading: discard
-            self._install(key, entry, outcome.nbytes)
+            self._cache.install(key, entry, outcome.nbytes)
             self._evict(keep=key)
         return entry
 
@@ -337,7 +337,7 @@ class IndexManager:
         entry = Entry(index, saved_generation=-1 if fresh_build else index.generation, drops=drops)
         if self._dropped.get(space, 0) != drops:
             return entry  # the space was deleted while loading: do not install it
-        self._install(key, entry)
+        self._cache.install(key, entry)
         if fresh_build:
             self._detached(self._save(entry, key))
         elif self.snapshots is not None and self.snapshots.behind(space, model_key):
@@ -469,19 +469,10 @@ class IndexManager:
 
     # ----- accounting (engram/search/cache.py) ----------------------------------------------------
 
-    def _touch(self, key: Key) -> None:
-        self._cache.touch(key)
-
-    def _install(self, key: Key, entry: Entry, nbytes: int | None = None) -> None:
-        self._cache.install(key, entry, nbytes)
-
     def _resized(self, key: Key, entry: Entry) -> None:
         """Re-account an index whose size changed (delta applied, compacted, rebuilt)."""
         if self._cache.resize(key, entry):
             self._evict(keep=key)
-
-    def _remove(self, key: Key) -> Entry:
-        return self._cache.remove(key)
 
     def _evict(self, keep: Key) -> None:
         """Evict least recently used indexes until under budget; a changed one is saved first."""
