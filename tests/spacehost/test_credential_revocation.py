@@ -7,13 +7,13 @@ authority of a synced space sends notifyCredentialRevoked, and engram refuses th
 
 from __future__ import annotations
 
-import asyncio
 import time
 
 import pytest
 from aiohttp import web
 from support.fakes.did_server import random_plc_did
 from support.member_world import new_member
+from support.sync import until
 
 from engram.auth.credential import mint_space_credential
 from engram.auth.crypto_keys import PrivateKey
@@ -26,14 +26,6 @@ from engram.store.uris import space_uri
 from engram.sync.access import HeldCredential
 
 REVOKED = "com.atproto.space.notifyCredentialRevoked"
-
-
-async def _until(condition, what: str, timeout: float = 15.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.01)
 
 
 @pytest.fixture
@@ -97,7 +89,7 @@ async def test_a_removed_members_credentials_are_refused_and_syncers_are_told(ho
     assert await reads(member) == [(401, "CredentialRevoked"), (401, "CredentialRevoked")]
     assert await reads(other) == [(200, None), (200, None)]  # another member's credential still reads
 
-    await _until(lambda: received, "notifyCredentialRevoked at the syncer")
+    await until(lambda: received, "notifyCredentialRevoked at the syncer")
     authorization, body = received[0]
     assert body == {"space": host.space, "credentials": [parse_jws(credentials[member.did]).payload["jti"]]}
     verifier = ServiceAuthVerifier(syncer_did, ctx.resolver, audiences=[f"{syncer_did}#atproto_space_syncer"])

@@ -4,7 +4,6 @@ listRepos then lists that repo after the authority's, and the registered syncers
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import secrets
 import time
@@ -12,6 +11,7 @@ import time
 import pytest
 from aiohttp import web
 from support.fakes.did_server import random_plc_did
+from support.sync import until
 
 from engram.auth.credential import mint_space_credential
 from engram.auth.crypto_keys import PrivateKey
@@ -21,14 +21,6 @@ from engram.auth.space_signature import sign_space_request
 from engram.store.tid import encode_tid, new_tid
 
 NOTIFY = "com.atproto.space.notifyWrite"
-
-
-async def _until(condition, what: str, timeout: float = 15.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.01)
 
 
 @pytest.fixture
@@ -61,7 +53,7 @@ async def test_a_members_repo_host_notifies_and_list_repos_lists_the_repo(host, 
                                        holder_did_key=holder.public_key.did_key)  # fmt: skip
     space_host = sign_space_request(holder, credential, authority)
     syncer_did, received = syncer
-    await _until(lambda: ctx.notifier.pending == 0, "the space's first commit to be announced")
+    await until(lambda: ctx.notifier.pending == 0, "the space's first commit to be announced")
     r = await host.client.post("/xrpc/com.atproto.space.registerNotify",
                                json={"space": host.space, "service": syncer_did}, headers=space_host)  # fmt: skip
     assert r.status == 200, await r.text()
@@ -102,7 +94,7 @@ async def test_a_members_repo_host_notifies_and_list_repos_lists_the_repo(host, 
     assert (entry["repoRev"], entry["hash"]) == (sent["repoRev"], sent["hash"])
     assert entry["spaceRev"] > listed[0]["spaceRev"]
 
-    await _until(lambda: received, "the write passed on to the registered syncer")
+    await until(lambda: received, "the write passed on to the registered syncer")
     assert received == [{"space": host.space, "repo": writer, "repoRev": sent["repoRev"], "hash": sent["hash"],
                          "spaceRev": entry["spaceRev"], "prevSpaceRev": listed[0]["spaceRev"]}]  # fmt: skip
 
