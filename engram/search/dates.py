@@ -3,8 +3,15 @@
 "I went to the support group yesterday", written on 2023-05-08, is about 2023-05-07: the keyword index
 adds the terms `2023-05-07`, `2023-05`, `may` and `2023` to the memory (engram/search/keyword_index.py),
 so "what happened on 7 May 2023?" or "in May 2023" can match it, as they match a memory that says
-"2023-05-07" or "May" outright (an ISO date in the text adds its month and year the same way). Every
-memory holding a date, written or resolved, also gets the term `@date`, and a question asking for a
+"2023-05-07" or "May" outright (an ISO date in the text adds its month and year the same way; a day
+written out, "15 July 2023" or "on August 20" in the year it was written, adds its ISO day and month).
+Month names are added as the analyzer stems them ("july" -> "juli"), so they meet the query's word.
+Every memory also gets the ISO day and month it was written (`created_terms`, weighted as a tag): in a
+conversation the session's date is often the only date an answer has ("I was in Chicago, it was
+awesome!"). A query's own days and months ("on April 10, 2022", "in July 2023", "between August 11 and
+August 15 2023") become the same ISO terms (`query_date_terms`), so a question naming a date meets
+what was said or done then. Every memory holding a date, written or resolved, also gets the term
+`@date`, and a question asking for a
 time ("When did ...?", "What date ...", "How long ago ...") gets it as a query term: BM25 then favours
 the memories that say when, in proportion to how rare they are in the space.
 
@@ -22,6 +29,8 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, date, datetime, timedelta
+
+from .analyzer import stem
 
 MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september",
           "october", "november", "december")  # fmt: skip
@@ -46,6 +55,23 @@ _ISO = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
 _MONTH_NAME = re.compile(
     r"\b(?:" + "|".join(MONTHS) + r")\s+\d{1,2}\b|\b\d{1,2}\s+(?:" + "|".join(MONTHS) + r")\b"
 )
+_MONTHS_RE = "(" + "|".join(MONTHS) + ")"
+_ORDINAL = r"(\d{1,2})(?:st|nd|rd|th)?"
+# "August 15, 2023", "15 August 2023", "15th of August, 2023"; "August 11" / "11 August" (no year); "July 2023"
+_DAY_MONTH_YEAR = re.compile(
+    r"\b(?:"
+    + _MONTHS_RE
+    + " "
+    + _ORDINAL
+    + r"|"
+    + _ORDINAL
+    + " (?:of )?"
+    + _MONTHS_RE
+    + r")(?:,? (\d{4}))?\b"
+)
+_MONTH_YEAR = re.compile(r"\b" + _MONTHS_RE + r",? (\d{4})\b")
+_BETWEEN = re.compile(r"\b(?:between|from) (.+?) (?:and|to|until) (.+)")
+MAX_RANGE_DAYS = 31  # a query's "between A and B" names each day up to this many
 _ASKS_WHEN = re.compile(r"^\W*(?:when\b|what (?:date|day|time|year|month)\b|how long ago\b|since when\b)")
 
 
@@ -69,13 +95,69 @@ def date_terms(folded_text: str, created_ms: int) -> list[str]:
         resolved = _resolve(match, day)
         if resolved is not None:
             found.extend(_terms_of(*resolved))
+    for named, grain in absolute_dates(folded_text, day.year):
+        found.extend(_iso_terms(named, grain))
     for match in _ISO.finditer(folded_text):
         year, month = int(match[1]), int(match[2])
         if 1 <= month <= 12:
-            found.extend([f"{year:04d}-{month:02d}", MONTHS[month - 1], str(year)])
+            found.extend([f"{year:04d}-{month:02d}", stem(MONTHS[month - 1]), str(year)])
     if found or _MONTH_NAME.search(folded_text):
         found.append(DATE_TERM)
     return found
+
+
+def created_terms(created_ms: int) -> list[str]:
+    """The day and month a memory was written, as the same ISO terms a date in a text gets: a question
+    naming a day or month ("on 10 April 2022", "in July 2023") matches what was said then."""
+    day = datetime.fromtimestamp(created_ms / 1000, tz=UTC).date()
+    return _iso_terms(day, "day")
+
+
+def query_date_terms(folded_query: str) -> list[str]:
+    """ISO terms for the days and months a query names outright ("April 10, 2022", "in July 2023",
+    "between August 11 and August 15 2023": each day of a range up to MAX_RANGE_DAYS). A day written
+    without a year takes the query's one year, if it names exactly one."""
+    years = set(re.findall(r"\b(\d{4})\b", folded_query))
+    default = int(next(iter(years))) if len(years) == 1 else None
+    named = absolute_dates(folded_query, default)
+    between = _BETWEEN.search(folded_query)
+    if between:
+        ends = [absolute_dates(part, default) for part in (between[1], between[2])]
+        if ends[0] and ends[1] and ends[0][0][1] == ends[1][0][1] == "day":
+            first, last = ends[0][0][0], ends[1][0][0]
+            span = (last - first).days
+            if 0 < span <= MAX_RANGE_DAYS:
+                named += [(first + timedelta(days=i), "day") for i in range(1, span)]
+    found: list[str] = []
+    for when, grain in named:
+        found.extend(_iso_terms(when, grain))
+    return list(dict.fromkeys(found))
+
+
+def absolute_dates(folded_text: str, default_year: int | None) -> list[tuple[date, str]]:
+    """(date, "day") for each day of a month the text names (in `default_year` when no year is written;
+    skipped when there is none) and (first of the month, "month") for each month named with its year."""
+    found: list[tuple[date, str]] = []
+    spans: list[tuple[int, int]] = []
+    for match in _DAY_MONTH_YEAR.finditer(folded_text):
+        month, number = match[1] or match[4], int(match[2] or match[3])
+        year = int(match[5]) if match[5] else default_year
+        if year is None:
+            continue
+        try:
+            found.append((date(year, MONTHS.index(month) + 1, number), "day"))
+        except ValueError:  # "31 june"
+            continue
+        spans.append(match.span())
+    for match in _MONTH_YEAR.finditer(folded_text):
+        if not any(start <= match.start() < end for start, end in spans):
+            found.append((date(int(match[2]), MONTHS.index(match[1]) + 1, 1), "month"))
+    return found
+
+
+def _iso_terms(day: date, grain: str) -> list[str]:
+    month = f"{day.year:04d}-{day.month:02d}"
+    return [day.isoformat(), month] if grain == "day" else [month]
 
 
 def _resolve(match: re.Match[str], day: date) -> tuple[date, str] | None:
@@ -123,7 +205,8 @@ def _add_months(day: date, months: int) -> date:
 
 
 def _terms_of(day: date, grain: str) -> list[str]:
-    month = [f"{day.year:04d}-{day.month:02d}", MONTHS[day.month - 1], str(day.year)]
+    # the month's name as the analyzer stems it ("july" -> "juli"), so a query naming the month meets it
+    month = [f"{day.year:04d}-{day.month:02d}", stem(MONTHS[day.month - 1]), str(day.year)]
     if grain == "day":
         return [day.isoformat(), *month]
     if grain == "week":

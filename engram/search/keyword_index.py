@@ -19,8 +19,8 @@ score is clipped, so strong matches keep their order. The score means the same a
 match; docs/compat.md "Scores"), which a division by the best candidate's score could not. Terms come from the identifier-aware analyzer
 (engram/search/analyzer.py: folding, stop words, compounds such as ENG-1502 split and kept whole,
 stemming, CJK bigrams), the same for memories and queries, so any user text is a valid query; a memory
-also gets terms for the dates it names, relative ones resolved against its createdAt
-(engram/search/dates.py).
+also gets terms for the dates it names, relative ones resolved against its createdAt, and for the day
+it was written; a query's named days and months become the same terms (engram/search/dates.py).
 
 Rows are appended in row-id order (positions 0..n-1); deletions only clear `live`. Not thread-safe: the
 caller serialises `add`/`remove` against `search`.
@@ -39,17 +39,21 @@ import numpy as np
 from ..store.reserved_tags import content_tags
 from .analyzer import fold
 from .analyzer import terms as words
-from .dates import DATE_TERM, asks_when, date_terms
+from .dates import DATE_TERM, asks_when, created_terms, date_terms, query_date_terms
 from .filters import FilterColumns, Filters, attr_token
 
 K1, B = 1.2, 0.4
 FIELD_WEIGHTS = (1.0, 0.5, 0.25)  # text, tags, source
+CREATED_WEIGHT = 0.5  # the day a memory was written (dates.created_terms), weighted as a tag
 MAX_QUERY_TERMS = 64
 
 
 def query_terms(text: str) -> list[str]:
     found = list(dict.fromkeys(words(text)))[:MAX_QUERY_TERMS]
-    if asks_when(fold(text)):  # "When did ...?" favours memories that say when (engram/search/dates.py)
+    folded = fold(text)
+    # the days and months the query names, as the ISO terms memories get for theirs (engram/search/dates.py)
+    found += [t for t in query_date_terms(folded) if t not in found][: max(0, MAX_QUERY_TERMS - len(found))]
+    if asks_when(folded):  # "When did ...?" favours memories that say when (engram/search/dates.py)
         found.append(DATE_TERM)
     return found
 
@@ -93,6 +97,11 @@ class KeywordIndex:
             lengths[offset] += FIELD_WEIGHTS[1] * len(dated)
             for term in dated:
                 tf[term] += FIELD_WEIGHTS[1]
+            if CREATED_WEIGHT:
+                written = created_terms(created_ms)
+                lengths[offset] += CREATED_WEIGHT * len(written)
+                for term in written:
+                    tf[term] += CREATED_WEIGHT
             for weight, field in zip(FIELD_WEIGHTS[1:], (content, source), strict=True):
                 found = words(field)
                 lengths[offset] += weight * len(found)
