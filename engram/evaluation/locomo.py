@@ -169,7 +169,9 @@ async def run(
                 collected = time.perf_counter() - started
                 for name, chosen in policies.items():
                     started = time.perf_counter()
-                    ranked = await ranking.rank(*found, DEPTH, chosen)
+                    ranked = await ranking.rank(
+                        found.similarity, found.keyword, found.owner, DEPTH, chosen, found.adjacent
+                    )
                     latency[name].append(collected + time.perf_counter() - started)
                     rankings[name].append([h.memory.source for h in ranked.hits])
                 if progress:

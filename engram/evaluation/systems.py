@@ -9,7 +9,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -41,6 +41,7 @@ class Candidates:
     memories: dict
     vectors: dict[int, np.ndarray]
     term_idf: dict[str, float]  # idf of each query term in the space (ranking.coverage)
+    adjacent: dict = field(default_factory=dict)  # conversation neighbours (HybridSearch.candidates)
 
 
 class SpaceRunner:
@@ -61,10 +62,11 @@ class SpaceRunner:
         return Outcome([self.key_of_row[h.memory.row_id] for h in hits], 0.0)
 
     async def candidates(self, text: str) -> Candidates:
-        similarity, keyword, _ = await self.ctx.services.hybrid.candidates(
+        found = await self.ctx.services.hybrid.candidates(
             [Scope(self.space)], TextSearch(text, DEPTH, weight=0.5)
         )
-        rows = sorted(similarity.keys() | keyword.keys())
+        similarity, keyword = found.similarity, found.keyword
+        rows = sorted(found.owner)
         model_key = require_model(self.space).key
 
         def read(conn):
@@ -77,10 +79,10 @@ class SpaceRunner:
 
         memories, vectors = await self.ctx.store.read(read)
         term_idf = await self.ctx.services.hybrid.keywords.idf(self.space, text)
-        return Candidates(similarity, keyword, memories, vectors, term_idf)
+        return Candidates(similarity, keyword, memories, vectors, term_idf, found.adjacent)
 
     def fused(self, found: Candidates, policy: RankingPolicy) -> Outcome:
-        fused = fuse_candidates(found.similarity, found.keyword, policy)
+        fused = fuse_candidates(found.similarity, found.keyword, policy, found.adjacent)
         top = max(found.similarity.values(), default=0.0)
         if policy.restatements is None:
             return Outcome([self.key_of_row[r] for r, _ in fused[:DEPTH]], top)

@@ -43,6 +43,9 @@ from .dates import DATE_TERM, asks_when, created_terms, date_terms, query_date_t
 from .filters import FilterColumns, Filters, attr_token
 
 K1, B = 1.2, 0.4
+# Two memories written this close together, one right after the other, are turns of one conversation:
+# each is the other's context (`KeywordResult.adjacent`; engram/service/fusion.py `in_context`).
+CONVERSATION_GAP_MS = 5 * 60 * 1000
 FIELD_WEIGHTS = (1.0, 0.5, 0.25)  # text, tags, source
 CREATED_WEIGHT = 0.5  # the day a memory was written (dates.created_terms), weighted as a tag
 MAX_QUERY_TERMS = 64
@@ -71,6 +74,7 @@ class KeywordIndex:
         self.generation = -1
         self.dead = 0
         self._average: float | None = None  # mean live length, cached until rows come or go
+        self._adjacency: tuple[np.ndarray, np.ndarray] | None = None  # cached until rows come or go
 
     def __len__(self) -> int:
         return int(self.row_ids.shape[0])
@@ -118,6 +122,7 @@ class KeywordIndex:
         self.live = np.concatenate([self.live, np.ones(len(rows), dtype=bool)])
         self.lengths = np.concatenate([self.lengths, lengths])
         self._average = None
+        self._adjacency = None
         self.columns.extend([r[1] for r in rows], np.array([r[2] for r in rows], dtype=np.int64),
                             [tuple(r[3]) for r in rows], [r[6] if len(r) > 6 else None for r in rows])  # fmt: skip
 
@@ -139,6 +144,7 @@ class KeywordIndex:
             self.live[at] = False
             self._frozen.clear()  # document frequencies changed
             self._average = None
+            self._adjacency = None
 
     def _term(self, term: str, average: float) -> tuple[np.ndarray, np.ndarray, int]:
         """The term's postings, each one's BM25 term weight tf (k1 + 1) / (tf + k1 (1 - b + b len / avg))
@@ -153,6 +159,22 @@ class KeywordIndex:
             weights = tf_values * np.float32(K1 + 1.0) / (tf_values + norm)
             frozen = self._frozen[term] = (at, weights, int(np.count_nonzero(self.live[at])), average)
         return frozen[0], frozen[1], frozen[2]
+
+    def adjacency(self) -> tuple[np.ndarray, np.ndarray]:
+        """(previous, next) position of each position in the same conversation, -1 for none: the live
+        neighbour in write (row-id) order, when the two were created at most CONVERSATION_GAP_MS apart.
+        New arrays each time rows come or go, never changed in place (a KeywordResult keeps them)."""
+        if self._adjacency is None:
+            before = np.full(len(self), -1, dtype=np.int64)
+            after = np.full(len(self), -1, dtype=np.int64)
+            live = np.flatnonzero(self.live)
+            if live.shape[0] > 1:
+                created = self.columns.created_at[live]
+                close = np.abs(np.diff(created)) <= CONVERSATION_GAP_MS
+                after[live[:-1][close]] = live[1:][close]
+                before[live[1:][close]] = live[:-1][close]
+            self._adjacency = (before, after)
+        return self._adjacency
 
     def idf(self, text: str) -> dict[str, float]:
         """The BM25 idf of each query term of `text` over the live rows (a term no live row holds gets the
@@ -181,15 +203,18 @@ class KeywordIndex:
         (hybrid search scores its vector candidates without a second pass)."""
         live_count = len(self) - self.dead
         terms = [t for t in query_terms(text) if t in self._postings]
-        if not terms or live_count <= 0:
-            return KeywordResult(np.zeros(0, np.int64), np.zeros(0, np.float32), self.row_ids, None)
         allowed = (
-            self.live if filters is None or filters.is_empty() else self.columns.allowed(filters, self.live)
+            self.live.copy()
+            if filters is None or filters.is_empty()
+            else self.columns.allowed(filters, self.live)
         )
         if within is not None:
             only = np.zeros(len(self), dtype=bool)
             only[self.positions(within)] = True
             allowed = allowed & only
+        context = (*self.adjacency(), allowed)
+        if not terms or live_count <= 0:
+            return KeywordResult(np.zeros(0, np.int64), np.zeros(0, np.float32), self.row_ids, None, context)
         if self._average is None:
             self._average = float(self.lengths[self.live].mean()) if live_count else 1.0
         scores = np.zeros(len(self), dtype=np.float32)
@@ -205,7 +230,7 @@ class KeywordIndex:
             candidates = candidates[np.argpartition(-scores[candidates], k - 1)[:k]]
         order = np.lexsort((self.row_ids[candidates], -scores[candidates]))
         best = candidates[order]
-        return KeywordResult(self.row_ids[best], scores[best], self.row_ids, scores)
+        return KeywordResult(self.row_ids[best], scores[best], self.row_ids, scores, context)
 
     def annotate(
         self, text: str, row_ids: Sequence[int], names: Sequence[str], filters: Filters | None
@@ -289,10 +314,38 @@ class KeywordResult:
     """The best matches of one query, and every row's score for that query (`of`)."""
 
     def __init__(
-        self, row_ids: np.ndarray, scores: np.ndarray, all_row_ids: np.ndarray, all_scores: np.ndarray | None
+        self,
+        row_ids: np.ndarray,
+        scores: np.ndarray,
+        all_row_ids: np.ndarray,
+        all_scores: np.ndarray | None,
+        context: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
     ) -> None:
         self.row_ids, self.scores = row_ids, scores
         self._all_row_ids, self._all_scores = all_row_ids, all_scores
+        self._context = context  # (previous position, next position, allowed) per position
+
+    def adjacent(self, row_ids: Iterable[int]) -> dict[int, tuple[int | None, int | None]]:
+        """{row: (the memory before it, the one after it)} in its conversation (KeywordIndex.adjacency),
+        each None when there is none or it does not pass the search's filters; rows with neither are left
+        out."""
+        if self._context is None:
+            return {}
+        before, after, allowed = self._context
+        wanted = np.fromiter(row_ids, dtype=np.int64)
+        if not wanted.shape[0] or not self._all_row_ids.shape[0]:
+            return {}
+        at = np.minimum(np.searchsorted(self._all_row_ids, wanted), self._all_row_ids.shape[0] - 1)
+        known = self._all_row_ids[at] == wanted
+        found: dict[int, tuple[int | None, int | None]] = {}
+        for row, position in zip(wanted[known].tolist(), at[known].tolist(), strict=True):
+            pair = tuple(
+                int(self._all_row_ids[n]) if n >= 0 and allowed[n] else None
+                for n in (int(before[position]), int(after[position]))
+            )
+            if pair != (None, None):
+                found[row] = (pair[0], pair[1])
+        return found
 
     def best(self) -> dict[int, float]:
         return dict(zip(self.row_ids.tolist(), self.scores.astype(np.float64).tolist(), strict=True))

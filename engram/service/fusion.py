@@ -25,11 +25,21 @@ Reciprocal rank fusion (RRF) of the two candidate lists:
 divided by 2 / (K + 1), the score of a candidate first in both lists, so it lies in [0, 1] like the convex
 score. RRF ignores score scales entirely, which is its appeal and its cost: a memory far ahead on one side
 gains no more than one just ahead. K = 60 as in the original paper (Cormack et al., SIGIR 2009).
+
+Context (`in_context`, after either fusion): in a conversation the turn that answers a question often
+shares none of its words: "How did you get into watercolor painting?" is followed by "My friend got me
+into it". So a memory's score is raised to a share of its neighbours' (the memories written just before
+and after it, engram/search/keyword_index.py `CONVERSATION_GAP_MS`):
+
+    score = max(own, reply x score of the one before, lead x score of the one after)
+
+`reply` < 1 and `lead` < 1, so a memory never overtakes the neighbour it borrows from, and the score
+stays in [0, 1]. Memories written apart (notes, documents) have no neighbours and keep their scores.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 K = 60  # RRF's rank offset
 
@@ -65,3 +75,26 @@ def rrf_fuse(
         for row_id, rank in ranks(side).items():
             fused[row_id] = fused.get(row_id, 0.0) + 1.0 / (k + rank)
     return sorted(((r, s / top) for r, s in fused.items()), key=lambda item: (-item[1], item[0]))
+
+
+def in_context(
+    fused: Sequence[tuple[int, float]],
+    adjacent: Mapping[int, tuple[int | None, int | None]],
+    reply: float,
+    lead: float,
+) -> list[tuple[int, float]]:
+    """`fused` (best first) with each memory's score raised to `reply` x its predecessor's and `lead` x
+    its successor's (adjacent: {row: (before, after)}), neighbours not yet ranked included, best first."""
+    if not adjacent or (reply <= 0 and lead <= 0):
+        return list(fused)
+    score = dict(fused)
+    raised = dict(score)
+    for row, (before, after) in adjacent.items():
+        own = score.get(row, 0.0)
+        if own <= 0:
+            continue
+        if after is not None and reply * own > raised.get(after, 0.0):
+            raised[after] = reply * own
+        if before is not None and lead * own > raised.get(before, 0.0):
+            raised[before] = lead * own
+    return sorted(raised.items(), key=lambda item: (-item[1], item[0]))

@@ -6,14 +6,17 @@ searchMemories (author, all-of tags, since). Per scope it collects up to CANDIDA
 (the space's index, or an exact scan of the scoped rows) and, concurrently, CANDIDATES keyword candidates
 (BM25 over the space's in-memory keyword index, engram/search/keyword_index.py), whose result also scores
 the vector candidates; the keyword-only candidates get the cosine of their stored vectors. Every candidate
-thus has both scores, and `fusion.fuse` ranks the union across all scopes.
+thus has both scores, and `fusion.fuse` ranks the union across all scopes. The candidates' conversation
+neighbours (the memories written just before and after them, engram/search/keyword_index.py
+`CONVERSATION_GAP_MS`) are collected with both scores too, for the engram ranking's context step
+(fusion.in_context).
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
@@ -58,6 +61,17 @@ class TextSearch:
 
 
 @dataclass(frozen=True)
+class Found:
+    """Every candidate of a text search over some scopes, with what ranking it needs."""
+
+    similarity: dict[int, float]  # cosine per row
+    keyword: dict[int, float]  # BM25 share per row (rows that matched a query word)
+    owner: dict[int, str]  # space URI per row
+    # {candidate: (the memory before it, the one after it) in its conversation} (KeywordResult.adjacent)
+    adjacent: dict[int, tuple[int | None, int | None]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class RankedHit:
     memory: Memory
     score: float  # fused relevance in [0, 1] (fusion.fuse)
@@ -91,30 +105,30 @@ class HybridSearch:
                 work.close()  # never awaited when a check failed first: no "never awaited" warning
 
     async def _run(self, scopes: list[Scope], query: TextSearch) -> list[RankedHit]:
-        similarity, keyword, owner = await self.candidates(scopes, query)
+        found = await self.candidates(scopes, query)
+        similarity, keyword = found.similarity, found.keyword
         ranked = fuse(similarity, keyword, query.weight)[: query.limit]
-        memories = await self._hydrate(ranked, owner)
+        memories = await self._hydrate(ranked, found.owner)
         return [
             RankedHit(memories[row_id], score, similarity.get(row_id), keyword.get(row_id))
             for row_id, score in ranked
             if row_id in memories
         ]
 
-    async def candidates(
-        self, scopes: Sequence[Scope], query: TextSearch
-    ) -> tuple[dict[int, float], dict[int, float], dict[int, str]]:
-        """(cosine per row, BM25 per row, space URI per row) of every candidate of the scopes; both sides
-        are collected when 0 < weight < 1. Engram-chosen rankings (engram/service/ranking.py) fuse these."""
+    async def candidates(self, scopes: Sequence[Scope], query: TextSearch) -> Found:
+        """Every candidate of the scopes and their conversation neighbours, with the cosine and BM25 share
+        of each; both sides are collected when 0 < weight < 1, neighbours whenever the keyword side is.
+        Engram-chosen rankings (engram/service/ranking.py) fuse these."""
         vectors = await self._query_vectors(scopes, query) if query.weight > 0 else {}
         parts = await asyncio.gather(*(self._scope(scope, query, vectors) for scope in scopes))
-        similarity: dict[int, float] = {}
-        keyword: dict[int, float] = {}
-        owner: dict[int, str] = {}
-        for scope, (sims, kws) in zip(scopes, parts, strict=True):
-            similarity.update(sims)
-            keyword.update(kws)
-            owner.update(dict.fromkeys(sims.keys() | kws.keys(), scope.space.uri))
-        return similarity, keyword, owner
+        found = Found({}, {}, {})
+        for scope, (sims, kws, adjacent) in zip(scopes, parts, strict=True):
+            found.similarity.update(sims)
+            found.keyword.update(kws)
+            found.adjacent.update(adjacent)
+            neighbours = {row for pair in adjacent.values() for row in pair if row is not None}
+            found.owner.update(dict.fromkeys(sims.keys() | kws.keys() | neighbours, scope.space.uri))
+        return found
 
     async def _query_vectors(self, scopes: list[Scope], query: TextSearch) -> dict[str, np.ndarray]:
         """The embedded query per (model, query prefix): spaces sharing a model embed the text once."""
@@ -132,7 +146,7 @@ class HybridSearch:
 
     async def _scope(
         self, scope: Scope, query: TextSearch, vectors: dict[str, np.ndarray]
-    ) -> tuple[dict[int, float], dict[int, float]]:
+    ) -> tuple[dict[int, float], dict[int, float], dict[int, tuple[int | None, int | None]]]:
         space, want_vector, want_keyword = scope.space, query.weight > 0, query.weight < 1
         vector = vectors[self._vector_key(space)] if want_vector else None
         async with self.search.limiter.acquire(space.uri):
@@ -143,14 +157,19 @@ class HybridSearch:
                 self._vector_candidates(scope, query, vector) if want_vector else _no_similarities(),
                 self._keyword_candidates(scope, query) if want_keyword else _no_keywords(),
             )
-            kws = keyword.best() if keyword is not None else {}
-            if want_vector and want_keyword:
-                kws.update(keyword.of(sims.keys()))
-                keyword_only = [
-                    r for r in kws if r not in sims
-                ]  # these passed the filters in the keyword index
-                sims.update(await self._exact_similarities(space, keyword_only, query, vector, filtered=True))
-        return sims, kws
+            if keyword is None:
+                return sims, {}, {}
+            kws = keyword.best()
+            adjacent = keyword.adjacent(sims.keys() | kws.keys())
+            neighbours = {row for pair in adjacent.values() for row in pair if row is not None}
+            kws.update(keyword.of(sims.keys() | neighbours))
+            if want_vector:
+                # these passed the filters in the keyword index
+                missing = [r for r in kws.keys() | neighbours if r not in sims]
+                sims.update(
+                    await self._exact_similarities(space, missing, query, vector, filtered=True, keep=None)
+                )
+        return sims, kws, adjacent
 
     async def _vector_candidates(
         self, scope: Scope, query: TextSearch, vector: np.ndarray
@@ -169,10 +188,12 @@ class HybridSearch:
         vector: np.ndarray,
         *,
         filtered: bool = False,
+        keep: int | None = CANDIDATES,
     ) -> dict[int, float]:
         """Cosine of the query with the stored vectors of those rows (that pass the filters, unless they
-        are `filtered` already), computed in the reader thread that reads them (a 100 x d product: no
-        second thread hop for it). The filters are the keyword index's columns, as every search's are."""
+        are `filtered` already), the best `keep` of them (None: all), computed in the reader thread that
+        reads them (a 100 x d product: no second thread hop for it). The filters are the keyword index's
+        columns, as every search's are."""
         filters = filters_of(query)
         if row_ids and not filtered and not filters.is_empty():
             row_ids = await self.keywords.allowed_rows(space, list(row_ids), filters)
@@ -186,7 +207,9 @@ class HybridSearch:
             return ids, (_cosines(matrix, vector) if ids.shape[0] else np.zeros(0, np.float32))
 
         ids, scores = await self.store.read(read)
-        best = np.argsort(-scores, kind="stable")[: max(CANDIDATES, query.limit)]
+        best = np.argsort(-scores, kind="stable")
+        if keep is not None:
+            best = best[: max(keep, query.limit)]
         return {int(ids[i]): float(scores[i]) for i in best}
 
     async def _keyword_candidates(self, scope: Scope, query: TextSearch) -> KeywordResult:

@@ -5,7 +5,8 @@ recall in every mode, the console's search): `EngramRanking.run` ranks a text qu
 `mode`:
 - "vector": cosine only; "keyword": the keyword share only; "hybrid": the policy's fusion of both (tuned
   with `engram eval` on the tuning halves of the labelled set, per model: `policy_for`;
-  docs/benchmarks.md has the held-out numbers).
+  docs/benchmarks.md has the held-out numbers), then, in hybrid mode, each conversation turn in the
+  context of the turns around it (fusion.in_context).
 Then restatements are moved before what they replace (supersession.py), and `confidence` says how likely
 the best hit answers the query at all (the top cosine against a threshold chosen on the tuning half), so
 a caller can show "nothing relevant" instead of the nearest unrelated memory.
@@ -28,7 +29,7 @@ from ..store import Memory, memory_reads
 from ..store import documents as store_documents
 from ..store import spaces as store_spaces
 from .explain import QueryFacts, Replacement, Why, finish
-from .fusion import fuse, rrf_fuse
+from .fusion import fuse, in_context, rrf_fuse
 from .hybrid import filters_of
 from .search import require_model
 from .supersession import Restatements, newer_first
@@ -51,6 +52,10 @@ class RankingPolicy:
     restatements: Restatements | None = field(default_factory=Restatements)
     answer_similarity: float = 0.6  # top cosine at which confidence reaches 0.5 ...
     answer_coverage: float = 0.56  # ... or the share of the query's idf the best hit holds
+    reply: float = (
+        0.7  # share of the score of the memory before it a conversation turn gets (fusion.in_context)
+    )
+    lead: float = 0.5  # ... and of the one after it
 
 
 DEFAULT_POLICY = RankingPolicy()
@@ -117,16 +122,19 @@ class EngramRanking:
         # Vector mode still collects the keyword side: ranked by cosine alone, but the restatement rule
         # needs each candidate's keyword share (supersession.py); keyword mode needs no cosines.
         collect = 0.0 if mode == "keyword" else 0.5
-        similarity, keyword, owner = await self.hybrid.candidates(scopes, replace(query, weight=collect))
+        found = await self.hybrid.candidates(scopes, replace(query, weight=collect))
+        similarity, keyword, owner = found.similarity, found.keyword, found.owner
         first = scopes[0].space.config
         policy = self.policy or policy_for(first.active.model if first is not None else None)
         if mode != "hybrid":
-            policy = replace(policy, fusion="convex", weight=side_weight)
+            # one side alone means what it says: no conversation context (a keyword-only hit holds a
+            # query word, a vector-only score is the cosine)
+            policy = replace(policy, fusion="convex", weight=side_weight, reply=0.0, lead=0.0)
         elif weight is not None:
             policy = replace(policy, fusion="convex", weight=weight)
         # The whole pool (POOL at least), so `current` and a confidence floor still leave `limit` hits; the
         # first `limit` of it are exactly what a ranking cut at `limit` holds (arrange).
-        ranking = await self.rank(similarity, keyword, owner, max(query.limit, POOL), policy)
+        ranking = await self.rank(similarity, keyword, owner, max(query.limit, POOL), policy, found.adjacent)
         annotations, successors = await self._annotate(scopes, query, ranking, owner)
         hits, facts = finish(
             ranking.hits, annotations, owner, successors, ranking.links, policy, limit=query.limit,
@@ -188,10 +196,11 @@ class EngramRanking:
         owner: Mapping[int, str],
         limit: int,
         policy: RankingPolicy,
+        adjacent: Mapping[int, tuple[int | None, int | None]] | None = None,
     ) -> Ranking:
         """Rank already collected candidates (HybridSearch.candidates) under `policy` (the confidence here
         knows only the cosine; `run` adds the keyword coverage)."""
-        fused = fuse_candidates(similarity, keyword, policy)
+        fused = fuse_candidates(similarity, keyword, policy, adjacent)
         head = fused[: max(limit, POOL) if policy.restatements else limit]
         memories, vectors = await self._read(head, owner, with_vectors=policy.restatements is not None)
         return arrange(fused, memories, vectors, similarity, keyword, limit, policy)
@@ -245,11 +254,18 @@ def _logistic(x: float) -> float:
 
 
 def fuse_candidates(
-    similarity: Mapping[int, float], keyword: Mapping[int, float], policy: RankingPolicy
+    similarity: Mapping[int, float],
+    keyword: Mapping[int, float],
+    policy: RankingPolicy,
+    adjacent: Mapping[int, tuple[int | None, int | None]] | None = None,
 ) -> list[tuple[int, float]]:
+    """The policy's fusion of the two sides, then each conversation turn in the context of its neighbours
+    (fusion.in_context; `adjacent` from HybridSearch.candidates)."""
     if policy.fusion == "rrf":
-        return rrf_fuse(similarity, keyword)
-    return fuse(similarity, keyword, policy.weight)
+        fused = rrf_fuse(similarity, keyword)
+    else:
+        fused = fuse(similarity, keyword, policy.weight)
+    return in_context(fused, adjacent or {}, policy.reply, policy.lead)
 
 
 def arrange(

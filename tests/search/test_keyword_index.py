@@ -86,3 +86,25 @@ def test_any_text_is_a_valid_query(text):
     index = build(doc("alpha beta"), doc("gamma"))
     rows, scores = ranked(index, text)
     assert set(rows) <= {1, 2} and all(s > 0 for s in scores)
+
+
+def test_memories_written_moments_apart_are_each_others_conversation_neighbours():
+    minute, hour = 60_000, 3_600_000
+    index = build(
+        doc("Sam: how did you get into watercolor painting?", ms=0),
+        doc("Evan: my friend got me into it", ms=20_000),
+        doc("Evan: I painted a sunset", ms=40_000, author="did:plc:b"),
+        doc("a note written an hour later", ms=40_000 + hour),
+        doc("another note, four minutes on", ms=40_000 + hour + 4 * minute),
+    )
+    before, after = index.adjacency()
+    assert before.tolist() == [-1, 0, 1, -1, 3] and after.tolist() == [1, 2, -1, 4, -1]
+    result = index.search("watercolor", 5)
+    assert result.row_ids.tolist() == [1]
+    assert result.adjacent([1, 2, 4, 99]) == {1: (None, 2), 2: (1, 3), 4: (None, 5)}
+    # a neighbour that fails the search's filters, or was deleted, is none
+    only_a = index.search("watercolor", 5, Filters(author="did:plc:a"))
+    assert only_a.adjacent([2]) == {2: (1, None)}
+    index.remove([2])
+    assert index.adjacency()[1].tolist()[:3] == [2, -1, -1]  # 1 and 3 are 40 s apart: neighbours now
+    assert index.search("sunset", 5).adjacent([3]) == {3: (1, None)}

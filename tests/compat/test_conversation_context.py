@@ -1,0 +1,90 @@
+"""A conversation turn ranked in the context of the turns around it (engram/service/fusion.py in_context)
+through the real app: the reply that answers a question shares none of its words, yet hybrid recall finds
+it beside the question; notes written apart and the single-side modes are untouched."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+from support.compat import start
+
+from engram.service.fusion import in_context
+from engram.service.hybrid import Scope, TextSearch
+from engram.service.ranking import policy_for
+
+TURNS = [
+    "Sam: Hey Evan, long time no see! How have you been?",
+    "Evan: Great! I have been painting a lot lately.",
+    "Sam: Wow, that's impressive! How did you get into watercolor painting?",
+    "Evan: My friend got me into it and gave me some advice, and I was hooked right away!",
+    "Sam: Nice. I started going to the gym three times a week.",
+    "Evan: Good for you, the gym is hard to keep up.",
+]
+NOTES = [
+    "Evan's watercolor class meets on Tuesdays at the community centre.",
+    "Evan bought a new set of brushes for painting.",
+    "The gym on Main Street opens at six.",
+]
+QUESTION = "How did Evan get into watercolor painting?"
+
+
+@pytest.fixture
+async def chat(aiohttp_client, settings):
+    engram = await start(aiohttp_client, settings)
+    space = await engram.space("chat")
+    rows = {}
+    for i, text in enumerate(TURNS):  # one session: turns seconds apart
+        (record,) = await engram.write(space.uri, [text], created_at=f"2026-03-01T10:00:{i * 7:02d}Z")
+        rows[text] = record.row_id
+    for day, text in enumerate(NOTES, start=2):  # notes, days apart
+        (record,) = await engram.write(space.uri, [text], created_at=f"2026-03-{day:02d}T09:00:00Z")
+        rows[text] = record.row_id
+    return engram, await engram.ctx.services.spaces.require(space.uri), rows
+
+
+async def test_the_reply_to_a_matching_question_ranks_beside_it(chat):
+    engram, space, rows = chat
+    ranking = engram.ctx.services.ranking
+    hybrid = [h.memory.text for h in (await ranking.run([Scope(space)], TextSearch(QUESTION), "hybrid")).hits]
+    assert hybrid[0] == TURNS[2]
+    assert TURNS[3] in hybrid[:3]  # the answer, which holds no word of the question, right after it
+    # without the context step it ranks lower: the notes sharing "watercolor"/"painting" come first
+    found = await engram.ctx.services.hybrid.candidates([Scope(space)], TextSearch(QUESTION, weight=0.5))
+    assert found.adjacent[rows[TURNS[2]]] == (rows[TURNS[1]], rows[TURNS[3]])
+    policy = replace(policy_for(None), reply=0.0, lead=0.0)
+    plain = await ranking.rank(found.similarity, found.keyword, found.owner, 10, policy, found.adjacent)
+    assert [h.memory.text for h in plain.hits].index(TURNS[3]) > hybrid.index(TURNS[3])
+
+
+async def test_single_side_modes_and_notes_keep_their_own_scores(chat):
+    engram, space, rows = chat
+    ranking = engram.ctx.services.ranking
+    keyword = (await ranking.run([Scope(space)], TextSearch(QUESTION), "keyword")).hits
+    assert keyword and all(
+        h.score == pytest.approx(h.keyword) for h in keyword
+    )  # the share, nothing borrowed
+    vector = (await ranking.run([Scope(space)], TextSearch(QUESTION), "vector")).hits
+    assert all(h.score == pytest.approx(h.similarity) for h in vector)  # the cosine, nothing borrowed
+    notes = (await ranking.run([Scope(space)], TextSearch("gym opening hours on Main Street"), "hybrid")).hits
+    assert notes[0].memory.text == NOTES[2]
+    # a note has no neighbours: nothing borrows from it, it borrows from nothing
+    found = await engram.ctx.services.hybrid.candidates(
+        [Scope(space)], TextSearch("Main Street gym", weight=0.5)
+    )
+    assert rows[NOTES[2]] in found.keyword and rows[NOTES[2]] not in found.adjacent
+
+
+def test_in_context_raises_a_turn_to_a_share_of_its_neighbours_and_never_past_them():
+    fused = [(1, 0.9), (5, 0.5), (3, 0.1)]
+    adjacent = {1: (None, 2), 3: (2, 4)}
+    assert in_context(fused, adjacent, 0.7, 0.5) == [
+        (1, 0.9),
+        (2, 0.63),
+        (5, 0.5),
+        (3, 0.1),
+        (4, pytest.approx(0.07)),
+    ]
+    assert in_context(fused, adjacent, 0.0, 0.0) == fused
+    # a turn before a strong one gets the lead share; a raised score never exceeds its source's
+    assert in_context([(2, 0.8)], {2: (1, None)}, 0.7, 0.5) == [(2, 0.8), (1, 0.4)]
