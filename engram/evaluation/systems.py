@@ -88,7 +88,7 @@ class SpaceRunner:
             return Outcome([self.key_of_row[r] for r, _ in fused[:DEPTH]], top)
         ranking = arrange(
             fused[: max(DEPTH, POOL)], found.memories, found.vectors, found.similarity, found.keyword,
-            DEPTH, policy,
+            DEPTH, policy, found.adjacent,
         )  # fmt: skip
         best = ranking.hits[0].memory if ranking.hits else None
         covered = coverage(best, found.term_idf) if best is not None else 0.0

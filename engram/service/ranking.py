@@ -203,7 +203,7 @@ class EngramRanking:
         fused = fuse_candidates(similarity, keyword, policy, adjacent)
         head = fused[: max(limit, POOL) if policy.restatements else limit]
         memories, vectors = await self._read(head, owner, with_vectors=policy.restatements is not None)
-        return arrange(fused, memories, vectors, similarity, keyword, limit, policy)
+        return arrange(fused, memories, vectors, similarity, keyword, limit, policy, adjacent)
 
     async def _read(
         self, head: Sequence[tuple[int, float]], owner: Mapping[int, str], *, with_vectors: bool
@@ -276,12 +276,19 @@ def arrange(
     keyword: Mapping[int, float],
     limit: int,
     policy: RankingPolicy,
+    adjacent: Mapping[int, tuple[int | None, int | None]] | None = None,
 ) -> Ranking:
     """The final ranking from fused candidates and the memories (and unit vectors) of at least the first
-    max(limit, POOL) of them: restatements first, superseded ones marked, cut to `limit`."""
+    max(limit, POOL) of them: restatements first, superseded ones marked, cut to `limit`. The vectors of
+    conversation turns (rows with a neighbour in `adjacent`, HybridSearch.candidates) are withheld from
+    the restatement rule, so its heuristic never fires on chat, where every later turn on a topic looks
+    like a restatement (LoCoMo: docs/benchmarks.md); an explicit `supersedes` still replaces a turn."""
     head = fused[: max(limit, POOL) if policy.restatements else limit]
     links: dict[int, tuple[int, str]] = {}
     if policy.restatements is not None:
+        if adjacent:
+            turns = {row for pair in adjacent.values() for row in pair if row is not None} | adjacent.keys()
+            vectors = {row: vector for row, vector in vectors.items() if row not in turns}
         order, replaced_by = newer_first(head, memories, vectors, policy.restatements, keyword, links)
     else:
         order, replaced_by = [r for r, _ in head if r in memories], {}

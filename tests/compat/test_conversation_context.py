@@ -88,3 +88,28 @@ def test_in_context_raises_a_turn_to_a_share_of_its_neighbours_and_never_past_th
     assert in_context(fused, adjacent, 0.0, 0.0) == fused
     # a turn before a strong one gets the lead share; a raised score never exceeds its source's
     assert in_context([(2, 0.8)], {2: (1, None)}, 0.7, 0.5) == [(2, 0.8), (1, 0.4)]
+
+
+async def test_the_restatement_heuristic_never_fires_on_conversation_turns(aiohttp_client, settings):
+    """Two turns of one session that a note-taker would read as old and new statement: the later is not
+    moved before the earlier, unless it names it in attrs.supersedes. The same two as notes, months apart,
+    are (tests/compat/test_engram_ranking.py)."""
+    engram = await start(aiohttp_client, settings)
+    old = "Staging runs Postgres 15.4 on pg-staging-01."
+    new = "Staging now runs Postgres 16.2 on pg-staging-01 after the upgrade."
+    query = TextSearch("Which Postgres does staging run on pg-staging-01")
+
+    async def ranked(name, **named):
+        space = await engram.space(name)
+        (first,) = await engram.write(space.uri, [old], created_at="2026-01-01T00:00:00Z")
+        attrs = {"supersedes": first.uri} if named else {}
+        await engram.write(space.uri, [new], created_at="2026-01-01T00:00:30Z", attrs=attrs)
+        space = await engram.ctx.services.spaces.require(space.uri)
+        return (await engram.ctx.services.ranking.run([Scope(space)], query, "vector")).hits
+
+    hits = await ranked("turns")
+    assert [h.memory.text for h in hits] == [old, new]  # by cosine, untouched
+    assert all(h.superseded_by is None for h in hits)
+    hits = await ranked("named", named=True)
+    assert [h.memory.text for h in hits] == [new, old]
+    assert hits[1].superseded_by == hits[0].memory.uri
