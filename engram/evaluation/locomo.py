@@ -9,7 +9,7 @@ files of the repository's earlier zip).
 
 Each conversation becomes one scratch space and each turn one memory: text `"<speaker>: <text>"` (an
 image's caption appended as `[shares <caption>]`), createdAt the session's date (turn i of a session i
-seconds after it, so the order holds), source the turn's dia_id. A question's labels are its evidence
+seconds after it, so the order holds), source the turn's dia_id, attrs.speaker the turn's speaker. A question's labels are its evidence
 turns. Reported per category (1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop, 5 adversarial) and
 over categories 1-4 (the answerable ones): evidence recall@1/5/10/20, hit@10 (any evidence turn in the
 top 10), MRR@10 (first evidence turn) and nDCG@10 (every evidence turn gain 1), and the latency of each
@@ -59,6 +59,7 @@ class Turn:
     dia_id: str
     text: str
     created_at: str
+    speaker: str
 
 
 @dataclasses.dataclass(frozen=True)
@@ -103,7 +104,7 @@ def _turns(conversation: dict, n: int) -> list[Turn]:
             if turn.get("blip_caption"):
                 text += f" [shares {turn['blip_caption']}]"
             stamp = (start + timedelta(seconds=i)).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-            turns.append(Turn(str(turn.get("dia_id")), text, stamp))
+            turns.append(Turn(str(turn.get("dia_id")), text, stamp, str(turn.get("speaker", "?"))))
     if not turns:
         raise InvalidInput(f"conversation {n} has no turns", "BadBenchData")
     return turns
@@ -139,7 +140,8 @@ async def run(
                     spaces.append(None)
                     continue
                 space = await ctx.services.spaces.create_hosted(f"locomo-{n}")
-                lines = [(i + 1, {"text": t.text, "createdAt": t.created_at, "source": t.dia_id})
+                lines = [(i + 1, {"text": t.text, "createdAt": t.created_at, "source": t.dia_id,
+                                  "attrs": {"speaker": t.speaker}})
                          for i, t in enumerate(turns)]  # fmt: skip
                 report = await import_values(
                     ctx.store, ctx.services.spaces, ctx.services.memories, space.uri, lines
@@ -170,7 +172,13 @@ async def run(
                 for name, chosen in policies.items():
                     started = time.perf_counter()
                     ranked = await ranking.rank(
-                        found.similarity, found.keyword, found.owner, DEPTH, chosen, found.adjacent
+                        found.similarity,
+                        found.keyword,
+                        found.owner,
+                        DEPTH,
+                        chosen,
+                        found.adjacent,
+                        found.others,
                     )
                     latency[name].append(collected + time.perf_counter() - started)
                     rankings[name].append([h.memory.source for h in ranked.hits])

@@ -42,6 +42,7 @@ class Candidates:
     vectors: dict[int, np.ndarray]
     term_idf: dict[str, float]  # idf of each query term in the space (ranking.coverage)
     adjacent: dict = field(default_factory=dict)  # conversation neighbours (HybridSearch.candidates)
+    others: set = field(default_factory=set)  # said by others than the query names (HybridSearch.candidates)
 
 
 class SpaceRunner:
@@ -79,10 +80,10 @@ class SpaceRunner:
 
         memories, vectors = await self.ctx.store.read(read)
         term_idf = await self.ctx.services.hybrid.keywords.idf(self.space, text)
-        return Candidates(similarity, keyword, memories, vectors, term_idf, found.adjacent)
+        return Candidates(similarity, keyword, memories, vectors, term_idf, found.adjacent, found.others)
 
     def fused(self, found: Candidates, policy: RankingPolicy) -> Outcome:
-        fused = fuse_candidates(found.similarity, found.keyword, policy, found.adjacent)
+        fused = fuse_candidates(found.similarity, found.keyword, policy, found.adjacent, found.others)
         top = max(found.similarity.values(), default=0.0)
         if policy.restatements is None:
             return Outcome([self.key_of_row[r] for r, _ in fused[:DEPTH]], top)

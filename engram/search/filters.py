@@ -147,6 +147,10 @@ class AttrColumns:
                 row.setdefault(name, []).append(value)
         return out
 
+    def values(self, name: str) -> list[tuple[Scalar, np.ndarray]]:
+        """Each scalar value of the field with its positions (cached until attrs change)."""
+        return self._fields().get(name, [])
+
     def _fields(self) -> dict[str, list[tuple[Scalar, np.ndarray]]]:
         if self._by_field is None:
             by_field: dict[str, list[tuple[Scalar, np.ndarray]]] = {}

@@ -28,6 +28,7 @@ caller serialises `add`/`remove` against `search`.
 
 from __future__ import annotations
 
+import re
 from array import array
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
@@ -46,6 +47,8 @@ K1, B = 1.2, 0.4
 # Two memories written this close together, one right after the other, are turns of one conversation:
 # each is the other's context (`KeywordResult.adjacent`; engram/service/fusion.py `in_context`).
 CONVERSATION_GAP_MS = 5 * 60 * 1000
+SPEAKER = "speaker"  # attrs.speaker: who said a conversation turn (`KeywordResult.by_others`)
+_WORD = re.compile(r"[^\W_]+")
 FIELD_WEIGHTS = (1.0, 0.5, 0.25)  # text, tags, source
 CREATED_WEIGHT = 0.5  # the day a memory was written (dates.created_terms), weighted as a tag
 MAX_QUERY_TERMS = 64
@@ -213,8 +216,11 @@ class KeywordIndex:
             only[self.positions(within)] = True
             allowed = allowed & only
         context = (*self.adjacency(), allowed)
+        others = self._other_speakers(text)
         if not terms or live_count <= 0:
-            return KeywordResult(np.zeros(0, np.int64), np.zeros(0, np.float32), self.row_ids, None, context)
+            return KeywordResult(
+                np.zeros(0, np.int64), np.zeros(0, np.float32), self.row_ids, None, context, others
+            )
         if self._average is None:
             self._average = float(self.lengths[self.live].mean()) if live_count else 1.0
         scores = np.zeros(len(self), dtype=np.float32)
@@ -230,7 +236,25 @@ class KeywordIndex:
             candidates = candidates[np.argpartition(-scores[candidates], k - 1)[:k]]
         order = np.lexsort((self.row_ids[candidates], -scores[candidates]))
         best = candidates[order]
-        return KeywordResult(self.row_ids[best], scores[best], self.row_ids, scores, context)
+        return KeywordResult(self.row_ids[best], scores[best], self.row_ids, scores, context, others)
+
+    def _other_speakers(self, text: str) -> np.ndarray | None:
+        """When the query names a speaker of the space (a word of an attrs.speaker value, e.g. "Caroline"
+        in "What did Caroline research?"), the mask of positions said by someone it does not name; None
+        when it names none. Positions without a speaker are never in it."""
+        spoken = self.columns.attrs.values(SPEAKER)
+        if not spoken:
+            return None
+        asked = set(_WORD.findall(fold(text)))
+        named = [positions for value, positions in spoken if isinstance(value, str) and _names(value, asked)]
+        if not named:
+            return None
+        mask = np.zeros(len(self), dtype=bool)
+        for _, positions in spoken:
+            mask[positions] = True
+        for positions in named:
+            mask[positions] = False
+        return mask
 
     def annotate(
         self, text: str, row_ids: Sequence[int], names: Sequence[str], filters: Filters | None
@@ -310,6 +334,10 @@ class Annotation:
     passing: frozenset[int] = frozenset()  # of the rows in named_by, those that pass the filters
 
 
+def _names(speaker: str, asked: set[str]) -> bool:
+    return any(len(word) > 1 and word in asked for word in _WORD.findall(fold(speaker)))
+
+
 class KeywordResult:
     """The best matches of one query, and every row's score for that query (`of`)."""
 
@@ -320,10 +348,23 @@ class KeywordResult:
         all_row_ids: np.ndarray,
         all_scores: np.ndarray | None,
         context: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+        others: np.ndarray | None = None,
     ) -> None:
         self.row_ids, self.scores = row_ids, scores
         self._all_row_ids, self._all_scores = all_row_ids, all_scores
         self._context = context  # (previous position, next position, allowed) per position
+        self._others = others  # positions said by a speaker the query does not name (_other_speakers)
+
+    def by_others(self, row_ids: Iterable[int]) -> set[int]:
+        """Those rows said by someone other than the speaker(s) the query names; empty when it names none."""
+        if self._others is None:
+            return set()
+        wanted = np.fromiter(row_ids, dtype=np.int64)
+        if not wanted.shape[0]:
+            return set()
+        at = np.minimum(np.searchsorted(self._all_row_ids, wanted), self._all_row_ids.shape[0] - 1)
+        hit = (self._all_row_ids[at] == wanted) & self._others[at]
+        return set(wanted[hit].tolist())
 
     def adjacent(self, row_ids: Iterable[int]) -> dict[int, tuple[int | None, int | None]]:
         """{row: (the memory before it, the one after it)} in its conversation (KeywordIndex.adjacency),

@@ -35,11 +35,17 @@ and after it, engram/search/keyword_index.py `CONVERSATION_GAP_MS`):
 
 `reply` < 1 and `lead` < 1, so a memory never overtakes the neighbour it borrows from, and the score
 stays in [0, 1]. Memories written apart (notes, documents) have no neighbours and keep their scores.
+
+Speaker (`by_speaker`, last): a question about a person is answered by what that person said ("What did
+Caroline research?" is answered by Caroline's turns, not by Melanie asking "how's the research going,
+Caroline?"). When the query names a speaker of the space (attrs.speaker, engram/search/keyword_index.py),
+the score of each turn said by someone else is multiplied by `other` (< 1); memories without a speaker
+are untouched.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 K = 60  # RRF's rank offset
 
@@ -98,3 +104,13 @@ def in_context(
         if before is not None and lead * own > raised.get(before, 0.0):
             raised[before] = lead * own
     return sorted(raised.items(), key=lambda item: (-item[1], item[0]))
+
+
+def by_speaker(
+    fused: Sequence[tuple[int, float]], others: Collection[int], other: float
+) -> list[tuple[int, float]]:
+    """`fused` with the scores of `others` (turns said by someone the query does not name) x `other`."""
+    if not others or other >= 1.0:
+        return list(fused)
+    scored = [(row, score * other if row in others else score) for row, score in fused]
+    return sorted(scored, key=lambda item: (-item[1], item[0]))

@@ -69,6 +69,8 @@ class Found:
     owner: dict[int, str]  # space URI per row
     # {candidate: (the memory before it, the one after it) in its conversation} (KeywordResult.adjacent)
     adjacent: dict[int, tuple[int | None, int | None]] = field(default_factory=dict)
+    # rows said by someone other than the speaker the query names (KeywordResult.by_others)
+    others: set[int] = field(default_factory=set)
 
 
 @dataclass(frozen=True)
@@ -122,10 +124,11 @@ class HybridSearch:
         vectors = await self._query_vectors(scopes, query) if query.weight > 0 else {}
         parts = await asyncio.gather(*(self._scope(scope, query, vectors) for scope in scopes))
         found = Found({}, {}, {})
-        for scope, (sims, kws, adjacent) in zip(scopes, parts, strict=True):
+        for scope, (sims, kws, adjacent, others) in zip(scopes, parts, strict=True):
             found.similarity.update(sims)
             found.keyword.update(kws)
             found.adjacent.update(adjacent)
+            found.others.update(others)
             neighbours = {row for pair in adjacent.values() for row in pair if row is not None}
             found.owner.update(dict.fromkeys(sims.keys() | kws.keys() | neighbours, scope.space.uri))
         return found
@@ -146,7 +149,7 @@ class HybridSearch:
 
     async def _scope(
         self, scope: Scope, query: TextSearch, vectors: dict[str, np.ndarray]
-    ) -> tuple[dict[int, float], dict[int, float], dict[int, tuple[int | None, int | None]]]:
+    ) -> tuple[dict[int, float], dict[int, float], dict[int, tuple[int | None, int | None]], set[int]]:
         space, want_vector, want_keyword = scope.space, query.weight > 0, query.weight < 1
         vector = vectors[self._vector_key(space)] if want_vector else None
         async with self.search.limiter.acquire(space.uri):
@@ -158,7 +161,7 @@ class HybridSearch:
                 self._keyword_candidates(scope, query) if want_keyword else _no_keywords(),
             )
             if keyword is None:
-                return sims, {}, {}
+                return sims, {}, {}, set()
             kws = keyword.best()
             adjacent = keyword.adjacent(sims.keys() | kws.keys())
             neighbours = {row for pair in adjacent.values() for row in pair if row is not None}
@@ -169,7 +172,7 @@ class HybridSearch:
                 sims.update(
                     await self._exact_similarities(space, missing, query, vector, filtered=True, keep=None)
                 )
-        return sims, kws, adjacent
+        return sims, kws, adjacent, keyword.by_others(sims.keys() | kws.keys() | neighbours)
 
     async def _vector_candidates(
         self, scope: Scope, query: TextSearch, vector: np.ndarray

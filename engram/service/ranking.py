@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
@@ -29,7 +29,7 @@ from ..store import Memory, memory_reads
 from ..store import documents as store_documents
 from ..store import spaces as store_spaces
 from .explain import QueryFacts, Replacement, Why, finish
-from .fusion import fuse, in_context, rrf_fuse
+from .fusion import by_speaker, fuse, in_context, rrf_fuse
 from .hybrid import filters_of
 from .search import require_model
 from .supersession import Restatements, newer_first
@@ -56,6 +56,7 @@ class RankingPolicy:
         0.7  # share of the score of the memory before it a conversation turn gets (fusion.in_context)
     )
     lead: float = 0.5  # ... and of the one after it
+    other_speaker: float = 0.8  # score factor of a turn said by someone else than the query names
 
 
 DEFAULT_POLICY = RankingPolicy()
@@ -129,12 +130,16 @@ class EngramRanking:
         if mode != "hybrid":
             # one side alone means what it says: no conversation context (a keyword-only hit holds a
             # query word, a vector-only score is the cosine)
-            policy = replace(policy, fusion="convex", weight=side_weight, reply=0.0, lead=0.0)
+            policy = replace(
+                policy, fusion="convex", weight=side_weight, reply=0.0, lead=0.0, other_speaker=1.0
+            )
         elif weight is not None:
             policy = replace(policy, fusion="convex", weight=weight)
         # The whole pool (POOL at least), so `current` and a confidence floor still leave `limit` hits; the
         # first `limit` of it are exactly what a ranking cut at `limit` holds (arrange).
-        ranking = await self.rank(similarity, keyword, owner, max(query.limit, POOL), policy, found.adjacent)
+        ranking = await self.rank(
+            similarity, keyword, owner, max(query.limit, POOL), policy, found.adjacent, found.others
+        )
         annotations, successors = await self._annotate(scopes, query, ranking, owner)
         hits, facts = finish(
             ranking.hits, annotations, owner, successors, ranking.links, policy, limit=query.limit,
@@ -197,10 +202,11 @@ class EngramRanking:
         limit: int,
         policy: RankingPolicy,
         adjacent: Mapping[int, tuple[int | None, int | None]] | None = None,
+        others: Collection[int] = (),
     ) -> Ranking:
         """Rank already collected candidates (HybridSearch.candidates) under `policy` (the confidence here
         knows only the cosine; `run` adds the keyword coverage)."""
-        fused = fuse_candidates(similarity, keyword, policy, adjacent)
+        fused = fuse_candidates(similarity, keyword, policy, adjacent, others)
         head = fused[: max(limit, POOL) if policy.restatements else limit]
         memories, vectors = await self._read(head, owner, with_vectors=policy.restatements is not None)
         return arrange(fused, memories, vectors, similarity, keyword, limit, policy, adjacent)
@@ -258,14 +264,18 @@ def fuse_candidates(
     keyword: Mapping[int, float],
     policy: RankingPolicy,
     adjacent: Mapping[int, tuple[int | None, int | None]] | None = None,
+    others: Collection[int] = (),
 ) -> list[tuple[int, float]]:
     """The policy's fusion of the two sides, then each conversation turn in the context of its neighbours
-    (fusion.in_context; `adjacent` from HybridSearch.candidates)."""
+    (fusion.in_context) and, when the query names a speaker, the turns said by others weighed down
+    (fusion.by_speaker); `adjacent` and `others` from HybridSearch.candidates."""
     if policy.fusion == "rrf":
         fused = rrf_fuse(similarity, keyword)
     else:
         fused = fuse(similarity, keyword, policy.weight)
-    return in_context(fused, adjacent or {}, policy.reply, policy.lead)
+    return by_speaker(
+        in_context(fused, adjacent or {}, policy.reply, policy.lead), others, policy.other_speaker
+    )
 
 
 def arrange(

@@ -113,3 +113,34 @@ async def test_the_restatement_heuristic_never_fires_on_conversation_turns(aioht
     hits = await ranked("named", named=True)
     assert [h.memory.text for h in hits] == [new, old]
     assert hits[1].superseded_by == hits[0].memory.uri
+
+
+async def test_a_question_about_a_speaker_prefers_what_that_speaker_said(aiohttp_client, settings):
+    """attrs.speaker, as an importer carries it: "What did Caroline research?" ranks Caroline's turn
+    before Melanie's question that names Caroline and the research."""
+    engram = await start(aiohttp_client, settings)
+    space = await engram.space("speakers")
+    turns = [
+        ("Melanie", "Hey Caroline! How was your week? Busy with the research?"),
+        ("Caroline", "I've been researching adoption agencies all week, it's been a lot of reading."),
+        ("Melanie", "Wow, that's a big step! I'm proud of you."),
+    ]
+    for i, (speaker, text) in enumerate(turns):
+        await engram.write(
+            space.uri,
+            [f"{speaker}: {text}"],
+            created_at=f"2026-03-01T10:00:0{i}Z",
+            attrs={"speaker": speaker},
+        )
+    space = await engram.ctx.services.spaces.require(space.uri)
+    query = TextSearch("What did Caroline research?")
+    found = await engram.ctx.services.hybrid.candidates([Scope(space)], replace(query, weight=0.5))
+    ranking = engram.ctx.services.ranking
+    hits = (await ranking.run([Scope(space)], query, "hybrid")).hits
+    assert hits[0].memory.attrs["speaker"] == "Caroline"
+    assert {h.memory.row_id for h in hits if h.memory.attrs["speaker"] == "Melanie"} == found.others
+    policy = replace(policy_for(None), other_speaker=1.0)
+    plain = await ranking.rank(
+        found.similarity, found.keyword, found.owner, 10, policy, found.adjacent, found.others
+    )
+    assert plain.hits[0].memory.attrs["speaker"] == "Melanie"  # without the step, the question ranks first

@@ -108,3 +108,19 @@ def test_memories_written_moments_apart_are_each_others_conversation_neighbours(
     index.remove([2])
     assert index.adjacency()[1].tolist()[:3] == [2, -1, -1]  # 1 and 3 are 40 s apart: neighbours now
     assert index.search("sunset", 5).adjacent([3]) == {3: (1, None)}
+
+
+def test_a_query_naming_a_speaker_marks_the_turns_said_by_others():
+    index = KeywordIndex()
+    index.add([
+        (1, "a", 0, (), "Caroline: I researched adoption agencies.", None, {"speaker": "Caroline"}),
+        (2, "a", 1, (), "Melanie: how is the adoption research going, Caroline?", None, {"speaker": "Melanie"}),
+        (3, "a", 2, (), "a note about adoption", None, None),
+        (4, "a", 3, (), "Mel Jones: adoption is hard", None, {"speaker": "Mel Jones"}),
+    ])  # fmt: skip
+    everyone = [1, 2, 3, 4]
+    assert index.search("What did Caroline research about adoption?", 5).by_others(everyone) == {2, 4}
+    assert index.search("what did jones say about adoption", 5).by_others(everyone) == {1, 2}
+    # no speaker named (or only a word no speaker has): nobody is "other"
+    assert index.search("adoption research", 5).by_others(everyone) == set()
+    assert index.search("zebra", 5).by_others(everyone) == set()
