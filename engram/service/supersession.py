@@ -14,7 +14,9 @@ A memory B restates (supersedes) an older memory A, for a given query, when
   statements of a current state ("staging runs Postgres 15.4") go stale. Chat is full of such reports,
   notes rarely are.
 Only the order changes: B is moved to just before A, A keeps its place after it and is marked
-`superseded_by` B; nothing is dropped (a user may be asking about history). Chains resolve to the newest.
+`superseded_by` B; nothing is dropped (a user may be asking about history). Of several memories that
+restate A, B is one naming A explicitly, else the most relevant to the query (the newest on a tie); chains (C restates B restates A)
+resolve to the last.
 The thresholds are tuned on the tuning half of the labelled set (`engram eval`, docs/benchmarks.md).
 """
 
@@ -91,7 +93,12 @@ def newer_first(
             restates = _restates(
                 memories[newer], memories[older], cosine.get((older, newer)), score, words, rule
             )
-            if restates and (newest is None or memories[newer].created_ms > memories[newest].created_ms):
+            # of several memories restating it, one that names it explicitly, else the most relevant to
+            # the query replaces it (the newest on a tie): "the replica moved" restates "MySQL 8.0.35 with
+            # a replica" as much as "upgraded to MySQL 8.0.36" does; a question about the version wants
+            # the upgrade
+            if restates and (newest is None or _preference(memories, score, newer, older)
+                             > _preference(memories, score, newest, older)):  # fmt: skip
                 newest = newer
         if newest is not None:
             replaced_by[older] = newest
@@ -111,6 +118,10 @@ def newer_first(
         order.append(row)
         placed.add(row)
     return order, current
+
+
+def _preference(memories: Mapping[int, Memory], score, newer: int, older: int) -> tuple[bool, float, int]:
+    return explicitly_supersedes(memories[newer], memories[older]), score[newer], memories[newer].created_ms
 
 
 def _cosines(pool: Sequence[int], vectors: Mapping[int, np.ndarray]) -> dict[tuple[int, int], float]:

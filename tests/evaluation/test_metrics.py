@@ -102,3 +102,17 @@ def test_chat_guards_keep_an_answering_turn_in_place():
     assert newer_first(ranked, memories, vectors, rule, {1: 0.6, 2: 0.5})[0] == [1, 2]  # a dated event
     memories[2] = _memory(2, 300, {"supersedes": "r1"})
     assert newer_first(ranked, memories, vectors, rule, {1: 0.6, 2: 0.0})[0] == [2, 1]  # the writer said so
+
+
+def test_of_several_restatements_the_most_relevant_replaces_unless_one_names_it():
+    """Two later memories both restate 1 (near-duplicates, relevant enough): the one the query wants more
+    is placed before it, not merely the newest; one that names 1 in attrs.supersedes wins over both."""
+    memories = {1: _memory(1, 100), 2: _memory(2, 200), 3: _memory(3, 300)}
+    # 2 and 3 each near 1 (cosine 0.93), not near each other (0.74): no chain from 2 to 3
+    vectors = {1: _unit(1, 0.3, 0.3), 2: _unit(1, 0.6, 0), 3: _unit(1, 0, 0.6)}
+    ranked = [(1, 0.9), (2, 0.85), (3, 0.6)]
+    order, replaced = newer_first(ranked, memories, vectors, Restatements(0.9, 0.5))
+    assert order == [2, 1, 3] and replaced == {1: 2}  # 3 is newer but less relevant
+    memories[3] = _memory(3, 300, {"supersedes": "r1"})
+    order, replaced = newer_first(ranked, memories, vectors, Restatements(0.9, 0.5))
+    assert order[0] == 3 and replaced[1] == 3
