@@ -15,6 +15,7 @@ neighbours (the memories written just before and after them, engram/search/keywo
 from __future__ import annotations
 
 import asyncio
+import heapq
 from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeVar
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 CANDIDATES = 100  # per scope and per side; the union holds at most 2 x CANDIDATES per scope
+CONTEXT = 30  # per side, the leading candidates whose conversation neighbours are collected
 
 
 @dataclass(frozen=True)
@@ -163,7 +165,9 @@ class HybridSearch:
             if keyword is None:
                 return sims, {}, {}, set()
             kws = keyword.best()
-            adjacent = keyword.adjacent(sims.keys() | kws.keys())
+            # neighbours of the leading candidates of each side only: a turn borrows at most 0.7x its
+            # neighbour's score (fusion.in_context), so only strong candidates lend enough to matter
+            adjacent = keyword.adjacent(_leading(sims) | _leading(kws))
             neighbours = {row for pair in adjacent.values() for row in pair if row is not None}
             kws.update(keyword.of(sims.keys() | neighbours))
             if want_vector:
@@ -231,6 +235,10 @@ class HybridSearch:
             return found
 
         return await self.store.read(read)
+
+
+def _leading(scores: dict[int, float]) -> set[int]:
+    return set(heapq.nlargest(CONTEXT, scores, key=scores.__getitem__))
 
 
 def filters_of(query: TextSearch) -> Filters:
