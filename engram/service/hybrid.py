@@ -165,7 +165,7 @@ class HybridSearch:
             if keyword is None:
                 return sims, {}, {}, set()
             kws = keyword.best()
-            # neighbours of the leading candidates of each side only: a turn borrows at most 0.7x its
+            # neighbours of the leading candidates of each side only: a turn borrows at most 0.8x its
             # neighbour's score (fusion.in_context), so only strong candidates lend enough to matter
             adjacent = keyword.adjacent(_leading(sims) | _leading(kws))
             neighbours = {row for pair in adjacent.values() for row in pair if row is not None}

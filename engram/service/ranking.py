@@ -52,11 +52,10 @@ class RankingPolicy:
     restatements: Restatements | None = field(default_factory=Restatements)
     answer_similarity: float = 0.6  # top cosine at which confidence reaches 0.5 ...
     answer_coverage: float = 0.56  # ... or the share of the query's idf the best hit holds
-    reply: float = (
-        0.7  # share of the score of the memory before it a conversation turn gets (fusion.in_context)
-    )
-    lead: float = 0.5  # ... and of the one after it
-    other_speaker: float = 0.8  # score factor of a turn said by someone else than the query names
+    # conversation context (fusion.in_context): the share of the score of the turn before a turn gets ...
+    reply: float = 0.8
+    lead: float = 0.6  # ... and of the turn after it
+    other_speaker: float = 0.7  # score factor of a turn said by someone else than the query names
 
 
 DEFAULT_POLICY = RankingPolicy()
