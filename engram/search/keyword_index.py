@@ -44,9 +44,12 @@ from .dates import DATE_TERM, asks_when, created_terms, date_terms, query_date_t
 from .filters import FilterColumns, Filters, attr_token
 
 K1, B = 1.2, 0.4
-# Two memories written this close together, one right after the other, are turns of one conversation:
-# each is the other's context (`KeywordResult.adjacent`; engram/service/fusion.py `in_context`).
+# Two memories written one right after the other, at least a second and at most five minutes apart, are
+# turns of one conversation: each is the other's context (`KeywordResult.adjacent`; engram/service/fusion.py
+# `in_context`). Memories stamped within the same second are a bulk write (an import without dates), not a
+# conversation.
 CONVERSATION_GAP_MS = 5 * 60 * 1000
+CONVERSATION_MIN_GAP_MS = 1000
 SPEAKER = "speaker"  # attrs.speaker: who said a conversation turn (`KeywordResult.by_others`)
 _WORD = re.compile(r"[^\W_]+")
 FIELD_WEIGHTS = (1.0, 0.5, 0.25)  # text, tags, source
@@ -165,7 +168,8 @@ class KeywordIndex:
 
     def adjacency(self) -> tuple[np.ndarray, np.ndarray]:
         """(previous, next) position of each position in the same conversation, -1 for none: the live
-        neighbour in write (row-id) order, when the two were created at most CONVERSATION_GAP_MS apart.
+        neighbour in write (row-id) order, when the two were created CONVERSATION_MIN_GAP_MS to
+        CONVERSATION_GAP_MS apart.
         New arrays each time rows come or go, never changed in place (a KeywordResult keeps them)."""
         if self._adjacency is None:
             before = np.full(len(self), -1, dtype=np.int64)
@@ -173,7 +177,8 @@ class KeywordIndex:
             live = np.flatnonzero(self.live)
             if live.shape[0] > 1:
                 created = self.columns.created_at[live]
-                close = np.abs(np.diff(created)) <= CONVERSATION_GAP_MS
+                gap = np.abs(np.diff(created))
+                close = (gap >= CONVERSATION_MIN_GAP_MS) & (gap <= CONVERSATION_GAP_MS)
                 after[live[:-1][close]] = live[1:][close]
                 before[live[1:][close]] = live[:-1][close]
             self._adjacency = (before, after)

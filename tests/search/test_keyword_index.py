@@ -96,9 +96,10 @@ def test_memories_written_moments_apart_are_each_others_conversation_neighbours(
         doc("Evan: I painted a sunset", ms=40_000, author="did:plc:b"),
         doc("a note written an hour later", ms=40_000 + hour),
         doc("another note, four minutes on", ms=40_000 + hour + 4 * minute),
+        doc("a bulk import, the same second", ms=40_000 + hour + 4 * minute + 300),
     )
     before, after = index.adjacency()
-    assert before.tolist() == [-1, 0, 1, -1, 3] and after.tolist() == [1, 2, -1, 4, -1]
+    assert before.tolist() == [-1, 0, 1, -1, 3, -1] and after.tolist() == [1, 2, -1, 4, -1, -1]
     result = index.search("watercolor", 5)
     assert result.row_ids.tolist() == [1]
     assert result.adjacent([1, 2, 4, 99]) == {1: (None, 2), 2: (1, 3), 4: (None, 5)}
