@@ -34,7 +34,7 @@ and after it, engram/search/keyword_index.py `CONVERSATION_GAP_MS`):
     score = max(own, reply x score of the one before, lead x score of the one after)
 
 `reply` < 1 and `lead` < 1, so a memory never overtakes the neighbour it borrows from, and the score
-stays in [0, 1]. Memories written apart (notes, documents) have no neighbours and keep their scores.
+stays in [0, 1]. The context reaches `reach` turns: each pass carries the raised scores one turn on. Memories written apart (notes, documents) have no neighbours and keep their scores.
 
 Speaker (`by_speaker`, last): a question about a person is answered by what that person said ("What did
 Caroline research?" is answered by Caroline's turns, not by Melanie asking "how's the research going,
@@ -88,22 +88,27 @@ def in_context(
     adjacent: Mapping[int, tuple[int | None, int | None]],
     reply: float,
     lead: float,
+    reach: int = 1,
 ) -> list[tuple[int, float]]:
     """`fused` (best first) with each memory's score raised to `reply` x its predecessor's and `lead` x
-    its successor's (adjacent: {row: (before, after)}), neighbours not yet ranked included, best first."""
+    its successor's (adjacent: {row: (before, after)}), neighbours not yet ranked included, best first.
+    Each of `reach` passes carries the raised scores one turn further (reach 2: the turn after the
+    answer to a question gets reply x reply of the question's score)."""
     if not adjacent or (reply <= 0 and lead <= 0):
         return list(fused)
     score = dict(fused)
-    raised = dict(score)
-    for row, (before, after) in adjacent.items():
-        own = score.get(row, 0.0)
-        if own <= 0:
-            continue
-        if after is not None and reply * own > raised.get(after, 0.0):
-            raised[after] = reply * own
-        if before is not None and lead * own > raised.get(before, 0.0):
-            raised[before] = lead * own
-    return sorted(raised.items(), key=lambda item: (-item[1], item[0]))
+    for _ in range(reach):
+        raised = dict(score)
+        for row, (before, after) in adjacent.items():
+            own = score.get(row, 0.0)
+            if own <= 0:
+                continue
+            if after is not None and reply * own > raised.get(after, 0.0):
+                raised[after] = reply * own
+            if before is not None and lead * own > raised.get(before, 0.0):
+                raised[before] = lead * own
+        score = raised
+    return sorted(score.items(), key=lambda item: (-item[1], item[0]))
 
 
 def by_speaker(

@@ -131,7 +131,7 @@ class HybridSearch:
             found.keyword.update(kws)
             found.adjacent.update(adjacent)
             found.others.update(others)
-            neighbours = {row for pair in adjacent.values() for row in pair if row is not None}
+            neighbours = _neighbours(adjacent)
             found.owner.update(dict.fromkeys(sims.keys() | kws.keys() | neighbours, scope.space.uri))
         return found
 
@@ -168,7 +168,9 @@ class HybridSearch:
             # neighbours of the leading candidates of each side only: a turn borrows at most 0.8x its
             # neighbour's score (fusion.in_context), so only strong candidates lend enough to matter
             adjacent = keyword.adjacent(_leading(sims) | _leading(kws))
-            neighbours = {row for pair in adjacent.values() for row in pair if row is not None}
+            # and their neighbours' neighbours: the context reaches two turns (ranking.RankingPolicy.reach)
+            adjacent |= keyword.adjacent(_neighbours(adjacent) - adjacent.keys())
+            neighbours = _neighbours(adjacent)
             kws.update(keyword.of(sims.keys() | neighbours))
             if want_vector:
                 # these passed the filters in the keyword index
@@ -235,6 +237,10 @@ class HybridSearch:
             return found
 
         return await self.store.read(read)
+
+
+def _neighbours(adjacent: dict[int, tuple[int | None, int | None]]) -> set[int]:
+    return {row for pair in adjacent.values() for row in pair if row is not None}
 
 
 def _leading(scores: dict[int, float]) -> set[int]:

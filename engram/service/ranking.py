@@ -55,6 +55,7 @@ class RankingPolicy:
     # conversation context (fusion.in_context): the share of the score of the turn before a turn gets ...
     reply: float = 0.8
     lead: float = 0.6  # ... and of the turn after it
+    reach: int = 2  # ... carried this many turns on (HybridSearch.candidates collects two turns around)
     other_speaker: float = 0.7  # score factor of a turn said by someone else than the query names
 
 
@@ -272,9 +273,8 @@ def fuse_candidates(
         fused = rrf_fuse(similarity, keyword)
     else:
         fused = fuse(similarity, keyword, policy.weight)
-    return by_speaker(
-        in_context(fused, adjacent or {}, policy.reply, policy.lead), others, policy.other_speaker
-    )
+    in_turns = in_context(fused, adjacent or {}, policy.reply, policy.lead, policy.reach)
+    return by_speaker(in_turns, others, policy.other_speaker)
 
 
 def arrange(

@@ -86,6 +86,11 @@ def test_in_context_raises_a_turn_to_a_share_of_its_neighbours_and_never_past_th
         (4, pytest.approx(0.07)),
     ]
     assert in_context(fused, adjacent, 0.0, 0.0) == fused
+    # reach 2: the raised turn 2 lends on, to 3 after it (0.7 x 0.63) and back to 1 (which keeps its
+    # own); 4 still gets only 0.7 x 3's own score (a third pass would carry 3's raise on)
+    two = dict(in_context(fused, {**adjacent, 2: (1, 3)}, 0.7, 0.5, reach=2))
+    assert two[3] == pytest.approx(0.7 * 0.63) and two[4] == pytest.approx(0.07)
+    assert two[1] == 0.9 and max(two.values()) == 0.9
     # a turn before a strong one gets the lead share; a raised score never exceeds its source's
     assert in_context([(2, 0.8)], {2: (1, None)}, 0.7, 0.5) == [(2, 0.8), (1, 0.4)]
 
