@@ -123,33 +123,28 @@ async def drive(target: dict, concurrency: int, seconds: float) -> dict:
 
 
 def bare_index(size: int):
-    """The same vectors in a `SpaceIndex` of this process, for the bare-FAISS series."""
+    """The same vectors in a bare FAISS index of this process (`IndexScalarQuantizer`, fp16, inner product:
+    what `SpaceIndex` scans), and the queries one per (1, d) array, for the bare-FAISS series."""
     sys.path.insert(0, str(HERE))
+    import faiss
     import numpy as np
     from benchlib import latent
 
-    from engram.search.index import IndexTuning, SpaceIndex
-    from engram.search.rows import IndexRows
-
-    vectors = latent(size, 384, seed=1)
-    rows = IndexRows(
-        np.arange(1, size + 1, dtype=np.int64),
-        vectors.astype(np.float16),
-        ["did:web:bench.test"] * size,
-        np.zeros(size, np.int64),
-        [()] * size,
-    )
+    vectors = latent(size, 384, seed=1).astype(np.float16).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    index = faiss.IndexScalarQuantizer(384, faiss.ScalarQuantizer.QT_fp16, faiss.METRIC_INNER_PRODUCT)
+    index.add(vectors)
     queries = latent(64, 384, seed=2).astype(np.float16).astype(np.float32)
-    return SpaceIndex.build(rows, 384, 1, IndexTuning(exact_max=1_000_000)), queries / np.linalg.norm(
-        queries, axis=1, keepdims=True
-    )
+    queries /= np.linalg.norm(queries, axis=1, keepdims=True)
+    return index, [np.ascontiguousarray(q[None, :]) for q in queries]
 
 
 def bare_qps(index, queries, seconds: float, threads: int = 2) -> float:
-    """Searches per second of bare SpaceIndex.search from `threads` threads (benchlib.threaded_qps)."""
+    """Searches per second of bare FAISS `index.search`, one query per call, from `threads` threads with one
+    OpenMP thread each: the baseline the way a user measures FAISS (docs/benchmarks.md#throughput)."""
     from benchlib import threaded_qps
 
-    return threaded_qps(lambda q: index.search(q, 10, None, float("inf")), queries, seconds, threads)
+    return threaded_qps(lambda q: index.search(q, 10), queries, seconds, threads)
 
 
 def _engram_source(env: dict[str, str], cwd: str) -> str:
@@ -308,7 +303,7 @@ def bench_processes(args: argparse.Namespace) -> None:
     print(f"cores this process may use: {len(os.sched_getaffinity(0))}; client: {args.client}")
     if bare:
         print(
-            f"bare SpaceIndex.search, 2 threads: {statistics.median(bare):.0f} QPS (rounds {[round(b) for b in bare]})"
+            f"bare FAISS index.search, 2 threads: {statistics.median(bare):.0f} QPS (rounds {[round(b) for b in bare]})"
         )
     for (_, _, label), rounds, before in zip(servers, results, rss_before, strict=True):
         qps = statistics.median(r["qps"] for r in rounds)
@@ -378,7 +373,11 @@ def main() -> None:
         action="store_true",
         help="with --processes: serve only the --tree checkouts (all through PYTHONPATH, loaded alike)",
     )
-    parser.add_argument("--bare", action="store_true", help="add a bare SpaceIndex.search series, 2 threads")
+    parser.add_argument(
+        "--bare",
+        action="store_true",
+        help="add a bare FAISS index.search series (one query per call, 2 threads, OMP 1)",
+    )
     parser.add_argument(
         "--client",
         choices=["auto", "wrk", "aiohttp"],
@@ -429,7 +428,7 @@ def main() -> None:
     print(f"size={args.size} c={args.concurrency} {args.seconds}s x {args.rounds} rounds, load {load}")
     if bare:
         print(
-            f"bare SpaceIndex.search, 2 threads: {statistics.median(bare):.0f} QPS (rounds {[round(b) for b in bare]})"
+            f"bare FAISS index.search, 2 threads: {statistics.median(bare):.0f} QPS (rounds {[round(b) for b in bare]})"
         )
     for tree, results in zip(trees, rounds, strict=True):
         qps = statistics.median(r["qps"] for r in results)
