@@ -243,6 +243,7 @@ def serve_env(tmp: str, drop: tuple[str, ...] = ("ENGRAM_",)) -> dict[str, str]:
 def bench_processes(args: argparse.Namespace) -> None:
     import urllib.request
 
+    load_before = Path("/proc/loadavg").read_text().split()[0]
     with tempfile.TemporaryDirectory(prefix="engram-procs-") as tmp:
         env = serve_env(tmp) | dict(pair.split("=", 1) for pair in args.env or [])
         material = asyncio.run(seed_data_dir(Path(tmp) / "data", env, args.size))
@@ -301,6 +302,8 @@ def bench_processes(args: argparse.Namespace) -> None:
     load = Path("/proc/loadavg").read_text().split()[0]
     print(f"size={args.size} c={args.concurrency} {args.seconds}s x {args.rounds} rounds, load {load}")
     print(f"cores this process may use: {len(os.sched_getaffinity(0))}; client: {args.client}")
+    if args.json:  # for scripts/bench_report.py: the same medians, machine-readable
+        args.json.write_text(json.dumps(_processes_summary(args, servers, results, bare, load_before, load)))
     if bare:
         print(
             f"bare FAISS index.search, 2 threads: {statistics.median(bare):.0f} QPS (rounds {[round(b) for b in bare]})"
@@ -321,6 +324,51 @@ def bench_processes(args: argparse.Namespace) -> None:
             + (f"; ÷ bare {qps / statistics.median(bare):.2f}" if bare else "")
             + f"; RSS per process KiB {before} -> {rounds[-1]['rss']}"
         )
+
+
+def _processes_summary(
+    args: argparse.Namespace,
+    servers: list,
+    results: list[list[dict]],
+    bare: list[float],
+    before: str,
+    after: str,
+) -> dict:
+    """`--json`: per series the medians over rounds, and the bare FAISS series, with the load averages."""
+    series = []
+    for (_, _, label), rounds in zip(servers, results, strict=True):
+        series.append(
+            {"label": label, "statuses": {str(k): v for k, v in _summed_statuses(rounds).items()}}
+            | {
+                key: statistics.median(r[key] for r in rounds)
+                for key in ("qps", "p50_ms", "p99_ms", "cpu_us", "client_us")
+            }
+        )
+    return {
+        "size": args.size,
+        "concurrency": args.concurrency,
+        "rounds": args.rounds,
+        "seconds": args.seconds,
+        "client": "wrk" if args.client == "auto" and _wrk_available() else args.client,
+        "bare_qps": statistics.median(bare) if bare else None,
+        "bare_rounds": [round(b) for b in bare],
+        # Each round's QPS ÷ the bare round just before it: neighbours of the same moment on a machine
+        # whose co-tenants can change the bare figure 4x between rounds.
+        "ratio_rounds": [
+            [round(r["qps"] / b, 3) for r, b in zip(rounds, bare, strict=True)] for rounds in results
+        ]
+        if bare
+        else [],
+        "series": series,
+        "load_average": [before, after],
+    }
+
+
+def _wrk_available() -> bool:
+    sys.path.insert(0, str(HERE))
+    import wrk_client
+
+    return wrk_client.available()
 
 
 def process_series(args: argparse.Namespace) -> list[tuple[str, dict[str, str]]]:
@@ -384,6 +432,7 @@ def main() -> None:
         default="auto",
         help="load generator: wrk (C, ~10x less CPU per request) when installed, else aiohttp",
     )
+    parser.add_argument("--json", type=Path, help="with --processes: also write the medians as JSON here")
     parser.add_argument("--ready", type=Path)
     parser.add_argument("--profile-out")
     args = parser.parse_args()
