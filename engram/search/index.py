@@ -258,10 +258,14 @@ class SpaceIndex:
 
     def vectors(self, positions: np.ndarray) -> np.ndarray:
         """Stored unit vectors (f16 values) of the given positions, as float32."""
-        if not len(positions):
-            return np.zeros((0, self.dims), dtype=np.float32)
-        found: np.ndarray = self.store.reconstruct_batch(np.ascontiguousarray(positions, dtype=np.int64))
-        return found
+        return self.stored(positions).astype(np.float32)
+
+    def stored(self, positions: np.ndarray) -> np.ndarray:
+        """The float16 rows of the given positions, gathered from the index's own codes (`stored_rows`):
+        the values FAISS's reconstruct_batch would decode, without its wrapper, which cost a third of a
+        re-score at k + 16 candidates (docs/benchmarks.md#where-a-10k-search-spends-its-cpu). The caller
+        holds the index's read share or owns it."""
+        return stored_rows(self.store, self.dims)[np.asarray(positions, dtype=np.int64)]
 
     def nbytes(self) -> int:
         size = self.store.sa_code_size() * len(self) if len(self) else 0
@@ -325,12 +329,9 @@ class SpaceIndex:
         if masks is not None and any(mask is not None for mask in masks):
             every = live if live is not None else np.ones(len(self), dtype=bool)
             allowed = np.stack([every if mask is None else mask for mask in masks])
-        rows = stored_rows(self.store, self.dims)
-        found = scan_candidates(rows, queries, max(ks) + _TIE_MARGIN, allowed)
+        found = scan_candidates(stored_rows(self.store, self.dims), queries, max(ks) + _TIE_MARGIN, allowed)
         return [
-            self._finish(*_order(positions, _exact_scores(rows[positions], q), k))
-            if k > 0
-            else SearchResult.empty()
+            self._finish(*self._rescore(q, positions, k)) if k > 0 else SearchResult.empty()
             for q, positions, k in zip(queries, found, ks, strict=True)
         ]
 
@@ -367,10 +368,7 @@ class SpaceIndex:
         return positions
 
     def _rescore(self, q: np.ndarray, positions: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-        # The float16 rows gathered from the index's own codes: the very values `vectors` decodes, without
-        # FAISS's reconstruct_batch wrapper (a third of a re-score's cost at k + 16 candidates; the
-        # caller holds the index's read share, as `stored_rows` needs).
-        return _order(positions, _exact_scores(stored_rows(self.store, self.dims)[positions], q), k)
+        return _order(positions, _exact_scores(self.stored(positions), q), k)
 
     def _approximate(
         self, q: np.ndarray, k: int, mask: np.ndarray | None, allowed: int, deadline: float
@@ -400,5 +398,5 @@ class SpaceIndex:
             if start and time.monotonic() >= deadline:
                 return self._finish(*_order(candidates, coarse_scores, k), approximate=True)
             chunk = candidates[start : start + t.rerank_chunk]
-            exact[start : start + chunk.shape[0]] = _exact_scores(self.vectors(chunk), q)
+            exact[start : start + chunk.shape[0]] = _exact_scores(self.stored(chunk), q)
         return self._finish(*_order(candidates, exact, k))
