@@ -47,12 +47,14 @@ def load_average() -> str:
 
 
 def commit() -> str:
-    """The short commit, marked when the working tree differs from it (what was measured is not it)."""
+    """The short commit, marked when the working tree differs from it (what was measured is not it) in any
+    tracked file but the ones this script writes."""
     head = subprocess.run(
         ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
     ).stdout.strip()
+    generated = [f":(exclude){path.relative_to(ROOT)}" for path in TARGETS]
     dirty = subprocess.run(
-        ["git", "status", "--porcelain", "--untracked-files=no"],
+        ["git", "status", "--porcelain", "--untracked-files=no", "--", ".", *generated],
         cwd=ROOT,
         capture_output=True,
         text=True,
