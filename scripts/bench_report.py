@@ -125,7 +125,7 @@ def render(
         (
             f"| {throughput['size']:,} memories, c={throughput['concurrency']}, QPS "
             f"(`engram serve`, 1 process, {throughput['client']}) | {_n(served['qps'])} | {_n(bare)} (2 threads) "
-            f"| **{ratio:.2f}×** | ≥ {GOAL_QPS_RATIO}×: {_verdict(ratio >= GOAL_QPS_RATIO)} | {load_t} |"
+            f"| **{ratio:.3f}×** | ≥ {GOAL_QPS_RATIO}×: {_verdict(ratio >= GOAL_QPS_RATIO)} | {load_t} |"
         ),
         (
             f"| same run, server CPU per request | {_n(served['cpu_us'])} µs | | | ≤ {GOAL_CPU_US} µs: "
@@ -138,7 +138,7 @@ def render(
         lines.append(
             f"| {r['n']:,} memories, c=1, e2e p50 ÷ (bare + HTTP floor) | {r['e2e_p50_ms']:.2f} ms "
             f"| {r['bare_p50_ms']:.2f} + floor {r['floor_p50_ms']:.2f} = {base:.2f} ms (1 thread) "
-            f"| **{r['ratio_p50']:.2f}** | {goal} | {r['load_avg']} |"
+            f"| **{r['ratio_p50']:.3f}** | {goal} | {r['load_avg'].replace('->', '→')} |"
         )
     if writes is not None:
         lines += [

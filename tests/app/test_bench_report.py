@@ -81,16 +81,16 @@ def test_the_section_states_commit_load_bare_and_the_ratios_against_the_goals():
     throughput, search = _results(3000, 6000, 500, 1.4, 0.3, 0.4)
     text = report.render("2026-12-02 04:00 UTC", "abc1234", 2, throughput, search, None)
     assert "`abc1234`" in text and "2026-12-02 04:00 UTC" in text
-    assert "| 3,000 | 6,000 (2 threads) | **0.50×** | ≥ 0.6×: **not met** | 1.50 → 2.25 |" in text
+    assert "| 3,000 | 6,000 (2 threads) | **0.500×** | ≥ 0.6×: **not met** | 1.50 → 2.25 |" in text
     assert "| 500 µs | | | ≤ 350 µs: **not met** |" in text
     assert (
-        "| 1.40 ms | 0.30 + floor 0.40 = 0.70 ms (1 thread) | **2.00** | ≤ 1.6: **not met** | 1.0 -> 1.2 |"
+        "| 1.40 ms | 0.30 + floor 0.40 = 0.70 ms (1 thread) | **2.000** | ≤ 1.6: **not met** | 1.0 → 1.2 |"
         in text
     )
 
     throughput, search = _results(4000, 5000, 300, 1.0, 0.3, 0.4)
     text = report.render("2026-12-02 04:00 UTC", "abc1234", 2, throughput, search, None)
-    assert "**0.80×** | ≥ 0.6×: met" in text and "≤ 350 µs: met" in text and "**1.43** | ≤ 1.6: met" in text
+    assert "**0.800×** | ≥ 0.6×: met" in text and "≤ 350 µs: met" in text and "**1.429** | ≤ 1.6: met" in text
 
 
 def test_the_write_rows_come_from_bench_writes_json():
