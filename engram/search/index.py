@@ -257,12 +257,16 @@ class SpaceIndex:
         return int(self.row_ids.shape[0])
 
     def vectors(self, positions: np.ndarray) -> np.ndarray:
-        """Stored unit vectors (f16 values) of the given positions, as float32."""
-        return self.stored(positions).astype(np.float32)
+        """Stored unit vectors (f16 values) of the given positions, as float32 (FAISS decodes them straight
+        into one float32 array: no float16 copy of a whole index on the way, for builds and compaction)."""
+        if not len(positions):
+            return np.zeros((0, self.dims), dtype=np.float32)
+        found: np.ndarray = self.store.reconstruct_batch(np.ascontiguousarray(positions, dtype=np.int64))
+        return found
 
     def stored(self, positions: np.ndarray) -> np.ndarray:
         """The float16 rows of the given positions, gathered from the index's own codes (`stored_rows`):
-        the values FAISS's reconstruct_batch would decode, without its wrapper, which cost a third of a
+        the values FAISS's reconstruct_batch would decode, without that call, which cost over half of a
         re-score at k + 16 candidates (docs/benchmarks.md#where-a-10k-search-spends-its-cpu). The caller
         holds the index's read share or owns it."""
         return stored_rows(self.store, self.dims)[np.asarray(positions, dtype=np.int64)]
