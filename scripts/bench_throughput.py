@@ -314,7 +314,9 @@ def bench_processes(args: argparse.Namespace) -> None:
     print(f"size={args.size} c={args.concurrency} {args.seconds}s x {args.rounds} rounds, load {load}")
     print(f"cores this process may use: {len(os.sched_getaffinity(0))}; client: {args.client}")
     if args.json:  # for scripts/bench_report.py: the same medians, machine-readable
-        args.json.write_text(json.dumps(_processes_summary(args, servers, results, bare, load_before, load)))
+        args.json.write_text(
+            json.dumps(_processes_summary(args, servers, results, bare, [load_before, load]))
+        )
     if bare:
         print(
             f"bare FAISS index.search, 2 threads: {statistics.median(bare):.0f} QPS (rounds {[round(b) for b in bare]})"
@@ -338,48 +340,33 @@ def bench_processes(args: argparse.Namespace) -> None:
 
 
 def _processes_summary(
-    args: argparse.Namespace,
-    servers: list,
-    results: list[list[dict]],
-    bare: list[float],
-    before: str,
-    after: str,
+    args: argparse.Namespace, servers: list, results: list, bare: list, loads: list
 ) -> dict:
     """`--json`: per series the medians over rounds, and the bare FAISS series, with the load averages."""
-    series = []
-    for (_, _, label), rounds in zip(servers, results, strict=True):
-        series.append(
-            {"label": label, "statuses": {str(k): v for k, v in _summed_statuses(rounds).items()}}
-            | {
-                key: statistics.median(r[key] for r in rounds)
-                for key in ("qps", "p50_ms", "p99_ms", "cpu_us", "client_us")
-            }
-        )
+    import wrk_client  # scripts/ is on the path (run_load)
+
+    keys = ("qps", "p50_ms", "p99_ms", "cpu_us", "client_us")
+    series = [
+        {"label": label, "statuses": {str(k): v for k, v in _summed_statuses(rounds).items()}}
+        | {key: statistics.median(r[key] for r in rounds) for key in keys}
+        for (_, _, label), rounds in zip(servers, results, strict=True)
+    ]
     return {
         "size": args.size,
         "concurrency": args.concurrency,
         "rounds": args.rounds,
         "seconds": args.seconds,
-        "client": "wrk" if args.client == "auto" and _wrk_available() else args.client,
+        "client": ("wrk" if wrk_client.available() else "aiohttp") if args.client == "auto" else args.client,
         "bare_qps": statistics.median(bare) if bare else None,
         "bare_rounds": [round(b) for b in bare],
-        # Each round's QPS ÷ the bare round just before it: neighbours of the same moment on a machine
-        # whose co-tenants can change the bare figure 4x between rounds.
-        "ratio_rounds": [
-            [round(r["qps"] / b, 3) for r, b in zip(rounds, bare, strict=True)] for rounds in results
-        ]
+        # Each round's QPS ÷ that round's bare series (run just before or after it): neighbours of the same
+        # moment on a machine whose co-tenants can change the bare figure 4x between rounds.
+        "ratio_rounds": [[round(r["qps"] / b, 3) for r, b in zip(rs, bare, strict=True)] for rs in results]
         if bare
         else [],
         "series": series,
-        "load_average": [before, after],
+        "load_average": loads,
     }
-
-
-def _wrk_available() -> bool:
-    sys.path.insert(0, str(HERE))
-    import wrk_client
-
-    return wrk_client.available()
 
 
 def process_series(args: argparse.Namespace) -> list[tuple[str, dict[str, str]]]:
