@@ -109,24 +109,23 @@ async def _name_replacements(ctx, runner: SpaceRunner, queries: list[Query]) -> 
         await ctx.store.write(write)
 
 
-def _successors(conn, space) -> dict[int, int]:
-    """{row some memory names in attrs.supersedes (by URI or record key): the newest memory naming it}."""
+def _successors(conn, space) -> dict[int, list[int]]:
+    """{row some memory names in attrs.supersedes (by URI or record key): every newer memory naming it,
+    the newest first}."""
     rows = conn.execute(
         "SELECT row_id, uri, rkey, attrs, created_ms FROM memories WHERE space_id = ?", (space.id,)
     ).fetchall()
     row_of = {name: row for row, uri, rkey, _, _ in rows for name in (uri, rkey)}
     created = {row: ms for row, _, _, _, ms in rows}
-    found: dict[int, int] = {}
+    found: dict[int, list[int]] = {}
     for row, _, _, attrs, _ in rows:
         value = orjson.loads(attrs).get("supersedes") if attrs else None
         for name in value if isinstance(value, list) else [value]:
             older = row_of.get(name) if isinstance(name, str) else None
-            if (
-                older is not None
-                and older != row
-                and (older not in found or created[row] > created[found[older]])
-            ):
-                found[older] = row
+            if older is not None and older != row and row not in found.get(older, []):
+                found.setdefault(older, []).append(row)
+    for namers in found.values():
+        namers.sort(key=lambda row: -created[row])
     return found
 
 

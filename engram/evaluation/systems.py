@@ -46,10 +46,10 @@ class Candidates:
 class SpaceRunner:
     def __init__(self, ctx, space: Space, key_of_row: dict[int, str]):
         self.ctx, self.space, self.key_of_row = ctx, space, key_of_row
-        # {row another memory names in attrs.supersedes: the newest such memory}: `current` drops the older
-        # and its successor is placed before it whether or not it ranked (engram/service/explain.py); set
-        # by the runner once the corpus is in
-        self.successor_of: dict[int, int] = {}
+        # {row other memories name in attrs.supersedes: those memories, the newest first}: `current` drops
+        # the older and every successor is placed before it whether or not it ranked
+        # (engram/service/explain.py); set by the runner once the corpus is in
+        self.successor_of: dict[int, list[int]] = {}
 
     async def vector(self, text: str) -> Outcome:
         outcome = await self.ctx.services.search.search(self.space, SearchQuery(q=text, limit=DEPTH))
@@ -93,9 +93,7 @@ class SpaceRunner:
         marked = {h.memory.row_id for h in ranking.hits if h.superseded_by is not None}
         order: list[int] = []
         for row in (h.memory.row_id for h in ranking.hits):
-            newer = self.successor_of.get(row)
-            if newer is not None and newer not in order:
-                order.append(newer)
+            order += [newer for newer in self.successor_of.get(row, ()) if newer not in order]
             if row not in order:
                 order.append(row)
         order = order[:DEPTH]

@@ -13,8 +13,9 @@ A memory B restates (supersedes) an older memory A, for a given query, when
   (engram/search/dates.py) tells what happened then, which stays true whatever is said later; only
   statements of a current state ("staging runs Postgres 15.4") go stale. Chat is full of such reports,
   notes rarely are.
-Only the order changes: B is moved to just before A, A keeps its place after it and is marked
-`superseded_by` B; nothing is dropped (a user may be asking about history). Chains resolve to the newest.
+Only the order changes: every B restating A is moved to just before A (the newest first), A keeps its
+place after them and is marked `superseded_by` the newest; nothing is dropped (a user may be asking about
+history). Chains resolve to the newest, and no memory ever ranks above one that restates it.
 The thresholds are tuned on the tuning half of the labelled set (`engram eval`, docs/benchmarks.md).
 """
 
@@ -83,34 +84,45 @@ def newer_first(
     words = keyword or {}
     cosine = _cosines(pool, vectors)
     replaced_by: dict[int, int] = {}
+    restaters: dict[int, list[int]] = {}  # older row -> every newer row restating it, newest first
     for older in pool:
-        newest = None
-        for newer in pool:
-            if memories[newer].created_ms <= memories[older].created_ms:
-                continue
-            restates = _restates(
-                memories[newer], memories[older], cosine.get((older, newer)), score, words, rule
-            )
-            if restates and (newest is None or memories[newer].created_ms > memories[newest].created_ms):
-                newest = newer
-        if newest is not None:
-            replaced_by[older] = newest
-            if links is not None:
-                explicit = explicitly_supersedes(memories[newest], memories[older])
-                links[older] = (newest, "explicit" if explicit else "heuristic")
+        found = [
+            newer
+            for newer in pool
+            if memories[newer].created_ms > memories[older].created_ms
+            and _restates(memories[newer], memories[older], cosine.get((older, newer)), score, words, rule)
+        ]
+        if not found:
+            continue
+        found.sort(key=lambda row: -memories[row].created_ms)
+        restaters[older] = found
+        newest = found[0]
+        replaced_by[older] = newest
+        if links is not None:
+            explicit = explicitly_supersedes(memories[newest], memories[older])
+            links[older] = (newest, "explicit" if explicit else "heuristic")
     current = {row: _follow(row, replaced_by) for row in replaced_by}
+    return _restaters_first(pool, restaters), current
+
+
+def _restaters_first(pool: Sequence[int], restaters: Mapping[int, Sequence[int]]) -> list[int]:
+    """The pool in its order, except that every row restating another (and, in turn, every row restating
+    that one) is placed before it: a superseded memory never ranks above any memory that replaces it,
+    whichever of them is the newest. Terminates: a restater is always strictly newer."""
     order: list[int] = []
     placed: set[int] = set()
-    for row in pool:
-        if row in placed:
-            continue
-        head = current.get(row)
-        if head is not None and head not in placed:
-            order.append(head)
-            placed.add(head)
-        order.append(row)
+
+    def place(row: int) -> None:
         placed.add(row)
-    return order, current
+        for newer in restaters.get(row, ()):
+            if newer not in placed:
+                place(newer)
+        order.append(row)
+
+    for row in pool:
+        if row not in placed:
+            place(row)
+    return order
 
 
 def _cosines(pool: Sequence[int], vectors: Mapping[int, np.ndarray]) -> dict[tuple[int, int], float]:
