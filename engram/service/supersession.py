@@ -13,9 +13,10 @@ A memory B restates (supersedes) an older memory A, for a given query, when
   (engram/search/dates.py) tells what happened then, which stays true whatever is said later; only
   statements of a current state ("staging runs Postgres 15.4") go stale. Chat is full of such reports,
   notes rarely are.
-Only the order changes: every B restating A is moved to just before A (the newest first), A keeps its
-place after them and is marked `superseded_by` the newest; nothing is dropped (a user may be asking about
-history). Chains resolve to the newest, and no memory ever ranks above one that restates it.
+Only the order changes: the newest B restating A (the head of its chain) and every memory naming A
+explicitly are moved to just before A, which keeps its place after them and is marked `superseded_by`
+the newest; nothing is dropped (a user may be asking about history). Chains resolve to the newest; an
+explicitly superseded memory never ranks above any of its successors.
 The thresholds are tuned on the tuning half of the labelled set (`engram eval`, docs/benchmarks.md).
 """
 
@@ -84,7 +85,7 @@ def newer_first(
     words = keyword or {}
     cosine = _cosines(pool, vectors)
     replaced_by: dict[int, int] = {}
-    restaters: dict[int, list[int]] = {}  # older row -> every newer row restating it, newest first
+    explicit_by: dict[int, list[int]] = {}  # older row -> every newer row naming it, newest first
     for older in pool:
         found = [
             newer
@@ -95,26 +96,29 @@ def newer_first(
         if not found:
             continue
         found.sort(key=lambda row: -memories[row].created_ms)
-        restaters[older] = found
         newest = found[0]
         replaced_by[older] = newest
+        explicit_by[older] = [r for r in found if explicitly_supersedes(memories[r], memories[older])]
         if links is not None:
-            explicit = explicitly_supersedes(memories[newest], memories[older])
-            links[older] = (newest, "explicit" if explicit else "heuristic")
+            links[older] = (newest, "explicit" if newest in explicit_by[older] else "heuristic")
     current = {row: _follow(row, replaced_by) for row in replaced_by}
-    return _restaters_first(pool, restaters), current
+    before = {row: [head, *explicit_by[row]] for row, head in current.items()}
+    return _successors_first(pool, before), current
 
 
-def _restaters_first(pool: Sequence[int], restaters: Mapping[int, Sequence[int]]) -> list[int]:
-    """The pool in its order, except that every row restating another (and, in turn, every row restating
-    that one) is placed before it: a superseded memory never ranks above any memory that replaces it,
-    whichever of them is the newest. Terminates: a restater is always strictly newer."""
+def _successors_first(pool: Sequence[int], before: Mapping[int, Sequence[int]]) -> list[int]:
+    """The pool in its order, except that what must precede a row is placed just before it (and, in turn,
+    what must precede those): the newest memory restating it (the head of its chain), and every memory
+    that names it explicitly, so an explicitly superseded memory never ranks above any of its successors.
+    A heuristic restater other than the head keeps its place: on chat the rule still judges some turns
+    restatements of an answering turn, and moving every such turn above it cost LoCoMo 0.03 of R@10
+    (docs/benchmarks.md#stale-leaks). Terminates: whatever precedes a row is strictly newer."""
     order: list[int] = []
     placed: set[int] = set()
 
     def place(row: int) -> None:
         placed.add(row)
-        for newer in restaters.get(row, ()):
+        for newer in before.get(row, ()):
             if newer not in placed:
                 place(newer)
         order.append(row)

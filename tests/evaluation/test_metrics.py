@@ -88,9 +88,9 @@ def test_explicit_supersedes_wins_without_similarity_and_chains_resolve_to_the_n
     assert order == [3, 2, 1] and replaced == {1: 3, 2: 3}
 
 
-def test_every_successor_ranks_above_what_it_replaces_not_only_the_newest():
-    """1 is replaced by 2 and by 4; 4 does not replace 2; 3 is unrelated. Before, only the newest (4) was
-    moved before 1 and 2 kept its place below it (the eval's ops-updated-46 and -29)."""
+def test_every_explicit_successor_ranks_above_what_it_replaces_not_only_the_newest():
+    """1 is named by 2 and by 4; 4 does not name 2; 3 is unrelated. Before, only the newest (4) was moved
+    before 1 and 2 kept its place below it (the eval's ops-updated-29 with --explicit-updates)."""
     memories = {
         1: _memory(1, 100),
         2: _memory(2, 200, {"supersedes": "r1"}),
