@@ -13,8 +13,10 @@ A memory B restates (supersedes) an older memory A, for a given query, when
   (engram/search/dates.py) tells what happened then, which stays true whatever is said later; only
   statements of a current state ("staging runs Postgres 15.4") go stale. Chat is full of such reports,
   notes rarely are.
-Only the order changes: B is moved to just before A, A keeps its place after it and is marked
-`superseded_by` B; nothing is dropped (a user may be asking about history). Chains resolve to the newest.
+Only the order changes: the newest B restating A (the head of its chain) and every memory naming A
+explicitly are moved to just before A, which keeps its place after them and is marked `superseded_by`
+the newest; nothing is dropped (a user may be asking about history). Chains resolve to the newest; an
+explicitly superseded memory never ranks above any of its successors.
 The thresholds are tuned on the tuning half of the labelled set (`engram eval`, docs/benchmarks.md).
 """
 
@@ -83,34 +85,48 @@ def newer_first(
     words = keyword or {}
     cosine = _cosines(pool, vectors)
     replaced_by: dict[int, int] = {}
+    explicit_by: dict[int, list[int]] = {}  # older row -> every newer row naming it, newest first
     for older in pool:
-        newest = None
-        for newer in pool:
-            if memories[newer].created_ms <= memories[older].created_ms:
-                continue
-            restates = _restates(
-                memories[newer], memories[older], cosine.get((older, newer)), score, words, rule
-            )
-            if restates and (newest is None or memories[newer].created_ms > memories[newest].created_ms):
-                newest = newer
-        if newest is not None:
-            replaced_by[older] = newest
-            if links is not None:
-                explicit = explicitly_supersedes(memories[newest], memories[older])
-                links[older] = (newest, "explicit" if explicit else "heuristic")
+        found = [
+            newer
+            for newer in pool
+            if memories[newer].created_ms > memories[older].created_ms
+            and _restates(memories[newer], memories[older], cosine.get((older, newer)), score, words, rule)
+        ]
+        if not found:
+            continue
+        found.sort(key=lambda row: -memories[row].created_ms)
+        newest = found[0]
+        replaced_by[older] = newest
+        explicit_by[older] = [r for r in found if explicitly_supersedes(memories[r], memories[older])]
+        if links is not None:
+            links[older] = (newest, "explicit" if newest in explicit_by[older] else "heuristic")
     current = {row: _follow(row, replaced_by) for row in replaced_by}
+    before = {row: [head, *explicit_by[row]] for row, head in current.items()}
+    return _successors_first(pool, before), current
+
+
+def _successors_first(pool: Sequence[int], before: Mapping[int, Sequence[int]]) -> list[int]:
+    """The pool in its order, except that what must precede a row is placed just before it (and, in turn,
+    what must precede those): the newest memory restating it (the head of its chain), and every memory
+    that names it explicitly, so an explicitly superseded memory never ranks above any of its successors.
+    A heuristic restater other than the head keeps its place: on chat the rule still judges some turns
+    restatements of an answering turn, and moving every such turn above it cost LoCoMo 0.03 of R@10
+    (docs/benchmarks.md#stale-leaks). Terminates: whatever precedes a row is strictly newer."""
     order: list[int] = []
     placed: set[int] = set()
-    for row in pool:
-        if row in placed:
-            continue
-        head = current.get(row)
-        if head is not None and head not in placed:
-            order.append(head)
-            placed.add(head)
-        order.append(row)
+
+    def place(row: int) -> None:
         placed.add(row)
-    return order, current
+        for newer in before.get(row, ()):
+            if newer not in placed:
+                place(newer)
+        order.append(row)
+
+    for row in pool:
+        if row not in placed:
+            place(row)
+    return order
 
 
 def _cosines(pool: Sequence[int], vectors: Mapping[int, np.ndarray]) -> dict[tuple[int, int], float]:
