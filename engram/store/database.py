@@ -36,6 +36,7 @@ from engram.store.change_counter import ChangeCounter, Changes, counter_path
 from engram.store.direct_reads import DirectReader, connect
 from engram.store.migrate import apply_migrations
 from engram.store.point_cache import MISS, PointReadCache, is_cacheable
+from engram.store.writer_lock import WriterLock, writer_lock_path
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
@@ -130,17 +131,22 @@ class Store:
             counter = ChangeCounter(counter_path(self.path), self.path.stat().st_mode & 0o666)
             counter.bump()  # migrations may have changed rows a cache holds
             self.changes = counter
+            self._writer_lock = WriterLock(writer_lock_path(self.path), self.path.stat().st_mode & 0o666)
         except BaseException:
             conn.close()
             raise
         return conn
 
     def _begin(self, conn: Any, scopes: list[str | None]) -> None:
-        """`scopes`: each write's space (`write_to`) or None; SQLite's write lock covers the whole file."""
+        """`scopes`: each write's space (`write_to`) or None; SQLite's write lock covers the whole file.
+        Other processes' writers are waited for on the writer lock first (engram/store/writer_lock.py); it
+        is held until `_commit` or `_rollback` ends the transaction."""
+        self._writer_lock.acquire()
         conn.execute("BEGIN IMMEDIATE")
 
     def _commit(self, conn: Any) -> None:
         conn.execute("COMMIT")
+        self._writer_lock.release()  # a failed COMMIT is rolled back, which releases it
 
     def _savepoint(self, conn: Any, *, release_previous: bool) -> None:
         if release_previous:
@@ -169,9 +175,12 @@ class Store:
                 conn.execute("ROLLBACK")
         except sqlite3.Error:  # the writer must outlive one broken write; SQLite rolls back on its own
             log.exception("rollback failed")
+        finally:
+            self._writer_lock.release()
 
     def _close_writer(self, conn: Any) -> None:
         conn.close()
+        self._writer_lock.close()
 
     # -- writes -------------------------------------------------------------------------------------------
 
