@@ -30,11 +30,12 @@ import sqlite3
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NamedTuple, Self, TypeVar, cast
+from typing import Any, Self, TypeVar, cast
 
 from engram.store.change_counter import ChangeCounter, Changes, counter_path
 from engram.store.direct_reads import DirectReader, connect
 from engram.store.migrate import apply_migrations
+from engram.store.pending_writes import PendingWrite, settle
 from engram.store.point_cache import MISS, PointReadCache, is_cacheable
 from engram.store.writer_lock import WriterLock, writer_lock_path
 
@@ -46,14 +47,6 @@ _STOP = object()  # sentinel that ends the writer thread
 # Writes committed together at most: a group's writes wait for each other's work, so an unbounded group
 # would let a burst of writes delay the first of them behind all the rest.
 MAX_GROUP = 64
-
-
-class _Write(NamedTuple):
-    fn: Callable[..., Any]
-    args: tuple[Any, ...]
-    kwargs: dict[str, Any]
-    future: concurrent.futures.Future[Any]
-    scope: str | None  # the one space the write touches (`write_to`), or None: it may touch anything
 
 
 class _GroupLost(Exception):
@@ -198,12 +191,16 @@ class Store:
     async def _enqueue(
         self, scope: str | None, fn: Callable[..., T], args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> T:
-        future: concurrent.futures.Future[T] = concurrent.futures.Future()
+        write = PendingWrite(fn, args, kwargs, scope, asyncio.get_running_loop())
         with self._lock:
             if self._closed or self._writer is None:
                 raise RuntimeError("store is closed")
-            self._queue.put(_Write(fn, args, kwargs, future, scope))
-        return await asyncio.wrap_future(future)
+            self._queue.put(write)
+        try:
+            return cast("T", await write.future)
+        except asyncio.CancelledError:
+            write.abandon()  # skipped if the writer has not started it (engram/store/pending_writes.py)
+            raise
 
     def _write_loop(self, conn: Any) -> None:
         try:
@@ -227,12 +224,12 @@ class Store:
             self._close_writer(conn)
             self._fail_pending()
 
-    def _run_alone(self, conn: Any, write: _Write, *, started: bool = False) -> Any:
+    def _run_alone(self, conn: Any, write: PendingWrite, *, started: bool = False) -> Any:
         """One write in its own transaction (no savepoint: the transaction is its unit). `started`: it ran
         in a group that could not commit, and runs again."""
         # A caller cancelled before its turn is skipped, so "cancelled" never means "written anyway". (Once
         # running, a write completes and commits even if its caller has gone away.)
-        if not started and not write.future.set_running_or_notify_cancel():
+        if not started and not write.claim():
             return conn
         try:
             self._begin(conn, [write.scope])
@@ -241,28 +238,28 @@ class Store:
             self._commit(conn)
         except BaseException as exc:  # noqa: BLE001 - every failure goes back to the caller
             self._rollback(conn)
-            write.future.set_exception(exc)
+            write.fail(exc)
         else:
             self._acknowledge(hooked, [(write, result)])
         return conn
 
-    def _run_group(self, conn: Any, group: list[_Write]) -> Any:
+    def _run_group(self, conn: Any, group: list[PendingWrite]) -> Any:
         """Several writes in ONE transaction, each in its own savepoint, acknowledged after one COMMIT."""
         try:
             self._begin(conn, [w.scope for w in group])
         except BaseException as exc:  # noqa: BLE001 - nothing ran: every write of the group fails with it
             self._rollback(conn)
             for write in group:
-                if write.future.set_running_or_notify_cancel():
-                    write.future.set_exception(exc)
+                if write.claim():
+                    write.fail(exc)
             return conn
-        done: list[tuple[_Write, Any]] = []
+        done: list[tuple[PendingWrite, Any]] = []
         try:
             # A write's savepoint is released when the next one starts (one statement, one round trip on
             # PostgreSQL); COMMIT releases the last.
             open_savepoint = False
             for write in group:
-                if not write.future.set_running_or_notify_cancel():
+                if not write.claim():
                     continue  # cancelled before its turn, as in _run_alone
                 self._savepoint(conn, release_previous=open_savepoint)
                 open_savepoint = True
@@ -272,9 +269,9 @@ class Store:
                 except BaseException as exc:  # this write fails alone: back to its savepoint
                     open_savepoint = False
                     if not self._rollback_to_savepoint(conn):
-                        write.future.set_exception(exc)
+                        write.fail(exc)
                         raise _GroupLost from exc
-                    write.future.set_exception(exc)
+                    write.fail(exc)
                 else:
                     done.append((write, result))
             if not done:
@@ -284,27 +281,26 @@ class Store:
         except BaseException:  # noqa: BLE001 - not committed (COMMIT was not sent): run them one by one
             self._rollback(conn)
             for write in group:
-                if not write.future.done():  # those that did not fail by themselves (or never started)
-                    conn = self._run_alone(conn, write, started=write.future.running())
+                if not write.settled:  # those that did not fail by themselves (or never started)
+                    conn = self._run_alone(conn, write, started=write.running)
             return conn
         try:
             self._commit(conn)
         except BaseException as exc:  # noqa: BLE001 - COMMIT itself failed: the outcome is the backend's
             self._rollback(conn)
             for write, _ in done:
-                write.future.set_exception(exc)
+                write.fail(exc)
             return conn
         self._acknowledge(hooked, done)
         return conn
 
-    def _acknowledge(self, hooked: Any, done: list[tuple[_Write, Any]]) -> None:
+    def _acknowledge(self, hooked: Any, done: list[tuple[PendingWrite, Any]]) -> None:
         if self.changes is not None:  # before the acknowledgement: see change_counter.py
             self.changes.bump()
         # after_commit first: its loop callbacks are then queued ahead of the callers' wake-up, so work it
         # schedules (write notifications) exists once the writes are acknowledged.
         self._run_after_commit(hooked)
-        for write, result in done:
-            write.future.set_result(result)
+        settle(done)  # one wake-up of the callers' loop for the group
 
     def _run_after_commit(self, hooked: Any) -> None:
         if self.after_commit is not None and hooked:
@@ -324,8 +320,8 @@ class Store:
                 item = self._queue.get_nowait()
             except queue.Empty:
                 return
-            if item is not _STOP and item.future.set_running_or_notify_cancel():
-                item.future.set_exception(RuntimeError("store is closed"))
+            if item is not _STOP and item.claim():
+                item.fail(RuntimeError("store is closed"))
 
     # -- reads --------------------------------------------------------------------------------------------
 
