@@ -9,7 +9,8 @@ fails alone: it changes nothing, and the others commit. With `synchronous=FULL` 
 means "on disk": NORMAL would survive a process crash (kill -9) but could lose the last commits on power
 loss or an OS crash, which would break the contract that acknowledged writes are never lost.
 `BEGIN IMMEDIATE` takes the write lock up front: another process (the CLI next to a running server) then
-waits in the busy handler instead of failing a deferred transaction's lock upgrade with SQLITE_BUSY.
+waits instead of failing a deferred transaction's lock upgrade with SQLITE_BUSY. Engram's own processes
+wait for each other on the writer lock first (engram/store/writer_lock.py), woken as soon as it is free.
 
 Reads: `await store.read(fn, *args)` runs `fn(conn, *args)` on a reader thread whose connection is
 `query_only`, inside one deferred transaction so every SELECT in `fn` sees the same snapshot (WAL lets
