@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import hashlib
 import logging
 import queue
 import sqlite3
@@ -71,10 +72,12 @@ class Store:
         # Reader threads each keep their own query-only connection; DirectReader owns them all.
         self._init_threads(readers, DirectReader(self.path, busy_timeout_ms=busy_timeout_ms))
 
-    def _init_threads(self, readers: int, direct_reader: Any) -> None:
+    def _init_threads(self, readers: int, direct_reader: Any, writers: int = 1) -> None:
         self._readers = max(1, readers)
-        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
-        self._writer: threading.Thread | None = None
+        # One queue and thread per writer. SQLite has one (one write lock per file); PostgreSQL may have
+        # several, each with its connection, a space's writes always on the same one (`_queue_for`).
+        self._queues: list[queue.SimpleQueue[Any]] = [queue.SimpleQueue() for _ in range(max(1, writers))]
+        self._writers: list[threading.Thread] = []
         self._reader_pool: concurrent.futures.ThreadPoolExecutor | None = None
         self.readers = direct_reader
         self._lock = threading.Lock()
@@ -99,12 +102,19 @@ class Store:
         return store
 
     def _start(self) -> None:
-        conn = self._open_writer()
-        self._writer = threading.Thread(
-            target=self._write_loop, args=(conn,), name=f"engram-{self.backend}-writer"
-        )
-        self._writer.daemon = True  # a hung fn must not keep the process alive; close() warns about it
-        self._writer.start()
+        conns = [self._open_writer()]
+        try:
+            conns += [self._open_extra_writer() for _ in self._queues[1:]]
+        except BaseException:
+            for conn in conns:
+                self._close_writer(conn)
+            raise
+        for n, (conn, writes) in enumerate(zip(conns, self._queues, strict=True)):
+            name = f"engram-{self.backend}-writer" + (f"_{n}" if n else "")
+            thread = threading.Thread(target=self._write_loop, args=(conn, writes), name=name)
+            thread.daemon = True  # a hung fn must not keep the process alive; close() warns about it
+            thread.start()
+            self._writers.append(thread)
         self._reader_pool = concurrent.futures.ThreadPoolExecutor(
             max_workers=self._readers, thread_name_prefix=f"engram-{self.backend}-reader"
         )
@@ -130,6 +140,10 @@ class Store:
             conn.close()
             raise
         return conn
+
+    def _open_extra_writer(self) -> Any:
+        """Another writer's connection (only backends with more than one writer: PostgreSQL)."""
+        raise NotImplementedError
 
     def _begin(self, conn: Any, scopes: list[str | None]) -> None:
         """`scopes`: each write's space (`write_to`) or None; SQLite's write lock covers the whole file.
@@ -194,26 +208,33 @@ class Store:
     ) -> T:
         write = PendingWrite(fn, args, kwargs, scope, asyncio.get_running_loop())
         with self._lock:
-            if self._closed or self._writer is None:
+            if self._closed or not self._writers:
                 raise RuntimeError("store is closed")
-            self._queue.put(write)
+            self._queue_for(scope).put(write)
         try:
             return cast("T", await write.future)
         except asyncio.CancelledError:
             write.abandon()  # skipped if the writer has not started it (engram/store/pending_writes.py)
             raise
 
-    def _write_loop(self, conn: Any) -> None:
+    def _queue_for(self, scope: str | None) -> queue.SimpleQueue[Any]:
+        """A space's writes always go to one writer (in order, and a group never waits for the space's
+        lock held by another writer of this process); writes that name no space go to the first."""
+        if scope is None or len(self._queues) == 1:
+            return self._queues[0]
+        return self._queues[int.from_bytes(hashlib.sha256(scope.encode()).digest()[:4]) % len(self._queues)]
+
+    def _write_loop(self, conn: Any, writes: queue.SimpleQueue[Any]) -> None:
         try:
             stop = False
             while not stop:
-                item = self._queue.get()
+                item = writes.get()
                 if item is _STOP:
                     return
                 group = [item]
                 while len(group) < MAX_GROUP:  # everything queued meanwhile joins this group
                     try:
-                        item = self._queue.get_nowait()
+                        item = writes.get_nowait()
                     except queue.Empty:
                         break
                     if item is _STOP:
@@ -223,7 +244,7 @@ class Store:
                 conn = self._run_alone(conn, group[0]) if len(group) == 1 else self._run_group(conn, group)
         finally:
             self._close_writer(conn)
-            self._fail_pending()
+            self._fail_pending(writes)
 
     def _run_alone(self, conn: Any, write: PendingWrite, *, started: bool = False) -> Any:
         """One write in its own transaction (no savepoint: the transaction is its unit). `started`: it ran
@@ -312,13 +333,13 @@ class Store:
             ):  # the write is committed and acknowledged; a hook failure must not stop the writer
                 log.exception("after-commit hook failed")
 
-    def _fail_pending(self) -> None:
+    def _fail_pending(self, writes: queue.SimpleQueue[Any]) -> None:
         """Writes still queued when the writer stops would otherwise wait forever."""
         with self._lock:
             self._closed = True
         while True:
             try:
-                item = self._queue.get_nowait()
+                item = writes.get_nowait()
             except queue.Empty:
                 return
             if item is not _STOP and item.claim():
@@ -372,15 +393,16 @@ class Store:
             if self._closed:
                 return
             self._closed = True
-            self._queue.put(_STOP)
-        if self._writer is not None:
-            await asyncio.to_thread(self._writer.join, timeout)
-            if self._writer.is_alive():
-                log.warning("store writer thread did not stop within %.1f s", timeout)
+            for writes in self._queues:
+                writes.put(_STOP)
+        for writer in self._writers:
+            await asyncio.to_thread(writer.join, timeout)
+            if writer.is_alive():
+                log.warning("store writer thread %s did not stop within %.1f s", writer.name, timeout)
         if self._reader_pool is not None:
             await asyncio.to_thread(self._reader_pool.shutdown, True)
         self.readers.close()
-        if self.changes is not None and not (self._writer is not None and self._writer.is_alive()):
+        if self.changes is not None and not any(writer.is_alive() for writer in self._writers):
             self.changes.close()  # a hung writer may still bump it: then it stays mapped until exit
 
     async def __aenter__(self) -> Self:
