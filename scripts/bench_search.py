@@ -3,7 +3,8 @@
 For each space size (10k and 100k memories at d=384 from a deterministic generator; 1M with --million) it
 reports:
   - recall@10 of searchMemories over HTTP against exact numpy search on the stored (fp16) vectors;
-  - bare in-process search p50/p99 on the very index object the service uses (SpaceIndex.search);
+  - bare in-process search p50/p99 on the very FAISS index the service uses (`index.search` of one query:
+    the exact fp16 scan, or the HNSW walk; not engram's SpaceIndex wrapper);
   - the aiohttp floor: a trivial JSON route in the same app, same client, same process;
   - end-to-end signed searchMemories p50/p99 over HTTP (credential verified, signature checked every time);
   - ratio = end-to-end p50 / (bare p50 + floor p50), and the same for p99.
@@ -92,8 +93,18 @@ async def run(n: int, *, exact_max: int, queries: int, rounds: int, count: int) 
         split_rows = srv.ctx.index.split_min_rows
         splits = index.coarse is None and 0 < split_rows <= n
 
-        async def bare(i: int) -> None:
-            index.search(qs[i % queries], K, None, math.inf)
+        # bare: the FAISS index itself, one query per call, as a user measures FAISS (the exact fp16 scan, or
+        # the HNSW walk at the service's efSearch), not engram's SpaceIndex wrapper around it.
+        one_query = [np.ascontiguousarray(q[None, :]) for q in qs]
+        if index.coarse is None:
+
+            async def bare(i: int) -> None:
+                index.store.search(one_query[i % queries], K)
+        else:
+            hnsw_params = faiss.SearchParametersHNSW(efSearch=index.tuning.ef_search)
+
+            async def bare(i: int) -> None:
+                index.coarse.search(one_query[i % queries], K, params=hnsw_params)
 
         async def floor(i: int) -> None:
             async with srv.session.get(f"{srv.base}/bench/floor") as r:

@@ -123,33 +123,36 @@ async def drive(target: dict, concurrency: int, seconds: float) -> dict:
 
 
 def bare_index(size: int):
-    """The same vectors in a `SpaceIndex` of this process, for the bare-FAISS series."""
+    """The same vectors in a bare FAISS index of this process (`IndexScalarQuantizer`, fp16, inner product:
+    what `SpaceIndex` scans), and the queries one per (1, d) array, for the bare-FAISS series."""
     sys.path.insert(0, str(HERE))
+    import faiss
     import numpy as np
     from benchlib import latent
 
-    from engram.search.index import IndexTuning, SpaceIndex
-    from engram.search.rows import IndexRows
-
-    vectors = latent(size, 384, seed=1)
-    rows = IndexRows(
-        np.arange(1, size + 1, dtype=np.int64),
-        vectors.astype(np.float16),
-        ["did:web:bench.test"] * size,
-        np.zeros(size, np.int64),
-        [()] * size,
-    )
+    vectors = latent(size, 384, seed=1).astype(np.float16).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    index = faiss.IndexScalarQuantizer(384, faiss.ScalarQuantizer.QT_fp16, faiss.METRIC_INNER_PRODUCT)
+    index.add(vectors)
     queries = latent(64, 384, seed=2).astype(np.float16).astype(np.float32)
-    return SpaceIndex.build(rows, 384, 1, IndexTuning(exact_max=1_000_000)), queries / np.linalg.norm(
-        queries, axis=1, keepdims=True
-    )
+    queries /= np.linalg.norm(queries, axis=1, keepdims=True)
+    return index, [np.ascontiguousarray(q[None, :]) for q in queries]
 
 
 def bare_qps(index, queries, seconds: float, threads: int = 2) -> float:
-    """Searches per second of bare SpaceIndex.search from `threads` threads (benchlib.threaded_qps)."""
+    """Searches per second of bare FAISS `index.search`, one query per call, from `threads` threads with one
+    OpenMP thread each: the baseline the way a user measures FAISS (docs/benchmarks.md#throughput)."""
     from benchlib import threaded_qps
 
-    return threaded_qps(lambda q: index.search(q, 10, None, float("inf")), queries, seconds, threads)
+    return threaded_qps(lambda q: index.search(q, 10), queries, seconds, threads)
+
+
+def _round_order(count: int, round_no: int) -> list[int]:
+    """The series' order in one round: forward, then backward (A B, B A, ...; the bare series first, then
+    last). Always the same order gave the second series 15-20 % more CPU per request and fewer QPS at load
+    9-10, whichever tree it was (2026-12-02)."""
+    order = list(range(count))
+    return order if round_no % 2 == 0 else order[::-1]
 
 
 def _engram_source(env: dict[str, str], cwd: str) -> str:
@@ -248,6 +251,7 @@ def serve_env(tmp: str, drop: tuple[str, ...] = ("ENGRAM_",)) -> dict[str, str]:
 def bench_processes(args: argparse.Namespace) -> None:
     import urllib.request
 
+    load_before = Path("/proc/loadavg").read_text().split()[0]
     with tempfile.TemporaryDirectory(prefix="engram-procs-") as tmp:
         env = serve_env(tmp) | dict(pair.split("=", 1) for pair in args.env or [])
         material = asyncio.run(seed_data_dir(Path(tmp) / "data", env, args.size))
@@ -281,10 +285,11 @@ def bench_processes(args: argparse.Namespace) -> None:
             rss_before = [tree_cpu_and_rss(proc.pid)[1] for proc, _, _ in servers]
             index, queries = bare_index(args.size) if args.bare else (None, None)
             bare: list[float] = []
-            for _ in range(args.rounds):
-                if index is not None:
+            for round_no in range(args.rounds):
+                if index is not None and round_no % 2 == 0:  # the bare series takes its turn too: A B, B A
                     bare.append(bare_qps(index, queries, args.seconds))
-                for n, (proc, target, _) in enumerate(servers):
+                for n in _round_order(len(servers), round_no):
+                    proc, target, _ = servers[n]
                     cpu0, _rss = tree_cpu_and_rss(proc.pid)
                     busy0, wall0 = machine_cpu(), time.monotonic()
                     result = run_load(args, target, args.concurrency, args.seconds)
@@ -299,6 +304,8 @@ def bench_processes(args: argparse.Namespace) -> None:
                     result["cores_client"] = result["client_cpu_s"] / wall
                     result["rss"] = rss
                     results[n].append(result)
+                if index is not None and round_no % 2 == 1:
+                    bare.append(bare_qps(index, queries, args.seconds))
         finally:
             for proc, _, _ in servers:
                 proc.terminate()
@@ -306,9 +313,13 @@ def bench_processes(args: argparse.Namespace) -> None:
     load = Path("/proc/loadavg").read_text().split()[0]
     print(f"size={args.size} c={args.concurrency} {args.seconds}s x {args.rounds} rounds, load {load}")
     print(f"cores this process may use: {len(os.sched_getaffinity(0))}; client: {args.client}")
+    if args.json:  # for scripts/bench_report.py: the same medians, machine-readable
+        args.json.write_text(
+            json.dumps(_processes_summary(args, servers, results, bare, [load_before, load]))
+        )
     if bare:
         print(
-            f"bare SpaceIndex.search, 2 threads: {statistics.median(bare):.0f} QPS (rounds {[round(b) for b in bare]})"
+            f"bare FAISS index.search, 2 threads: {statistics.median(bare):.0f} QPS (rounds {[round(b) for b in bare]})"
         )
     for (_, _, label), rounds, before in zip(servers, results, rss_before, strict=True):
         qps = statistics.median(r["qps"] for r in rounds)
@@ -326,6 +337,36 @@ def bench_processes(args: argparse.Namespace) -> None:
             + (f"; ÷ bare {qps / statistics.median(bare):.2f}" if bare else "")
             + f"; RSS per process KiB {before} -> {rounds[-1]['rss']}"
         )
+
+
+def _processes_summary(
+    args: argparse.Namespace, servers: list, results: list, bare: list, loads: list
+) -> dict:
+    """`--json`: per series the medians over rounds, and the bare FAISS series, with the load averages."""
+    import wrk_client  # scripts/ is on the path (run_load)
+
+    keys = ("qps", "p50_ms", "p99_ms", "cpu_us", "client_us")
+    series = [
+        {"label": label, "statuses": {str(k): v for k, v in _summed_statuses(rounds).items()}}
+        | {key: statistics.median(r[key] for r in rounds) for key in keys}
+        for (_, _, label), rounds in zip(servers, results, strict=True)
+    ]
+    return {
+        "size": args.size,
+        "concurrency": args.concurrency,
+        "rounds": args.rounds,
+        "seconds": args.seconds,
+        "client": ("wrk" if wrk_client.available() else "aiohttp") if args.client == "auto" else args.client,
+        "bare_qps": statistics.median(bare) if bare else None,
+        "bare_rounds": [round(b) for b in bare],
+        # Each round's QPS ÷ that round's bare series (run just before or after it): neighbours of the same
+        # moment on a machine whose co-tenants can change the bare figure 4x between rounds.
+        "ratio_rounds": [[round(r["qps"] / b, 3) for r, b in zip(rs, bare, strict=True)] for rs in results]
+        if bare
+        else [],
+        "series": series,
+        "load_average": loads,
+    }
 
 
 def process_series(args: argparse.Namespace) -> list[tuple[str, dict[str, str]]]:
@@ -378,13 +419,18 @@ def main() -> None:
         action="store_true",
         help="with --processes: serve only the --tree checkouts (all through PYTHONPATH, loaded alike)",
     )
-    parser.add_argument("--bare", action="store_true", help="add a bare SpaceIndex.search series, 2 threads")
+    parser.add_argument(
+        "--bare",
+        action="store_true",
+        help="add a bare FAISS index.search series (one query per call, 2 threads, OMP 1)",
+    )
     parser.add_argument(
         "--client",
         choices=["auto", "wrk", "aiohttp"],
         default="auto",
         help="load generator: wrk (C, ~10x less CPU per request) when installed, else aiohttp",
     )
+    parser.add_argument("--json", type=Path, help="with --processes: also write the medians as JSON here")
     parser.add_argument("--ready", type=Path)
     parser.add_argument("--profile-out")
     args = parser.parse_args()
@@ -412,15 +458,18 @@ def main() -> None:
             rounds: list[list[dict]] = [[] for _ in servers]
             bare: list[float] = []
             index, queries = bare_index(args.size) if args.bare else (None, None)
-            for _ in range(args.rounds):
-                if index is not None:
+            for round_no in range(args.rounds):
+                if index is not None and round_no % 2 == 0:  # the bare series takes its turn too: A B, B A
                     bare.append(bare_qps(index, queries, args.seconds))
-                for n, target in enumerate(targets):
+                for n in _round_order(len(targets), round_no):
+                    target = targets[n]
                     cpu0 = cpu_seconds(servers[n][0].pid)
                     result = run_load(args, target, args.concurrency, args.seconds)
                     served = sum(result["statuses"].values())
                     result["cpu_us"] = 1e6 * (cpu_seconds(servers[n][0].pid) - cpu0) / max(served, 1)
                     rounds[n].append(result)
+                if index is not None and round_no % 2 == 1:
+                    bare.append(bare_qps(index, queries, args.seconds))
         finally:
             for proc, _ in servers:
                 proc.stdin.close()
@@ -429,7 +478,7 @@ def main() -> None:
     print(f"size={args.size} c={args.concurrency} {args.seconds}s x {args.rounds} rounds, load {load}")
     if bare:
         print(
-            f"bare SpaceIndex.search, 2 threads: {statistics.median(bare):.0f} QPS (rounds {[round(b) for b in bare]})"
+            f"bare FAISS index.search, 2 threads: {statistics.median(bare):.0f} QPS (rounds {[round(b) for b in bare]})"
         )
     for tree, results in zip(trees, rounds, strict=True):
         qps = statistics.median(r["qps"] for r in results)

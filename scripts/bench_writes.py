@@ -68,21 +68,32 @@ class Node:
     url: str
     tokens: list[str]
 
+    def pids(self) -> list[int]:
+        """The serving process and, with `--processes` above 1, the children it serves from."""
+        pids = [self.process.pid]
+        for pid in pids:
+            for task in Path(f"/proc/{pid}/task").iterdir():
+                pids += [int(c) for c in (task / "children").read_text().split()]
+        return pids
+
     def cpu_s(self) -> tuple[float, float]:
-        """(user, system) CPU seconds of the serving process so far."""
-        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        """(user, system) CPU seconds of the serving processes so far."""
         tick = os.sysconf("SC_CLK_TCK")
-        return int(fields[11]) / tick, int(fields[12]) / tick
+        user = system = 0.0
+        for pid in self.pids():
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            user, system = user + int(fields[11]) / tick, system + int(fields[12]) / tick
+        return user, system
 
 
-def _env(tree: Path, data_dir: Path, database_url: str | None) -> dict[str, str]:
+def _env(tree: Path, data_dir: Path, database_url: str | None, processes: int) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")}
     env.update(
         PYTHONPATH=str(tree),
         OMP_NUM_THREADS="1",
         ENGRAM_DATA_DIR=str(data_dir),
         ENGRAM_EMBEDDER="hashing",
-        ENGRAM_PROCESSES="1",
+        ENGRAM_PROCESSES=str(processes),
         ENGRAM_SERVICE_DID="did:web:bench.test",
         ENGRAM_PUBLIC_URL="https://bench.test",
         ENGRAM_LOG_LEVEL="warning",
@@ -92,10 +103,10 @@ def _env(tree: Path, data_dir: Path, database_url: str | None) -> dict[str, str]
     return env
 
 
-def start_node(name: str, tree: Path, root: Path, database_url: str | None) -> Node:
+def start_node(name: str, tree: Path, root: Path, database_url: str | None, processes: int) -> Node:
     data_dir = root / name
     data_dir.mkdir()
-    env = _env(tree, data_dir, database_url)
+    env = _env(tree, data_dir, database_url, processes)
     setup = subprocess.run(
         [sys.executable, "-c", SETUP, str(SPACES)], env=env, cwd=tree, capture_output=True, check=True
     )
@@ -200,7 +211,7 @@ async def measure(nodes: list[Node], args) -> dict:
             args.py_spy
         ):  # where the last tree's server spends its CPU, at the last concurrency and space count
             spy = await asyncio.create_subprocess_exec(
-                "py-spy", "record", "-p", str(nodes[-1].process.pid), "-d", str(int(args.seconds)),
+                str(Path(sys.executable).with_name("py-spy")), "record", "-p", str(nodes[-1].process.pid), "-d", str(int(args.seconds)),
                 "-r", "200", "-t", "--format", "raw", "-o", args.py_spy,
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             )  # fmt: skip
@@ -217,6 +228,9 @@ async def main() -> None:
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 8, 32])
     parser.add_argument("--spaces", type=int, nargs="+", default=[1, 32], choices=range(1, SPACES + 1))
     parser.add_argument("--postgres", action="store_true", help="one PostgreSQL database per tree")
+    parser.add_argument(
+        "--processes", type=int, default=1, help="ENGRAM_PROCESSES of each server (the default serve: cores)"
+    )
     parser.add_argument("--py-spy", metavar="FILE", help="also profile the last tree (collapsed stacks)")
     args = parser.parse_args()
     trees = [(t.split("=", 1)[0], Path(t.split("=", 1)[1]).resolve()) for t in args.tree]
@@ -231,7 +245,7 @@ async def main() -> None:
         with tempfile.TemporaryDirectory(prefix="engram-bench-writes-") as tmp:
             for name, tree in trees:
                 url = server.create_database() if server else None
-                nodes.append(start_node(name, tree, Path(tmp), url))
+                nodes.append(start_node(name, tree, Path(tmp), url, args.processes))
             try:
                 result = await measure(nodes, args)
             finally:

@@ -181,10 +181,11 @@ async def timed(fn: Callable[[int], Awaitable[object]], count: int) -> list[floa
 async def interleave(
     rounds: int, count: int, **series: Callable[[int], Awaitable[object]]
 ) -> dict[str, dict]:
-    """A-B-C, A-B-C, ... for `rounds` rounds; per series the median over rounds of each round's p50/p99."""
+    """A-B-C, C-B-A, ... for `rounds` rounds (alternating, so no series always runs in the same place of a
+    round); per series the median over rounds of each round's p50/p99."""
     per_round: dict[str, list[tuple[float, float]]] = {name: [] for name in series}
-    for _ in range(rounds):
-        for name, fn in series.items():
+    for round_no in range(rounds):
+        for name, fn in list(series.items())[:: 1 if round_no % 2 == 0 else -1]:
             samples = await timed(fn, count)
             per_round[name].append((pct(samples, 50), pct(samples, 99)))
     return {

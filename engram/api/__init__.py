@@ -19,6 +19,7 @@ HANDLER_MODULES = (
     "garden.engram.get_space_status",
     "garden.engram.list_memories",
     "garden.engram.search_memories",
+    "garden.engram.recall_memories",
     "garden.engram.warm_space",
     "com.atproto.space.notify_space_deleted",
     "com.atproto.space.notify_credential_revoked",

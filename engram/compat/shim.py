@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
@@ -31,10 +32,14 @@ class Shim:
     def openapi_path(self) -> str:
         return f"/compat/{self.name}/openapi.json"
 
+    @cached_property
+    def _owned(self) -> tuple[frozenset[str], tuple[str, ...]]:
+        """The exact paths and the prefixes `owns` matches, built once: the walk ran on every request."""
+        return frozenset((*self.paths, self.openapi_path)), tuple(p.rstrip("/") + "/" for p in self.paths)
+
     def owns(self, path: str) -> bool:
-        if path == self.openapi_path:
-            return True
-        return any(path == p or path.startswith(p.rstrip("/") + "/") for p in self.paths)
+        exact, prefixes = self._owned
+        return path in exact or path.startswith(prefixes)
 
     def mount(self, app: web.Application, ctx: AppContext, scopes: SpaceScopes) -> None:
         self.add_routes(app.router, ctx)

@@ -65,7 +65,6 @@ async def evaluate(
                 runners[name] = await _load_corpus(ctx, query_set, name)
                 if explicit_updates:
                     await _name_replacements(ctx, runners[name], [q for q in queries if q.corpus == name])
-                runners[name].successor_of = await ctx.store.read(_successors, runners[name].space)
             run = Run(queries)
             # engram's policy for the model the corpora were embedded with (ranking.policy_for)
             chosen = policies(policy_for(ctx.embedder.name if ctx.embedder is not None else None))
@@ -107,27 +106,6 @@ async def _name_replacements(ctx, runner: SpaceRunner, queries: list[Query]) -> 
 
     if changes:
         await ctx.store.write(write)
-
-
-def _successors(conn, space) -> dict[int, int]:
-    """{row some memory names in attrs.supersedes (by URI or record key): the newest memory naming it}."""
-    rows = conn.execute(
-        "SELECT row_id, uri, rkey, attrs, created_ms FROM memories WHERE space_id = ?", (space.id,)
-    ).fetchall()
-    row_of = {name: row for row, uri, rkey, _, _ in rows for name in (uri, rkey)}
-    created = {row: ms for row, _, _, _, ms in rows}
-    found: dict[int, int] = {}
-    for row, _, _, attrs, _ in rows:
-        value = orjson.loads(attrs).get("supersedes") if attrs else None
-        for name in value if isinstance(value, list) else [value]:
-            older = row_of.get(name) if isinstance(name, str) else None
-            if (
-                older is not None
-                and older != row
-                and (older not in found or created[row] > created[found[older]])
-            ):
-                found[older] = row
-    return found
 
 
 async def _load_corpus(ctx, query_set: QuerySet, name: str) -> SpaceRunner:

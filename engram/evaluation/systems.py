@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..search.keyword_index import Annotation
+from ..service.explain import finish
 from ..service.hybrid import Scope, TextSearch
 from ..service.ranking import POOL, RankingPolicy, arrange, confidence, coverage, fuse_candidates
 from ..service.search import SearchQuery, require_model
@@ -43,15 +45,15 @@ class Candidates:
     term_idf: dict[str, float]  # idf of each query term in the space (ranking.coverage)
     adjacent: dict = field(default_factory=dict)  # conversation neighbours (HybridSearch.candidates)
     others: set = field(default_factory=set)  # said by others than the query names (HybridSearch.candidates)
+    # the keyword index's facts for the candidates (which memories name them in attrs.supersedes), and
+    # those naming memories: what explain.finish needs to mark, place and drop superseded hits
+    annotation: Annotation | None = None
+    successors: dict = field(default_factory=dict)
 
 
 class SpaceRunner:
     def __init__(self, ctx, space: Space, key_of_row: dict[int, str]):
         self.ctx, self.space, self.key_of_row = ctx, space, key_of_row
-        # {row another memory names in attrs.supersedes: the newest such memory}: `current` drops the older
-        # and its successor is placed before it whether or not it ranked (engram/service/explain.py); set
-        # by the runner once the corpus is in
-        self.successor_of: dict[int, int] = {}
 
     async def vector(self, text: str) -> Outcome:
         outcome = await self.ctx.services.search.search(self.space, SearchQuery(q=text, limit=DEPTH))
@@ -80,30 +82,49 @@ class SpaceRunner:
 
         memories, vectors = await self.ctx.store.read(read)
         term_idf = await self.ctx.services.hybrid.keywords.idf(self.space, text)
-        return Candidates(similarity, keyword, memories, vectors, term_idf, found.adjacent, found.others)
+        names = [name for m in memories.values() for name in (m.uri, m.rkey)]
+        annotation = await self.ctx.services.hybrid.keywords.annotate(self.space, text, [], names, None)
+        naming = sorted({r for named in annotation.named_by.values() for r in named})
+
+        def read_naming(conn):
+            return {m.row_id: m for m in memory_reads.get_memories(conn, self.space.uri, naming)}
+
+        successors = await self.ctx.store.read(read_naming) if naming else {}
+        return Candidates(
+            similarity, keyword, memories, vectors, term_idf,
+            adjacent=found.adjacent, others=found.others, annotation=annotation, successors=successors,
+        )  # fmt: skip
 
     def fused(self, found: Candidates, policy: RankingPolicy) -> Outcome:
         fused = fuse_candidates(found.similarity, found.keyword, policy, found.adjacent, found.others)
         top = max(found.similarity.values(), default=0.0)
         if policy.restatements is None:
             return Outcome([self.key_of_row[r] for r, _ in fused[:DEPTH]], top)
+        # EngramRanking.run's steps over the collected candidates: the pool arranged, then explain.finish
+        # marks, places and (with `current`) drops superseded hits, as every door gets them
+        pool = max(DEPTH, POOL)
         ranking = arrange(
-            fused[: max(DEPTH, POOL)], found.memories, found.vectors, found.similarity, found.keyword,
-            DEPTH, policy, found.adjacent,
-        )  # fmt: skip
+            fused[:pool],
+            found.memories,
+            found.vectors,
+            found.similarity,
+            found.keyword,
+            pool,
+            policy,
+            found.adjacent,
+        )
         best = ranking.hits[0].memory if ranking.hits else None
         covered = coverage(best, found.term_idf) if best is not None else 0.0
-        marked = {h.memory.row_id for h in ranking.hits if h.superseded_by is not None}
-        order: list[int] = []
-        for row in (h.memory.row_id for h in ranking.hits):
-            newer = self.successor_of.get(row)
-            if newer is not None and newer not in order:
-                order.append(newer)
-            if row not in order:
-                order.append(row)
-        order = order[:DEPTH]
-        keys = [self.key_of_row[r] for r in order]
-        current = [self.key_of_row[r] for r in order if r not in marked and r not in self.successor_of]
+        assert found.annotation is not None
+        owner = dict.fromkeys(found.memories.keys() | found.successors.keys(), self.space.uri)
+        lists = [
+            finish(
+                ranking.hits, {self.space.uri: found.annotation}, owner, found.successors, ranking.links,
+                policy, limit=DEPTH, current=current, min_confidence=None, spaces=[self.space.uri],
+            )[0]
+            for current in (False, True)
+        ]  # fmt: skip
+        keys, current = ([self.key_of_row[h.memory.row_id] for h in hits] for hits in lists)
         return Outcome(keys, top, confidence(top, covered, policy), covered, current)
 
 

@@ -92,7 +92,7 @@ def scan_candidates(
     shared = (
         None
         if per_query is not None
-        else _bias(np.ones(n, dtype=bool) if allowed is None else allowed[None, :])
+        else (np.zeros((1, n), dtype=np.float32) if allowed is None else _bias(allowed[None, :]))
     )
     heap = faiss.ResultHeap(batch, want, keep_max=True)
     for start in range(0, n, BLOCK_ROWS):
@@ -109,4 +109,7 @@ def scan_candidates(
         # heaps.addn: the ids of this block's columns are start, start + 1, ... (no id array needed)
         heap.heaps.addn(block.shape[0], faiss.swig_ptr(scores), start, 0, batch)
     heap.finalize()
-    return [found[(found >= 0) & np.isfinite(score)] for found, score in zip(heap.I, heap.D, strict=True)]
+    valid = (heap.I >= 0) & np.isfinite(heap.D)
+    if valid.all():  # the common case (enough allowed rows): the rows of the heap as they are
+        return list(heap.I)
+    return [found[keep] for found, keep in zip(heap.I, valid, strict=True)]

@@ -93,7 +93,8 @@ def _bitmap_selector(mask: np.ndarray) -> tuple[faiss.IDSelector, np.ndarray]:
 
 
 def _exact_scores(vectors: np.ndarray, q: np.ndarray) -> np.ndarray:
-    """Dot products accumulated in float64, then rounded to float32.
+    """Dot products accumulated in float64, then rounded to float32 (`vectors`: the stored float16 values,
+    as float16 or float32; both convert to float64 exactly).
 
     float32 BLAS may round identical rows differently depending on where they sit in the block (seen in
     tests: duplicate memories tied in exact math came back in either order); float64 accumulation makes
@@ -256,11 +257,19 @@ class SpaceIndex:
         return int(self.row_ids.shape[0])
 
     def vectors(self, positions: np.ndarray) -> np.ndarray:
-        """Stored unit vectors (f16 values) of the given positions, as float32."""
+        """Stored unit vectors (f16 values) of the given positions, as float32 (FAISS decodes them straight
+        into one float32 array: no float16 copy of a whole index on the way, for builds and compaction)."""
         if not len(positions):
             return np.zeros((0, self.dims), dtype=np.float32)
         found: np.ndarray = self.store.reconstruct_batch(np.ascontiguousarray(positions, dtype=np.int64))
         return found
+
+    def stored(self, positions: np.ndarray) -> np.ndarray:
+        """The float16 rows of the given positions, gathered from the index's own codes (`stored_rows`):
+        the values FAISS's reconstruct_batch would decode, without that call, which cost over half of a
+        re-score at k + 16 candidates (docs/benchmarks.md#where-a-10k-search-spends-its-cpu). The caller
+        holds the index's read share or owns it."""
+        return stored_rows(self.store, self.dims)[np.asarray(positions, dtype=np.int64)]
 
     def nbytes(self) -> int:
         size = self.store.sa_code_size() * len(self) if len(self) else 0
@@ -363,7 +372,7 @@ class SpaceIndex:
         return positions
 
     def _rescore(self, q: np.ndarray, positions: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-        return _order(positions, _exact_scores(self.vectors(positions), q), k)
+        return _order(positions, _exact_scores(self.stored(positions), q), k)
 
     def _approximate(
         self, q: np.ndarray, k: int, mask: np.ndarray | None, allowed: int, deadline: float
@@ -393,5 +402,5 @@ class SpaceIndex:
             if start and time.monotonic() >= deadline:
                 return self._finish(*_order(candidates, coarse_scores, k), approximate=True)
             chunk = candidates[start : start + t.rerank_chunk]
-            exact[start : start + chunk.shape[0]] = _exact_scores(self.vectors(chunk), q)
+            exact[start : start + chunk.shape[0]] = _exact_scores(self.stored(chunk), q)
         return self._finish(*_order(candidates, exact, k))

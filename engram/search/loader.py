@@ -20,11 +20,10 @@ from __future__ import annotations
 import asyncio
 import collections
 import concurrent.futures
-import contextlib
 import functools
 import logging
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -68,6 +67,23 @@ def settle(future: asyncio.Future[Any], task: asyncio.Task[Any]) -> None:
         future.set_result(task.result())
 
 
+class _Searching:
+    """`SavedIndexLoader.searching()`'s context manager: one object reused by every search (a generator-based
+    context manager and an Event.clear per search were a visible share of a search's loop time,
+    docs/benchmarks.md#where-a-10k-search-spends-its-cpu)."""
+
+    __slots__ = ("_loader",)
+
+    def __init__(self, loader: SavedIndexLoader) -> None:
+        self._loader = loader
+
+    def __enter__(self) -> None:
+        self._loader._search_started()
+
+    def __exit__(self, *exc: object) -> None:
+        self._loader._search_finished()
+
+
 class SavedIndexLoader:
     """`prepare(index, request)` runs on the load thread; `install(outcome)` on the loop, its value resolves
     the load; `carry_on(request, index or None)` returns the task that builds or compacts instead."""
@@ -99,6 +115,7 @@ class SavedIndexLoader:
         self._searching = 0  # searches in flight (loop side only)
         self._idle = threading.Event()
         self._idle.set()
+        self._searching_scope = _Searching(self)
 
     # ----- the loop side ---------------------------------------------------------------------------
 
@@ -115,15 +132,14 @@ class SavedIndexLoader:
             self._start_drainer()
         return request.future
 
-    @contextlib.contextmanager
-    def searching(self) -> Iterator[None]:
-        """Around a warm search: loads wait while any is in flight."""
+    def searching(self) -> _Searching:
+        """Around a warm search (`with loader.searching():`): loads wait while any is in flight."""
+        return self._searching_scope
+
+    def _search_started(self) -> None:
         self._searching += 1
-        self._idle.clear()
-        try:
-            yield
-        finally:
-            self._search_finished()
+        if self._searching == 1:  # the event stays clear until the last search in flight finishes
+            self._idle.clear()
 
     def _search_finished(self) -> None:
         self._searching -= 1

@@ -59,7 +59,10 @@ async def embed_documents(
     vectors: list[np.ndarray] = []
     for start in range(0, len(chunks), max(1, parallel)):
         window = chunks[start : start + max(1, parallel)]
-        vectors += await asyncio.gather(*(pool.run(embedder.embed, chunk, "document") for chunk in window))
+        if len(window) == 1:  # a single write's text: no gather around one call (a visible share of it)
+            vectors.append(await pool.run(embedder.embed, window[0], "document"))
+        else:
+            vectors += await asyncio.gather(*(pool.run(embedder.embed, c, "document") for c in window))
     rows = np.concatenate(vectors) if vectors else np.zeros((0, embedder.dims), np.float32)
     active = space.config.active
     return [Embedding(active.model, active.digest, active.dims, row.astype(np.float16)) for row in rows]

@@ -79,9 +79,9 @@ def finish(
 ) -> tuple[list[RankedMemory], QueryFacts]:
     """The pool's hits with supersession and explanations filled in, `current` and `min_confidence`
     applied, cut to `limit`; and the per-query facts. `successors`: every memory that names a pool memory
-    explicitly; `links`: the restatement rule's direct verdicts ({older: (newer, basis)}). An explicit
-    successor outside the pool that passes the filters is placed just before what it replaces, so the
-    current statement is never missing beside a stale one it replaced."""
+    explicitly; `links`: the restatement rule's direct verdicts ({older: (newer, basis)}). Every explicit
+    successor outside the pool that passes the filters is placed just before what it replaces (the newest
+    first), so the current statement is never missing beside a stale one it replaced, nor below it."""
     from .ranking import (
         RankedMemory,
         confidence,  # the one calibrated logistic (ranking.py imports this module)
@@ -89,7 +89,9 @@ def finish(
 
     by_row = {h.memory.row_id: h for h in hits}
     successor: dict[int, Replacement] = {}
-    pull: dict[int, int] = {}  # older pool row -> its explicit successor outside the pool, to place before it
+    pull: dict[
+        int, list[int]
+    ] = {}  # older pool row -> its explicit successors outside the pool, placed before it
     supersedes: dict[int, list[Replacement]] = {row: [] for row in by_row}
     for older, (newer, basis) in links.items():
         if older in by_row and newer in by_row:
@@ -101,10 +103,11 @@ def finish(
             continue
         for name in (hit.memory.uri, hit.memory.rkey):
             for other in annotation.named_by.get(name, ()):
-                if other != row and other in successors and row not in successor:
-                    successor[row] = Replacement(successors[other].uri, "explicit")
+                if other != row and other in successors:
+                    if row not in successor:
+                        successor[row] = Replacement(successors[other].uri, "explicit")
                     if other not in by_row and other in annotation.passing:
-                        pull[row] = other
+                        pull.setdefault(row, []).append(other)
         pool_names = {r.uri for r in supersedes[row]}
         supersedes[row] += [
             Replacement(n, "explicit") for n in explicit_names(hit.memory) if n not in pool_names
@@ -113,8 +116,9 @@ def finish(
     placed = set(by_row)
     arranged: list[RankedMemory] = []
     for hit in hits:
-        pulled = pull.get(hit.memory.row_id)
-        if pulled is not None and pulled not in placed:
+        for pulled in sorted(pull.get(hit.memory.row_id, ()), key=lambda r: -successors[r].created_ms):
+            if pulled in placed:
+                continue
             placed.add(pulled)
             supersedes[pulled] = [Replacement(hit.memory.uri, "explicit")]
             owner = {**owner, pulled: owner[hit.memory.row_id]}

@@ -15,8 +15,9 @@ A memory B restates (supersedes) an older memory A, for a given query, when
   notes rarely are.
 Only the order changes: B is moved to just before A, A keeps its place after it and is marked
 `superseded_by` B; nothing is dropped (a user may be asking about history). Of several memories that
-restate A, B is one naming A explicitly, else the most relevant to the query (the newest on a tie); chains (C restates B restates A)
-resolve to the last.
+restate A, B is one naming A explicitly, else the most relevant to the query (the newest on a tie); chains
+(C restates B restates A) resolve to the last. Every memory naming A explicitly is moved before A too, so an
+explicitly superseded memory never ranks above any of its successors.
 The thresholds are tuned on the tuning half of the labelled set (`engram eval`, docs/benchmarks.md).
 """
 
@@ -76,48 +77,62 @@ def newer_first(
     keyword: Mapping[int, float] | None = None,
     links: dict[int, tuple[int, str]] | None = None,
 ) -> tuple[list[int], dict[int, int]]:
-    """(row ids in their new order, {older row: the newest row restating it}) over the hydrated rows of
+    """(row ids in their new order, {older row: the row replacing it}) over the hydrated rows of
     `ranked` (best first); `vectors` are unit vectors of those rows that have one, `keyword` the rows'
-    keyword shares (absent: no query word). `links`, when given, receives {older row: (the newest row
-    restating it directly, "explicit" or "heuristic")}: the verdict and its basis, for explanations."""
+    keyword shares (absent: no query word). `links`, when given, receives {older row: (the row replacing it
+    directly, "explicit" or "heuristic")}: the verdict and its basis, for explanations."""
     pool = [row for row, _ in ranked if row in memories]
     score = dict(ranked)
     words = keyword or {}
     cosine = _cosines(pool, vectors)
     replaced_by: dict[int, int] = {}
+    explicit_by: dict[int, list[int]] = {}  # older row -> every newer row naming it, newest first
     for older in pool:
-        newest = None
-        for newer in pool:
-            if memories[newer].created_ms <= memories[older].created_ms:
-                continue
-            restates = _restates(
-                memories[newer], memories[older], cosine.get((older, newer)), score, words, rule
-            )
-            # of several memories restating it, one that names it explicitly, else the most relevant to
-            # the query replaces it (the newest on a tie): "the replica moved" restates "MySQL 8.0.35 with
-            # a replica" as much as "upgraded to MySQL 8.0.36" does; a question about the version wants
-            # the upgrade
-            if restates and (newest is None or _preference(memories, score, newer, older)
-                             > _preference(memories, score, newest, older)):  # fmt: skip
-                newest = newer
-        if newest is not None:
-            replaced_by[older] = newest
-            if links is not None:
-                explicit = explicitly_supersedes(memories[newest], memories[older])
-                links[older] = (newest, "explicit" if explicit else "heuristic")
+        found = [
+            newer
+            for newer in pool
+            if memories[newer].created_ms > memories[older].created_ms
+            and _restates(memories[newer], memories[older], cosine.get((older, newer)), score, words, rule)
+        ]
+        if not found:
+            continue
+        # of several memories restating it, one that names it explicitly, else the most relevant to the
+        # query replaces it (the newest on a tie): "the replica moved" restates "MySQL 8.0.35 with a
+        # replica" as much as "upgraded to MySQL 8.0.36" does; a question about the version wants the upgrade
+        chosen = max(found, key=lambda newer: _preference(memories, score, newer, older))
+        replaced_by[older] = chosen
+        explicit_by[older] = sorted(
+            (r for r in found if explicitly_supersedes(memories[r], memories[older])),
+            key=lambda row: -memories[row].created_ms,
+        )
+        if links is not None:
+            links[older] = (chosen, "explicit" if chosen in explicit_by[older] else "heuristic")
     current = {row: _follow(row, replaced_by) for row in replaced_by}
+    before = {row: [head, *explicit_by[row]] for row, head in current.items()}
+    return _successors_first(pool, before), current
+
+
+def _successors_first(pool: Sequence[int], before: Mapping[int, Sequence[int]]) -> list[int]:
+    """The pool in its order, except that what must precede a row is placed just before it (and, in turn,
+    what must precede those): the memory replacing it (the head of its chain), and every memory
+    that names it explicitly, so an explicitly superseded memory never ranks above any of its successors.
+    A heuristic restater other than the head keeps its place: on chat the rule still judges some turns
+    restatements of an answering turn, and moving every such turn above it cost LoCoMo 0.03 of R@10
+    (docs/benchmarks.md#stale-leaks). Terminates: whatever precedes a row is strictly newer."""
     order: list[int] = []
     placed: set[int] = set()
-    for row in pool:
-        if row in placed:
-            continue
-        head = current.get(row)
-        if head is not None and head not in placed:
-            order.append(head)
-            placed.add(head)
-        order.append(row)
+
+    def place(row: int) -> None:
         placed.add(row)
-    return order, current
+        for newer in before.get(row, ()):
+            if newer not in placed:
+                place(newer)
+        order.append(row)
+
+    for row in pool:
+        if row not in placed:
+            place(row)
+    return order
 
 
 def _preference(memories: Mapping[int, Memory], score, newer: int, older: int) -> tuple[bool, float, int]:

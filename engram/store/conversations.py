@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from engram.store.dialect import dialect_of
 from engram.store.memory_reads import _VIEW_COLUMNS, _memory
-from engram.store.models import Memory
+from engram.store.models import Memory, Space
 from engram.store.spaces import require_space
 
 SCOPES = ("workflowId", "workspaceId")  # the attrs a conversation's scope may live in
@@ -55,7 +55,11 @@ class _Fragments:
 
 def conversation(conn: sqlite3.Connection, space_uri: str, scope: Scope, key: str) -> list[Memory]:
     """The messages of one conversation, oldest first ([] when there is none)."""
-    space = require_space(conn, space_uri)
+    return conversation_in(conn, require_space(conn, space_uri), scope, key)
+
+
+def conversation_in(conn: sqlite3.Connection, space: Space, scope: Scope, key: str) -> list[Memory]:
+    """`conversation` of a space the caller has looked up in this transaction."""
     f = _Fragments.of(conn, scope)
     rows = conn.execute(
         f"SELECT {_VIEW_COLUMNS} FROM memories WHERE space_id = ? AND {f.scope} = ? AND {f.key} = ?"

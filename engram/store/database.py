@@ -9,7 +9,8 @@ fails alone: it changes nothing, and the others commit. With `synchronous=FULL` 
 means "on disk": NORMAL would survive a process crash (kill -9) but could lose the last commits on power
 loss or an OS crash, which would break the contract that acknowledged writes are never lost.
 `BEGIN IMMEDIATE` takes the write lock up front: another process (the CLI next to a running server) then
-waits in the busy handler instead of failing a deferred transaction's lock upgrade with SQLITE_BUSY.
+waits instead of failing a deferred transaction's lock upgrade with SQLITE_BUSY. Engram's own processes
+wait for each other on the writer lock first (engram/store/writer_lock.py), woken as soon as it is free.
 
 Reads: `await store.read(fn, *args)` runs `fn(conn, *args)` on a reader thread whose connection is
 `query_only`, inside one deferred transaction so every SELECT in `fn` sees the same snapshot (WAL lets
@@ -24,18 +25,21 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import hashlib
 import logging
 import queue
 import sqlite3
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NamedTuple, Self, TypeVar, cast
+from typing import Any, Self, TypeVar, cast
 
 from engram.store.change_counter import ChangeCounter, Changes, counter_path
 from engram.store.direct_reads import DirectReader, connect
 from engram.store.migrate import apply_migrations
+from engram.store.pending_writes import PendingWrite, settle
 from engram.store.point_cache import MISS, PointReadCache, is_cacheable
+from engram.store.writer_lock import WriterLock, writer_lock_path
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
@@ -45,14 +49,6 @@ _STOP = object()  # sentinel that ends the writer thread
 # Writes committed together at most: a group's writes wait for each other's work, so an unbounded group
 # would let a burst of writes delay the first of them behind all the rest.
 MAX_GROUP = 64
-
-
-class _Write(NamedTuple):
-    fn: Callable[..., Any]
-    args: tuple[Any, ...]
-    kwargs: dict[str, Any]
-    future: concurrent.futures.Future[Any]
-    scope: str | None  # the one space the write touches (`write_to`), or None: it may touch anything
 
 
 class _GroupLost(Exception):
@@ -76,10 +72,12 @@ class Store:
         # Reader threads each keep their own query-only connection; DirectReader owns them all.
         self._init_threads(readers, DirectReader(self.path, busy_timeout_ms=busy_timeout_ms))
 
-    def _init_threads(self, readers: int, direct_reader: Any) -> None:
+    def _init_threads(self, readers: int, direct_reader: Any, writers: int = 1) -> None:
         self._readers = max(1, readers)
-        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
-        self._writer: threading.Thread | None = None
+        # One queue and thread per writer. SQLite has one (one write lock per file); PostgreSQL may have
+        # several, each with its connection, a space's writes always on the same one (`_queue_for`).
+        self._queues: list[queue.SimpleQueue[Any]] = [queue.SimpleQueue() for _ in range(max(1, writers))]
+        self._writers: list[threading.Thread] = []
         self._reader_pool: concurrent.futures.ThreadPoolExecutor | None = None
         self.readers = direct_reader
         self._lock = threading.Lock()
@@ -104,12 +102,19 @@ class Store:
         return store
 
     def _start(self) -> None:
-        conn = self._open_writer()
-        self._writer = threading.Thread(
-            target=self._write_loop, args=(conn,), name=f"engram-{self.backend}-writer"
-        )
-        self._writer.daemon = True  # a hung fn must not keep the process alive; close() warns about it
-        self._writer.start()
+        conns = [self._open_writer()]
+        try:
+            conns += [self._open_extra_writer() for _ in self._queues[1:]]
+        except BaseException:
+            for conn in conns:
+                self._close_writer(conn)
+            raise
+        for n, (conn, writes) in enumerate(zip(conns, self._queues, strict=True)):
+            name = f"engram-{self.backend}-writer" + (f"_{n}" if n else "")
+            thread = threading.Thread(target=self._write_loop, args=(conn, writes), name=name)
+            thread.daemon = True  # a hung fn must not keep the process alive; close() warns about it
+            thread.start()
+            self._writers.append(thread)
         self._reader_pool = concurrent.futures.ThreadPoolExecutor(
             max_workers=self._readers, thread_name_prefix=f"engram-{self.backend}-reader"
         )
@@ -130,17 +135,26 @@ class Store:
             counter = ChangeCounter(counter_path(self.path), self.path.stat().st_mode & 0o666)
             counter.bump()  # migrations may have changed rows a cache holds
             self.changes = counter
+            self._writer_lock = WriterLock(writer_lock_path(self.path), self.path.stat().st_mode & 0o666)
         except BaseException:
             conn.close()
             raise
         return conn
 
+    def _open_extra_writer(self) -> Any:
+        """Another writer's connection (only backends with more than one writer: PostgreSQL)."""
+        raise NotImplementedError
+
     def _begin(self, conn: Any, scopes: list[str | None]) -> None:
-        """`scopes`: each write's space (`write_to`) or None; SQLite's write lock covers the whole file."""
+        """`scopes`: each write's space (`write_to`) or None; SQLite's write lock covers the whole file.
+        Other processes' writers are waited for on the writer lock first (engram/store/writer_lock.py); it
+        is held until `_commit` or `_rollback` ends the transaction."""
+        self._writer_lock.acquire()
         conn.execute("BEGIN IMMEDIATE")
 
     def _commit(self, conn: Any) -> None:
         conn.execute("COMMIT")
+        self._writer_lock.release()  # a failed COMMIT is rolled back, which releases it
 
     def _savepoint(self, conn: Any, *, release_previous: bool) -> None:
         if release_previous:
@@ -169,9 +183,12 @@ class Store:
                 conn.execute("ROLLBACK")
         except sqlite3.Error:  # the writer must outlive one broken write; SQLite rolls back on its own
             log.exception("rollback failed")
+        finally:
+            self._writer_lock.release()
 
     def _close_writer(self, conn: Any) -> None:
         conn.close()
+        self._writer_lock.close()
 
     # -- writes -------------------------------------------------------------------------------------------
 
@@ -189,24 +206,35 @@ class Store:
     async def _enqueue(
         self, scope: str | None, fn: Callable[..., T], args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> T:
-        future: concurrent.futures.Future[T] = concurrent.futures.Future()
+        write = PendingWrite(fn, args, kwargs, scope, asyncio.get_running_loop())
         with self._lock:
-            if self._closed or self._writer is None:
+            if self._closed or not self._writers:
                 raise RuntimeError("store is closed")
-            self._queue.put(_Write(fn, args, kwargs, future, scope))
-        return await asyncio.wrap_future(future)
+            self._queue_for(scope).put(write)
+        try:
+            return cast("T", await write.future)
+        except asyncio.CancelledError:
+            write.abandon()  # skipped if the writer has not started it (engram/store/pending_writes.py)
+            raise
 
-    def _write_loop(self, conn: Any) -> None:
+    def _queue_for(self, scope: str | None) -> queue.SimpleQueue[Any]:
+        """A space's writes always go to one writer (in order, and a group never waits for the space's
+        lock held by another writer of this process); writes that name no space go to the first."""
+        if scope is None or len(self._queues) == 1:
+            return self._queues[0]
+        return self._queues[int.from_bytes(hashlib.sha256(scope.encode()).digest()[:4]) % len(self._queues)]
+
+    def _write_loop(self, conn: Any, writes: queue.SimpleQueue[Any]) -> None:
         try:
             stop = False
             while not stop:
-                item = self._queue.get()
+                item = writes.get()
                 if item is _STOP:
                     return
                 group = [item]
                 while len(group) < MAX_GROUP:  # everything queued meanwhile joins this group
                     try:
-                        item = self._queue.get_nowait()
+                        item = writes.get_nowait()
                     except queue.Empty:
                         break
                     if item is _STOP:
@@ -216,14 +244,14 @@ class Store:
                 conn = self._run_alone(conn, group[0]) if len(group) == 1 else self._run_group(conn, group)
         finally:
             self._close_writer(conn)
-            self._fail_pending()
+            self._fail_pending(writes)
 
-    def _run_alone(self, conn: Any, write: _Write, *, started: bool = False) -> Any:
+    def _run_alone(self, conn: Any, write: PendingWrite, *, started: bool = False) -> Any:
         """One write in its own transaction (no savepoint: the transaction is its unit). `started`: it ran
         in a group that could not commit, and runs again."""
         # A caller cancelled before its turn is skipped, so "cancelled" never means "written anyway". (Once
         # running, a write completes and commits even if its caller has gone away.)
-        if not started and not write.future.set_running_or_notify_cancel():
+        if not started and not write.claim():
             return conn
         try:
             self._begin(conn, [write.scope])
@@ -232,28 +260,28 @@ class Store:
             self._commit(conn)
         except BaseException as exc:  # noqa: BLE001 - every failure goes back to the caller
             self._rollback(conn)
-            write.future.set_exception(exc)
+            write.fail(exc)
         else:
             self._acknowledge(hooked, [(write, result)])
         return conn
 
-    def _run_group(self, conn: Any, group: list[_Write]) -> Any:
+    def _run_group(self, conn: Any, group: list[PendingWrite]) -> Any:
         """Several writes in ONE transaction, each in its own savepoint, acknowledged after one COMMIT."""
         try:
             self._begin(conn, [w.scope for w in group])
         except BaseException as exc:  # noqa: BLE001 - nothing ran: every write of the group fails with it
             self._rollback(conn)
             for write in group:
-                if write.future.set_running_or_notify_cancel():
-                    write.future.set_exception(exc)
+                if write.claim():
+                    write.fail(exc)
             return conn
-        done: list[tuple[_Write, Any]] = []
+        done: list[tuple[PendingWrite, Any]] = []
         try:
             # A write's savepoint is released when the next one starts (one statement, one round trip on
             # PostgreSQL); COMMIT releases the last.
             open_savepoint = False
             for write in group:
-                if not write.future.set_running_or_notify_cancel():
+                if not write.claim():
                     continue  # cancelled before its turn, as in _run_alone
                 self._savepoint(conn, release_previous=open_savepoint)
                 open_savepoint = True
@@ -263,9 +291,9 @@ class Store:
                 except BaseException as exc:  # this write fails alone: back to its savepoint
                     open_savepoint = False
                     if not self._rollback_to_savepoint(conn):
-                        write.future.set_exception(exc)
+                        write.fail(exc)
                         raise _GroupLost from exc
-                    write.future.set_exception(exc)
+                    write.fail(exc)
                 else:
                     done.append((write, result))
             if not done:
@@ -275,27 +303,26 @@ class Store:
         except BaseException:  # noqa: BLE001 - not committed (COMMIT was not sent): run them one by one
             self._rollback(conn)
             for write in group:
-                if not write.future.done():  # those that did not fail by themselves (or never started)
-                    conn = self._run_alone(conn, write, started=write.future.running())
+                if not write.settled:  # those that did not fail by themselves (or never started)
+                    conn = self._run_alone(conn, write, started=write.running)
             return conn
         try:
             self._commit(conn)
         except BaseException as exc:  # noqa: BLE001 - COMMIT itself failed: the outcome is the backend's
             self._rollback(conn)
             for write, _ in done:
-                write.future.set_exception(exc)
+                write.fail(exc)
             return conn
         self._acknowledge(hooked, done)
         return conn
 
-    def _acknowledge(self, hooked: Any, done: list[tuple[_Write, Any]]) -> None:
+    def _acknowledge(self, hooked: Any, done: list[tuple[PendingWrite, Any]]) -> None:
         if self.changes is not None:  # before the acknowledgement: see change_counter.py
             self.changes.bump()
         # after_commit first: its loop callbacks are then queued ahead of the callers' wake-up, so work it
         # schedules (write notifications) exists once the writes are acknowledged.
         self._run_after_commit(hooked)
-        for write, result in done:
-            write.future.set_result(result)
+        settle(done)  # one wake-up of the callers' loop for the group
 
     def _run_after_commit(self, hooked: Any) -> None:
         if self.after_commit is not None and hooked:
@@ -306,17 +333,17 @@ class Store:
             ):  # the write is committed and acknowledged; a hook failure must not stop the writer
                 log.exception("after-commit hook failed")
 
-    def _fail_pending(self) -> None:
+    def _fail_pending(self, writes: queue.SimpleQueue[Any]) -> None:
         """Writes still queued when the writer stops would otherwise wait forever."""
         with self._lock:
             self._closed = True
         while True:
             try:
-                item = self._queue.get_nowait()
+                item = writes.get_nowait()
             except queue.Empty:
                 return
-            if item is not _STOP and item.future.set_running_or_notify_cancel():
-                item.future.set_exception(RuntimeError("store is closed"))
+            if item is not _STOP and item.claim():
+                item.fail(RuntimeError("store is closed"))
 
     # -- reads --------------------------------------------------------------------------------------------
 
@@ -366,15 +393,16 @@ class Store:
             if self._closed:
                 return
             self._closed = True
-            self._queue.put(_STOP)
-        if self._writer is not None:
-            await asyncio.to_thread(self._writer.join, timeout)
-            if self._writer.is_alive():
-                log.warning("store writer thread did not stop within %.1f s", timeout)
+            for writes in self._queues:
+                writes.put(_STOP)
+        for writer in self._writers:
+            await asyncio.to_thread(writer.join, timeout)
+            if writer.is_alive():
+                log.warning("store writer thread %s did not stop within %.1f s", writer.name, timeout)
         if self._reader_pool is not None:
             await asyncio.to_thread(self._reader_pool.shutdown, True)
         self.readers.close()
-        if self.changes is not None and not (self._writer is not None and self._writer.is_alive()):
+        if self.changes is not None and not any(writer.is_alive() for writer in self._writers):
             self.changes.close()  # a hung writer may still bump it: then it stays mapped until exit
 
     async def __aenter__(self) -> Self:

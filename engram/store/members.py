@@ -104,7 +104,7 @@ def spaces_of(
     owned = did in authorities
     rows = conn.execute(
         "SELECT s.uri, s.authority = ? FROM spaces s WHERE s.kind = 'hosted' AND s.deleted_at IS NULL"
-        " AND s.uri > ? AND (? IS NULL OR s.authority = ?) AND ((? AND s.authority = ?)"
+        " AND s.uri > ? AND (CAST(? AS TEXT) IS NULL OR s.authority = ?) AND ((? = 1 AND s.authority = ?)"
         " OR EXISTS (SELECT 1 FROM space_members m WHERE m.space_id = s.id AND m.did = ?))"
         " ORDER BY s.uri LIMIT ?",
         (did, after or "", authority, authority, int(owned), did, did, limit),

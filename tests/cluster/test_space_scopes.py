@@ -16,6 +16,7 @@ SPACE_SCOPED = {
     "/xrpc/garden.engram.getSpaceStatus",
     "/xrpc/garden.engram.exportSpace",
     "/xrpc/garden.engram.warmSpace",
+    "/xrpc/garden.engram.recallMemories",
     "/xrpc/garden.engram.admin.reindexSpace",
     # a synced space is synced by its holder: its host's notifications go there
     "/xrpc/com.atproto.space.notifyWrite",

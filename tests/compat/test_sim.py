@@ -60,6 +60,19 @@ async def test_create_is_201_then_append_is_200_with_the_whole_message_array(sim
     assert appended["data"]["createdAt"] == row["createdAt"] <= appended["data"]["updatedAt"]
 
 
+async def test_each_append_answers_the_conversation_a_read_answers(sim):
+    """An append answers the messages read before it plus the new one (engram/compat/sim/operations.py),
+    not a second read of the whole conversation: the answer must still be what a read gives."""
+    engram, token, _ = sim
+    for n in range(5):
+        role = "user" if n % 2 == 0 else "assistant"
+        body = add_body(key="long", role=role, content=f"message {n}")
+        answer = await call(engram, token, "POST", "/api/memory", 201 if n == 0 else 200, json=body)
+        read = await call(engram, token, "GET", "/api/memory/long", 200, params={"workflowId": WF})
+        assert answer["data"] == read["data"]
+        assert [m["content"] for m in answer["data"]["data"]] == [f"message {i}" for i in range(n + 1)]
+
+
 @pytest.mark.parametrize(
     ("body", "message"),
     [

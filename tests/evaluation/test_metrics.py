@@ -84,7 +84,23 @@ def test_explicit_supersedes_wins_without_similarity_and_chains_resolve_to_the_n
     }
     vectors = {1: _unit(1, 0), 2: _unit(0, 1), 3: _unit(-1, 0)}
     order, replaced = newer_first([(1, 0.9), (2, 0.5), (3, 0.1)], memories, vectors, Restatements(0.99, 0.99))
-    assert order == [3, 1, 2] and replaced == {1: 3, 2: 3}
+    # 2 replaces 1 too, so it is placed before 1 although 3 is the newest: no memory above its successor
+    assert order == [3, 2, 1] and replaced == {1: 3, 2: 3}
+
+
+def test_every_explicit_successor_ranks_above_what_it_replaces_not_only_the_newest():
+    """1 is named by 2 and by 4; 4 does not name 2; 3 is unrelated. Before, only the newest (4) was moved
+    before 1 and 2 kept its place below it (the eval's ops-updated-29 with --explicit-updates)."""
+    memories = {
+        1: _memory(1, 100),
+        2: _memory(2, 200, {"supersedes": "r1"}),
+        3: _memory(3, 250),
+        4: _memory(4, 300, {"supersedes": "r1"}),
+    }
+    vectors = {1: _unit(1, 0), 2: _unit(0, 1), 3: _unit(1, 1), 4: _unit(-1, 0)}
+    ranked = [(1, 0.9), (3, 0.6), (2, 0.5), (4, 0.4)]
+    order, replaced = newer_first(ranked, memories, vectors, Restatements(0.99, 0.99))
+    assert order == [4, 2, 1, 3] and replaced == {1: 4}
 
 
 def test_chat_guards_keep_an_answering_turn_in_place():

@@ -127,3 +127,27 @@ async def test_each_hit_explains_what_matched(served):
         assert why["similarity"] == best["similarity"] and 0 <= why["confidence"] <= 1
         assert found["results"][1]["why"]["confidence"] < why["confidence"]
         assert found["empty"] is None and found["memories"] == 2 and found["allowed"] == 2
+
+
+async def test_every_explicit_successor_is_placed_before_what_it_replaces(served):
+    """Two memories name the old one; neither holds the query's words, so neither ranks on its own: both
+    are placed before it, the newest first (engram/service/explain.py), never below it."""
+    notes = await served.space("notes")
+    token, _ = await served.key(notes)
+    async with served.client(token) as client:
+        old = result_of(await client.call_tool("remember", {"text": OLD}))
+        first = result_of(await client.call_tool("remember", {"text": NEW, "supersedes": old["uri"]}))
+        second = result_of(
+            await client.call_tool(
+                "remember", {"text": "Sync: Thursdays at 16:00 now.", "supersedes": old["uri"]}
+            )
+        )
+        words = result_of(await client.call_tool("recall", {"query": "big room", "mode": "keyword"}))
+        assert [h["uri"] for h in words["results"]] == [second["uri"], first["uri"], old["uri"]]
+        assert all(
+            h["supersedes"] == [{"uri": old["uri"], "basis": "explicit"}] for h in words["results"][:2]
+        )
+        current = result_of(
+            await client.call_tool("recall", {"query": "big room", "mode": "keyword", "current": True})
+        )
+        assert old["uri"] not in [h["uri"] for h in current["results"]]

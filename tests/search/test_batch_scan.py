@@ -106,7 +106,13 @@ def test_stored_rows_is_the_canonical_float16_copy_without_a_copy():
     index = SpaceIndex.build(rows, 16, 1, IndexTuning(exact_max=1_000_000))
     view = stored_rows(index.store, 16)
     assert view.dtype == np.float16 and view.shape == (50, 16) and not view.flags.owndata
-    np.testing.assert_array_equal(view.astype(np.float32), index.vectors(np.arange(50)))
+    # the values FAISS's own decoder gives: re-scores and `vectors` gather them instead of calling it
+    decoded = index.store.reconstruct_batch(np.arange(50, dtype=np.int64))
+    np.testing.assert_array_equal(view.astype(np.float32), decoded)
+    picked = np.array([49, 0, 17, 17, 3])
+    np.testing.assert_array_equal(index.stored(picked).astype(np.float32), decoded[picked])
+    np.testing.assert_array_equal(index.vectors(picked), decoded[picked])
+    assert index.vectors(np.zeros(0, dtype=np.int64)).shape == (0, 16)
     assert stored_rows(SpaceIndex(16, IndexTuning(exact_max=1_000_000)).store, 16).shape == (0, 16)
 
 

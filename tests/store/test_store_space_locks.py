@@ -176,3 +176,43 @@ async def test_concurrent_writers_on_two_stores_lose_nothing(two_stores):
         assert all(g <= space.generation for (g,) in tombstones)
         # no two batches committed as the same generation: each tombstone generation is distinct
         assert len({g for (g,) in tombstones}) == len(tombstones)
+
+
+async def test_one_store_commits_other_spaces_while_a_space_is_held(pg_database_url):
+    """One store has several writers (engram/store/postgres/store.py `WRITERS`): a space's writes all go to
+    one of them, so a transaction held open on one space does not hold up another space's write from the
+    same process, and a second write of the held space waits for it."""
+    store = await PostgresStore.open(pg_database_url, writers=2)
+    try:
+        for uri in SPACES:
+            await store.write(create_space, uri, "hosted")
+            await store.write(set_config, uri, MODEL)
+        by_writer: dict[int, list[str]] = {}
+        for uri in SPACES:
+            by_writer.setdefault(store._queues.index(store._queue_for(uri)), []).append(uri)
+        assert len(by_writer) == 2, "the four spaces all hash to one writer: pick other names"
+        held_space, other_space = by_writer[0][0], by_writer[1][0]
+        gate, held = threading.Event(), threading.Event()
+
+        def hold(conn):
+            _mark(conn, held_space, "held")
+            held.set()
+            assert gate.wait(60)
+
+        holder = asyncio.ensure_future(store.write_to(held_space, hold))
+        while not held.is_set():
+            await asyncio.sleep(0.01)
+        try:
+            await asyncio.wait_for(store.write_to(other_space, _mark, other_space, "other space"), 60)
+            same = asyncio.ensure_future(store.write_to(held_space, _mark, held_space, "same space"))
+            await asyncio.sleep(0.2)  # the same space's write queues behind the held one on its writer
+            assert not same.done()
+        finally:
+            gate.set()
+        await holder
+        await same
+        texts = {m.text for m in (await store.read(list_memories, held_space))[0]}
+        assert texts == {"held", "same space"}
+        assert [m.text for m in (await store.read(list_memories, other_space))[0]] == ["other space"]
+    finally:
+        await store.close()

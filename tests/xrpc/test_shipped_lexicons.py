@@ -99,6 +99,7 @@ def test_the_registry_serves_every_method():
         "garden.engram.getMemoryGraph",
         "garden.engram.getSpaceStatus",
         "garden.engram.listMemories",
+        "garden.engram.recallMemories",
         "garden.engram.searchMemories",
         "garden.engram.warmSpace",
     ]

@@ -42,6 +42,10 @@ WRITE_LOCK = 0x656E6772616D_02  # the store-wide advisory lock: exclusive, or sh
 # Spaces' locks use the two-integer key space (never equal to a one-bigint key): this namespace and 32 bits
 # of the URI's sha256. Two spaces whose bits collide share a lock, which costs parallelism, never safety.
 SPACE_LOCKS = 0x656E6733
+# Writer threads (and connections) per store. A group's statements are round trips, one after another on
+# its connection, so one writer leaves the database and the process mostly waiting; a few let the groups
+# of different spaces overlap. Each holds a connection for the store's lifetime.
+WRITERS = 4
 _EXCLUSIVE_BEGIN = f"BEGIN; SET LOCAL synchronous_commit = on; SELECT pg_advisory_xact_lock({WRITE_LOCK})"
 _SHARED_BEGIN = f"BEGIN; SET LOCAL synchronous_commit = on; SELECT pg_advisory_xact_lock_shared({WRITE_LOCK})"
 _SPACE_LOCKS = f"SELECT pg_advisory_xact_lock({SPACE_LOCKS}, k) FROM unnest(%s::int[]) AS k"
@@ -103,11 +107,13 @@ class PostgresStore(Store):
     backend = "postgres"
     point_reads_on_loop = False
 
-    def __init__(self, url: str, *, readers: int = 2):
+    def __init__(self, url: str, *, readers: int = 2, writers: int = WRITERS):
         self.url = url
         self.path = None  # type: ignore[assignment]  # no file: the database is named by `url`
         # The reader threads plus direct readers on other threads (the FAISS workers hydrating hits).
-        self._init_threads(readers, PgReaders(url, max_size=readers + 6))
+        # Several writers, each a connection: writes of different spaces commit in parallel
+        # (docs/scale-out.md#durability-and-isolation).
+        self._init_threads(readers, PgReaders(url, max_size=readers + 6), writers)
 
     @classmethod
     async def open(cls, url: str, **kwargs: Any) -> PostgresStore:  # type: ignore[override]
@@ -130,6 +136,9 @@ class PostgresStore(Store):
             raw.close()
             raise
         return PgConnection(raw)
+
+    def _open_extra_writer(self) -> PgConnection:
+        return PgConnection(_connect(self.url))
 
     def _begin(self, conn: PgConnection, scopes: list[str | None]) -> None:
         if conn.raw.closed or conn.raw.broken:

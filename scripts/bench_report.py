@@ -1,0 +1,205 @@
+"""Regenerate the headline ratio tables of docs/benchmarks.md and the README from one run
+(docs/benchmarks.md#headline-ratios), instead of editing them by hand.
+
+Everything is measured side by side in this one run, on this machine, and written with the commit, the
+load average before and after each part and the bare baseline as a user measures it (FAISS `index.search`
+of one query per call, OpenMP pinned to one thread: two threads for QPS, one for latency):
+
+  - 10k memories, c=32: `engram serve` (one process) under wrk, interleaved with the bare FAISS series
+    (scripts/bench_throughput.py --processes 1 --bare): QPS, QPS ÷ bare, server CPU per request;
+  - 10k memories, c=1: e2e p50 ÷ (bare FAISS p50 + the aiohttp floor p50) (scripts/bench_search.py);
+  - with --writes: acknowledged Sim writes/s at c=1 and c=32, one SQLite node (scripts/bench_writes.py).
+
+The generated text sits between `<!-- bench_report:begin -->` and `<!-- bench_report:end -->` in each file,
+so a rerun replaces it (and nothing else).
+
+    .venv/bin/python scripts/bench_report.py              # quick (default): a few minutes
+    .venv/bin/python scripts/bench_report.py --long       # more and longer rounds, and 100k at c=1
+    .venv/bin/python scripts/bench_report.py --writes     # also the write path
+    .venv/bin/python scripts/bench_report.py --no-write   # print the section, change no file
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPTS = ROOT / "scripts"
+BEGIN, END = "<!-- bench_report:begin -->", "<!-- bench_report:end -->"
+TARGETS = (ROOT / "docs" / "benchmarks.md", ROOT / "README.md")
+
+# The goals the section is read against (issue 33 §2 and §1; docs/benchmarks.md#headline-ratios).
+GOAL_QPS_RATIO = 0.6
+GOAL_CPU_US = 350
+GOAL_C1_RATIO = 1.6
+
+
+def load_average() -> str:
+    return Path("/proc/loadavg").read_text().split()[0]
+
+
+def commit() -> str:
+    """The short commit, marked when the working tree differs from it (what was measured is not it) in any
+    tracked file but the ones this script writes."""
+    head = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    generated = [f":(exclude){path.relative_to(ROOT)}" for path in TARGETS]
+    dirty = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=no", "--", ".", *generated],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    return f"{head}+uncommitted changes" if dirty else head
+
+
+def _env() -> dict[str, str]:
+    # The bare series pin OpenMP to one thread, as engram's search workers do (engram/workers.py).
+    return os.environ | {"OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
+
+
+def run_throughput(size: int, concurrency: int, seconds: float, rounds: int) -> dict:
+    with tempfile.TemporaryDirectory(prefix="engram-report-") as tmp:
+        out = Path(tmp) / "throughput.json"
+        command = [sys.executable, str(SCRIPTS / "bench_throughput.py"), "--processes", "1", "--bare"]
+        command += ["--size", str(size), "--concurrency", str(concurrency), "--seconds", str(seconds)]
+        command += ["--rounds", str(rounds), "--json", str(out)]
+        subprocess.run(command, cwd=ROOT, env=_env(), check=True)
+        result: dict = json.loads(out.read_text())
+    return result
+
+
+def run_search(sizes: list[int], rounds: int, count: int) -> list[dict]:
+    command = [sys.executable, str(SCRIPTS / "bench_search.py"), "--sizes", *map(str, sizes)]
+    command += ["--rounds", str(rounds), "--count", str(count), "--event-loop", "uvloop"]
+    done = subprocess.run(command, cwd=ROOT, env=_env(), check=True, capture_output=True, text=True)
+    return [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+
+
+def run_writes(seconds: float) -> dict:
+    """scripts/bench_writes.py on this tree alone: SQLite, one space, c=1 and c=32 (its JSON rows)."""
+    command = [sys.executable, str(SCRIPTS / "bench_writes.py"), "--tree", f"now={ROOT}"]
+    command += ["--seconds", str(seconds), "--concurrency", "1", "32", "--spaces", "1"]
+    before = load_average()
+    done = subprocess.run(command, cwd=ROOT, env=_env(), check=True, capture_output=True, text=True)
+    rows = [json.loads(line) for line in done.stdout.splitlines() if line.startswith('{"')]
+    return {"rows": [r for r in rows if "now" in r], "load_average": [before, load_average()]}
+
+
+def _n(value: float) -> str:
+    return f"{value:,.0f}"
+
+
+def _verdict(ok: bool) -> str:
+    return "met" if ok else "**not met**"
+
+
+def render(
+    when: str, revision: str, cpus: int, throughput: dict, search: list[dict], writes: dict | None
+) -> str:
+    """The generated section (markdown), from the parts' results."""
+    served = throughput["series"][0]
+    bare = throughput["bare_qps"]
+    # the median of the rounds' own ratios (each round beside its bare round), not a ratio of medians
+    ratio = statistics.median(throughput["ratio_rounds"][0])
+    load_t = " → ".join(throughput["load_average"])
+    lines = [
+        (
+            f"Generated by `scripts/bench_report.py` at commit `{revision}`, {when}, {cpus} CPUs; each row one "
+            "side-by-side run. *bare FAISS* is `index.search` of one query per call on the same vectors "
+            "(`IndexScalarQuantizer` fp16, inner product), OpenMP pinned to one thread."
+        ),
+        "",
+        "| signed `searchMemories` | engram | bare FAISS | ratio | goal | load average |",
+        "|---|---|---|---|---|---|",
+        (
+            f"| {throughput['size']:,} memories, c={throughput['concurrency']}, QPS "
+            f"(`engram serve`, 1 process, {throughput['client']}) | {_n(served['qps'])} | {_n(bare)} (2 threads) "
+            f"| **{ratio:.3f}×** | ≥ {GOAL_QPS_RATIO}×: {_verdict(ratio >= GOAL_QPS_RATIO)} | {load_t} |"
+        ),
+        (
+            f"| same run, server CPU per request | {_n(served['cpu_us'])} µs | | | ≤ {GOAL_CPU_US} µs: "
+            f"{_verdict(served['cpu_us'] <= GOAL_CPU_US)} | {load_t} |"
+        ),
+    ]
+    for r in search:
+        base = r["bare_p50_ms"] + r["floor_p50_ms"]
+        goal = f"≤ {GOAL_C1_RATIO}: {_verdict(r['ratio_p50'] <= GOAL_C1_RATIO)}" if r["n"] <= 10_000 else ""
+        lines.append(
+            f"| {r['n']:,} memories, c=1, e2e p50 ÷ (bare + HTTP floor) | {r['e2e_p50_ms']:.2f} ms "
+            f"| {r['bare_p50_ms']:.2f} + floor {r['floor_p50_ms']:.2f} = {base:.2f} ms (1 thread) "
+            f"| **{r['ratio_p50']:.3f}** | {goal} | {r['load_avg'].replace('->', '→')} |"
+        )
+    if writes is not None:
+        lines += [
+            "",
+            (
+                "| acknowledged Sim writes, SQLite, one node, one space | writes/s | p99 ms | server CPU per write "
+                "| load average |"
+            ),
+            "|---|---|---|---|---|",
+        ]
+        for row in writes["rows"]:
+            now = row["now"]
+            lines.append(
+                f"| c={row['c']} | {_n(now['writes_per_s'])} | {now['p99_ms']:.1f} "
+                f"| {now['cpu_ms_per_write']:.2f} ms | {' → '.join(writes['load_average'])} |"
+            )
+    lines += [
+        "",
+        (
+            f"QPS on this shared machine follows what co-tenants leave (the bare series' {throughput['rounds']} "
+            f"rounds: {', '.join(map(_n, throughput['bare_rounds']))}), so the c=32 ratio is the median of "
+            "each round's QPS ÷ the bare round beside it ("
+            + ", ".join(f"{r:.2f}" for r in throughput["ratio_rounds"][0])
+            + "); read the ratios and the CPU per request."
+        ),
+    ]
+    return "\n".join(lines)
+
+
+def replace_section(text: str, section: str, *, name: str = "file") -> str:
+    """`text` with the part between the markers replaced by `section` (markers kept); exactly one pair."""
+    if text.count(BEGIN) != 1 or text.count(END) != 1 or text.index(BEGIN) > text.index(END):
+        raise ValueError(f"{name} needs exactly one {BEGIN} ... {END} pair, in that order")
+    head, rest = text.split(BEGIN)
+    _, tail = rest.split(END)
+    return f"{head}{BEGIN}\n{section}\n{END}{tail}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--long", action="store_true", help="5 rounds of 5 s at c=32, 100k too at c=1")
+    parser.add_argument("--writes", action="store_true", help="also run scripts/bench_writes.py (SQLite)")
+    parser.add_argument("--no-write", action="store_true", help="print the section, change no file")
+    parser.add_argument("--size", type=int, default=10_000, help="memories in the c=32 space")
+    args = parser.parse_args()
+    seconds, rounds = (5.0, 5) if args.long else (3.0, 3)
+    sizes = [args.size, 100_000] if args.long else [args.size]
+    when = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    revision = commit()
+    throughput = run_throughput(args.size, 32, seconds, rounds)
+    search = run_search(sizes, rounds=5 if args.long else 3, count=100)
+    writes = run_writes(5.0 if args.long else 2.0) if args.writes else None
+    section = render(when, revision, os.cpu_count() or 0, throughput, search, writes)
+    print(section)
+    if not args.no_write:
+        for path in TARGETS:
+            path.write_text(replace_section(path.read_text(), section, name=str(path.relative_to(ROOT))))
+            print(f"wrote {path.relative_to(ROOT)}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,107 @@
+"""scripts/bench_report.py: the generated section replaces exactly what sits between its markers (so a rerun
+replaces it), refuses a file without one pair, and states the ratios the parts' results give. The parts
+themselves are the benchmark scripts; no timing is run or asserted here."""
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / "scripts" / "bench_report.py"
+
+
+def _load_script():
+    spec = importlib.util.spec_from_file_location("engram_bench_report", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+report = _load_script()
+
+
+def test_a_rerun_replaces_the_section_and_nothing_else():
+    text = f"# Title\n\nbefore\n{report.BEGIN}\nold table\n{report.END}\nafter\n"
+    once = report.replace_section(text, "new table")
+    assert once == f"# Title\n\nbefore\n{report.BEGIN}\nnew table\n{report.END}\nafter\n"
+    assert report.replace_section(once, "newer") == once.replace("new table", "newer")
+    assert report.replace_section(report.replace_section(once, "x"), "new table") == once
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "no markers",
+        f"{report.BEGIN} only",
+        f"{report.END} then {report.BEGIN}",
+        f"{report.BEGIN}{report.END}" * 2,
+    ],
+)
+def test_a_file_without_exactly_one_marker_pair_is_refused(text):
+    with pytest.raises(ValueError, match="exactly one"):
+        report.replace_section(text, "table", name="README.md")
+
+
+def test_every_file_it_writes_has_one_marker_pair():
+    for path in report.TARGETS:
+        text = path.read_text()
+        probe = "<generated section probe 7f3a>"
+        assert report.replace_section(text, probe).count(probe) == 1, path
+
+
+def _results(served_qps: float, bare_qps: float, cpu_us: float, e2e: float, bare: float, floor: float):
+    throughput = {
+        "size": 10_000,
+        "concurrency": 32,
+        "rounds": 3,
+        "client": "wrk",
+        "bare_qps": bare_qps,
+        "bare_rounds": [bare_qps] * 3,
+        "ratio_rounds": [[served_qps / bare_qps * f for f in (0.5, 1.0, 3.0)]],
+        "series": [{"qps": served_qps, "cpu_us": cpu_us}],
+        "load_average": ["1.50", "2.25"],
+    }
+    search = [
+        {
+            "n": 10_000,
+            "bare_p50_ms": bare,
+            "floor_p50_ms": floor,
+            "e2e_p50_ms": e2e,
+            "ratio_p50": round(e2e / (bare + floor), 3),
+            "load_avg": "1.0 -> 1.2",
+        }
+    ]
+    return throughput, search
+
+
+def test_the_section_states_commit_load_bare_and_the_ratios_against_the_goals():
+    throughput, search = _results(3000, 6000, 500, 1.4, 0.3, 0.4)
+    text = report.render("2026-12-02 04:00 UTC", "abc1234", 2, throughput, search, None)
+    assert "`abc1234`" in text and "2026-12-02 04:00 UTC" in text
+    assert "| 3,000 | 6,000 (2 threads) | **0.500×** | ≥ 0.6×: **not met** | 1.50 → 2.25 |" in text
+    assert "| 500 µs | | | ≤ 350 µs: **not met** |" in text
+    assert (
+        "| 1.40 ms | 0.30 + floor 0.40 = 0.70 ms (1 thread) | **2.000** | ≤ 1.6: **not met** | 1.0 → 1.2 |"
+        in text
+    )
+
+    throughput, search = _results(4000, 5000, 300, 1.0, 0.3, 0.4)
+    text = report.render("2026-12-02 04:00 UTC", "abc1234", 2, throughput, search, None)
+    assert "**0.800×** | ≥ 0.6×: met" in text and "≤ 350 µs: met" in text and "**1.429** | ≤ 1.6: met" in text
+
+
+def test_the_write_rows_come_from_bench_writes_json():
+    throughput, search = _results(3000, 6000, 500, 1.4, 0.3, 0.4)
+    writes = {
+        "rows": [
+            {"c": 1, "now": {"writes_per_s": 310.4, "p99_ms": 9.87, "cpu_ms_per_write": 1.234}},
+            {"c": 32, "now": {"writes_per_s": 1520.0, "p99_ms": 80.0, "cpu_ms_per_write": 0.7}},
+        ],
+        "load_average": ["2.0", "2.5"],
+    }
+    text = report.render("2026-12-02 04:00 UTC", "abc1234", 2, throughput, search, writes)
+    assert "| c=1 | 310 | 9.9 | 1.23 ms | 2.0 → 2.5 |" in text
+    assert "| c=32 | 1,520 | 80.0 | 0.70 ms | 2.0 → 2.5 |" in text
