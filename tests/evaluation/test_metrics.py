@@ -89,8 +89,9 @@ def test_explicit_supersedes_wins_without_similarity_and_chains_resolve_to_the_n
 
 
 def test_every_explicit_successor_ranks_above_what_it_replaces_not_only_the_newest():
-    """1 is named by 2 and by 4; 4 does not name 2; 3 is unrelated. Before, only the newest (4) was moved
-    before 1 and 2 kept its place below it (the eval's ops-updated-29 with --explicit-updates)."""
+    """1 is named by 2 and by 4; 4 does not name 2; 3 is unrelated. Before, only the one replacing 1 was
+    moved before it and the other kept its place below it (the eval's ops-updated-29 with
+    --explicit-updates). Of the two explicit successors the more relevant (2) is the one replacing 1."""
     memories = {
         1: _memory(1, 100),
         2: _memory(2, 200, {"supersedes": "r1"}),
@@ -100,7 +101,7 @@ def test_every_explicit_successor_ranks_above_what_it_replaces_not_only_the_newe
     vectors = {1: _unit(1, 0), 2: _unit(0, 1), 3: _unit(1, 1), 4: _unit(-1, 0)}
     ranked = [(1, 0.9), (3, 0.6), (2, 0.5), (4, 0.4)]
     order, replaced = newer_first(ranked, memories, vectors, Restatements(0.99, 0.99))
-    assert order == [4, 2, 1, 3] and replaced == {1: 4}
+    assert order == [2, 4, 1, 3] and replaced == {1: 2}
 
 
 def test_chat_guards_keep_an_answering_turn_in_place():
