@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import faiss
 import numpy as np
@@ -66,6 +66,10 @@ class SearchResult:
     row_ids: np.ndarray  # int64, best first
     scores: np.ndarray  # float32 cosine
     approximate: bool = False
+    # The index that answered, for a search's `then` (IndexManager.search), which runs under the same read
+    # share: `SpaceIndex.cosines` of further rows there costs no store read and no thread hop. Never read
+    # it after `then` returns (a delta may change the index in place once the share is given back).
+    index: SpaceIndex | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def empty(cls) -> SearchResult:
@@ -271,6 +275,19 @@ class SpaceIndex:
         holds the index's read share or owns it."""
         return stored_rows(self.store, self.dims)[np.asarray(positions, dtype=np.int64)]
 
+    def cosines(self, row_ids: np.ndarray, query: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(row ids, cosines) of those live rows of the index with the float32 unit `query`, scored exactly
+        as a search scores its hits (`_exact_scores` of the stored float16 rows), so a row's cosine is the
+        same whichever path found it; row ids not in the index (or dead) are left out. The caller holds the
+        index's read share (a search's `then`)."""
+        ids = np.asarray(row_ids, dtype=np.int64)
+        if not ids.size or not len(self):
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+        at = np.minimum(np.searchsorted(self.row_ids, ids), len(self) - 1)  # row ids ascend by position
+        known = (self.row_ids[at] == ids) & self._live[at]
+        q = np.ascontiguousarray(query, dtype=np.float32).reshape(-1)
+        return ids[known], _exact_scores(self.stored(at[known]), q)
+
     def nbytes(self) -> int:
         size = self.store.sa_code_size() * len(self) if len(self) else 0
         if self.coarse is not None:
@@ -340,7 +357,7 @@ class SpaceIndex:
         ]
 
     def _finish(self, positions: np.ndarray, scores: np.ndarray, approximate: bool = False) -> SearchResult:
-        return SearchResult(self.row_ids[positions], scores.astype(np.float32), approximate)
+        return SearchResult(self.row_ids[positions], scores.astype(np.float32), approximate, self)
 
     def _exact(
         self, q: np.ndarray, k: int, mask: np.ndarray | None, allowed: int, scan: Scan | None = None

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, TypeVar
 import numpy as np
 
 from ..search.filters import AttrPredicate, Filters
+from ..search.index import SearchResult
 from ..search.keyword_index import KeywordResult
 from ..store import Memory, Space, memory_reads
 from ..store import documents as store_documents
@@ -123,8 +124,15 @@ class HybridSearch:
         """Every candidate of the scopes and their conversation neighbours, with the cosine and BM25 share
         of each; both sides are collected when 0 < weight < 1, neighbours whenever the keyword side is.
         Engram-chosen rankings (engram/service/ranking.py) fuse these."""
-        vectors = await self._query_vectors(scopes, query) if query.weight > 0 else {}
-        parts = await asyncio.gather(*(self._scope(scope, query, vectors) for scope in scopes))
+        # The query is embedded while the keyword sides run (each scope starts its keyword search at once)
+        embedding = asyncio.ensure_future(self._query_vectors(scopes, query)) if query.weight > 0 else None
+        try:
+            parts = await asyncio.gather(*(self._scope(scope, query, embedding) for scope in scopes))
+        finally:
+            if embedding is not None and not embedding.done():
+                embedding.cancel()
+            elif embedding is not None and not embedding.cancelled():
+                embedding.exception()  # retrieved: a failed embedding is reported through the scopes
         found = Found({}, {}, {})
         for scope, (sims, kws, adjacent, others) in zip(scopes, parts, strict=True):
             found.similarity.update(sims)
@@ -135,7 +143,7 @@ class HybridSearch:
             found.owner.update(dict.fromkeys(sims.keys() | kws.keys() | neighbours, scope.space.uri))
         return found
 
-    async def _query_vectors(self, scopes: list[Scope], query: TextSearch) -> dict[str, np.ndarray]:
+    async def _query_vectors(self, scopes: Sequence[Scope], query: TextSearch) -> dict[str, np.ndarray]:
         """The embedded query per (model, query prefix): spaces sharing a model embed the text once."""
         vectors: dict[str, np.ndarray] = {}
         for scope in scopes:
@@ -150,35 +158,73 @@ class HybridSearch:
         return f"{active.key}\n{space.config.query_prefix}"
 
     async def _scope(
-        self, scope: Scope, query: TextSearch, vectors: dict[str, np.ndarray]
+        self, scope: Scope, query: TextSearch, embedding: asyncio.Future[dict[str, np.ndarray]] | None
     ) -> tuple[dict[int, float], dict[int, float], dict[int, tuple[int | None, int | None]], set[int]]:
         space, want_vector, want_keyword = scope.space, query.weight > 0, query.weight < 1
-        vector = vectors[self._vector_key(space)] if want_vector else None
         async with self.search.limiter.acquire(space.uri):
-            # The two sides run concurrently; the keyword result keeps every row's BM25, so the vector
-            # candidates get theirs without a second pass, and the keyword-only candidates get the cosine
-            # of their stored vectors.
-            sims, keyword = await asyncio.gather(
-                self._vector_candidates(scope, query, vector) if want_vector else _no_similarities(),
-                self._keyword_candidates(scope, query) if want_keyword else _no_keywords(),
-            )
-            if keyword is None:
-                return sims, {}, {}, set()
-            kws = keyword.best()
-            # neighbours of the leading candidates of each side only: a turn borrows at most 0.8x its
-            # neighbour's score (fusion.in_context), so only strong candidates lend enough to matter
-            adjacent = keyword.adjacent(_leading(sims) | _leading(kws))
-            # and their neighbours' neighbours: the context reaches two turns (ranking.RankingPolicy.reach)
-            adjacent |= keyword.adjacent(_neighbours(adjacent) - adjacent.keys())
-            neighbours = _neighbours(adjacent)
-            kws.update(keyword.of(sims.keys() | neighbours))
-            if want_vector:
-                # these passed the filters in the keyword index
-                missing = [r for r in kws.keys() | neighbours if r not in sims]
+            if not want_keyword:
+                vector = await self._vector_of(space, embedding)
+                return await self._vector_candidates(scope, query, vector), {}, {}, set()
+            keyword_search = asyncio.ensure_future(self._keyword_candidates(scope, query))
+            try:
+                if not want_vector:
+                    keyword = await keyword_search
+                    kws, adjacent, _ = _keyword_side({}, keyword)
+                    return {}, kws, adjacent, keyword.by_others(kws.keys() | _neighbours(adjacent))
+                vector = await self._vector_of(space, embedding)
+                if scope.row_ids is None:
+                    # The keyword side first, then the vector search, whose `then` (in the FAISS worker,
+                    # under the index's read share) scores the keyword-only candidates and the neighbours
+                    # against the index itself: no store read, no further hop (docs/benchmarks.md).
+                    keyword = await keyword_search
+                    sims, kws, adjacent, missing = await self._vector_side(scope, query, vector, keyword)
+                else:
+                    sims, keyword = await asyncio.gather(
+                        self._vector_candidates(scope, query, vector), keyword_search
+                    )
+                    kws, adjacent, missing = _keyword_side(sims, keyword)
+            finally:
+                if not keyword_search.done():
+                    keyword_search.cancel()  # the embedding failed: the (detached) keyword search is moot
+            if missing:  # not in the loaded index (an exact subset, or an empty result): the stored vectors
                 sims.update(
                     await self._exact_similarities(space, missing, query, vector, filtered=True, keep=None)
                 )
+        neighbours = _neighbours(adjacent)
         return sims, kws, adjacent, keyword.by_others(sims.keys() | kws.keys() | neighbours)
+
+    async def _vector_of(
+        self, space: Space, embedding: asyncio.Future[dict[str, np.ndarray]] | None
+    ) -> np.ndarray:
+        """The space's embedded query, from the embedding that scopes share (shielded: one scope giving up
+        does not cancel the others' embedding)."""
+        assert embedding is not None  # embedded whenever the weight wants the vector side
+        return (await asyncio.shield(embedding))[self._vector_key(space)]
+
+    async def _vector_side(
+        self, scope: Scope, query: TextSearch, vector: np.ndarray, keyword: KeywordResult
+    ) -> tuple[dict[int, float], dict[int, float], dict[int, tuple[int | None, int | None]], list[int]]:
+        """The vector candidates and, in the same worker call, the keyword side's remaining work: keyword
+        shares of the vector candidates, conversation neighbours, and the cosines of the rows only the
+        keyword side found, from the index that answered (`SpaceIndex.cosines`: scored as the search
+        scores its hits). Returns the rows still without a cosine (not in that index)."""
+        q = np.ascontiguousarray(vector, dtype=np.float32)
+
+        def then(result: SearchResult):
+            sims = dict(zip(result.row_ids.tolist(), result.scores.tolist(), strict=True))
+            kws, adjacent, missing = _keyword_side(sims, keyword)
+            if missing and result.index is not None:
+                ids, scores = result.index.cosines(np.asarray(missing, dtype=np.int64), q)
+                best = np.argsort(-scores, kind="stable")
+                sims.update(zip(ids[best].tolist(), scores[best].tolist(), strict=True))
+                missing = [r for r in missing if r not in sims]
+            return sims, kws, adjacent, missing
+
+        k = max(CANDIDATES, query.limit)
+        found: tuple[
+            dict[int, float], dict[int, float], dict[int, tuple[int | None, int | None]], list[int]
+        ] = await self.search.index_search(scope.space, vector, k, filters_of(query), then=then)
+        return found
 
     async def _vector_candidates(
         self, scope: Scope, query: TextSearch, vector: np.ndarray
@@ -239,6 +285,23 @@ class HybridSearch:
         return await self.store.read(read)
 
 
+def _keyword_side(
+    sims: dict[int, float], keyword: KeywordResult
+) -> tuple[dict[int, float], dict[int, tuple[int | None, int | None]], list[int]]:
+    """From the keyword result and the vector candidates `sims`: every candidate's keyword share, the
+    conversation neighbours of the leading candidates of each side and theirs, and the rows (keyword-only
+    candidates, neighbours) still without a cosine; these passed the filters in the keyword index."""
+    kws = keyword.best()
+    # neighbours of the leading candidates of each side only: a turn borrows at most 0.8x its
+    # neighbour's score (fusion.in_context), so only strong candidates lend enough to matter
+    adjacent = keyword.adjacent(_leading(sims) | _leading(kws))
+    # and their neighbours' neighbours: the context reaches two turns (ranking.RankingPolicy.reach)
+    adjacent |= keyword.adjacent(_neighbours(adjacent) - adjacent.keys())
+    neighbours = _neighbours(adjacent)
+    kws.update(keyword.of(sims.keys() | neighbours))
+    return kws, adjacent, [r for r in kws.keys() | neighbours if r not in sims]
+
+
 def _neighbours(adjacent: dict[int, tuple[int | None, int | None]]) -> set[int]:
     return {row for pair in adjacent.values() for row in pair if row is not None}
 
@@ -252,14 +315,6 @@ def filters_of(query: TextSearch) -> Filters:
         author=query.author, tags=query.tags, since=query.since, until=query.until,
         tags_any=query.tags_any, tags_none=query.tags_none, attrs=query.attrs,
     )  # fmt: skip
-
-
-async def _no_similarities() -> dict[int, float]:
-    return {}
-
-
-async def _no_keywords() -> None:
-    return None
 
 
 def _cosines(matrix: np.ndarray, vector: np.ndarray) -> np.ndarray:
