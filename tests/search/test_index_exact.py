@@ -85,3 +85,25 @@ def test_wrong_query_dims_is_an_error():
     index = SpaceIndex.build(make_rows(5, 4, seed=7), 4, 1, IndexTuning(exact_max=1_000_000))
     with pytest.raises(ValueError):
         index.search(np.ones(5, np.float32), 3, None, time.monotonic() + 1)
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(0, 200), seed=st.integers(0, 2**16), deleted=st.integers(0, 20))
+def test_cosines_of_rows_equal_the_search_scores(n, seed, deleted):
+    """SpaceIndex.cosines (the hybrid side's keyword-only candidates) scores a row exactly as a search
+    scores it, and leaves out dead rows and rows the index never held."""
+    d = 8
+    rows = make_rows(n, d, seed)
+    index = SpaceIndex.build(rows, d, generation=1, tuning=IndexTuning(exact_max=1_000_000))
+    rng = np.random.default_rng(seed + 1)
+    dead = rng.choice(rows.row_ids, size=min(deleted, n), replace=False) if n else np.zeros(0, np.int64)
+    index.delete(dead)
+    q = unit(rng.standard_normal(d))
+    searched = index.search(q, n + 1, None, FAR)
+    unknown = [int(rows.row_ids.max()) + 1 if n else 1, -5]
+    asked = rng.permutation(np.concatenate([rows.row_ids, dead, unknown]).astype(np.int64))
+    ids, scores = index.cosines(asked, q)
+    assert sorted(ids.tolist()) == sorted(searched.row_ids.tolist())
+    assert dict(zip(ids.tolist(), scores.tolist(), strict=True)) == dict(
+        zip(searched.row_ids.tolist(), searched.scores.tolist(), strict=True)
+    )
