@@ -179,6 +179,7 @@ async def run(
                         chosen,
                         found.adjacent,
                         found.others,
+                        found.vectors,
                     )
                     latency[name].append(collected + time.perf_counter() - started)
                     rankings[name].append([h.memory.source for h in ranked.hits])

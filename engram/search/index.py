@@ -280,13 +280,22 @@ class SpaceIndex:
         as a search scores its hits (`_exact_scores` of the stored float16 rows), so a row's cosine is the
         same whichever path found it; row ids not in the index (or dead) are left out. The caller holds the
         index's read share (a search's `then`)."""
+        ids, positions = self._positions(row_ids)
+        q = np.ascontiguousarray(query, dtype=np.float32).reshape(-1)
+        return ids, _exact_scores(self.stored(positions), q)
+
+    def unit_vectors(self, row_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(row ids, their stored unit vectors as float32) of those live rows of the index, as `cosines`."""
+        ids, positions = self._positions(row_ids)
+        return ids, self.stored(positions).astype(np.float32)
+
+    def _positions(self, row_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         ids = np.asarray(row_ids, dtype=np.int64)
         if not ids.size or not len(self):
-            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
         at = np.minimum(np.searchsorted(self.row_ids, ids), len(self) - 1)  # row ids ascend by position
         known = (self.row_ids[at] == ids) & self._live[at]
-        q = np.ascontiguousarray(query, dtype=np.float32).reshape(-1)
-        return ids[known], _exact_scores(self.stored(at[known]), q)
+        return ids[known], at[known]
 
     def nbytes(self) -> int:
         size = self.store.sa_code_size() * len(self) if len(self) else 0

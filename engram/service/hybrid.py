@@ -37,6 +37,14 @@ if TYPE_CHECKING:
     from .search import SearchService
 
 T = TypeVar("T")
+# one scope's candidates: cosines, keyword shares, conversation neighbours, rows said by others, unit vectors
+Part = tuple[
+    dict[int, float],
+    dict[int, float],
+    dict[int, tuple[int | None, int | None]],
+    set[int],
+    dict[int, np.ndarray],
+]
 CANDIDATES = 100  # per scope and per side; the union holds at most 2 x CANDIDATES per scope
 CONTEXT = 30  # per side, the leading candidates whose conversation neighbours are collected
 
@@ -74,6 +82,9 @@ class Found:
     adjacent: dict[int, tuple[int | None, int | None]] = field(default_factory=dict)
     # rows said by someone other than the speaker the query names (KeywordResult.by_others)
     others: set[int] = field(default_factory=set)
+    # unit vectors per row, from the loaded index that scored them (a whole-space scope with both sides):
+    # the ranking's restatement check reads only the rows missing here from the store (ranking._read)
+    vectors: dict[int, np.ndarray] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -134,7 +145,8 @@ class HybridSearch:
             elif embedding is not None and not embedding.cancelled():
                 embedding.exception()  # retrieved: a failed embedding is reported through the scopes
         found = Found({}, {}, {})
-        for scope, (sims, kws, adjacent, others) in zip(scopes, parts, strict=True):
+        for scope, (sims, kws, adjacent, others, vectors) in zip(scopes, parts, strict=True):
+            found.vectors.update(vectors)
             found.similarity.update(sims)
             found.keyword.update(kws)
             found.adjacent.update(adjacent)
@@ -159,30 +171,33 @@ class HybridSearch:
 
     async def _scope(
         self, scope: Scope, query: TextSearch, embedding: asyncio.Future[dict[str, np.ndarray]] | None
-    ) -> tuple[dict[int, float], dict[int, float], dict[int, tuple[int | None, int | None]], set[int]]:
+    ) -> Part:
         space, want_vector, want_keyword = scope.space, query.weight > 0, query.weight < 1
         async with self.search.limiter.acquire(space.uri):
             if not want_keyword:
                 vector = await self._vector_of(space, embedding)
-                return await self._vector_candidates(scope, query, vector), {}, {}, set()
+                return await self._vector_candidates(scope, query, vector), {}, {}, set(), {}
             keyword_search = asyncio.ensure_future(self._keyword_candidates(scope, query))
             try:
                 if not want_vector:
                     keyword = await keyword_search
                     kws, adjacent, _ = _keyword_side({}, keyword)
-                    return {}, kws, adjacent, keyword.by_others(kws.keys() | _neighbours(adjacent))
+                    return {}, kws, adjacent, keyword.by_others(kws.keys() | _neighbours(adjacent)), {}
                 vector = await self._vector_of(space, embedding)
                 if scope.row_ids is None:
                     # The keyword side first, then the vector search, whose `then` (in the FAISS worker,
                     # under the index's read share) scores the keyword-only candidates and the neighbours
                     # against the index itself: no store read, no further hop (docs/benchmarks.md).
                     keyword = await keyword_search
-                    sims, kws, adjacent, missing = await self._vector_side(scope, query, vector, keyword)
+                    sims, kws, adjacent, missing, vectors = await self._vector_side(
+                        scope, query, vector, keyword
+                    )
                 else:
                     sims, keyword = await asyncio.gather(
                         self._vector_candidates(scope, query, vector), keyword_search
                     )
                     kws, adjacent, missing = _keyword_side(sims, keyword)
+                    vectors = {}
             finally:
                 if not keyword_search.done():
                     keyword_search.cancel()  # the embedding failed: the (detached) keyword search is moot
@@ -191,7 +206,7 @@ class HybridSearch:
                     await self._exact_similarities(space, missing, query, vector, filtered=True, keep=None)
                 )
         neighbours = _neighbours(adjacent)
-        return sims, kws, adjacent, keyword.by_others(sims.keys() | kws.keys() | neighbours)
+        return sims, kws, adjacent, keyword.by_others(sims.keys() | kws.keys() | neighbours), vectors
 
     async def _vector_of(
         self, space: Space, embedding: asyncio.Future[dict[str, np.ndarray]] | None
@@ -203,28 +218,36 @@ class HybridSearch:
 
     async def _vector_side(
         self, scope: Scope, query: TextSearch, vector: np.ndarray, keyword: KeywordResult
-    ) -> tuple[dict[int, float], dict[int, float], dict[int, tuple[int | None, int | None]], list[int]]:
+    ) -> tuple[
+        dict[int, float],
+        dict[int, float],
+        dict[int, tuple[int | None, int | None]],
+        list[int],
+        dict[int, np.ndarray],
+    ]:
         """The vector candidates and, in the same worker call, the keyword side's remaining work: keyword
         shares of the vector candidates, conversation neighbours, and the cosines of the rows only the
         keyword side found, from the index that answered (`SpaceIndex.cosines`: scored as the search
-        scores its hits). Returns the rows still without a cosine (not in that index)."""
+        scores its hits), with every candidate's unit vector for the restatement check. Returns also the
+        rows still without a cosine (not in that index)."""
         q = np.ascontiguousarray(vector, dtype=np.float32)
 
         def then(result: SearchResult):
             sims = dict(zip(result.row_ids.tolist(), result.scores.tolist(), strict=True))
             kws, adjacent, missing = _keyword_side(sims, keyword)
-            if missing and result.index is not None:
-                ids, scores = result.index.cosines(np.asarray(missing, dtype=np.int64), q)
-                best = np.argsort(-scores, kind="stable")
-                sims.update(zip(ids[best].tolist(), scores[best].tolist(), strict=True))
-                missing = [r for r in missing if r not in sims]
-            return sims, kws, adjacent, missing
+            vectors: dict[int, np.ndarray] = {}
+            if result.index is not None:
+                if missing:
+                    ids, scores = result.index.cosines(np.asarray(missing, dtype=np.int64), q)
+                    best = np.argsort(-scores, kind="stable")
+                    sims.update(zip(ids[best].tolist(), scores[best].tolist(), strict=True))
+                    missing = [r for r in missing if r not in sims]
+                ids, matrix = result.index.unit_vectors(np.fromiter(sims, dtype=np.int64, count=len(sims)))
+                vectors = dict(zip(ids.tolist(), matrix, strict=True))
+            return sims, kws, adjacent, missing, vectors
 
         k = max(CANDIDATES, query.limit)
-        found: tuple[
-            dict[int, float], dict[int, float], dict[int, tuple[int | None, int | None]], list[int]
-        ] = await self.search.index_search(scope.space, vector, k, filters_of(query), then=then)
-        return found
+        return await self.search.index_search(scope.space, vector, k, filters_of(query), then=then)  # type: ignore[no-any-return]
 
     async def _vector_candidates(
         self, scope: Scope, query: TextSearch, vector: np.ndarray

@@ -138,8 +138,9 @@ class EngramRanking:
         # The whole pool (POOL at least), so `current` and a confidence floor still leave `limit` hits; the
         # first `limit` of it are exactly what a ranking cut at `limit` holds (arrange).
         ranking = await self.rank(
-            similarity, keyword, owner, max(query.limit, POOL), policy, found.adjacent, found.others
-        )
+            similarity, keyword, owner, max(query.limit, POOL), policy, found.adjacent, found.others,
+            found.vectors,
+        )  # fmt: skip
         annotations, successors = await self._annotate(scopes, query, ranking, owner)
         hits, facts = finish(
             ranking.hits, annotations, owner, successors, ranking.links, policy, limit=query.limit,
@@ -203,26 +204,37 @@ class EngramRanking:
         policy: RankingPolicy,
         adjacent: Mapping[int, tuple[int | None, int | None]] | None = None,
         others: Collection[int] = (),
+        known: Mapping[int, np.ndarray] | None = None,
     ) -> Ranking:
         """Rank already collected candidates (HybridSearch.candidates) under `policy` (the confidence here
-        knows only the cosine; `run` adds the keyword coverage)."""
+        knows only the cosine; `run` adds the keyword coverage). `known`: unit vectors the candidates
+        brought from the index (Found.vectors); only the others are read from the store."""
         fused = fuse_candidates(similarity, keyword, policy, adjacent, others)
         head = fused[: max(limit, POOL) if policy.restatements else limit]
-        memories, vectors = await self._read(head, owner, with_vectors=policy.restatements is not None)
+        memories, vectors = await self._read(
+            head, owner, with_vectors=policy.restatements is not None, known=known or {}
+        )
         return arrange(fused, memories, vectors, similarity, keyword, limit, policy, adjacent)
 
     async def _read(
-        self, head: Sequence[tuple[int, float]], owner: Mapping[int, str], *, with_vectors: bool
+        self,
+        head: Sequence[tuple[int, float]],
+        owner: Mapping[int, str],
+        *,
+        with_vectors: bool,
+        known: Mapping[int, np.ndarray],
     ) -> tuple[dict[int, Memory], dict[int, np.ndarray]]:
         by_space: dict[str, list[int]] = {}
         for row, _ in head:
             by_space.setdefault(owner[row], []).append(row)
+        given = {row: known[row] for row, _ in head if row in known} if with_vectors else {}
 
         def read(conn):  # the spaces' models are read here too: one thread hop, not one per space
-            memories, vectors = {}, {}
+            memories, vectors = {}, dict(given)
             for uri, rows in by_space.items():
                 memories.update((m.row_id, m) for m in memory_reads.get_memories(conn, uri, rows))
-                space = store_spaces.get_space(conn, uri) if with_vectors else None
+                rows = [row for row in rows if row not in given]
+                space = store_spaces.get_space(conn, uri) if with_vectors and rows else None
                 if space is not None and space.config is not None:
                     ids, matrix = store_documents.row_vectors(conn, uri, rows, require_model(space).key)
                     norms = np.linalg.norm(matrix, axis=1, keepdims=True) if ids.shape[0] else None
