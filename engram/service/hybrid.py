@@ -2,10 +2,15 @@
 
 A search names its scopes (a whole space, or only some of its rows such as a shim's documents), the user's
 text, a weight (1 = semantic only, 0 = keyword only, between = hybrid) and the same pre-filters as
-searchMemories (author, all-of tags, since). Per scope it collects up to CANDIDATES vector candidates
-(the space's index, or an exact scan of the scoped rows) and, concurrently, CANDIDATES keyword candidates
-(BM25 over the space's in-memory keyword index, engram/search/keyword_index.py), whose result also scores
-the vector candidates; the keyword-only candidates get the cosine of their stored vectors. Every candidate
+searchMemories (author, all-of tags, since). Per scope it collects CANDIDATES keyword candidates (BM25
+over the space's in-memory keyword index, engram/search/keyword_index.py, while the query is embedded),
+then up to CANDIDATES vector candidates from the space's index, whose `then` (the same worker call, under
+the index's read share) scores the vector candidates' keyword shares and the keyword-only candidates'
+cosines from the index itself (SpaceIndex.cosines, as the search scores its hits) and gathers every
+candidate's unit vector for the ranking's restatement check: two thread hops for both sides, no store read
+(docs/benchmarks.md, "Hybrid against vector at 100k"). An exact subset of rows (a shim's documents) is
+scanned from the store, both sides concurrently, and its keyword-only candidates get the cosine of their
+stored vectors. Every candidate
 thus has both scores, and `fusion.fuse` ranks the union across all scopes. The candidates' conversation
 neighbours (the memories written just before and after them, engram/search/keyword_index.py
 `CONVERSATION_GAP_MS`) are collected with both scores too, for the engram ranking's context step
