@@ -72,6 +72,12 @@ def hit_facts(hit: RankedMemory) -> dict[str, Any]:
             "terms": {} if why is None else why.terms,
             "rule": None if why is None else why.rule,
             "confidence": 0.0 if why is None else round(why.confidence, 4),
+            "context": None
+            if why is None or why.context is None
+            else {"uri": why.context.uri, "position": why.context.position, "share": why.context.share},
+            "speaker": None
+            if why is None or why.speaker is None
+            else {"saidBy": why.speaker.said_by, "factor": why.speaker.factor},
         },
     }
 

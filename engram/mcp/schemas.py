@@ -38,12 +38,27 @@ class Replacement(TypedDict):
 
 
 @with_config(EXACT)
+class ContextStep(TypedDict):
+    uri: str  # the neighbouring turn this hit's score is a share of
+    position: str  # "before" (the turn it answers) or "after" (the turn that answers it)
+    share: float
+
+
+@with_config(EXACT)
+class SpeakerStep(TypedDict):
+    saidBy: str | None  # attrs.speaker of the hit, someone the query does not name
+    factor: float  # its score was multiplied by this
+
+
+@with_config(EXACT)
 class Why(TypedDict):
     similarity: float | None  # cosine in [0, 1]
     keyword: float | None  # keyword share in [0, 1]
     terms: dict[str, float]  # each matched query term and its part of the keyword share
     rule: str | None  # "restates" (ranked before what it replaces) or "superseded" (kept after its successor)
     confidence: float  # calibrated: >= 0.5 means this hit probably answers the query
+    context: ContextStep | None  # hybrid: its score came from a conversation neighbour
+    speaker: SpeakerStep | None  # hybrid: lowered because someone the query does not name said it
 
 
 @with_config(EXACT)

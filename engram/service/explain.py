@@ -8,7 +8,10 @@ Per hit:
   explicit successor is found from the older memory's side through the filter columns' postings
   (KeywordIndex.annotate), so a superseded memory is known as such even when its successor did not rank.
 - `why`: the cosine, the keyword share and each matched query term's part of it, the rule that moved
-  it (restates / superseded), and a confidence: the ranking's calibrated logistic (ranking.confidence,
+  it (restates / superseded), the conversation steps of hybrid ranking (docs/compat.md, "Keyword and hybrid
+  search"): `context` when its score is a share of a neighbouring turn's (fusion.in_context: which
+  neighbour, before or after it, and the share) and `speaker` when its score was lowered because the query
+  names a speaker and someone else said it (fusion.by_speaker: who said it, the factor), and a confidence: the ranking's calibrated logistic (ranking.confidence,
   thresholds tuned on the tuning half of the labelled set) of this hit's own cosine and of the share of
   the query's idf its matched terms hold.
 Per query: the spaces searched, the filters in force, and why a list is empty: "no_memories" (the scope
@@ -19,7 +22,7 @@ holds none), "filtered_out" (none passes the filters), "below_threshold" (every 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
@@ -38,12 +41,27 @@ class Replacement:
 
 
 @dataclass(frozen=True)
+class Context:
+    uri: str  # the neighbouring turn whose score this hit's score is a share of
+    position: str  # "before" (the turn it answers) or "after" (the turn that answers it)
+    share: float  # this hit's score = share x the neighbour's score (before the speaker step)
+
+
+@dataclass(frozen=True)
+class Speaker:
+    said_by: str | None  # attrs.speaker of the hit: someone the query does not name
+    factor: float  # its score was multiplied by this
+
+
+@dataclass(frozen=True)
 class Why:
     similarity: float | None  # cosine in [0, 1] (None: a keyword-only hit without a vector)
     keyword: float | None  # the keyword share in [0, 1] (None: no query word)
     terms: dict[str, float]  # each matched query term -> its part of the keyword share
     rule: str | None  # "restates" (moved before what it replaces), "superseded" (kept after its successor)
     confidence: float  # in [0, 1]; >= 0.5: this hit probably answers the query
+    context: Context | None = None  # its score came from a conversation neighbour
+    speaker: Speaker | None = None  # its score was lowered: another speaker said it
 
 
 @dataclass(frozen=True)
@@ -76,12 +94,16 @@ def finish(
     current: bool,
     min_confidence: float | None,
     spaces: Sequence[str],
+    context: Mapping[int, tuple[int, float]] | None = None,
+    others: Collection[int] = (),
 ) -> tuple[list[RankedMemory], QueryFacts]:
     """The pool's hits with supersession and explanations filled in, `current` and `min_confidence`
     applied, cut to `limit`; and the per-query facts. `successors`: every memory that names a pool memory
     explicitly; `links`: the restatement rule's direct verdicts ({older: (newer, basis)}). Every explicit
     successor outside the pool that passes the filters is placed just before what it replaces (the newest
-    first), so the current statement is never missing beside a stale one it replaced, nor below it."""
+    first), so the current statement is never missing beside a stale one it replaced, nor below it.
+    `context` and `others`: the ranking's context and speaker steps (Ranking.context, Ranking.others);
+    `successors` holds the neighbours named in `context` too."""
     from .ranking import (
         RankedMemory,
         confidence,  # the one calibrated logistic (ranking.py imports this module)
@@ -140,7 +162,13 @@ def finish(
         covered = sum(idf.get(t, 0.0) for t in terms) / total if total > 0 else 0.0
         rule = "superseded" if row in successor else ("restates" if supersedes[row] else None)
         why = Why(
-            hit.similarity, hit.keyword, terms, rule, confidence(hit.similarity or 0.0, covered, policy)
+            hit.similarity,
+            hit.keyword,
+            terms,
+            rule,
+            confidence(hit.similarity or 0.0, covered, policy),
+            _context(hit.memory, context or {}, successors),
+            _speaker(hit.memory, others, policy.other_speaker),
         )
         if min_confidence is not None and why.confidence < min_confidence:
             dropped_low += 1
@@ -174,3 +202,21 @@ def _resolved(replacement: Replacement, by_row: Mapping[int, RankedMemory]) -> R
         if hit.memory.rkey == replacement.uri:
             return Replacement(hit.memory.uri, replacement.basis)
     return replacement
+
+
+def _context(
+    memory: Memory, context: Mapping[int, tuple[int, float]], memories: Mapping[int, Memory]
+) -> Context | None:
+    step = context.get(memory.row_id)
+    if step is None or step[0] not in memories:
+        return None
+    neighbour = memories[step[0]]
+    position = "before" if neighbour.created_ms <= memory.created_ms else "after"
+    return Context(neighbour.uri, position, step[1])
+
+
+def _speaker(memory: Memory, others: Collection[int], factor: float) -> Speaker | None:
+    if memory.row_id not in others or factor >= 1.0:
+        return None
+    said_by = memory.attrs.get("speaker") if isinstance(memory.attrs, dict) else None
+    return Speaker(said_by if isinstance(said_by, str) else None, factor)

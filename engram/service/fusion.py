@@ -89,11 +89,14 @@ def in_context(
     reply: float,
     lead: float,
     reach: int = 1,
+    trace: dict[int, tuple[int, float]] | None = None,
 ) -> list[tuple[int, float]]:
     """`fused` (best first) with each memory's score raised to `reply` x its predecessor's and `lead` x
     its successor's (adjacent: {row: (before, after)}), neighbours not yet ranked included, best first.
     Each of `reach` passes carries the raised scores one turn further (reach 2: the turn after the
-    answer to a question gets reply x reply of the question's score)."""
+    answer to a question gets reply x reply of the question's score). `trace`, when given, receives
+    {raised row: (the neighbour it borrowed from, the share)} for the explanations (explain.py): the
+    neighbour of the last raise, one dict write per raise, nothing when no trace is asked for."""
     if not adjacent or (reply <= 0 and lead <= 0):
         return list(fused)
     score = dict(fused)
@@ -105,8 +108,12 @@ def in_context(
                 continue
             if after is not None and reply * own > raised.get(after, 0.0):
                 raised[after] = reply * own
+                if trace is not None:
+                    trace[after] = (row, reply)
             if before is not None and lead * own > raised.get(before, 0.0):
                 raised[before] = lead * own
+                if trace is not None:
+                    trace[before] = (row, lead)
         score = raised
     return sorted(score.items(), key=lambda item: (-item[1], item[0]))
 

@@ -93,6 +93,10 @@ class Ranking:
     top_similarity: float = 0.0  # the best cosine among the candidates
     facts: QueryFacts = field(default_factory=QueryFacts)  # scope searched, why empty (explain.py)
     links: dict[int, tuple[int, str]] = field(default_factory=dict)  # restatement verdicts (explain.py)
+    # the context and speaker steps, for the explanations (explain.py): {raised row: (neighbour, share)}
+    # (fusion.in_context) and the turns said by someone the query does not name (fusion.by_speaker)
+    context: dict[int, tuple[int, float]] = field(default_factory=dict)
+    others: frozenset[int] = frozenset()
 
 
 class EngramRanking:
@@ -145,6 +149,7 @@ class EngramRanking:
         hits, facts = finish(
             ranking.hits, annotations, owner, successors, ranking.links, policy, limit=query.limit,
             current=query.current, min_confidence=query.min_confidence, spaces=[s.space.uri for s in scopes],
+            context=ranking.context, others=ranking.others,
         )  # fmt: skip
         if not ranking.hits:
             return replace(ranking, hits=hits, facts=facts)
@@ -158,7 +163,8 @@ class EngramRanking:
         self, scopes: Sequence[Scope], query: TextSearch, ranking: Ranking, owner: Mapping[int, str]
     ) -> tuple[dict[str, Annotation], dict[int, Memory]]:
         """Per space with hits (every space when none came back: why empty), the keyword index's facts
-        (KeywordIndex.annotate), and each memory that names a pool memory in attrs.supersedes."""
+        (KeywordIndex.annotate), and the pool's memories with each memory that names one of them in
+        attrs.supersedes and each conversation neighbour an explained hit borrowed its score from."""
         rows_of: dict[str, list[int]] = {}
         names_of: dict[str, list[str]] = {}
         # Matched terms only for the hits that can be returned: the first `limit`, unless `current` or a
@@ -183,6 +189,10 @@ class EngramRanking:
         for uri, annotation in annotations.items():
             for rows in annotation.named_by.values():
                 missing.setdefault(uri, []).extend(r for r in rows if r not in pool)
+        for hit in ranking.hits[:explained]:  # the neighbour an explained hit borrowed its score from
+            neighbour = ranking.context.get(hit.memory.row_id, (None, 0.0))[0]
+            if neighbour is not None and neighbour not in pool:
+                missing.setdefault(owner[neighbour], []).append(neighbour)
         if any(missing.values()):
 
             def read(conn):
@@ -209,12 +219,15 @@ class EngramRanking:
         """Rank already collected candidates (HybridSearch.candidates) under `policy` (the confidence here
         knows only the cosine; `run` adds the keyword coverage). `known`: unit vectors the candidates
         brought from the index (Found.vectors); only the others are read from the store."""
-        fused = fuse_candidates(similarity, keyword, policy, adjacent, others)
+        trace: dict[int, tuple[int, float]] = {}
+        fused = fuse_candidates(similarity, keyword, policy, adjacent, others, trace)
         head = fused[: max(limit, POOL) if policy.restatements else limit]
         memories, vectors = await self._read(
             head, owner, with_vectors=policy.restatements is not None, known=known or {}
         )
-        return arrange(fused, memories, vectors, similarity, keyword, limit, policy, adjacent)
+        ranking = arrange(fused, memories, vectors, similarity, keyword, limit, policy, adjacent)
+        lowered = frozenset(others) if policy.other_speaker < 1.0 else frozenset()
+        return replace(ranking, context=trace, others=lowered)
 
     async def _read(
         self,
@@ -277,15 +290,17 @@ def fuse_candidates(
     policy: RankingPolicy,
     adjacent: Mapping[int, tuple[int | None, int | None]] | None = None,
     others: Collection[int] = (),
+    trace: dict[int, tuple[int, float]] | None = None,
 ) -> list[tuple[int, float]]:
     """The policy's fusion of the two sides, then each conversation turn in the context of its neighbours
-    (fusion.in_context) and, when the query names a speaker, the turns said by others weighed down
-    (fusion.by_speaker); `adjacent` and `others` from HybridSearch.candidates."""
+    (fusion.in_context, which fills `trace` when given) and, when the query names a speaker, the turns
+    said by others weighed down (fusion.by_speaker); `adjacent` and `others` from
+    HybridSearch.candidates."""
     if policy.fusion == "rrf":
         fused = rrf_fuse(similarity, keyword)
     else:
         fused = fuse(similarity, keyword, policy.weight)
-    in_turns = in_context(fused, adjacent or {}, policy.reply, policy.lead, policy.reach)
+    in_turns = in_context(fused, adjacent or {}, policy.reply, policy.lead, policy.reach, trace)
     return by_speaker(in_turns, others, policy.other_speaker)
 
 

@@ -93,6 +93,10 @@ def test_in_context_raises_a_turn_to_a_share_of_its_neighbours_and_never_past_th
     assert two[1] == 0.9 and max(two.values()) == 0.9
     # a turn before a strong one gets the lead share; a raised score never exceeds its source's
     assert in_context([(2, 0.8)], {2: (1, None)}, 0.7, 0.5) == [(2, 0.8), (1, 0.4)]
+    # the trace (explanations, explain.py) names each raised turn's source and share, the last raise winning
+    trace: dict[int, tuple[int, float]] = {}
+    in_context(fused, {**adjacent, 2: (1, 3)}, 0.7, 0.5, reach=2, trace=trace)
+    assert trace == {2: (1, 0.7), 3: (2, 0.7), 4: (3, 0.7)}
 
 
 async def test_the_restatement_heuristic_never_fires_on_conversation_turns(aiohttp_client, settings):
