@@ -23,6 +23,7 @@ The thresholds are tuned on the tuning half of the labelled set (`engram eval`, 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -41,6 +42,27 @@ class Restatements:
     min_similarity: float = 0.65
     min_relevance: float = 0.5
     min_keyword: float = 0.5
+    # the similarity that suffices when the newer memory reports a change of state (`reports_change`):
+    # "Kwame now receives storage pages first" restates "storage pages go to Ingrid first" at a cosine of
+    # 0.63, an update being about the same thing but not in the same words; None: min_similarity
+    change_similarity: float | None = 0.55
+
+
+# Words of an update: a state that changed, ended or began (folded, as engram/search/analyzer.py folds).
+# English only, as the eval that chose `change_similarity` is; other languages keep min_similarity.
+_CHANGE = re.compile(
+    r"\b(?:now|no longer|any ?more|instead|finish(?:ed|es)?|complet(?:ed|es)|switch(?:ed|es)|mov(?:ed|es)"
+    r"|migrat(?:ed|es)|replac(?:ed|es)|start(?:ed|s)|stopp?(?:ed|s)|chang(?:ed|es)|upgrad(?:ed|es)"
+    r"|downgrad(?:ed|es)|renam(?:ed|es)|became|enabled|disabled|retired|decommissioned|cancell?ed"
+    r"|postponed|rescheduled|took over|takes over|handed over)\b"
+    r"|\b(?:was|were|has been|have been|got)\s+\w+(?:ed|en)\b"  # a completed action: "were fitted"
+)
+
+
+def reports_change(folded_text: str) -> bool:
+    """Whether a memory's (folded) text reports a change of state, which makes it an update of what it
+    restates (Restatements.change_similarity)."""
+    return _CHANGE.search(folded_text) is not None
 
 
 def supersedes_attrs(value: str | None) -> dict | None:
@@ -86,7 +108,7 @@ def newer_first(
     words = keyword or {}
     cosine = _cosines(pool, vectors)
     replaced_by: dict[int, int] = {}
-    explicit_by: dict[int, list[int]] = {}  # older row -> every newer row naming it, newest first
+    restaters: dict[int, list[int]] = {}  # older row -> every newer row restating it, newest first
     for older in pool:
         found = [
             newer
@@ -101,24 +123,21 @@ def newer_first(
         # replica" as much as "upgraded to MySQL 8.0.36" does; a question about the version wants the upgrade
         chosen = max(found, key=lambda newer: _preference(memories, score, newer, older))
         replaced_by[older] = chosen
-        explicit_by[older] = sorted(
-            (r for r in found if explicitly_supersedes(memories[r], memories[older])),
-            key=lambda row: -memories[row].created_ms,
-        )
+        restaters[older] = sorted(found, key=lambda row: -memories[row].created_ms)
         if links is not None:
-            links[older] = (chosen, "explicit" if chosen in explicit_by[older] else "heuristic")
+            explicit = explicitly_supersedes(memories[chosen], memories[older])
+            links[older] = (chosen, "explicit" if explicit else "heuristic")
     current = {row: _follow(row, replaced_by) for row in replaced_by}
-    before = {row: [head, *explicit_by[row]] for row, head in current.items()}
+    before = {row: [head, *restaters[row]] for row, head in current.items()}
     return _successors_first(pool, before), current
 
 
 def _successors_first(pool: Sequence[int], before: Mapping[int, Sequence[int]]) -> list[int]:
     """The pool in its order, except that what must precede a row is placed just before it (and, in turn,
-    what must precede those): the memory replacing it (the head of its chain), and every memory
-    that names it explicitly, so an explicitly superseded memory never ranks above any of its successors.
-    A heuristic restater other than the head keeps its place: on chat the rule still judges some turns
-    restatements of an answering turn, and moving every such turn above it cost LoCoMo 0.03 of R@10
-    (docs/benchmarks.md#stale-leaks). Terminates: whatever precedes a row is strictly newer."""
+    what must precede those): the memory replacing it (the head of its chain), and every other memory
+    restating it, so a superseded memory never ranks above any of its successors. (Before the rule stopped
+    judging conversation turns, ranking.arrange, moving every restater first cost LoCoMo 0.03 of R@10:
+    docs/benchmarks.md#stale-leaks.) Terminates: whatever precedes a row is strictly newer."""
     order: list[int] = []
     placed: set[int] = set()
 
@@ -154,8 +173,11 @@ def _restates(newer: Memory, older: Memory, cosine: float | None, score, words, 
         return True
     if cosine is None or names_relative_date(fold(older.text)):
         return False
+    similarity = rule.min_similarity
+    if rule.change_similarity is not None and reports_change(fold(newer.text)):
+        similarity = min(similarity, rule.change_similarity)
     return (
-        cosine >= rule.min_similarity
+        cosine >= similarity
         and score[newer.row_id] >= rule.min_relevance * score[older.row_id]
         and words.get(newer.row_id, 0.0) >= rule.min_keyword * words.get(older.row_id, 0.0)
     )

@@ -129,7 +129,46 @@ def test_of_several_restatements_the_most_relevant_replaces_unless_one_names_it(
     vectors = {1: _unit(1, 0.3, 0.3), 2: _unit(1, 0.6, 0), 3: _unit(1, 0, 0.6)}
     ranked = [(1, 0.9), (2, 0.85), (3, 0.6)]
     order, replaced = newer_first(ranked, memories, vectors, Restatements(0.9, 0.5))
-    assert order == [2, 1, 3] and replaced == {1: 2}  # 3 is newer but less relevant
+    # 3 is newer but less relevant: 2 replaces 1; 3 restates 1 too, so it is placed before 1 as well
+    assert order == [2, 3, 1] and replaced == {1: 2}
     memories[3] = _memory(3, 300, {"supersedes": "r1"})
     order, replaced = newer_first(ranked, memories, vectors, Restatements(0.9, 0.5))
     assert order[0] == 3 and replaced[1] == 3
+
+
+def _cosine_pair(cosine):
+    """Two unit vectors whose cosine is `cosine`."""
+    return _unit(1, 0), _unit(cosine, math.sqrt(1 - cosine * cosine))
+
+
+def test_an_update_restates_at_a_lower_similarity_than_a_plain_statement():
+    """At cosine 0.6 (below min_similarity 0.65, above change_similarity 0.55) a newer memory replaces the
+    older one only when it reports a change of state."""
+    old, new = _cosine_pair(0.6)
+    rule = Restatements(0.65, 0.5, 0.0, change_similarity=0.55)
+    for text, replaces in [
+        ("Kwame now receives storage pages first", True),
+        ("the winter tyres were fitted on 2026-11-07", True),
+        ("Kwame receives storage pages first", False),
+    ]:
+        memories = {1: _memory(1, 100), 2: SimpleNamespace(**{**vars(_memory(2, 200)), "text": text})}
+        order, replaced = newer_first([(1, 0.9), (2, 0.8)], memories, {1: old, 2: new}, rule)
+        assert (replaced == {1: 2}) is replaces, text
+        assert order == ([2, 1] if replaces else [1, 2])
+    # no lower bar without change_similarity (the multilingual model's policy)
+    memories = {1: _memory(1, 100), 2: SimpleNamespace(**{**vars(_memory(2, 200)), "text": "now"})}
+    _, replaced = newer_first(
+        [(1, 0.9), (2, 0.8)], memories, {1: old, 2: new}, Restatements(0.65, 0.5, 0.0, None)
+    )
+    assert replaced == {}
+
+
+def test_every_restater_ranks_above_what_it_restates_not_only_the_one_replacing_it():
+    """2 and 3 both restate 1 (heuristic); 3 is the more relevant, so it replaces 1, and 2 is placed before
+    1 as well instead of keeping its place below it."""
+    memories = {1: _memory(1, 100), 2: _memory(2, 200), 3: _memory(3, 300), 4: _memory(4, 50)}
+    vectors = {1: _unit(1, 0, 0), 2: _unit(1, 0.05, 0), 3: _unit(1, 0, 0.05), 4: _unit(0, 1, 1)}
+    ranked = [(1, 0.9), (4, 0.85), (3, 0.8), (2, 0.75)]
+    order, replaced = newer_first(ranked, memories, vectors, Restatements(0.9, 0.5, 0.0))
+    assert replaced[1] == 3 and order.index(2) < order.index(1) and order.index(3) < order.index(1)
+    assert order[-1] == 4
