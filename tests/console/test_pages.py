@@ -89,8 +89,10 @@ async def test_text_search_finds_the_memory_first_with_a_similarity_bar(console)
     assert found[0] == "alpha note 7: the deploy window for service 7 is Tuesday" and len(found) == 10
     first = RESULT_TEXT.search(html).group(1).split('<li class="memory">')[1]
     values = [int(v) for v in re.findall(r'<meter min="0" max="1000" value="(\d+)"', html)]
-    # the bar is the fused score of engram's ranking (hybrid), on the 0-1000 scale
-    assert values == sorted(values, reverse=True) and values[0] > 600 and values[0] > values[1]
+    # the bar is the fused score of engram's ranking (hybrid), on the 0-1000 scale; below the first the
+    # order is the ranking's, not the scores' (these 30 near-identical notes restate each other, and every
+    # restater is placed before what it restates: docs/compat.md)
+    assert len(values) == 10 and values[0] > 600 and values[0] > max(values[1:])
     assert f"{values[0] / 1000:.3f}" in first
     assert 'class="chip"' in first and ">odd<" in first and ">deploy<" in first  # tags as chips
     assert "chat:2026-01-08" in first and 'datetime="2026-01-08T10:07:00.000Z"' in first  # source and date
