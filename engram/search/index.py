@@ -82,7 +82,7 @@ def _new_store(dims: int) -> faiss.IndexScalarQuantizer:
 
 def _hnsw_params(ef_search: int, selector: faiss.IDSelector | None = None) -> faiss.SearchParameters:
     # faiss's type stubs (faiss/__init__.pyi, 1.15) lack SearchParametersHNSW, which exists at run time; its
-    # keyword constructor only assigns the attributes (faiss/class_wrappers.py, handle_SearchParameters).
+    # keyword constructor only assigns the attributes (docs/internals.md#search).
     hnsw = faiss.SearchParametersHNSW  # type: ignore[attr-defined]
     params: faiss.SearchParameters = hnsw(efSearch=ef_search)
     if selector is not None:
