@@ -46,7 +46,8 @@ class ReaderVerifier:
         # and space are still checked on every request, so an expired credential is refused even while
         # cached, and a request for another space is refused.
         self._now = now
-        self._verified: TtlCache[Credential] = TtlCache(SIGNATURE_CACHE_SIZE, now)
+        # Each entry keeps the verdict built from it too: a frozen value, handed out again as it is.
+        self._verified: TtlCache[tuple[Credential, ReaderAuth]] = TtlCache(SIGNATURE_CACHE_SIZE, now)
 
     async def verify(self, headers: Headers, space: str, audience: str | None = None) -> ReaderAuth:
         """``audience``: the DID the signature must be addressed to (default engram's own; repo reads of a
@@ -59,12 +60,10 @@ class ReaderVerifier:
                 "exactly one Authorization and one Atproto-Space-Audience header are required", "AuthRequired"
             )
         request_key = _signature_key(headers, authorizations[0], audiences[0], audience)
-        cred = self._verified.get(request_key)
-        if (
-            cred is not None
-        ):  # these exact bytes passed steps 3-5 before: only the window and space can change
-            check_window_and_space(cred, space, self._now())
-            return ReaderAuth(cred.space, cred.issuer, cred.holder_key, cred.jti, cred.exp)
+        verified = self._verified.get(request_key)
+        if verified is not None:  # these exact bytes passed steps 3-5: only the window and space can change
+            check_window_and_space(verified[0], space, self._now())
+            return verified[1]
         scheme, _, token = authorizations[0].strip().partition(" ")
         token = token.strip()
         if scheme.lower() != SCHEME or not token:
@@ -73,8 +72,9 @@ class ReaderVerifier:
         if audiences[0].strip() != audience:
             raise NotAuthenticated(f"Atproto-Space-Audience must be {audience}", "BadSpaceSignature")
         verify_space_signature(headers, cred.holder_key)
-        self._verified.put(request_key, cred, cred.exp)
-        return ReaderAuth(cred.space, cred.issuer, cred.holder_key, cred.jti, cred.exp)
+        auth = ReaderAuth(cred.space, cred.issuer, cred.holder_key, cred.jti, cred.exp)
+        self._verified.put(request_key, (cred, auth), cred.exp)
+        return auth
 
 
 def _signature_key(headers: Headers, authorization: str, audience_header: str, audience: str) -> tuple:

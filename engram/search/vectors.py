@@ -106,11 +106,12 @@ def unit_rows(vectors: np.ndarray) -> np.ndarray:
 
 
 def similarities_permille(cosines: np.ndarray) -> list[int]:
-    """`similarity_permille` of every score at once (the same float64 arithmetic, truncated alike)."""
-    permille: list[int] = (
-        (np.clip(np.asarray(cosines, dtype=np.float64), 0.0, 1.0) * 1000).astype(np.int64).tolist()
-    )
-    return permille
+    """`similarity_permille` of every score (the same float64 arithmetic, truncated alike). A search's
+    k scores are few: ten cost ~3 us as Python floats (`tolist` widens float32 exactly), ~7-9 us through
+    numpy's clip and casts."""
+    return [
+        int(c * 1000) if 0.0 <= c <= 1.0 else (1000 if c > 1.0 else 0) for c in np.asarray(cosines).tolist()
+    ]
 
 
 def similarity_permille(cosine: float) -> int:

@@ -155,16 +155,18 @@ class SearchService:
             return reader.statement(memory_reads.get_hits, space.id, row_ids)
 
         def hydrate(result):  # runs in the FAISS worker right after the search: one thread hop, not two
-            return result, hit_cache.hydrate(space.id, result.row_ids.tolist(), read_hits)
+            # ... and pairs the hits with their similarities there too, off the event loop's thread.
+            row_ids = result.row_ids.tolist()
+            permille = dict(zip(row_ids, similarities_permille(result.scores), strict=True))
+            memories = hit_cache.hydrate(space.id, row_ids, read_hits)
+            return [(m, permille[m.row_id]) for m in memories], bool(result.approximate)
 
         decision = await self.limiter.enter(space.uri)
         try:
-            result, memories = await self.index_search(space, vector, query.limit, filters, then=hydrate)
+            hits, approximate = await self.index_search(space, vector, query.limit, filters, then=hydrate)
         finally:
             self.limiter.leave(space.uri)
-        permille = dict(zip(result.row_ids.tolist(), similarities_permille(result.scores), strict=True))
-        hits = [(m, permille[m.row_id]) for m in memories]
-        return SearchOutcome(hits, bool(result.approximate), decision)
+        return SearchOutcome(hits, approximate, decision)
 
     async def graph(self, space: Space, *, limit: int, neighbors: int, min_similarity: float) -> Graph:
         """The newest `limit` memories and, for each, its `neighbors` most similar others at or above
