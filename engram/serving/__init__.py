@@ -6,5 +6,6 @@
 - `body_deadline`: the middleware bounding how long a request body may take (and quiet client hang-ups).
 - `event_loop`: `ENGRAM_EVENT_LOOP`, uvloop or asyncio under `engram serve`.
 - `malloc_thresholds`: fixed glibc mmap/trim thresholds in each serving process (RSS after index builds).
+- `gc_tuning`: start-up's objects frozen out of the cyclic collector, and a higher young threshold.
 - `log_throttle`: log lines that a flood could repeat thousands of times a second, rate-limited.
 """

@@ -22,6 +22,7 @@ from ..app_keys import context_key
 from ..config import ServingConfig, Settings
 from ..xrpc.lexicons import LexiconRegistry
 from .event_loop import run_on
+from .gc_tuning import tune_collector
 from .log_throttle import Throttle, install_accept_throttle
 from .protocol import ConnectionLimits, EngramRequestHandler
 from .request_limits import MAX_FIELD_BYTES, MAX_HEADERS, max_request_line
@@ -113,6 +114,7 @@ async def _serve(
     app = await make_app()  # the parts open on the loop that serves them, before the port is bound
     runner = EngramAppRunner(app, handle_signals=True, access_log_class=access_log_class)
     await runner.setup()
+    tune_collector()  # start-up is done; before the port is bound, so no request waits for it
     try:
         # reuse_port: several engram processes share the port (ENGRAM_PROCESSES, engram/serving/processes.py)
         await web.TCPSite(runner, config.host, config.port, reuse_port=reuse_port or None).start()
