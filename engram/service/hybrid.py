@@ -90,6 +90,8 @@ class Found:
     # unit vectors per row, from the loaded index that scored them (a whole-space scope with both sides):
     # the ranking's restatement check reads only the rows missing here from the store (ranking._read)
     vectors: dict[int, np.ndarray] = field(default_factory=dict)
+    # {space URI: space id} of the scopes, for the hit cache (ranking._read)
+    space_ids: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -152,6 +154,7 @@ class HybridSearch:
         found = Found({}, {}, {})
         for scope, (sims, kws, adjacent, others, vectors) in zip(scopes, parts, strict=True):
             found.vectors.update(vectors)
+            found.space_ids[scope.space.uri] = scope.space.id
             found.similarity.update(sims)
             found.keyword.update(kws)
             found.adjacent.update(adjacent)
