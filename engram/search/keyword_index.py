@@ -383,15 +383,22 @@ class KeywordResult:
             return {}
         at = np.minimum(np.searchsorted(self._all_row_ids, wanted), self._all_row_ids.shape[0] - 1)
         known = self._all_row_ids[at] == wanted
-        found: dict[int, tuple[int | None, int | None]] = {}
-        for row, position in zip(wanted[known].tolist(), at[known].tolist(), strict=True):
-            pair = tuple(
-                int(self._all_row_ids[n]) if n >= 0 and allowed[n] else None
-                for n in (int(before[position]), int(after[position]))
+        rows, at = wanted[known], at[known]
+        # both neighbours of every wanted row at once (numpy), then a dict entry only for rows with one:
+        # most rows of most spaces have none (notes, documents), and a tuple per row was the cost here
+        sides = []
+        for neighbour in (before[at], after[at]):
+            ok = neighbour >= 0
+            ok[ok] = allowed[neighbour[ok]]
+            sides.append((ok, np.where(ok, self._all_row_ids[np.maximum(neighbour, 0)], -1)))
+        (has_before, before_ids), (has_after, after_ids) = sides
+        keep = has_before | has_after
+        return {
+            row: (b if b >= 0 else None, a if a >= 0 else None)
+            for row, b, a in zip(
+                rows[keep].tolist(), before_ids[keep].tolist(), after_ids[keep].tolist(), strict=True
             )
-            if pair != (None, None):
-                found[row] = (pair[0], pair[1])
-        return found
+        }
 
     def best(self) -> dict[int, float]:
         return dict(zip(self.row_ids.tolist(), self.scores.astype(np.float64).tolist(), strict=True))
