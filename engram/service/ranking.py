@@ -354,7 +354,7 @@ def arrange(
         order, replaced_by = newer_first(head, memories, vectors, policy.restatements, keyword, links)
     else:
         order, replaced_by = [r for r, _ in head if r in memories], {}
-    score = dict(fused)
+    score = dict(head)  # every row of `order` is in the head: no dict of the whole candidate list
     hits = [
         RankedMemory(
             memories[row],
