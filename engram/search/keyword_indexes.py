@@ -9,10 +9,10 @@ Before each search the space's generation (read by the caller a moment ago) is c
 a stale index first applies the delta, so keyword scores follow every write path (XRPC, import, sync,
 every shim) within one search. A delta whose tombstones were pruned, or an index with more than a third
 dead rows, is rebuilt. Loads and searches run in the worker pool; one asyncio lock per space keeps a
-catch-up from overlapping a search of the same index. An unfiltered annotation (a few lookups) runs on the
-loop instead when the index is caught up and its lock free (`KeywordIndexes.annotate`). At most MAX_SPACES indexes are kept (least recently
-used go first). Keyword indexes are never saved: a build reads words, not vectors, and takes a second at
-100k rows (docs/benchmarks.md).
+catch-up from overlapping a search of the same index. An unfiltered annotation (a few lookups) runs on
+the loop instead when the index is caught up and its lock free (`KeywordIndexes.annotate`). At most
+MAX_SPACES indexes are kept (least recently used go first). Keyword indexes are never saved: a build
+reads words, not vectors, and takes a second at 100k rows (docs/benchmarks.md).
 """
 
 from __future__ import annotations
