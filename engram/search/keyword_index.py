@@ -187,9 +187,13 @@ class KeywordIndex:
     def idf(self, text: str) -> dict[str, float]:
         """The BM25 idf of each query term of `text` over the live rows (a term no live row holds gets the
         highest idf): how much each term says, for judging how much of a query a memory covers."""
+        return self._idf(query_terms(text))
+
+    def _idf(self, query: Sequence[str]) -> dict[str, float]:
+        """`idf` of already analysed query terms (query_terms): one analysis per search, not one per use."""
         live_count = len(self) - self.dead
         weights = {}
-        for term in query_terms(text):
+        for term in query:
             postings = self._postings.get(term)
             frozen = self._frozen.get(term)  # its live df is cached with its weights (_term)
             if frozen is not None:
@@ -210,7 +214,9 @@ class KeywordIndex:
         `within`), best first, ties to the lower row id; `KeywordResult.of` scores any other rows later
         (hybrid search scores its vector candidates without a second pass)."""
         live_count = len(self) - self.dead
-        terms = [t for t in query_terms(text) if t in self._postings]
+        query = query_terms(text)
+        terms = [t for t in query if t in self._postings]
+        every = (filters is None or filters.is_empty()) and within is None and self.dead == 0
         allowed = (
             self.live.copy()
             if filters is None or filters.is_empty()
@@ -234,8 +240,9 @@ class KeywordIndex:
             if df == 0:
                 continue
             scores[positions] += np.float32(np.log1p((live_count - df + 0.5) / (df + 0.5))) * weights
-        scores /= np.float32((K1 + 1.0) * sum(self.idf(text).values()))  # the share of the most attainable
-        scores[~allowed] = 0.0
+        scores /= np.float32((K1 + 1.0) * sum(self._idf(query).values()))  # the share of the most attainable
+        if not every:  # (every row live and allowed: nothing to clear, two passes over the rows saved)
+            scores[~allowed] = 0.0
         candidates = np.flatnonzero(scores)  # every live, allowed row that matched a word
         if candidates.shape[0] > k:
             candidates = candidates[np.argpartition(-scores[candidates], k - 1)[:k]]
@@ -270,7 +277,7 @@ class KeywordIndex:
         mask = (
             self.live if filters is None or filters.is_empty() else self.columns.allowed(filters, self.live)
         )
-        idf = self.idf(text)
+        idf = self.idf(text)  # its terms are terms_of's: the query is analysed once
         named_by = self.with_attr("supersedes", names)
         naming = sorted({r for rows in named_by.values() for r in rows})
         passing = self.row_ids[(at := self.positions(naming))[mask[at]]].tolist() if naming else []
@@ -308,7 +315,8 @@ class KeywordIndex:
         position_of = {int(self.row_ids[p]): int(p) for p in at}
         live_count = len(self) - self.dead
         out: dict[int, dict[str, float]] = {row: {} for row in rows}
-        terms = [t for t in query_terms(text) if t in self._postings]
+        # the terms of a given idf are the query's (idf's keys, each once: a term's share is set, not added)
+        terms = [t for t in (query_terms(text) if idf is None else idf) if t in self._postings]
         if not terms or live_count <= 0 or not position_of:
             return out
         if self._average is None:
@@ -383,15 +391,22 @@ class KeywordResult:
             return {}
         at = np.minimum(np.searchsorted(self._all_row_ids, wanted), self._all_row_ids.shape[0] - 1)
         known = self._all_row_ids[at] == wanted
-        found: dict[int, tuple[int | None, int | None]] = {}
-        for row, position in zip(wanted[known].tolist(), at[known].tolist(), strict=True):
-            pair = tuple(
-                int(self._all_row_ids[n]) if n >= 0 and allowed[n] else None
-                for n in (int(before[position]), int(after[position]))
+        rows, at = wanted[known], at[known]
+        # both neighbours of every wanted row at once (numpy), then a dict entry only for rows with one:
+        # most rows of most spaces have none (notes, documents), and a tuple per row was the cost here
+        sides = []
+        for neighbour in (before[at], after[at]):
+            ok = neighbour >= 0
+            ok[ok] = allowed[neighbour[ok]]
+            sides.append((ok, np.where(ok, self._all_row_ids[np.maximum(neighbour, 0)], -1)))
+        (has_before, before_ids), (has_after, after_ids) = sides
+        keep = has_before | has_after
+        return {
+            row: (b if b >= 0 else None, a if a >= 0 else None)
+            for row, b, a in zip(
+                rows[keep].tolist(), before_ids[keep].tolist(), after_ids[keep].tolist(), strict=True
             )
-            if pair != (None, None):
-                found[row] = (pair[0], pair[1])
-        return found
+        }
 
     def best(self) -> dict[int, float]:
         return dict(zip(self.row_ids.tolist(), self.scores.astype(np.float64).tolist(), strict=True))

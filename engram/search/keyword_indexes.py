@@ -9,9 +9,10 @@ Before each search the space's generation (read by the caller a moment ago) is c
 a stale index first applies the delta, so keyword scores follow every write path (XRPC, import, sync,
 every shim) within one search. A delta whose tombstones were pruned, or an index with more than a third
 dead rows, is rebuilt. Loads and searches run in the worker pool; one asyncio lock per space keeps a
-catch-up from overlapping a search of the same index. At most MAX_SPACES indexes are kept (least recently
-used go first). Keyword indexes are never saved: a build reads words, not vectors, and takes a second at
-100k rows (docs/benchmarks.md).
+catch-up from overlapping a search of the same index. An unfiltered annotation (a few lookups) runs on
+the loop instead when the index is caught up and its lock free (`KeywordIndexes.annotate`). At most
+MAX_SPACES indexes are kept (least recently used go first). Keyword indexes are never saved: a build
+reads words, not vectors, and takes a second at 100k rows (docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -77,7 +78,15 @@ class KeywordIndexes:
     async def annotate(
         self, space: KeywordSpace, text: str, row_ids: list[int], names: list[str], filters: Filters | None
     ) -> Annotation:
-        """KeywordIndex.annotate on the space's index, caught up first."""
+        """KeywordIndex.annotate on the space's index, caught up first. Without filters it is a few
+        dictionary and postings lookups for the hits returned (microseconds, like a point read), so on an
+        index that is caught up and that no worker holds it runs right here on the loop: no thread hop
+        (docs/benchmarks.md, "Hybrid against vector at 100k"). A filter's mask is a pass over every row:
+        that goes to a worker, as does any catch-up."""
+        if filters is None or filters.is_empty():
+            index = self._idle(space)
+            if index is not None:
+                return index.annotate(text, row_ids, names, filters)
         return await self._detached(self._locked(space, KeywordIndex.annotate, text, row_ids, names, filters))
 
     async def with_attr(self, space: KeywordSpace, name: str, values: list[str]) -> dict[str, list[int]]:
@@ -105,6 +114,17 @@ class KeywordIndexes:
         for key in [key for key in self._indexes if key.startswith(prefix)]:
             del self._indexes[key]
             self._locks.pop(key, None)
+
+    def _idle(self, space: KeywordSpace) -> KeywordIndex | None:
+        """The space's index if it is caught up with the generation the caller read and no worker uses it
+        (its lock is free): then a read on the loop, with no await before it returns, cannot overlap a
+        change (the lock's holders are the only writers). None otherwise."""
+        key = _key(space)
+        index, lock = self._indexes.get(key), self._locks.get(key)
+        if index is None or index.generation < space.generation or (lock is not None and lock.locked()):
+            return None
+        self._indexes.move_to_end(key)
+        return index
 
     async def _detached(self, work: Coroutine[Any, Any, T]) -> T:
         task: asyncio.Task[T] = asyncio.ensure_future(work)

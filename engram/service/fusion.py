@@ -47,6 +47,8 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 
+import numpy as np
+
 K = 60  # RRF's rank offset
 
 
@@ -56,13 +58,16 @@ def fuse(
     """(row id, fused score) of every candidate in either map, best first."""
     if not 0.0 <= weight <= 1.0:
         raise ValueError(f"weight must be in [0, 1], got {weight}")
-    fused = []
-    for row_id in similarity.keys() | keyword.keys():
-        sim = min(max(similarity.get(row_id, 0.0), 0.0), 1.0)
-        kw = min(max(keyword.get(row_id, 0.0), 0.0), 1.0)
-        fused.append((row_id, weight * sim + (1.0 - weight) * kw))
-    fused.sort(key=lambda item: (-item[1], item[0]))
-    return fused
+    # numpy over the candidate arrays, not a tuple per candidate: the same float64 operations in the same
+    # order (clip, two products, one sum), so the same scores bit for bit, and the same order (lexsort by
+    # score descending, then row id), at a fraction of the cost for the ~200-300 candidates of a query
+    rows = list(similarity.keys() | keyword.keys())
+    ids = np.array(rows, dtype=np.int64)
+    sim = np.clip(np.array([similarity.get(r, 0.0) for r in rows], dtype=np.float64), 0.0, 1.0)
+    kw = np.clip(np.array([keyword.get(r, 0.0) for r in rows], dtype=np.float64), 0.0, 1.0)
+    score = weight * sim + (1.0 - weight) * kw
+    order = np.lexsort((ids, -score))
+    return list(zip(ids[order].tolist(), score[order].tolist(), strict=True))
 
 
 def ranks(scores: Mapping[int, float]) -> dict[int, int]:

@@ -90,6 +90,8 @@ class Found:
     # unit vectors per row, from the loaded index that scored them (a whole-space scope with both sides):
     # the ranking's restatement check reads only the rows missing here from the store (ranking._read)
     vectors: dict[int, np.ndarray] = field(default_factory=dict)
+    # {space URI: space id} of the scopes, for the hit cache (ranking._read)
+    space_ids: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -152,6 +154,7 @@ class HybridSearch:
         found = Found({}, {}, {})
         for scope, (sims, kws, adjacent, others, vectors) in zip(scopes, parts, strict=True):
             found.vectors.update(vectors)
+            found.space_ids[scope.space.uri] = scope.space.id
             found.similarity.update(sims)
             found.keyword.update(kws)
             found.adjacent.update(adjacent)
@@ -242,13 +245,17 @@ class HybridSearch:
             kws, adjacent, missing = _keyword_side(sims, keyword)
             vectors: dict[int, np.ndarray] = {}
             if result.index is not None:
-                if missing:
-                    ids, scores = result.index.cosines(np.asarray(missing, dtype=np.int64), q)
-                    best = np.argsort(-scores, kind="stable")
-                    sims.update(zip(ids[best].tolist(), scores[best].tolist(), strict=True))
-                    missing = [r for r in missing if r not in sims]
-                ids, matrix = result.index.unit_vectors(np.fromiter(sims, dtype=np.int64, count=len(sims)))
+                # every candidate's unit vector and the missing rows' cosines from one gather of the index
+                wanted = np.concatenate(
+                    [result.row_ids.astype(np.int64), np.asarray(missing, dtype=np.int64)]
+                )
+                scored = np.arange(wanted.shape[0]) >= result.row_ids.shape[0]  # the missing rows
+                ids, matrix, found, scores = result.index.unit_vectors_and_cosines(wanted, q, scored)
                 vectors = dict(zip(ids.tolist(), matrix, strict=True))
+                if missing:
+                    best = np.argsort(-scores, kind="stable")
+                    sims.update(zip(found[best].tolist(), scores[best].tolist(), strict=True))
+                    missing = [r for r in missing if r not in sims]
             return sims, kws, adjacent, missing, vectors
 
         k = max(CANDIDATES, query.limit)

@@ -146,7 +146,7 @@ class EngramRanking:
         # first `limit` of it are exactly what a ranking cut at `limit` holds (arrange).
         ranking = await self.rank(
             similarity, keyword, owner, max(query.limit, POOL), policy, found.adjacent, found.others,
-            found.vectors,
+            found.vectors, found.space_ids,
         )  # fmt: skip
         annotations, successors = await self._annotate(scopes, query, ranking, owner)
         hits, facts = finish(
@@ -218,15 +218,17 @@ class EngramRanking:
         adjacent: Mapping[int, tuple[int | None, int | None]] | None = None,
         others: Collection[int] = (),
         known: Mapping[int, np.ndarray] | None = None,
+        space_ids: Mapping[str, int] | None = None,
     ) -> Ranking:
         """Rank already collected candidates (HybridSearch.candidates) under `policy` (the confidence here
         knows only the cosine; `run` adds the keyword coverage). `known`: unit vectors the candidates
-        brought from the index (Found.vectors); only the others are read from the store."""
+        brought from the index (Found.vectors); only the others are read from the store. `space_ids`
+        (Found.space_ids) lets the memories come from the hit cache (_read)."""
         trace: dict[int, tuple[int, float]] = {}
         fused = fuse_candidates(similarity, keyword, policy, adjacent, others, trace)
         head = fused[: max(limit, POOL) if policy.restatements else limit]
         memories, vectors = await self._read(
-            head, owner, with_vectors=policy.restatements is not None, known=known or {}
+            head, owner, with_vectors=policy.restatements is not None, known=known or {}, space_ids=space_ids
         )
         ranking = arrange(fused, memories, vectors, similarity, keyword, limit, policy, adjacent)
         lowered = frozenset(others) if policy.other_speaker < 1.0 else frozenset()
@@ -239,26 +241,47 @@ class EngramRanking:
         *,
         with_vectors: bool,
         known: Mapping[int, np.ndarray],
+        space_ids: Mapping[str, int] | None = None,
     ) -> tuple[dict[int, Memory], dict[int, np.ndarray]]:
+        """The memories of the `head` rows and, `with_vectors`, their unit vectors: `known` ones and the
+        memories the hit cache holds (docs/internals.md#hit-cache; every head row came from a search of
+        its space a moment ago, the cache's contract) cost no thread hop; the rest are read from the store,
+        and cached. `space_ids`: {space URI: space id} (Found.space_ids); without it nothing is cached."""
         by_space: dict[str, list[int]] = {}
         for row, _ in head:
             by_space.setdefault(owner[row], []).append(row)
-        given = {row: known[row] for row, _ in head if row in known} if with_vectors else {}
+        vectors = {row: known[row] for row, _ in head if row in known} if with_vectors else {}
+        cache, memories = self.hybrid.search.hit_cache, {}
+        for uri, rows in by_space.items():
+            if space_ids is not None and uri in space_ids:
+                memories.update(cache.cached(space_ids[uri], rows))
+        unread = {uri: [r for r in rows if r not in memories] for uri, rows in by_space.items()}
+        unread = {uri: rows for uri, rows in unread.items() if rows}
+        unscored = {uri: [r for r in rows if r not in vectors] for uri, rows in by_space.items()}
+        unscored = {uri: rows for uri, rows in unscored.items() if rows and with_vectors}
+        if not unread and not unscored:
+            return memories, vectors
 
         def read(conn):  # the spaces' models are read here too: one thread hop, not one per space
-            memories, vectors = {}, dict(given)
-            for uri, rows in by_space.items():
-                memories.update((m.row_id, m) for m in memory_reads.get_memories(conn, uri, rows))
-                rows = [row for row in rows if row not in given]
-                space = store_spaces.get_space(conn, uri) if with_vectors and rows else None
+            found, scored = {}, {}
+            for uri, rows in unread.items():
+                found[uri] = memory_reads.get_memories(conn, uri, rows)
+            for uri, rows in unscored.items():
+                space = store_spaces.get_space(conn, uri)
                 if space is not None and space.config is not None:
                     ids, matrix = store_documents.row_vectors(conn, uri, rows, require_model(space).key)
                     norms = np.linalg.norm(matrix, axis=1, keepdims=True) if ids.shape[0] else None
                     for i, row in enumerate(ids.tolist()):
-                        vectors[row] = matrix[i] / max(float(norms[i, 0]), 1e-12)
-            return memories, vectors
+                        scored[row] = matrix[i] / max(float(norms[i, 0]), 1e-12)
+            return found, scored
 
-        return await self.store.read(read)
+        found, scored = await self.store.read(read)
+        for uri, read_memories in found.items():
+            memories.update((m.row_id, m) for m in read_memories)
+            if space_ids is not None and uri in space_ids:
+                cache.add(space_ids[uri], read_memories)
+        vectors.update(scored)
+        return memories, vectors
 
 
 def coverage(memory: Memory, term_idf: Mapping[str, float]) -> float:
@@ -331,7 +354,7 @@ def arrange(
         order, replaced_by = newer_first(head, memories, vectors, policy.restatements, keyword, links)
     else:
         order, replaced_by = [r for r, _ in head if r in memories], {}
-    score = dict(fused)
+    score = dict(head)  # every row of `order` is in the head: no dict of the whole candidate list
     hits = [
         RankedMemory(
             memories[row],

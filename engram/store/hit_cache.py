@@ -55,6 +55,21 @@ class HitCache:
         read drops deleted rows): cached ones from memory, the rest through `read(missing_ids)`."""
         if self.max_bytes <= 0:
             return read(list(row_ids))
+        found = self.cached(space_id, row_ids)
+        missing = [row_id for row_id in row_ids if row_id not in found]
+        if missing:
+            fetched = read(missing)
+            self.add(space_id, fetched)
+            found.update((memory.row_id, memory) for memory in fetched)
+        return [found[row_id] for row_id in row_ids if row_id in found]
+
+    def cached(self, space_id: int, row_ids: Sequence[int]) -> dict[int, Memory]:
+        """{row id: memory} of those of `row_ids` the cache holds (a few dictionary steps under the lock, so
+        the event loop may ask: the engram ranking's pool, engram/service/ranking.py); the caller reads the
+        rest and hands them to `add`. The same contract as `hydrate`: only for row ids a search has just
+        returned for the space."""
+        if self.max_bytes <= 0:
+            return {}
         found: dict[int, Memory] = {}
         rows = self._rows
         with self._lock:
@@ -64,14 +79,12 @@ class HitCache:
                     rows.move_to_end((space_id, row_id))
                     found[row_id] = cached[0]
             self.hits += len(found)
-        missing = [row_id for row_id in row_ids if row_id not in found]
-        if missing:
-            fetched = read(missing)
-            self._add(space_id, fetched)
-            found.update((memory.row_id, memory) for memory in fetched)
-        return [found[row_id] for row_id in row_ids if row_id in found]
+        return found
 
-    def _add(self, space_id: int, memories: list[Memory]) -> None:
+    def add(self, space_id: int, memories: list[Memory]) -> None:
+        """Cache memories just read for a search's row ids (counted as misses)."""
+        if self.max_bytes <= 0:
+            return
         rows = self._rows
         with self._lock:
             self.misses += len(memories)

@@ -81,3 +81,37 @@ async def test_gptbots_puts_the_restatement_first_at_every_rate(restated):
     assert (await contents(0.7))[:2] == [NEW, OLD]
     assert (await contents(0))[:2] == [NEW, OLD]  # keyword only
     assert (await contents(1))[:2] == [NEW, OLD]  # vector only
+
+
+async def test_a_repeated_ranking_costs_no_store_read_and_annotates_on_the_loop(restated, monkeypatch):
+    """The pool's memories come from the hit cache once a search has read them, and the explanations'
+    keyword facts from the caught-up keyword index on the loop (ranking._read, KeywordIndexes.annotate):
+    the same answer, field for field, without the two thread hops (docs/benchmarks.md)."""
+    engram, space = restated
+    ranking = engram.ctx.services.ranking
+    query = TextSearch(QUESTION)
+    first = await ranking.run([Scope(space)], query, "hybrid")
+    store, pool = engram.ctx.store, ranking.hybrid.keywords.pool
+    reads: list[str] = []
+    runs: list[str] = []
+    real_read, real_run = store.read, pool.run
+
+    async def read(fn, *args, **kwargs):
+        reads.append(fn.__qualname__)
+        return await real_read(fn, *args, **kwargs)
+
+    async def run(fn, *args, **kwargs):
+        runs.append(fn.__name__)
+        return await real_run(fn, *args, **kwargs)
+
+    monkeypatch.setattr(store, "read", read)
+    monkeypatch.setattr(pool, "run", run)
+    again = await ranking.run([Scope(space)], query, "hybrid")
+    assert again == first and again.hits[0].why is not None and again.hits[0].why.terms
+    assert [r for r in reads if r.startswith("EngramRanking.")] == []  # (an index flush may read meanwhile)
+    assert "search" in runs and "annotate" not in runs
+    # a filter's mask is a pass over every row: that annotation runs in a worker, with the same answer
+    tagged = await ranking.run([Scope(space)], TextSearch(QUESTION, since="2025-01-01T00:00:00Z"), "hybrid")
+    assert "annotate" in runs
+    assert [h.memory.uri for h in tagged.hits] == [h.memory.uri for h in first.hits]
+    assert [h.why for h in tagged.hits] == [h.why for h in first.hits]

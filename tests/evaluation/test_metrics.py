@@ -8,9 +8,11 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from engram.evaluation.metrics import hit_at_1, mrr_at, ndcg_at, paired_bootstrap, recall_at
-from engram.service.fusion import rrf_fuse
+from engram.service.fusion import fuse, rrf_fuse
 from engram.service.supersession import Restatements, newer_first
 
 LABELS = {"a": 2, "b": 1}  # a is the answer, b helps
@@ -172,3 +174,33 @@ def test_every_restater_ranks_above_what_it_restates_not_only_the_one_replacing_
     order, replaced = newer_first(ranked, memories, vectors, Restatements(0.9, 0.5, 0.0))
     assert replaced[1] == 3 and order.index(2) < order.index(1) and order.index(3) < order.index(1)
     assert order[-1] == 4
+
+
+def _convex_reference(similarity, keyword, weight):
+    """The convex fusion written out per candidate (docs/compat.md "Scores"): the oracle for fusion.fuse."""
+    fused = []
+    for row in similarity.keys() | keyword.keys():
+        sim = min(max(similarity.get(row, 0.0), 0.0), 1.0)
+        kw = min(max(keyword.get(row, 0.0), 0.0), 1.0)
+        fused.append((row, weight * sim + (1.0 - weight) * kw))
+    return sorted(fused, key=lambda item: (-item[1], item[0]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    rows=st.lists(st.integers(1, 10_000), unique=True, max_size=120),
+    values=st.lists(
+        st.sampled_from([0.0, 0.25, 0.5, 1.0, -0.3, 1.4, 0.123456789, 0.7000000476837158]),
+        min_size=240,
+        max_size=240,
+    ),
+    weight=st.sampled_from([0.0, 0.3, 0.5, 0.9, 1.0, 1 / 3]),
+)
+def test_convex_fusion_equals_the_per_candidate_formula_bit_for_bit(rows, values, weight):
+    """fusion.fuse (numpy over the candidates) gives exactly the scores and order of the formula applied
+    candidate by candidate, ties (many, with these few values) to the lower row id."""
+    similarity = {r: values[i] for i, r in enumerate(rows) if i % 3}
+    keyword = {r: values[120 + i] for i, r in enumerate(rows) if i % 2}
+    got = fuse(similarity, keyword, weight)
+    assert got == _convex_reference(similarity, keyword, weight)
+    assert all(type(row) is int and type(score) is float for row, score in got)

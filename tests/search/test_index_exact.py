@@ -107,3 +107,11 @@ def test_cosines_of_rows_equal_the_search_scores(n, seed, deleted):
     assert dict(zip(ids.tolist(), scores.tolist(), strict=True)) == dict(
         zip(searched.row_ids.tolist(), searched.scores.tolist(), strict=True)
     )
+    # the hybrid `then`'s one gather: every asked row's unit vector and the marked rows' cosines, the same
+    marks = rng.random(asked.shape[0]) < 0.5
+    got_ids, matrix, marked, cosines = index.unit_vectors_and_cosines(asked, q, marks)
+    unit_ids, unit_matrix = index.unit_vectors(asked)
+    assert got_ids.tolist() == unit_ids.tolist() and np.array_equal(matrix, unit_matrix)
+    want_ids, want_scores = index.cosines(asked[marks], q)
+    assert marked.tolist() == want_ids.tolist()
+    assert cosines.tobytes() == want_scores.tobytes()

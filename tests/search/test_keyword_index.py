@@ -125,3 +125,26 @@ def test_a_query_naming_a_speaker_marks_the_turns_said_by_others():
     # no speaker named (or only a word no speaker has): nobody is "other"
     assert index.search("adoption research", 5).by_others(everyone) == set()
     assert index.search("zebra", 5).by_others(everyone) == set()
+
+
+def test_adjacent_names_only_rows_with_an_allowed_neighbour():
+    """KeywordResult.adjacent: each neighbour that exists and passes the filters, None for the other side,
+    rows with neither left out; rows the index lacks ignored."""
+    index = KeywordIndex()
+    day = 86_400_000
+    index.add([
+        (1, "a", 0, (), "one", None), (2, "a", 60_000, ("x",), "two", None), (3, "a", 120_000, (), "three", None),
+        (4, "a", 10 * day, (), "alone", None), (5, "a", 20 * day, ("x",), "four", None),
+        (6, "a", 20 * day + 60_000, (), "five", None),
+    ])  # fmt: skip
+    everything = index.search("one", 5)
+    assert everything.adjacent([1, 2, 3, 4, 5, 6, 99]) == {
+        1: (None, 2),
+        2: (1, 3),
+        3: (2, None),
+        5: (None, 6),
+        6: (5, None),
+    }
+    tagged = index.search("two", 5, Filters(tags=("x",)))
+    assert tagged.adjacent([1, 2, 3, 5, 6]) == {1: (None, 2), 3: (2, None), 6: (5, None)}
+    assert everything.adjacent([]) == {} and everything.adjacent([4]) == {}

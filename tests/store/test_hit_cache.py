@@ -105,3 +105,15 @@ def test_the_metrics_collector_reports_the_counters():
     lookups = {s.labels["result"]: s.value for s in families["engram_search_hit_cache_lookups"].samples}
     assert lookups == {"hit": 1, "miss": 2}
     assert families["engram_search_hit_cache_bytes"].samples[0].value == cache.bytes > 0
+
+
+def test_cached_answers_only_what_is_held_and_add_fills_it():
+    cache = HitCache(1 << 20)
+    assert cache.cached(7, [1, 2]) == {}
+    cache.add(7, [memory(1), memory(2)])
+    assert sorted(cache.cached(7, [2, 1, 3])) == [1, 2]
+    assert cache.cached(8, [1]) == {}  # another space's row 1
+    assert (cache.hits, cache.misses) == (2, 2)
+    off = HitCache(0)
+    off.add(7, [memory(1)])
+    assert off.cached(7, [1]) == {} and len(off) == 0
