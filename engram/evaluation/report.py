@@ -57,13 +57,19 @@ def stale_leaks(run: Run, system: str = "engram", depth: int = 10) -> dict:
     """On the updated-fact queries (the answer is the current statement, grade 2; the related memories
     are the older statements it replaced, grade 1): the share where an older statement ranks above the
     current one in the first `depth` (`current` off), and the share where one is returned at all with
-    `current` on (docs/benchmarks.md#stale-leaks)."""
-    updated = above = returned = 0
+    `current` on. And the other side of the rule, over every answerable query: the share whose answer is
+    in the first `depth` with `current` off but dropped with it on, a false supersession by the labels
+    (docs/benchmarks.md#stale-leaks)."""
+    updated = above = returned = answerable = dropped = 0
     for query, outcome in zip(run.queries, run.outcomes.get(system, []), strict=False):
+        answers = {key for key, grade in query.labels.items() if grade == 2}
+        if answers:
+            answerable += 1
+            kept = set((outcome.current or [])[:depth])
+            dropped += any(key in answers and key not in kept for key in outcome.ranking[:depth])
         if query.category != "updated":
             continue
         stale = {key for key, grade in query.labels.items() if grade == 1}
-        answers = {key for key, grade in query.labels.items() if grade == 2}
         if not stale:
             continue
         updated += 1
@@ -75,6 +81,8 @@ def stale_leaks(run: Run, system: str = "engram", depth: int = 10) -> dict:
         "queries": updated,
         "ranked_above_rate": above / updated if updated else 0.0,
         "returned_with_current_rate": returned / updated if updated else 0.0,
+        "answerable_queries": answerable,
+        "answer_dropped_with_current_rate": dropped / answerable if answerable else 0.0,
     }
 
 
@@ -134,7 +142,8 @@ def markdown(result: dict, systems: Sequence[str] | None = None) -> str:
         lines.append(
             f"- stale leaks on {leaks['queries']} updated-fact queries (engram): an older statement above the "
             f"current one {leaks['ranked_above_rate']:.3f}, returned with current on "
-            f"{leaks['returned_with_current_rate']:.3f}"
+            f"{leaks['returned_with_current_rate']:.3f}; an answer dropped with current on "
+            f"{leaks['answer_dropped_with_current_rate']:.3f} of {leaks['answerable_queries']} answerable queries"
         )
     return "\n".join(lines)
 

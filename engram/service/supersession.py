@@ -11,8 +11,10 @@ A memory B restates (supersedes) an older memory A, for a given query, when
   ("the LGBTQ support group" against a later "it was so good to talk").
 - and A does not report a dated event: a memory that says "yesterday", "last Friday" or "two weeks ago"
   (engram/search/dates.py) tells what happened then, which stays true whatever is said later; only
-  statements of a current state ("staging runs Postgres 15.4") go stale. Chat is full of such reports,
-  notes rarely are.
+  statements of a current state ("staging runs Postgres 15.4") go stale, and so do plans: a memory whose
+  only relative dates point ahead ("kube-ams2 follows next month", "on Friday I will ...") is a schedule
+  that a newer memory on the same subject can overtake (update_cues.reports_event). Chat is full of
+  reports of events, notes rarely are.
 Only the order changes: B is moved to just before A, A keeps its place after it and is marked
 `superseded_by` B; nothing is dropped (a user may be asking about history). Of several memories that
 restate A, B is one naming A explicitly, else the most relevant to the query (the newest on a tie); chains
@@ -23,7 +25,6 @@ The thresholds are tuned on the tuning half of the labelled set (`engram eval`, 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -32,9 +33,9 @@ import numpy as np
 from ..errors import InvalidInput
 from ..identifiers import is_record_key
 from ..search.analyzer import fold
-from ..search.dates import names_relative_date
 from ..store import Memory
 from ..store.uris import parse_memory_uri
+from .update_cues import reports_change, reports_event
 
 
 @dataclass(frozen=True)
@@ -42,27 +43,12 @@ class Restatements:
     min_similarity: float = 0.65
     min_relevance: float = 0.5
     min_keyword: float = 0.5
-    # the similarity that suffices when the newer memory reports a change of state (`reports_change`):
-    # "Kwame now receives storage pages first" restates "storage pages go to Ingrid first" at a cosine of
-    # 0.63, an update being about the same thing but not in the same words; None: min_similarity
+    # the similarity that suffices when the newer memory reports a change of state of what the older says
+    # (update_cues.reports_change: a cue word, or a past-tense verb whose specific subject the older
+    # memory names): "Kwame now receives storage pages first" restates "storage pages go to Ingrid first"
+    # at a cosine of 0.63, an update being about the same thing but not in the same words; None:
+    # min_similarity
     change_similarity: float | None = 0.55
-
-
-# Words of an update: a state that changed, ended or began (folded, as engram/search/analyzer.py folds).
-# English only, as the eval that chose `change_similarity` is; other languages keep min_similarity.
-_CHANGE = re.compile(
-    r"\b(?:now|no longer|any ?more|instead|finish(?:ed|es)?|complet(?:ed|es)|switch(?:ed|es)|mov(?:ed|es)"
-    r"|migrat(?:ed|es)|replac(?:ed|es)|start(?:ed|s)|stopp?(?:ed|s)|chang(?:ed|es)|upgrad(?:ed|es)"
-    r"|downgrad(?:ed|es)|renam(?:ed|es)|became|enabled|disabled|retired|decommissioned|cancell?ed"
-    r"|postponed|rescheduled|took over|takes over|handed over)\b"
-    r"|\b(?:was|were|has been|have been|got)\s+\w+(?:ed|en)\b"  # a completed action: "were fitted"
-)
-
-
-def reports_change(folded_text: str) -> bool:
-    """Whether a memory's (folded) text reports a change of state, which makes it an update of what it
-    restates (Restatements.change_similarity)."""
-    return _CHANGE.search(folded_text) is not None
 
 
 def supersedes_attrs(value: str | None) -> dict | None:
@@ -171,16 +157,23 @@ def _cosines(pool: Sequence[int], vectors: Mapping[int, np.ndarray]) -> dict[tup
 def _restates(newer: Memory, older: Memory, cosine: float | None, score, words, rule: Restatements) -> bool:
     if explicitly_supersedes(newer, older):
         return True
-    if cosine is None or names_relative_date(fold(older.text)):
-        return False
-    similarity = rule.min_similarity
-    if rule.change_similarity is not None and reports_change(fold(newer.text)):
-        similarity = min(similarity, rule.change_similarity)
-    return (
-        cosine >= similarity
-        and score[newer.row_id] >= rule.min_relevance * score[older.row_id]
-        and words.get(newer.row_id, 0.0) >= rule.min_keyword * words.get(older.row_id, 0.0)
+    floor = (
+        rule.min_similarity
+        if rule.change_similarity is None
+        else min(rule.min_similarity, rule.change_similarity)
     )
+    if cosine is None or cosine < floor:
+        return False
+    if not (
+        score[newer.row_id] >= rule.min_relevance * score[older.row_id]
+        and words.get(newer.row_id, 0.0) >= rule.min_keyword * words.get(older.row_id, 0.0)
+    ):
+        return False
+    if reports_event(fold(older.text)):
+        return False
+    # the words are read last and only in the band where they decide: above min_similarity any newer
+    # statement restates, below it only an update (update_cues.reports_change)
+    return cosine >= rule.min_similarity or reports_change(fold(newer.text), older.text)
 
 
 def _follow(row: int, replaced_by: Mapping[int, int]) -> int:

@@ -85,3 +85,21 @@ def test_eval_reports_stale_leaks_heuristic_and_explicit(engram, monkeypatch, tm
         assert leaks["queries"] == 1 and leaks["ranked_above_rate"] == 0.0
         if returned is not None:  # explicit: the older one is marked whatever the rule says, and dropped
             assert leaks["returned_with_current_rate"] == returned
+        assert leaks["answerable_queries"] == 1 and leaks["answer_dropped_with_current_rate"] == 0.0
+
+
+def test_eval_counts_an_answer_that_current_drops_as_a_false_supersession(engram, monkeypatch, tmp_path):
+    """A query whose answer is the older statement (history): once the update names it in
+    attrs.supersedes, `current` drops that answer, and the eval counts it against the rule."""
+    monkeypatch.setenv("ENGRAM_EMBEDDER", "builtin")
+    queries = [{"id": "u1", "corpus": "c", "category": "updated", "query": "Which Postgres version does staging run?",
+                "answer": "Staging runs Postgres 16.2", "related": ["Staging runs Postgres 15.4"]},
+               {"id": "p1", "corpus": "c", "category": "paraphrase", "query": "staging Postgres 15.4",
+                "answer": "Staging runs Postgres 15.4"}]  # fmt: skip
+    result = engram("eval", _write_set(tmp_path, queries), "--split", "all", "--json", "--explicit-updates")
+    assert result.code == 0, result.err
+    leaks = result.json()["stale_leaks"]
+    assert leaks["answerable_queries"] == 2 and leaks["answer_dropped_with_current_rate"] == 0.5
+    result = engram("eval", _write_set(tmp_path, queries), "--split", "all")
+    assert result.code == 0, result.err
+    assert "an answer dropped with current on" in result.out

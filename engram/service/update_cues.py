@@ -1,0 +1,102 @@
+"""The words that tell an update from a restatement and an event from a plan, for the restatement rule of
+supersession.py (docs/internals.md#supersession). All of them English, as the resolver of relative dates
+(engram/search/dates.py) and the eval that chose the thresholds are: a text in another language names no
+relative date the rule can see and reports no change it can hear, so it keeps the plain similarity floor.
+
+- `reports_change(newer, older)`: the newer memory reports a change of state, so it may restate the older at
+  a lower similarity (Restatements.change_similarity). Either a cue word ("now", "no longer", "moved",
+  "switched", "replaced", a completed passive "was switched off", ...: `_CHANGE`), or, by rule rather than
+  by name, a completed action on the older memory's subject: a past-tense verb form (regular "-ed", or an
+  irregular past from `_IRREGULAR`) whose subject, the words before it, is named in the older memory and is
+  specific (two analyzer terms at least: "pocket-app 3.0 shipped" against "pocket-app 3.0 planning: ...").
+  A lone name ("Dana found ...", "Zoë shipped ...") is not specific enough: people and services appear in
+  many memories that a new act of theirs does not replace (measured: docs/benchmarks.md#stale-leaks).
+- `reports_event(text)`: the text dates what it tells relative to when it was written in the past or
+  present ("yesterday", "last Friday", "two weeks ago", "this morning"): an event, which stays true whatever
+  is said later. A memory whose only relative dates point ahead ("next month", "tomorrow", "in two
+  weeks", or "on Friday" / "this week" beside a future marker such as "will" or "planning to") states a
+  plan, and a plan goes stale when a newer memory on the same subject says otherwise.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..search.analyzer import terms
+from ..search.dates import NUMBERS, WEEKDAYS, names_relative_date
+
+# Words of an update: a state that changed, ended or began (folded, as engram/search/analyzer.py folds).
+_CHANGE = re.compile(
+    r"\b(?:now|no longer|any ?more|instead|finish(?:ed|es)?|complet(?:ed|es)|switch(?:ed|es)|mov(?:ed|es)"
+    r"|migrat(?:ed|es)|replac(?:ed|es)|start(?:ed|s)|stopp?(?:ed|s)|chang(?:ed|es)|upgrad(?:ed|es)"
+    r"|downgrad(?:ed|es)|renam(?:ed|es)|became|enabled|disabled|retired|decommissioned|cancell?ed"
+    r"|postponed|rescheduled|took over|takes over|handed over)\b"
+    r"|\b(?:was|were|has been|have been|got)\s+\w+(?:ed|en)\b"  # a completed action: "were fitted"
+)
+_WORD = re.compile(r"[a-z]+")
+# Irregular past and past-participle forms of verbs of action (a small list: no inflection library ships
+# with engram); forms that equal their present ("put", "set", "cut", "read") are left out, being ambiguous.
+_IRREGULAR = frozenset((
+    "became", "began", "begun", "broke", "broken", "brought", "built", "bought", "came", "caught", "chose",
+    "chosen", "drew", "drawn", "drove", "driven", "fell", "fallen", "fought", "flew", "flown", "forgot",
+    "forgotten", "froze", "frozen", "gave", "given", "went", "gone", "grew", "grown", "got", "gotten",
+    "held", "hid", "hidden", "kept", "knew", "known", "laid", "led", "left", "lent", "lost", "made", "met",
+    "paid", "ran", "rang", "rose", "risen", "sent", "sold", "shook", "shot", "shown", "spent", "spoke",
+    "spoken", "stood", "stole", "stolen", "struck", "swore", "sworn", "took", "taken", "taught", "tore",
+    "torn", "told", "threw", "thrown", "understood", "undid", "undone", "woke", "woken", "wore", "worn",
+    "won", "wrote", "written", "withdrew", "withdrawn"
+))  # fmt: skip
+# "-ed" words that are no completed action: participles of intent ("planned for May" is a plan) and words
+# that merely end so; "-eed" words are rarely past forms ("need", "speed"), except these
+_NOT_DONE = frozenset((
+    "planned", "scheduled", "expected", "proposed", "intended", "supposed", "hundred", "naked", "wicked",
+    "sacred"
+))  # fmt: skip
+_PAST_EED = frozenset(("agreed", "freed", "guaranteed"))
+_MIN_SUBJECT_TERMS = 2
+
+_COUNT = r"(?:\d{1,3}|" + "|".join(NUMBERS) + r")"
+# relative dates that point ahead by themselves ...
+_AHEAD = re.compile(
+    r"\b(?:the day after tomorrow|tomorrow|next (?:week|weekend|month|year|" + "|".join(WEEKDAYS) + r")"
+    r"|in " + _COUNT + r" (?:day|week|month|year)s?)\b"
+)
+# ... and those that do beside a future marker ("on Friday I will", "planning to ... this week")
+_AHEAD_IF_PLANNED = re.compile(r"\b(?:on|this) (?:week|weekend|month|year|" + "|".join(WEEKDAYS) + r")\b")
+_FUTURE_MARKER = re.compile(
+    r"\b(?:will|shall|going to|plan(?:s|ned|ning)? to|scheduled (?:to|for)|intends? to)\b|\w'll\b"
+)
+
+
+def reports_change(folded_newer: str, older_text: str) -> bool:
+    """Whether the newer memory's (folded) text reports a change of state of what the older one says."""
+    if _CHANGE.search(folded_newer) is not None:
+        return True
+    subject = _done_subject(folded_newer)
+    return subject is not None and len(subject) >= _MIN_SUBJECT_TERMS and subject <= set(terms(older_text))
+
+
+def reports_event(folded_text: str) -> bool:
+    """Whether the (folded) text dates what it tells in the past or present (not only ahead of it)."""
+    if not names_relative_date(folded_text):
+        return False
+    rest = _AHEAD.sub(" ", folded_text)
+    if _FUTURE_MARKER.search(folded_text):
+        rest = _AHEAD_IF_PLANNED.sub(" ", rest)
+    return names_relative_date(rest)
+
+
+def _done_subject(folded_text: str) -> set[str] | None:
+    """The analyzer terms before the text's first past-tense verb form (its subject), None without one."""
+    for match in _WORD.finditer(folded_text):
+        if _is_past(match.group()):
+            return set(terms(folded_text[: match.start()]))
+    return None
+
+
+def _is_past(word: str) -> bool:
+    if word in _IRREGULAR:
+        return True
+    if len(word) < 5 or not word.endswith("ed") or word in _NOT_DONE:
+        return False
+    return not word.endswith("eed") or word in _PAST_EED

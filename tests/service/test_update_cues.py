@@ -1,0 +1,97 @@
+"""The English words that tell the restatement rule an update from a restatement and a plan from a dated
+event (engram/service/update_cues.py), and what they change in the rule (engram/service/supersession.py)."""
+
+from __future__ import annotations
+
+import math
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from engram.search.analyzer import fold
+from engram.service.supersession import Restatements, newer_first
+from engram.service.update_cues import reports_change, reports_event
+
+
+@pytest.mark.parametrize(
+    ("text", "event"),
+    [
+        ("I went to the support group yesterday.", True),
+        ("The disk failed two weeks ago.", True),
+        ("On Friday we deployed the new build.", True),  # "on <weekday>" is the one before, by default
+        ("kube-fra1 was upgraded to 1.28; kube-ams2 follows next month.", False),  # only ahead: a plan
+        ("The release is tomorrow.", False),
+        ("In two weeks the contract ends.", False),
+        ("On Friday I will deploy the new build.", False),  # ahead beside a future marker
+        ("We are planning to migrate this week.", False),
+        ("The disk failed yesterday; we will replace it next week.", True),  # a past event is in it
+        ("Staging runs Postgres 15.4.", False),  # no date: a state
+        ("Le disque est tombé en panne hier.", False),  # no English date the resolver reads
+    ],
+)
+def test_only_dates_in_the_past_or_present_make_a_dated_event(text, event):
+    assert reports_event(fold(text)) is event
+
+
+@pytest.mark.parametrize(
+    ("newer", "older", "change"),
+    [
+        ("Kwame now receives storage pages first", "Storage pages go to Ingrid first", True),  # a cue word
+        ("The winter tyres were fitted on 2026-11-07", "Winter tyres are in the garage", True),
+        # a past-tense verb, regular or irregular, after a specific subject the older memory names
+        ("pocket-app 3.0 shipped to both stores", "pocket-app 3.0 planning: the app moves to Expo", True),
+        ("The billing contract ended with Acme", "The billing contract with Acme runs to May", True),
+        ("The Lofoten winter trip is booked for February", "Saving for a Lofoten winter trip", True),
+        ("Search-indexer reindex went faster", "search-indexer reindex takes 3 h", True),
+        # a lone name is not specific: a new act of a person does not replace what else is said of them
+        ("Dana shipped the new sidebar", "Dana prefers pnpm", False),
+        # the subject is not what the older memory is about
+        ("pocket-app 3.0 shipped to both stores", "web-dashboard targets evergreen browsers", False),
+        # intent is not completion, and a present statement reports nothing done
+        ("pocket-app 3.0 planned for May", "pocket-app 3.0 planning: the app moves to Expo", False),
+        ("pocket-app 3.0 uses Expo Router", "pocket-app 3.0 planning: the app moves to Expo", False),
+    ],
+)
+def test_an_update_is_a_cue_word_or_a_completed_action_on_the_older_subject(newer, older, change):
+    assert reports_change(fold(newer), older) is change
+
+
+def _memory(row, created_ms, text):
+    return SimpleNamespace(row_id=row, uri=f"at://x/m/{row}", rkey=f"r{row}", created_ms=created_ms,
+                           attrs={}, text=text)  # fmt: skip
+
+
+def _pair(cosine):
+    a = np.array([1.0, 0.0], dtype=np.float32)
+    b = np.array([cosine, math.sqrt(1 - cosine * cosine)], dtype=np.float32)
+    return {1: a, 2: b}
+
+
+def test_a_plan_goes_stale_and_a_dated_event_does_not():
+    """At a cosine above min_similarity a newer memory replaces an older plan ("next month"), but never an
+    older report of a dated event ("last month")."""
+    rule = Restatements(0.65, 0.5, 0.0, change_similarity=0.55)
+    newer = "kube-ams2 was upgraded from 1.27 to 1.28"
+    for older, replaces in [
+        ("kube-fra1 is on 1.28; kube-ams2 follows next month", True),
+        ("kube-fra1 was upgraded to 1.28 last month", False),
+    ]:
+        memories = {1: _memory(1, 100, older), 2: _memory(2, 200, newer)}
+        order, replaced = newer_first([(1, 0.9), (2, 0.8)], memories, _pair(0.7), rule)
+        assert (replaced == {1: 2}) is replaces, older
+        assert order == ([2, 1] if replaces else [1, 2])
+
+
+def test_a_completed_action_on_the_same_subject_restates_at_the_change_similarity():
+    """At cosine 0.6 (between change_similarity 0.55 and min_similarity 0.65) "pocket-app 3.0 shipped"
+    replaces the 3.0 plan, but not at 0.5, and not without change_similarity (the e5 policy)."""
+    memories = {
+        1: _memory(1, 100, "pocket-app 3.0 planning: the app moves to Expo Router"),
+        2: _memory(2, 200, "pocket-app 3.0 shipped to both stores on 2026-11-10"),
+    }
+    ranked = [(1, 0.9), (2, 0.8)]
+    rule = Restatements(0.65, 0.5, 0.0, change_similarity=0.55)
+    assert newer_first(ranked, memories, _pair(0.6), rule)[1] == {1: 2}
+    assert newer_first(ranked, memories, _pair(0.5), rule)[1] == {}
+    assert newer_first(ranked, memories, _pair(0.6), Restatements(0.65, 0.5, 0.0, None))[1] == {}
