@@ -88,6 +88,8 @@ class WriteNotifier:
 
     def _schedule(self, commits: list[Committed]) -> None:
         for commit in commits:
+            if not commit.registrations:  # nobody to tell (read in the commit's own transaction)
+                continue
             if len(self._tasks) >= self._max_pending:
                 log.warning(
                     "write notification dropped: too many pending",
@@ -128,10 +130,7 @@ class WriteNotifier:
     async def _notify(self, commit: Committed) -> None:
         lock = self._space_locks.setdefault(commit.space_uri, asyncio.Lock())
         async with lock:  # FIFO: commits of a space reach each syncer in order
-            registrations = await self._store.read(
-                store_registrations.live_registrations, commit.space_uri, time.time()
-            )
-            for registration in registrations:
+            for registration in commit.registrations:  # those live when the commit was made
                 await self._deliver(
                     registration, commit.space_uri, commit.repo, NOTIFY_NSID, notify_body(commit)
                 )

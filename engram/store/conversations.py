@@ -60,13 +60,23 @@ def conversation(conn: sqlite3.Connection, space_uri: str, scope: Scope, key: st
 
 def conversation_in(conn: sqlite3.Connection, space: Space, scope: Scope, key: str) -> list[Memory]:
     """`conversation` of a space the caller has looked up in this transaction."""
+    dialect = dialect_of(conn)
+    sql = _CONVERSATION_SQL.get((dialect, scope.attr)) or _conversation_sql(conn, scope)
+    return [_memory(row) for row in conn.execute(sql, (space.id, scope.value, key))]
+
+
+# One statement text per backend and scope attr, built once: every Sim append reads its conversation.
+_CONVERSATION_SQL: dict[tuple[object, str], str] = {}
+
+
+def _conversation_sql(conn: sqlite3.Connection, scope: Scope) -> str:
     f = _Fragments.of(conn, scope)
-    rows = conn.execute(
+    sql = (
         f"SELECT {_VIEW_COLUMNS} FROM memories WHERE space_id = ? AND {f.scope} = ? AND {f.key} = ?"
-        f" AND {f.is_message} {f.order}",
-        (space.id, scope.value, key),
+        f" AND {f.is_message} {f.order}"
     )
-    return [_memory(row) for row in rows]
+    _CONVERSATION_SQL[(dialect_of(conn), scope.attr)] = sql
+    return sql
 
 
 def conversations(
