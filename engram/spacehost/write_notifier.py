@@ -82,14 +82,14 @@ class WriteNotifier:
         return len(self._tasks)
 
     def committed(self, commits: list[Committed]) -> None:
-        """Called on the store's writer thread after COMMIT."""
-        if not self._closed:  # writes still draining at shutdown are not announced (syncers poll)
-            self._loop.call_soon_threadsafe(self._schedule, commits)
+        """Called on the store's writer thread after COMMIT. Only commits of spaces somebody registered for
+        (read in the commit's own transaction) wake the loop: for the others there is nobody to tell."""
+        heard = [commit for commit in commits if commit.registrations]
+        if heard and not self._closed:  # writes still draining at shutdown are not announced (syncers poll)
+            self._loop.call_soon_threadsafe(self._schedule, heard)
 
     def _schedule(self, commits: list[Committed]) -> None:
         for commit in commits:
-            if not commit.registrations:  # nobody to tell (read in the commit's own transaction)
-                continue
             if len(self._tasks) >= self._max_pending:
                 log.warning(
                     "write notification dropped: too many pending",

@@ -16,7 +16,7 @@ import orjson
 from engram.errors import InvalidInput
 from engram.store import repo, skipped
 from engram.store.dialect import pipelined
-from engram.store.models import MemoryRecord, MemoryWrite
+from engram.store.models import MemoryRecord, MemoryWrite, Space
 from engram.store.prepared_memories import PreparedMemory, now_iso, prepare_write
 from engram.store.spaces import bump_generation, require_space
 from engram.store.uris import memory_uri
@@ -62,12 +62,20 @@ def _insert_row(
 
 
 def put_memories(
-    conn: sqlite3.Connection, space_uri: str, items: Sequence[MemoryWrite], *, authority_repo: bool = True
+    conn: sqlite3.Connection,
+    space_uri: str,
+    items: Sequence[MemoryWrite],
+    *,
+    authority_repo: bool = True,
+    space: Space | None = None,
 ) -> list[MemoryRecord]:
     """Upsert memories by (author, rkey) in one transaction; returns one MemoryRecord per item, in order.
     In a hosted space they are records of the authority's repo too, unless ``authority_repo`` is False:
-    memories followed from a member's own repo (docs/space-host.md#members-repos)."""
-    space = require_space(conn, space_uri)
+    memories followed from a member's own repo (docs/space-host.md#members-repos). ``space``: the live
+    space `space_uri` as the caller read it in this transaction, with nothing written to it since (its
+    generation is the one this batch follows), which spares a second lookup (a round trip on PostgreSQL)."""
+    if space is None or space.uri != space_uri:
+        space = require_space(conn, space_uri)
     in_repo = space.kind == "hosted" and authority_repo
     prepared = _prepare_all(items)
     active_key = space.config.active.key if space.config else None

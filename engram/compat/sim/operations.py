@@ -64,7 +64,7 @@ async def append(
     writes = await _writes(ctx, space_uri, messages)
 
     def append_in_transaction(conn):
-        space = require_space(conn, space_uri)  # once: the reads below take its id
+        space = require_space(conn, space_uri)  # once: the reads and the write below take it
         existing = store_conversations.conversation_in(conn, space, scope, key)
         sim_id = existing[0].attrs["simId"] if existing else new_sim_id()
         numbered = [m.attrs.get("sequence") for m in existing]
@@ -76,6 +76,7 @@ async def append(
                 replace(write, attrs=message_attrs(scope, key, sim_id, start + i, message))
                 for i, (write, message) in enumerate(zip(writes, messages, strict=True))
             ],
+            space=space,  # read just above; the conversation read wrote nothing
         )
         after = _appended(conn, space, existing, [r.row_id for r in records])
         return (after if after is not None else _read_back(conn, space_uri, scope, key)), not existing
