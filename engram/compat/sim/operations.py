@@ -18,7 +18,6 @@ from ...service.embedding import embed_missing
 from ...store import Memory, MemoryWrite, Space, memory_reads, memory_writes
 from ...store import conversations as store_conversations
 from ...store.conversations import Scope
-from ...store.spaces import require_space
 from .messages import Message, message_attrs, new_sim_id
 
 if TYPE_CHECKING:
@@ -64,8 +63,8 @@ async def append(
     writes = await _writes(ctx, space_uri, messages)
 
     def append_in_transaction(conn):
-        space = require_space(conn, space_uri)  # once: the reads and the write below take it
-        existing = store_conversations.conversation_in(conn, space, scope, key)
+        # The space once (the write below takes it too), read together with the conversation.
+        space, existing = store_conversations.space_and_conversation(conn, space_uri, scope, key)
         sim_id = existing[0].attrs["simId"] if existing else new_sim_id()
         numbered = [m.attrs.get("sequence") for m in existing]
         start = 1 + max((n for n in numbered if _integer(n)), default=-1)
