@@ -50,7 +50,9 @@ _EXCLUSIVE_BEGIN = f"BEGIN; SET LOCAL synchronous_commit = on; SELECT pg_advisor
 _SHARED_BEGIN = f"BEGIN; SET LOCAL synchronous_commit = on; SELECT pg_advisory_xact_lock_shared({WRITE_LOCK})"
 # The spaces' keys are spelled into the statement (they are ints we computed), so it goes out with BEGIN
 # in one simple query: one round trip for the whole start of a transaction instead of two.
-_SPACE_LOCKS = "; SELECT pg_advisory_xact_lock(" + str(SPACE_LOCKS) + ", k) FROM unnest(ARRAY[{}]::int[]) AS k"
+_SPACE_LOCKS = (
+    "; SELECT pg_advisory_xact_lock(" + str(SPACE_LOCKS) + ", k) FROM unnest(ARRAY[{}]::int[]) AS k"
+)
 _FAILED_PART_WAY = "the write transaction failed part-way and was rolled back"
 
 
