@@ -54,11 +54,12 @@ def _insert_row(
          memory.source, memory.attrs_json, memory.created_at, memory.created_ms, indexed_at,
          memory.vector, memory.model_key, memory.next_vector, memory.next_model_key),
     )  # fmt: skip
-    conn.executemany(
-        "INSERT INTO memory_tags (space_id, tag, row_id) SELECT ?, ?, row_id FROM memories WHERE uri = ?"
-        " ON CONFLICT DO NOTHING",
-        [(space_id, tag, uri) for tag in memory.tags],
-    )
+    if memory.tags:  # most writes carry none: no statement to prepare and run for nothing
+        conn.executemany(
+            "INSERT INTO memory_tags (space_id, tag, row_id) SELECT ?, ?, row_id FROM memories WHERE uri = ?"
+            " ON CONFLICT DO NOTHING",
+            [(space_id, tag, uri) for tag in memory.tags],
+        )
 
 
 def put_memories(
