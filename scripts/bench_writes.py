@@ -22,6 +22,7 @@ import argparse
 import asyncio
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -168,6 +169,12 @@ async def load(node: Node, session, concurrency: int, spaces: int, seconds: floa
     }
 
 
+def _py_spy() -> str:
+    """py-spy beside the interpreter (installed in the venv), else the one on PATH."""
+    beside = Path(sys.executable).with_name("py-spy")
+    return str(beside) if beside.exists() else shutil.which("py-spy") or str(beside)
+
+
 def _median(runs: list[dict], key: str):
     values = [r[key] for r in runs if r[key] is not None]
     return round(statistics.median(values), 3) if values else None
@@ -211,8 +218,8 @@ async def measure(nodes: list[Node], args) -> dict:
             args.py_spy
         ):  # where the last tree's server spends its CPU, at the last concurrency and space count
             spy = await asyncio.create_subprocess_exec(
-                str(Path(sys.executable).with_name("py-spy")), "record", "-p", str(nodes[-1].process.pid), "-d", str(int(args.seconds)),
-                "-r", "200", "-t", "--format", "raw", "-o", args.py_spy,
+                _py_spy(), "record", "-p", str(nodes[-1].process.pid), "-d", str(int(args.seconds)),
+                "-r", "250", "-t", "--gil", "--format", "raw", "-o", args.py_spy,
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             )  # fmt: skip
             await load(nodes[-1], session, args.concurrency[-1], args.spaces[-1], args.seconds, "spy")

@@ -17,6 +17,7 @@ from ..embed.text import document_text
 from ..store import Embedding, MemoryWrite, Space
 from ..store.reserved_tags import content_tags
 from ..workers import WorkerPool
+from .embed_batches import embed_batched
 
 DOCUMENT_BATCH = 64  # texts per worker call: big enough to amortise ONNX overhead, small enough to interleave
 
@@ -59,10 +60,11 @@ async def embed_documents(
     vectors: list[np.ndarray] = []
     for start in range(0, len(chunks), max(1, parallel)):
         window = chunks[start : start + max(1, parallel)]
+        # Each chunk joins the embeds other writes queued meanwhile (engram/service/embed_batches.py).
         if len(window) == 1:  # a single write's text: no gather around one call (a visible share of it)
-            vectors.append(await pool.run(embedder.embed, window[0], "document"))
+            vectors.append(await embed_batched(pool, embedder, window[0]))
         else:
-            vectors += await asyncio.gather(*(pool.run(embedder.embed, c, "document") for c in window))
+            vectors += await asyncio.gather(*(embed_batched(pool, embedder, c) for c in window))
     rows = np.concatenate(vectors) if vectors else np.zeros((0, embedder.dims), np.float32)
     active = space.config.active
     return [Embedding(active.model, active.digest, active.dims, row.astype(np.float16)) for row in rows]

@@ -82,9 +82,11 @@ class WriteNotifier:
         return len(self._tasks)
 
     def committed(self, commits: list[Committed]) -> None:
-        """Called on the store's writer thread after COMMIT."""
-        if not self._closed:  # writes still draining at shutdown are not announced (syncers poll)
-            self._loop.call_soon_threadsafe(self._schedule, commits)
+        """Called on the store's writer thread after COMMIT. Only commits of spaces somebody registered for
+        (read in the commit's own transaction) wake the loop: for the others there is nobody to tell."""
+        heard = [commit for commit in commits if commit.registrations]
+        if heard and not self._closed:  # writes still draining at shutdown are not announced (syncers poll)
+            self._loop.call_soon_threadsafe(self._schedule, heard)
 
     def _schedule(self, commits: list[Committed]) -> None:
         for commit in commits:
@@ -128,10 +130,7 @@ class WriteNotifier:
     async def _notify(self, commit: Committed) -> None:
         lock = self._space_locks.setdefault(commit.space_uri, asyncio.Lock())
         async with lock:  # FIFO: commits of a space reach each syncer in order
-            registrations = await self._store.read(
-                store_registrations.live_registrations, commit.space_uri, time.time()
-            )
-            for registration in registrations:
+            for registration in commit.registrations:  # those live when the commit was made
                 await self._deliver(
                     registration, commit.space_uri, commit.repo, NOTIFY_NSID, notify_body(commit)
                 )

@@ -12,6 +12,13 @@ processes committing at once both count. Readers must read the counter *before* 
 a commit that lands between the two then shows as a changed counter on the next look, never as a stale hit.
 The bump happens after COMMIT and before the write is acknowledged, so a request that starts after an
 acknowledgement sees the new value.
+
+`keys_value()` is the count less this process's own commits of space-scoped writes only (`write_to`: a
+space's memories, tombstones, generation, repo; never keys, revocations or a space's existence). The API-key
+and revocation lookups are cached against it (engram/store/point_cache.py), so under a memory-write load
+they are not read again after every commit. Any other process's commit still moves it: a process cannot
+tell what another one wrote, so it counts everything it did not do itself. It never goes back: the
+process's own scoped bumps are counted together with the shared count, under one thread lock.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ from __future__ import annotations
 import fcntl
 import mmap
 import os
+import threading
 from pathlib import Path
 from typing import Protocol
 
@@ -35,7 +43,8 @@ class Changes(Protocol):
     `PgChangeFeed` on PostgreSQL (engram/store/postgres/changes.py)."""
 
     def value(self) -> int: ...
-    def bump(self) -> None: ...
+    def keys_value(self) -> int: ...
+    def bump(self, *, scoped: bool = False) -> None: ...
     def close(self) -> None: ...
 
 
@@ -52,6 +61,8 @@ class ChangeCounter:
         except BaseException:
             os.close(self._fd)
             raise
+        self._own_scoped = 0  # this process's bumps for commits of space-scoped writes only
+        self._lock = threading.Lock()  # a bump and its scoped count are seen together or not at all
 
     def value(self) -> int:
         """The current count; -1 once closed (callers then read the database instead of trusting a cache)."""
@@ -60,10 +71,20 @@ class ChangeCounter:
         except ValueError:  # the map is closed
             return -1
 
-    def bump(self) -> None:
+    def keys_value(self) -> int:
+        """The count without this process's scoped-only commits; -1 once closed (see the module doc)."""
+        with self._lock:
+            value = self.value()
+            return -1 if value < 0 else (value - self._own_scoped) & _MASK
+
+    def bump(self, *, scoped: bool = False) -> None:
+        """`scoped`: the commit held only space-scoped writes (`Store.write_to`)."""
         fcntl.flock(self._fd, fcntl.LOCK_EX)
         try:
-            self._map[:_SIZE] = ((self.value() + 1) & _MASK).to_bytes(_SIZE, "little")
+            with self._lock:
+                self._map[:_SIZE] = ((self.value() + 1) & _MASK).to_bytes(_SIZE, "little")
+                if scoped:
+                    self._own_scoped += 1
         finally:
             fcntl.flock(self._fd, fcntl.LOCK_UN)
 

@@ -13,10 +13,12 @@ import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from engram.store.dialect import dialect_of
+from engram.errors import UnknownSpace
+from engram.store.dialect import dialect_of, pipelined
 from engram.store.memory_reads import _VIEW_COLUMNS, _memory
 from engram.store.models import Memory, Space
-from engram.store.spaces import require_space
+from engram.store.spaces import COLUMNS as SPACE_COLUMNS
+from engram.store.spaces import require_space, space_from_row
 
 SCOPES = ("workflowId", "workspaceId")  # the attrs a conversation's scope may live in
 
@@ -60,13 +62,43 @@ def conversation(conn: sqlite3.Connection, space_uri: str, scope: Scope, key: st
 
 def conversation_in(conn: sqlite3.Connection, space: Space, scope: Scope, key: str) -> list[Memory]:
     """`conversation` of a space the caller has looked up in this transaction."""
+    dialect = dialect_of(conn)
+    sql = _CONVERSATION_SQL.get((dialect, scope.attr, False)) or _conversation_sql(conn, scope)
+    return [_memory(row) for row in conn.execute(sql, (space.id, scope.value, key))]
+
+
+def space_and_conversation(
+    conn: sqlite3.Connection, space_uri: str, scope: Scope, key: str
+) -> tuple[Space, list[Memory]]:
+    """`require_space` and `conversation_in` of it, sent together: on PostgreSQL one round trip for both
+    (the conversation's statement names the space by its URI, so it need not wait for the space's id)."""
+    dialect = dialect_of(conn)
+    sql = _CONVERSATION_SQL.get((dialect, scope.attr, True)) or _conversation_sql(conn, scope, by_uri=True)
+    with pipelined(conn):
+        space_row = conn.execute(f"SELECT {SPACE_COLUMNS} FROM spaces WHERE uri = ?", (space_uri,))
+        rows = conn.execute(sql, (space_uri, scope.value, key))
+        found = space_row.fetchone()
+        messages = rows.fetchall()
+    space = space_from_row(found) if found else None
+    if space is None or space.deleted:
+        raise UnknownSpace(f"unknown space: {space_uri}")  # as require_space
+    return space, [_memory(row) for row in messages]
+
+
+# One statement text per backend, scope attr and way of naming the space, built once: every Sim append
+# reads its conversation.
+_CONVERSATION_SQL: dict[tuple[object, str, bool], str] = {}
+
+
+def _conversation_sql(conn: sqlite3.Connection, scope: Scope, *, by_uri: bool = False) -> str:
     f = _Fragments.of(conn, scope)
-    rows = conn.execute(
-        f"SELECT {_VIEW_COLUMNS} FROM memories WHERE space_id = ? AND {f.scope} = ? AND {f.key} = ?"
-        f" AND {f.is_message} {f.order}",
-        (space.id, scope.value, key),
+    space = "(SELECT id FROM spaces WHERE uri = ?)" if by_uri else "?"
+    sql = (
+        f"SELECT {_VIEW_COLUMNS} FROM memories WHERE space_id = {space} AND {f.scope} = ? AND {f.key} = ?"
+        f" AND {f.is_message} {f.order}"
     )
-    return [_memory(row) for row in rows]
+    _CONVERSATION_SQL[(dialect_of(conn), scope.attr, by_uri)] = sql
+    return sql
 
 
 def conversations(

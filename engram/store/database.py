@@ -200,7 +200,9 @@ class Store:
         """`write` for a function that reads and writes only the rows of one space (its memories, tombstones,
         generation, repo, import keys): on PostgreSQL it then locks that space instead of every write in the
         database, so writes to different spaces run in parallel across processes and nodes
-        (docs/scale-out.md#durability-and-isolation). SQLite has one write lock per file either way."""
+        (docs/scale-out.md#durability-and-isolation). SQLite has one write lock per file either way. Its
+        commit does not invalidate this process's cached API-key and revocation lookups (which such a write
+        cannot change: engram/store/change_counter.py `keys_value`)."""
         return await self._enqueue(space_uri, fn, args, kwargs)
 
     async def _enqueue(
@@ -318,7 +320,7 @@ class Store:
 
     def _acknowledge(self, hooked: Any, done: list[tuple[PendingWrite, Any]]) -> None:
         if self.changes is not None:  # before the acknowledgement: see change_counter.py
-            self.changes.bump()
+            self.changes.bump(scoped=all(write.scope is not None for write, _ in done))
         # after_commit first: its loop callbacks are then queued ahead of the callers' wake-up, so work it
         # schedules (write notifications) exists once the writes are acknowledged.
         self._run_after_commit(hooked)
@@ -372,7 +374,9 @@ class Store:
         network round trip (docs/scale-out.md#the-store-on-postgresql). One snapshot, as `read`. The answer
         of a `@cacheable` function is remembered until the change counter moves (engram/store/point_cache.py)."""
         changes = self.changes if is_cacheable(fn) else None
-        version = -1 if changes is None else changes.value()  # read before the row: change_counter.py
+        # Read before the row (change_counter.py). Cacheable answers never depend on what a scoped write
+        # changes, so this process's own scoped commits do not move their version (`keys_value`).
+        version = -1 if changes is None else changes.keys_value()
         if version >= 0:
             found = self._point_cache.get(fn, args, version)
             if found is not MISS:

@@ -41,7 +41,7 @@ def _memory(row: tuple[Any, ...], vector: bytes | None = None, next_vector: byte
     (row_id, uri, cid, author, rkey, text, tags, source, attrs, created_at, created_ms, indexed_at,
      model_key, next_model_key) = row  # fmt: skip
     return Memory(
-        row_id, uri, cid, author, rkey, text, tuple(orjson.loads(tags)), source,
+        row_id, uri, cid, author, rkey, text, () if tags == "[]" else tuple(orjson.loads(tags)), source,
         orjson.loads(attrs) if attrs else {}, created_at, created_ms, indexed_at, model_key,
         vector, next_model_key, next_vector,
     )  # fmt: skip

@@ -16,11 +16,11 @@ import orjson
 from engram.errors import InvalidInput
 from engram.store import repo, skipped
 from engram.store.dialect import pipelined
-from engram.store.models import MemoryRecord, MemoryWrite
+from engram.store.models import Memory, MemoryRecord, MemoryWrite, Space
 from engram.store.prepared_memories import PreparedMemory, now_iso, prepare_write
 from engram.store.spaces import bump_generation, require_space
 from engram.store.uris import memory_uri
-from engram.store.write_batch import current_row_ids, read_batch
+from engram.store.write_batch import current_row_ids, current_rows, read_batch
 
 
 def _prepare_all(items: Sequence[MemoryWrite]) -> list[PreparedMemory]:
@@ -54,20 +54,32 @@ def _insert_row(
          memory.source, memory.attrs_json, memory.created_at, memory.created_ms, indexed_at,
          memory.vector, memory.model_key, memory.next_vector, memory.next_model_key),
     )  # fmt: skip
-    conn.executemany(
-        "INSERT INTO memory_tags (space_id, tag, row_id) SELECT ?, ?, row_id FROM memories WHERE uri = ?"
-        " ON CONFLICT DO NOTHING",
-        [(space_id, tag, uri) for tag in memory.tags],
-    )
+    if memory.tags:  # most writes carry none: no statement to prepare and run for nothing
+        conn.executemany(
+            "INSERT INTO memory_tags (space_id, tag, row_id) SELECT ?, ?, row_id FROM memories WHERE uri = ?"
+            " ON CONFLICT DO NOTHING",
+            [(space_id, tag, uri) for tag in memory.tags],
+        )
 
 
 def put_memories(
-    conn: sqlite3.Connection, space_uri: str, items: Sequence[MemoryWrite], *, authority_repo: bool = True
+    conn: sqlite3.Connection,
+    space_uri: str,
+    items: Sequence[MemoryWrite],
+    *,
+    authority_repo: bool = True,
+    space: Space | None = None,
+    written: dict[str, Memory] | None = None,
 ) -> list[MemoryRecord]:
     """Upsert memories by (author, rkey) in one transaction; returns one MemoryRecord per item, in order.
     In a hosted space they are records of the authority's repo too, unless ``authority_repo`` is False:
-    memories followed from a member's own repo (docs/space-host.md#members-repos)."""
-    space = require_space(conn, space_uri)
+    memories followed from a member's own repo (docs/space-host.md#members-repos). ``space``: the live
+    space `space_uri` as the caller read it in this transaction, with nothing written to it since (its
+    generation is the one this batch follows), which spares a second lookup (a round trip on PostgreSQL).
+    ``written``: filled with each written URI's current row, read in the statement that reads the new row
+    ids anyway (for a caller that answers with them: no second read)."""
+    if space is None or space.uri != space_uri:
+        space = require_space(conn, space_uri)
     in_repo = space.kind == "hosted" and authority_repo
     prepared = _prepare_all(items)
     active_key = space.config.active.key if space.config else None
@@ -116,7 +128,12 @@ def put_memories(
         if changed:  # its answer is not needed: it goes out with the writes, unwaited for
             conn.execute("UPDATE spaces SET generation = generation + 1 WHERE id = ?", (space.id,))
         # A memory written twice in one batch reports its final row, the one that stays.
-        row_ids = current_row_ids(conn, [uri for _, _, uri, _, _ in outcomes])
+        uris = [uri for _, _, uri, _, _ in outcomes]
+        if written is None:
+            row_ids = current_row_ids(conn, uris)
+        else:
+            written.update(current_rows(conn, uris))
+            row_ids = {uri: memory.row_id for uri, memory in written.items()}
     return [
         MemoryRecord(uri=uri, cid=memory.cid, row_id=row_ids[uri], author=memory.author, rkey=rkey,
                      indexed=reason is None, status=status)

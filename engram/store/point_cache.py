@@ -3,9 +3,11 @@ changed it (docs/internals.md#space-cache, docs/scale-out.md#point-reads).
 
 `Store.point_read(fn, ...)` remembers `fn`'s answer when `fn` is marked `@cacheable`: a function whose
 answer depends only on rows of `spaces`, `api_keys`, `api_key_spaces` and `revoked_credentials` (the
-tables whose every change reaches the store's change counter on both backends) and returns a value callers never modify. Each
-answer is stored with the counter's value read *before* the read, and served while the counter still
-shows that value, exactly as `SpaceService.find` does for spaces. Arguments are kept only as a sha256
+tables whose every change reaches the store's change counter on both backends), never on what a
+space-scoped write (`Store.write_to`) changes (a space's generation, memories, repo), and returns a value
+callers never modify. Each answer is stored with the counter's `keys_value()` read *before* the read, and
+served while the counter still shows that value: as `SpaceService.find` does for spaces, except that this
+process's own scoped commits (a memory-write load) leave it alone (engram/store/change_counter.py). Arguments are kept only as a sha256
 (the API-key lookup's argument is the raw key). At most `MAX_ENTRIES` answers; the oldest goes first.
 """
 

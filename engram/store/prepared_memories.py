@@ -30,6 +30,7 @@ MAX_SOURCE_BYTES = 2000
 MAX_DIMS = 16000
 MAX_IDEMPOTENCY_KEY = 512
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_F16LE = np.dtype("<f2")
 
 
 @dataclass(frozen=True)
@@ -76,6 +77,9 @@ def f16_bytes(vector: np.ndarray | bytes, dims: int, what: str = "embedding") ->
         if len(raw) != dims * 2:
             raise InvalidInput(f"{what}.vector is {len(raw)} bytes, expected {dims * 2} for {dims} dims")
         values = np.frombuffer(raw, dtype="<f2")
+    elif isinstance(vector, np.ndarray) and vector.dtype == _F16LE and vector.shape == (dims,):
+        values = vector  # already what is stored (embed_documents' rows): no conversion, no copy
+        raw = values.tobytes()
     else:
         array = np.asarray(vector)
         if array.ndim != 1 or array.shape[0] != dims or not np.issubdtype(array.dtype, np.floating):

@@ -10,6 +10,7 @@ So every acknowledged hosted write is in a signed commit, whichever writer made 
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -19,6 +20,7 @@ from engram.atrepo.lthash import LtHash
 from engram.atrepo.ops import RepoOp, apply_op
 from engram.auth.crypto_keys import PrivateKey
 from engram.store.dialect import pipelined
+from engram.store.notify_registrations import Registration
 from engram.store.prepared_memories import now_iso
 from engram.store.tid import decode_tid, encode_tid, new_tid
 
@@ -44,6 +46,9 @@ class Committed:
     rev: str
     prev_rev: str | None
     hash: bytes
+    # The space's live notification registrations, read in the committing transaction: the notifier then
+    # needs no read per commit, and nothing at all for the (usual) space nobody registered for.
+    registrations: tuple[Registration, ...] = ()
 
 
 def record_cid(conn: sqlite3.Connection, space_id: int, collection: str, rkey: str) -> str | None:
@@ -125,8 +130,8 @@ def commit_pending(conn: sqlite3.Connection, signer: Callable[[str], PrivateKey 
     None: engram cannot sign for that authority, so it keeps no repo for the space (nothing could verify
     it) and the records stay out; if the key is added later, the start-up backfill builds the repo.
 
-    A group of writes (docs/internals.md#group-commit) may leave ops in many spaces: their ops and heads
-    are read in two statements for all of them, and the stamps and new heads are written without waiting
+    A group of writes (docs/internals.md#group-commit) may leave ops in many spaces: their ops, heads and
+    live notification registrations are read in three statements for all of them, and the stamps and new heads are written without waiting
     for each answer (on PostgreSQL every statement is a round trip)."""
     ops: dict[int, list[tuple[str, str, str | None, str | None]]] = {}
     spaces: dict[int, tuple[str, str]] = {}
@@ -140,10 +145,19 @@ def commit_pending(conn: sqlite3.Connection, signer: Callable[[str], PrivateKey 
             "SELECT space_id, rev, state FROM repo_heads WHERE space_id IN"
             " (SELECT DISTINCT space_id FROM repo_ops WHERE rev IS NULL)"
         )
+        registrations_cursor = conn.execute(
+            "SELECT space_id, service, endpoint, expires_at FROM notify_registrations WHERE space_id IN"
+            " (SELECT DISTINCT space_id FROM repo_ops WHERE rev IS NULL) AND expires_at > ?"
+            " ORDER BY space_id, service",
+            (time.time(),),
+        )
         for space_id, uri, authority, collection, rkey, cid, prev in unsigned.fetchall():
             spaces[space_id] = (uri, authority)
             ops.setdefault(space_id, []).append((collection, rkey, cid, prev))
         heads = {space_id: (rev, bytes(state)) for space_id, rev, state in heads_cursor.fetchall()}
+        registrations: dict[int, list[Registration]] = {}
+        for space_id, service, endpoint, expires_at in registrations_cursor.fetchall():
+            registrations.setdefault(space_id, []).append(Registration(service, endpoint, expires_at))
     committed = []
     with pipelined(conn):
         for space_id, (uri, authority) in spaces.items():
@@ -167,5 +181,6 @@ def commit_pending(conn: sqlite3.Connection, signer: Callable[[str], PrivateKey 
                 " signed_commit = excluded.signed_commit, updated_at = excluded.updated_at",
                 (space_id, authority, rev, prev_rev, state.state, commit.to_cbor(), now_iso()),
             )
-            committed.append(Committed(uri, authority, rev, prev_rev, digest))
+            listeners = tuple(registrations.get(space_id, ()))
+            committed.append(Committed(uri, authority, rev, prev_rev, digest, listeners))
     return committed

@@ -17,7 +17,8 @@ from typing import NamedTuple
 from engram.errors import InvalidInput
 from engram.store import repo
 from engram.store.dialect import dialect_of
-from engram.store.models import Space
+from engram.store.memory_reads import _VIEW_COLUMNS, _memory
+from engram.store.models import Memory, Space
 from engram.store.prepared_memories import PreparedMemory
 from engram.store.tid import new_tid
 from engram.store.uris import memory_uri
@@ -68,6 +69,18 @@ def read_batch(conn: sqlite3.Connection, space: Space, prepared: Sequence[Prepar
     if records is not None:
         view.records = dict(records.fetchall())
     return view
+
+
+def current_rows(conn: sqlite3.Connection, uris: Sequence[str]) -> dict[str, Memory]:
+    """`current_row_ids` with each whole row: for a caller that answers with what it just wrote (a Sim
+    append), in the same one statement instead of a second read of the new rows."""
+    if not uris:
+        return {}
+    clause, param = dialect_of(conn).in_list(list(dict.fromkeys(uris)))
+    rows = conn.execute(
+        f"SELECT {_VIEW_COLUMNS} FROM memories WHERE uri {clause}", (param,)
+    )  # see read_batch
+    return {memory.uri: memory for memory in map(_memory, rows.fetchall())}
 
 
 def current_row_ids(conn: sqlite3.Connection, uris: Sequence[str]) -> dict[str, int]:

@@ -40,3 +40,21 @@ def test_bumps_from_several_processes_all_count(tmp_path):
     counter = ChangeCounter(path)
     assert counter.value() == 2000
     counter.close()
+
+
+def test_keys_value_leaves_out_only_this_process_s_scoped_commits(tmp_path):
+    """`keys_value` (what the API-key and revocation caches check) stays put across this mapping's own
+    commits of space-scoped writes and moves for every other commit, including another process's scoped
+    ones (it cannot tell what they touched)."""
+    mine, other = ChangeCounter(tmp_path / "c"), ChangeCounter(tmp_path / "c")
+    start_value, start_keys = mine.value(), mine.keys_value()
+    mine.bump(scoped=True)
+    assert (mine.value(), mine.keys_value()) == (start_value + 1, start_keys)
+    mine.bump()  # an unscoped commit (a key revoked, a space deleted...)
+    assert (mine.value(), mine.keys_value()) == (start_value + 2, start_keys + 1)
+    other.bump(scoped=True)  # another process's scoped commit
+    assert (mine.value(), mine.keys_value()) == (start_value + 3, start_keys + 2)
+    assert other.keys_value() == other.value() - 1
+    mine.close()
+    assert mine.keys_value() == -1
+    other.close()

@@ -94,3 +94,25 @@ async def test_without_its_listener_the_cache_is_off_until_it_is_back(pg_databas
         await _remembered(store, key_and_deleted, token)
     finally:
         await store.close()
+
+
+async def test_a_memory_write_load_leaves_the_key_lookup_remembered(two_stores, tmp_path):
+    """SQLite: this process's own commits of space-scoped writes (`write_to`) cannot change a key, so the
+    remembered lookup survives them; an unscoped commit (the key revoked) is seen at once, and another
+    process's commit of any kind makes it read again (engram/store/change_counter.py `keys_value`)."""
+    from engram.store import MemoryWrite
+    from engram.store.memory_writes import put_memories
+
+    first, second = two_stores
+    uri = "at://did:plc:authority1/space/garden.engram.space/keys"
+    await first.write(create_space, uri, "hosted")
+    key, token = await first.write(create_api_key, uri, ["read"], "test", [])
+    remembered, _ = await _remembered(first, key_and_deleted, token)
+    for n in range(3):
+        await first.write_to(uri, put_memories, uri, [MemoryWrite("did:plc:alice", f"memory {n}")])
+    assert (await first.point_read(key_and_deleted, token))[0] is remembered
+    await second.write_to(uri, put_memories, uri, [MemoryWrite("did:plc:alice", "from another process")])
+    again = (await first.point_read(key_and_deleted, token))[0]
+    assert again == remembered and again is not remembered  # read again: it could have changed
+    await first.write(revoke_api_key, key.id)
+    assert await first.point_read(key_and_deleted, token) == (None, False)

@@ -6,8 +6,8 @@ import asyncio
 import threading
 
 import numpy as np
-import psycopg
 import pytest
+from support.postgres_locks import wait_for_lock_waiters
 
 from engram.store import Embedding, MemoryWrite, ModelSpec
 from engram.store.memory_reads import list_memories
@@ -33,23 +33,6 @@ async def two_stores(pg_database_url):
         await second.close()
 
 
-def _lock_waiters(url: str) -> int:
-    """Backends of this database waiting for an advisory lock."""
-    with psycopg.connect(url, autocommit=True) as conn:
-        return conn.execute(
-            "SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid"
-            " WHERE l.locktype = 'advisory' AND NOT l.granted AND a.datname = current_database()"
-        ).fetchone()[0]
-
-
-async def _wait_for_waiters(url: str, count: int) -> None:
-    for _ in range(3000):
-        if await asyncio.to_thread(_lock_waiters, url) >= count:
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError(f"no {count} lock waiter(s) appeared")
-
-
 def _mark(conn, space_uri, text):
     require_space(conn, space_uri)
     return put_memories(conn, space_uri, [MemoryWrite("did:plc:alice", text)])
@@ -72,7 +55,7 @@ async def test_writes_of_other_spaces_go_ahead_while_one_space_is_held(two_store
         await asyncio.wait_for(second.write_to(SPACES[1], _mark, SPACES[1], "other space"), 60)
         # ...but the same space, and a write not scoped to a space, wait for it.
         same = asyncio.ensure_future(second.write_to(SPACES[0], _mark, SPACES[0], "same space"))
-        await _wait_for_waiters(pg_database_url, 1)
+        await wait_for_lock_waiters(pg_database_url, 1)
         assert not same.done()
     finally:
         gate.set()
@@ -97,7 +80,7 @@ async def test_an_unscoped_write_waits_for_space_writes_and_they_wait_for_it(two
         await asyncio.sleep(0.01)
     try:
         unscoped = asyncio.ensure_future(second.write(lambda conn: "ran"))
-        await _wait_for_waiters(pg_database_url, 1)
+        await wait_for_lock_waiters(pg_database_url, 1)
         assert not unscoped.done()
     finally:
         gate.set()
@@ -115,7 +98,7 @@ async def test_an_unscoped_write_waits_for_space_writes_and_they_wait_for_it(two
         await asyncio.sleep(0.01)
     try:
         scoped = asyncio.ensure_future(second.write_to(SPACES[3], _mark, SPACES[3], "after"))
-        await _wait_for_waiters(pg_database_url, 1)
+        await wait_for_lock_waiters(pg_database_url, 1)
         assert not scoped.done()
     finally:
         gate2.set()

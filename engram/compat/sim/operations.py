@@ -15,10 +15,9 @@ from typing import TYPE_CHECKING
 
 from ...errors import InternalFailure
 from ...service.embedding import embed_missing
-from ...store import Memory, MemoryWrite, Space, memory_reads, memory_writes
+from ...store import Memory, MemoryWrite, memory_writes
 from ...store import conversations as store_conversations
 from ...store.conversations import Scope
-from ...store.spaces import require_space
 from .messages import Message, message_attrs, new_sim_id
 
 if TYPE_CHECKING:
@@ -39,17 +38,18 @@ def _read_back(conn, space_uri: str, scope: Scope, key: str) -> list[Memory]:
     return messages
 
 
-def _appended(conn, space: Space, existing: list[Memory], row_ids: list[int]) -> list[Memory] | None:
-    """The conversation after an append, from the messages read before it and the new rows alone: what
-    `_read_back` answers, without reading the whole conversation twice per message. None when the order
-    of the two cannot be told here (an imported message whose `sequence` is not an integer sorts by the
-    backend's JSON ordering): the caller then reads it back whole."""
+def _appended(existing: list[Memory], new: list[Memory | None]) -> list[Memory] | None:
+    """The conversation after an append, from the messages read before it and the new rows alone (read by
+    the write itself, `put_memories(written=)`): what `_read_back` answers, without reading the whole
+    conversation twice per message. None when the order of the two cannot be told here (an imported
+    message whose `sequence` is not an integer sorts by the backend's JSON ordering): the caller then
+    reads it back whole."""
     if not all(_integer(m.attrs.get("sequence")) for m in existing):
         return None
-    new = memory_reads.get_hits(conn, space.id, row_ids)
-    if len(new) != len(row_ids):  # raising rolls the transaction back, as in _read_back
+    rows = [m for m in new if m is not None]
+    if len(rows) != len(new):  # raising rolls the transaction back, as in _read_back
         raise InternalFailure("the conversation could not be read back after writing it")
-    return existing + new  # the new messages' sequences follow every existing one's
+    return existing + rows  # the new messages' sequences follow every existing one's
 
 
 def _integer(value: object) -> bool:
@@ -64,11 +64,12 @@ async def append(
     writes = await _writes(ctx, space_uri, messages)
 
     def append_in_transaction(conn):
-        space = require_space(conn, space_uri)  # once: the reads below take its id
-        existing = store_conversations.conversation_in(conn, space, scope, key)
+        # The space once (the write below takes it too), read together with the conversation.
+        space, existing = store_conversations.space_and_conversation(conn, space_uri, scope, key)
         sim_id = existing[0].attrs["simId"] if existing else new_sim_id()
         numbered = [m.attrs.get("sequence") for m in existing]
         start = 1 + max((n for n in numbered if _integer(n)), default=-1)
+        written: dict[str, Memory] = {}
         records = memory_writes.put_memories(
             conn,
             space_uri,
@@ -76,8 +77,10 @@ async def append(
                 replace(write, attrs=message_attrs(scope, key, sim_id, start + i, message))
                 for i, (write, message) in enumerate(zip(writes, messages, strict=True))
             ],
+            space=space,  # read just above; the conversation read wrote nothing
+            written=written,
         )
-        after = _appended(conn, space, existing, [r.row_id for r in records])
+        after = _appended(existing, [written.get(r.uri) for r in records])
         return (after if after is not None else _read_back(conn, space_uri, scope, key)), not existing
 
     return await ctx.store.write_to(space_uri, append_in_transaction)

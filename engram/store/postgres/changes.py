@@ -49,7 +49,12 @@ class PgChangeFeed:
         with self._lock:
             return self._count if self._listening else -1
 
-    def bump(self) -> None:
+    def keys_value(self) -> int:
+        """`value()`: this process's own scoped commits notify it too (their generation bump changes
+        `spaces`), so there is nothing to leave out here (engram/store/change_counter.py)."""
+        return self.value()
+
+    def bump(self, *, scoped: bool = False) -> None:
         with self._lock:
             self._count += 1
 

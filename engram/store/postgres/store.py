@@ -48,7 +48,11 @@ SPACE_LOCKS = 0x656E6733
 WRITERS = 4
 _EXCLUSIVE_BEGIN = f"BEGIN; SET LOCAL synchronous_commit = on; SELECT pg_advisory_xact_lock({WRITE_LOCK})"
 _SHARED_BEGIN = f"BEGIN; SET LOCAL synchronous_commit = on; SELECT pg_advisory_xact_lock_shared({WRITE_LOCK})"
-_SPACE_LOCKS = f"SELECT pg_advisory_xact_lock({SPACE_LOCKS}, k) FROM unnest(%s::int[]) AS k"
+# The spaces' keys are spelled into the statement (they are ints we computed), so it goes out with BEGIN
+# in one simple query: one round trip for the whole start of a transaction instead of two.
+_SPACE_LOCKS = (
+    "; SELECT pg_advisory_xact_lock(" + str(SPACE_LOCKS) + ", k) FROM unnest(ARRAY[{}]::int[]) AS k"
+)
 _FAILED_PART_WAY = "the write transaction failed part-way and was rolled back"
 
 
@@ -147,9 +151,8 @@ class PostgresStore(Store):
         if None in scopes:
             conn.raw.execute(_EXCLUSIVE_BEGIN)
             return
-        conn.raw.execute(_SHARED_BEGIN)
         keys = sorted({space_lock_key(scope) for scope in scopes if scope is not None})
-        conn.raw.execute(_SPACE_LOCKS, (keys,))
+        conn.raw.execute(_SHARED_BEGIN + _SPACE_LOCKS.format(",".join(str(int(k)) for k in keys)))
 
     def _commit(self, conn: PgConnection) -> None:
         # COMMIT of a transaction a swallowed error aborted is a silent ROLLBACK in PostgreSQL: refuse it,
