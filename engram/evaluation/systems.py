@@ -14,9 +14,18 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..search.keyword_index import Annotation
+from ..service.cross_lingual import level
 from ..service.explain import finish
 from ..service.hybrid import Scope, TextSearch
-from ..service.ranking import POOL, RankingPolicy, arrange, confidence, coverage, fuse_candidates
+from ..service.ranking import (
+    POOL,
+    RankingPolicy,
+    arrange,
+    confidence,
+    coverage,
+    cross_lingual_bonus,
+    fuse_candidates,
+)
 from ..service.search import SearchQuery, require_model
 from ..store import Space, memory_reads
 from ..store import documents as store_documents
@@ -49,6 +58,7 @@ class Candidates:
     # those naming memories: what explain.finish needs to mark, place and drop superseded hits
     annotation: Annotation | None = None
     successors: dict = field(default_factory=dict)
+    text: str = ""  # the query (its language: service/cross_lingual.py)
 
 
 class SpaceRunner:
@@ -93,6 +103,7 @@ class SpaceRunner:
         return Candidates(
             similarity, keyword, memories, vectors, term_idf,
             adjacent=found.adjacent, others=found.others, annotation=annotation, successors=successors,
+            text=text,
         )  # fmt: skip
 
     def fused(self, found: Candidates, policy: RankingPolicy) -> Outcome:
@@ -103,8 +114,9 @@ class SpaceRunner:
         # EngramRanking.run's steps over the collected candidates: the pool arranged, then explain.finish
         # marks, places and (with `current`) drops superseded hits, as every door gets them
         pool = max(DEPTH, POOL)
+        fused = level(fused[:pool], found.memories, found.text, cross_lingual_bonus(policy))
         ranking = arrange(
-            fused[:pool],
+            fused,
             found.memories,
             found.vectors,
             found.similarity,

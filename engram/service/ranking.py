@@ -28,6 +28,7 @@ from ..search.analyzer import terms
 from ..store import Memory, memory_reads
 from ..store import documents as store_documents
 from ..store import spaces as store_spaces
+from .cross_lingual import level
 from .explain import QueryFacts, Replacement, Why, finish
 from .fusion import by_speaker, fuse, in_context, rrf_fuse
 from .hybrid import filters_of
@@ -57,6 +58,9 @@ class RankingPolicy:
     lead: float = 0.6  # ... and of the turn after it
     reach: int = 2  # ... carried this many turns on (HybridSearch.candidates collects two turns around)
     other_speaker: float = 0.7  # score factor of a turn said by someone else than the query names
+    # cosine added to a candidate in another language than the query's (cross_lingual.level): 0 for models
+    # that do not match across languages
+    cross_lingual: float = 0.0
 
 
 DEFAULT_POLICY = RankingPolicy()
@@ -68,6 +72,7 @@ MODEL_POLICIES: dict[str, RankingPolicy] = {
         restatements=Restatements(0.92, 0.5, 0.5, change_similarity=None),
         answer_similarity=0.88,
         answer_coverage=0.58,
+        cross_lingual=0.03,  # e5's same-language lead (cross_lingual.py), tuned on eval/multilingual.json
     ),
 }
 
@@ -146,7 +151,7 @@ class EngramRanking:
         # first `limit` of it are exactly what a ranking cut at `limit` holds (arrange).
         ranking = await self.rank(
             similarity, keyword, owner, max(query.limit, POOL), policy, found.adjacent, found.others,
-            found.vectors,
+            found.vectors, query.text,
         )  # fmt: skip
         annotations, successors = await self._annotate(scopes, query, ranking, owner)
         hits, facts = finish(
@@ -218,16 +223,19 @@ class EngramRanking:
         adjacent: Mapping[int, tuple[int | None, int | None]] | None = None,
         others: Collection[int] = (),
         known: Mapping[int, np.ndarray] | None = None,
+        text: str | None = None,
     ) -> Ranking:
         """Rank already collected candidates (HybridSearch.candidates) under `policy` (the confidence here
         knows only the cosine; `run` adds the keyword coverage). `known`: unit vectors the candidates
-        brought from the index (Found.vectors); only the others are read from the store."""
+        brought from the index (Found.vectors); only the others are read from the store. `text`: the
+        query, whose language the cross-lingual step compares with the candidates' (cross_lingual.py)."""
         trace: dict[int, tuple[int, float]] = {}
         fused = fuse_candidates(similarity, keyword, policy, adjacent, others, trace)
         head = fused[: max(limit, POOL) if policy.restatements else limit]
         memories, vectors = await self._read(
             head, owner, with_vectors=policy.restatements is not None, known=known or {}
         )
+        fused = level(fused, memories, text, cross_lingual_bonus(policy))
         ranking = arrange(fused, memories, vectors, similarity, keyword, limit, policy, adjacent)
         lowered = frozenset(others) if policy.other_speaker < 1.0 else frozenset()
         return replace(ranking, context=trace, others=lowered)
@@ -259,6 +267,11 @@ class EngramRanking:
             return memories, vectors
 
         return await self.store.read(read)
+
+
+def cross_lingual_bonus(policy: RankingPolicy) -> float:
+    """The policy's cross-lingual cosine bonus in fused-score units (a convex fusion weighs the cosine)."""
+    return policy.cross_lingual * (policy.weight if policy.fusion == "convex" else 1.0)
 
 
 def coverage(memory: Memory, term_idf: Mapping[str, float]) -> float:
