@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..search.keyword_index import Annotation
-from ..service.cross_lingual import level
+from ..service import cross_lingual
 from ..service.explain import finish
 from ..service.hybrid import Scope, TextSearch
 from ..service.ranking import (
@@ -25,6 +25,7 @@ from ..service.ranking import (
     coverage,
     cross_lingual_bonus,
     fuse_candidates,
+    lifted_top,
 )
 from ..service.search import SearchQuery, require_model
 from ..store import Space, memory_reads
@@ -114,7 +115,9 @@ class SpaceRunner:
         # EngramRanking.run's steps over the collected candidates: the pool arranged, then explain.finish
         # marks, places and (with `current`) drops superseded hits, as every door gets them
         pool = max(DEPTH, POOL)
-        fused = level(fused[:pool], found.memories, found.text, cross_lingual_bonus(policy))
+        bonus = cross_lingual_bonus(policy)
+        foreign = cross_lingual.foreign(found.memories, found.text) if bonus > 0 else frozenset()
+        fused = cross_lingual.level(fused[:pool], found.memories, found.text, bonus)
         ranking = arrange(
             fused,
             found.memories,
@@ -133,11 +136,13 @@ class SpaceRunner:
             finish(
                 ranking.hits, {self.space.uri: found.annotation}, owner, found.successors, ranking.links,
                 policy, limit=DEPTH, current=current, min_confidence=None, spaces=[self.space.uri],
+                foreign=foreign,
             )[0]
             for current in (False, True)
         ]  # fmt: skip
         keys, current = ([self.key_of_row[h.memory.row_id] for h in hits] for hits in lists)
-        return Outcome(keys, top, confidence(top, covered, policy), covered, current)
+        lifted = lifted_top(top, best is not None and best.row_id in foreign, policy)
+        return Outcome(keys, top, confidence(lifted, covered, policy), covered, current)
 
 
 def keys_by_row(conn, space_uri: str, key_of_text: dict[str, str]) -> dict[int, str]:

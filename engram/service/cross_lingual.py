@@ -96,12 +96,19 @@ def level(
 ) -> list[tuple[int, float]]:
     """`fused` with `bonus` added to the score (clipped to 1) of each candidate in `memories` whose
     language differs from the query's, best first again (ties to the lower row id, as fusion.fuse)."""
-    if bonus <= 0 or not query or not query.strip():
+    if bonus <= 0:
         return list(fused)
-    asked = language_of(query)
-    raised = [
-        (row, min(1.0, score + bonus) if row in memories and _language(memories[row]) != asked else score)
-        for row, score in fused
-    ]
+    lifted = foreign(memories, query)
+    raised = [(row, min(1.0, score + bonus) if row in lifted else score) for row, score in fused]
     raised.sort(key=lambda item: (-item[1], item[0]))
     return raised
+
+
+def foreign(memories: Mapping[int, Memory], query: str | None) -> frozenset[int]:
+    """The rows of `memories` written in another language than `query`. Their cosines are a few
+    hundredths low for what they mean, so the confidence's cosine threshold, chosen on same-language
+    pairs, sees them lifted too (ranking.lifted_top; explain.finish per hit)."""
+    if not query or not query.strip():
+        return frozenset()
+    asked = language_of(query)
+    return frozenset(row for row, memory in memories.items() if _language(memory) != asked)

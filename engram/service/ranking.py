@@ -28,7 +28,7 @@ from ..search.analyzer import terms
 from ..store import Memory, memory_reads
 from ..store import documents as store_documents
 from ..store import spaces as store_spaces
-from .cross_lingual import level
+from . import cross_lingual
 from .explain import QueryFacts, Replacement, Why, finish
 from .fusion import by_speaker, fuse, in_context, rrf_fuse
 from .hybrid import filters_of
@@ -105,6 +105,8 @@ class Ranking:
     # (fusion.in_context) and the turns said by someone the query does not name (fusion.by_speaker)
     context: dict[int, tuple[int, float]] = field(default_factory=dict)
     others: frozenset[int] = frozenset()
+    # the pool's rows in another language than the query, when the policy lifts them (cross_lingual.py)
+    foreign: frozenset[int] = frozenset()
 
 
 class EngramRanking:
@@ -157,15 +159,14 @@ class EngramRanking:
         hits, facts = finish(
             ranking.hits, annotations, owner, successors, ranking.links, policy, limit=query.limit,
             current=query.current, min_confidence=query.min_confidence, spaces=[s.space.uri for s in scopes],
-            context=ranking.context, others=ranking.others,
+            context=ranking.context, others=ranking.others, foreign=ranking.foreign,
         )  # fmt: skip
         if not ranking.hits:
             return replace(ranking, hits=hits, facts=facts)
         best = ranking.hits[0].memory
         covered = coverage(best, annotations[owner[best.row_id]].idf)
-        return replace(
-            ranking, hits=hits, facts=facts, confidence=confidence(ranking.top_similarity, covered, policy)
-        )
+        top = lifted_top(ranking.top_similarity, best.row_id in ranking.foreign, policy)
+        return replace(ranking, hits=hits, facts=facts, confidence=confidence(top, covered, policy))
 
     async def _annotate(
         self, scopes: Sequence[Scope], query: TextSearch, ranking: Ranking, owner: Mapping[int, str]
@@ -235,10 +236,12 @@ class EngramRanking:
         memories, vectors = await self._read(
             head, owner, with_vectors=policy.restatements is not None, known=known or {}
         )
-        fused = level(fused, memories, text, cross_lingual_bonus(policy))
+        bonus = cross_lingual_bonus(policy)
+        foreign = cross_lingual.foreign(memories, text) if bonus > 0 else frozenset()
+        fused = cross_lingual.level(fused, memories, text, bonus)
         ranking = arrange(fused, memories, vectors, similarity, keyword, limit, policy, adjacent)
         lowered = frozenset(others) if policy.other_speaker < 1.0 else frozenset()
-        return replace(ranking, context=trace, others=lowered)
+        return replace(ranking, context=trace, others=lowered, foreign=foreign)
 
     async def _read(
         self,
@@ -272,6 +275,12 @@ class EngramRanking:
 def cross_lingual_bonus(policy: RankingPolicy) -> float:
     """The policy's cross-lingual cosine bonus in fused-score units (a convex fusion weighs the cosine)."""
     return policy.cross_lingual * (policy.weight if policy.fusion == "convex" else 1.0)
+
+
+def lifted_top(top_similarity: float, foreign: bool, policy: RankingPolicy) -> float:
+    """The cosine the confidence judges: the best hit's language lift added when it is in another language
+    than the query (cross_lingual.foreign), since the threshold was chosen on same-language cosines."""
+    return top_similarity + policy.cross_lingual if foreign else top_similarity
 
 
 def coverage(memory: Memory, term_idf: Mapping[str, float]) -> float:

@@ -12,7 +12,7 @@ from support.compat import start
 from engram.embed.multilingual import NAME as E5
 from engram.service.cross_lingual import language_of, level
 from engram.service.hybrid import Scope, TextSearch
-from engram.service.ranking import policy_for
+from engram.service.ranking import confidence, policy_for
 from engram.service.search import SearchQuery
 from engram.store import Memory
 
@@ -81,3 +81,10 @@ async def test_the_multilingual_ranking_finds_the_answer_in_another_language(aio
     assert [h.memory.text for h in plain.hits] == [NEAR, ANSWER]
     assert [h.memory.text for h in lifted.hits] == [ANSWER, NEAR]
     assert lifted.hits[1].score == plain.hits[0].score  # the Korean note's score is untouched
+    # the confidence judges the answer's cosine with the lift, as if it were in the query's language
+    assert lifted.foreign == {h.memory.row_id for h in lifted.hits if h.memory.text == ANSWER}
+    ranked = await ranking.run([Scope(space)], TextSearch(QUESTION), "hybrid")
+    cosine = found.similarity[ranked.hits[0].memory.row_id]
+    expected = confidence(cosine + policy.cross_lingual, 0.0, policy)  # coverage can only add (a max)
+    assert ranked.hits[0].why is not None
+    assert ranked.hits[0].why.confidence >= expected > confidence(cosine, 0.0, policy)
