@@ -117,7 +117,7 @@ class SpaceRunner:
         pool = max(DEPTH, POOL)
         bonus = cross_lingual_bonus(policy)
         foreign = cross_lingual.foreign(found.memories, found.text) if bonus > 0 else frozenset()
-        fused = cross_lingual.level(fused[:pool], found.memories, found.text, bonus)
+        fused = cross_lingual.level(fused[:pool], foreign, bonus)
         ranking = arrange(
             fused,
             found.memories,

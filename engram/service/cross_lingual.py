@@ -20,7 +20,7 @@ and capitalised names count nothing, so "What does 박지훈 do?" is English and
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 from ..search.analyzer import fold
 from ..search.languages import ENGLISH, LANGUAGES, STOP_BITS
@@ -89,16 +89,13 @@ def _latin(words: list[str]) -> int:
 
 
 def level(
-    fused: Sequence[tuple[int, float]],
-    memories: Mapping[int, Memory],
-    query: str | None,
-    bonus: float,
+    fused: Sequence[tuple[int, float]], lifted: Collection[int], bonus: float
 ) -> list[tuple[int, float]]:
-    """`fused` with `bonus` added to the score (clipped to 1) of each candidate in `memories` whose
-    language differs from the query's, best first again (ties to the lower row id, as fusion.fuse)."""
-    if bonus <= 0:
+    """`fused` with `bonus` added to the score (clipped to 1) of each row in `lifted` (`foreign`: the
+    candidates in another language than the query), best first again (ties to the lower row id, as
+    fusion.fuse)."""
+    if bonus <= 0 or not lifted:
         return list(fused)
-    lifted = foreign(memories, query)
     raised = [(row, min(1.0, score + bonus) if row in lifted else score) for row, score in fused]
     raised.sort(key=lambda item: (-item[1], item[0]))
     return raised

@@ -238,7 +238,7 @@ class EngramRanking:
         )
         bonus = cross_lingual_bonus(policy)
         foreign = cross_lingual.foreign(memories, text) if bonus > 0 else frozenset()
-        fused = cross_lingual.level(fused, memories, text, bonus)
+        fused = cross_lingual.level(fused, foreign, bonus)
         ranking = arrange(fused, memories, vectors, similarity, keyword, limit, policy, adjacent)
         lowered = frozenset(others) if policy.other_speaker < 1.0 else frozenset()
         return replace(ranking, context=trace, others=lowered, foreign=foreign)

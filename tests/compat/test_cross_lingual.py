@@ -10,7 +10,7 @@ import pytest
 from support.compat import start
 
 from engram.embed.multilingual import NAME as E5
-from engram.service.cross_lingual import language_of, level
+from engram.service.cross_lingual import foreign, language_of, level
 from engram.service.hybrid import Scope, TextSearch
 from engram.service.ranking import confidence, policy_for
 from engram.service.search import SearchQuery
@@ -47,14 +47,12 @@ def _memory(row: int, text: str) -> Memory:
 def test_level_raises_only_other_languages_and_keeps_the_rest():
     memories = {1: _memory(1, "会議は木曜日です。"), 2: _memory(2, "The meeting is on Thursday.")}
     fused = [(2, 0.80), (1, 0.78), (3, 0.50)]  # row 3's memory was not read: it is left as it is
-    assert level(fused, memories, "When is the meeting?", 0.03) == [
-        (1, pytest.approx(0.81)),
-        (2, 0.8),
-        (3, 0.5),
-    ]
-    assert level(fused, memories, "When is the meeting?", 0.0) == fused
-    assert level(fused, memories, "会議はいつ?", 0.03) == [(2, pytest.approx(0.83)), (1, 0.78), (3, 0.5)]
-    assert level([(1, 0.99)], memories, "When is the meeting?", 0.03) == [(1, 1.0)]  # clipped to 1
+    english = foreign(memories, "When is the meeting?")
+    assert english == {1} and foreign(memories, "会議はいつ?") == {2} and foreign(memories, " ") == set()
+    assert level(fused, english, 0.03) == [(1, pytest.approx(0.81)), (2, 0.8), (3, 0.5)]
+    assert level(fused, english, 0.0) == fused
+    assert level(fused, {2}, 0.03) == [(2, pytest.approx(0.83)), (1, 0.78), (3, 0.5)]
+    assert level([(1, 0.99)], english, 0.03) == [(1, 1.0)]  # clipped to 1
 
 
 async def test_the_multilingual_ranking_finds_the_answer_in_another_language(aiohttp_client, settings):
