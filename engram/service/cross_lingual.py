@@ -1,7 +1,7 @@
 """Cross-lingual levelling: a multilingual model's cosines favour memories in the query's own language.
 
-Under multilingual-e5 a query's cosine to an unrelated memory in its own language is 0.02-0.07 higher than
-to one in another language (eval/multilingual.json: Japanese queries 0.795 to Japanese memories against
+Under multilingual-e5 a query's cosine to an unrelated memory in its own language is 0.015-0.07 higher
+than to one in another language (eval/multilingual.json: Japanese queries 0.795 to Japanese memories against
 0.745-0.769 to the others, Chinese 0.838 against 0.749-0.771), while an answer leads its non-answers by a
 few hundredths. So a Japanese memory that merely shares the query's language outranks the English or
 Korean note that answers it. `level` adds the model policy's `cross_lingual` (a cosine, tuned on the tuning
@@ -14,7 +14,8 @@ A text's language is read from its script, which needs no model: Hangul is Korea
 without kana Chinese; Latin-script text is told apart by its stop words (Snowball's lists,
 engram/search/languages.py; English when there are none). The script is the grammar's: each CJK character
 counts one, each Latin stop word two and each other lower-case Latin word one, while identifiers, numbers
-and capitalised names count nothing, so "What does 박지훈 do?" is English and "Tom Becker 是谁?" or "billing-mad-02 の OS は?" not.
+and capitalised names count nothing, so "What does 박지훈 do?" is English, and neither "Tom Becker 是谁?"
+nor "billing-mad-02 の OS は?" is.
 """
 
 from __future__ import annotations
