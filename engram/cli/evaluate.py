@@ -33,6 +33,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "set", nargs="?", type=Path, default=DEFAULT_SET, help=f"query set (default {DEFAULT_SET})"
     )
+    p.add_argument(
+        "--set",
+        dest="set_option",
+        type=Path,
+        metavar="SET",
+        help="the query set, as an option (e.g. eval/multilingual.json, docs/benchmarks.md#multilingual)",
+    )
     p.add_argument("--split", choices=SPLITS, default="heldout", help="which half to score (default heldout)")
     p.add_argument("--tune", action="store_true", help="also search fusion/restatement/confidence settings")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
@@ -53,6 +60,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace, settings: Settings) -> int:
     if args.bench == "locomo":
         return _run_locomo(args, settings)
+    if args.set_option is not None:
+        if args.set != DEFAULT_SET and args.set != args.set_option:
+            raise CliError("give the query set once: as an argument or with --set", 2)
+        args.set = args.set_option
     if not args.set.is_file():
         raise CliError(f"{args.set}: no such file")
     try:

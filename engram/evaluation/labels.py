@@ -19,7 +19,8 @@ import orjson
 
 from ..errors import InvalidInput
 
-CATEGORIES = ("paraphrase", "identifier", "name", "updated", "vague", "no-answer")
+# cross-lingual: the query is in another language than its answer (eval/multilingual.json)
+CATEGORIES = ("paraphrase", "identifier", "name", "updated", "vague", "cross-lingual", "no-answer")
 SPLITS = ("tuning", "heldout", "all")
 
 

@@ -26,11 +26,14 @@ def scores(run: Run, system: str, metric: str, category: str | None) -> list[flo
 
 def summary(run: Run) -> dict:
     table = {}
+    # the set's own categories: only eval/multilingual.json has cross-lingual queries
+    present = {q.category for q in run.queries}
+    categories = [c for c in ANSWERABLE if c in present]
     for system in run.outcomes:
         table[system] = {
             category or "all": {metric: _mean(scores(run, system, metric, category)) for metric in METRICS}
             | {"n": len(scores(run, system, "hit@1", category))}
-            for category in (*ANSWERABLE, None)
+            for category in (*categories, None)
         }
     diffs = {}
     for system in run.outcomes:
@@ -43,7 +46,7 @@ def summary(run: Run) -> dict:
                 )
                 for metric in ("hit@1", "ndcg@10")
             }
-            for category in (*ANSWERABLE, None)
+            for category in (*categories, None)
         }
     return {
         "metrics": table,

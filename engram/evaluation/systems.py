@@ -14,9 +14,19 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..search.keyword_index import Annotation
+from ..service import cross_lingual
 from ..service.explain import finish
 from ..service.hybrid import Scope, TextSearch
-from ..service.ranking import POOL, RankingPolicy, arrange, confidence, coverage, fuse_candidates
+from ..service.ranking import (
+    POOL,
+    RankingPolicy,
+    arrange,
+    confidence,
+    coverage,
+    cross_lingual_bonus,
+    fuse_candidates,
+    lifted_top,
+)
 from ..service.search import SearchQuery, require_model
 from ..store import Space, memory_reads
 from ..store import documents as store_documents
@@ -49,6 +59,7 @@ class Candidates:
     # those naming memories: what explain.finish needs to mark, place and drop superseded hits
     annotation: Annotation | None = None
     successors: dict = field(default_factory=dict)
+    text: str = ""  # the query (its language: service/cross_lingual.py)
 
 
 class SpaceRunner:
@@ -93,6 +104,7 @@ class SpaceRunner:
         return Candidates(
             similarity, keyword, memories, vectors, term_idf,
             adjacent=found.adjacent, others=found.others, annotation=annotation, successors=successors,
+            text=text,
         )  # fmt: skip
 
     def fused(self, found: Candidates, policy: RankingPolicy) -> Outcome:
@@ -103,8 +115,11 @@ class SpaceRunner:
         # EngramRanking.run's steps over the collected candidates: the pool arranged, then explain.finish
         # marks, places and (with `current`) drops superseded hits, as every door gets them
         pool = max(DEPTH, POOL)
+        bonus = cross_lingual_bonus(policy)
+        foreign = cross_lingual.foreign(found.memories, found.text) if bonus > 0 else frozenset()
+        fused = cross_lingual.level(fused[:pool], foreign, bonus)
         ranking = arrange(
-            fused[:pool],
+            fused,
             found.memories,
             found.vectors,
             found.similarity,
@@ -121,11 +136,13 @@ class SpaceRunner:
             finish(
                 ranking.hits, {self.space.uri: found.annotation}, owner, found.successors, ranking.links,
                 policy, limit=DEPTH, current=current, min_confidence=None, spaces=[self.space.uri],
+                foreign=foreign,
             )[0]
             for current in (False, True)
         ]  # fmt: skip
         keys, current = ([self.key_of_row[h.memory.row_id] for h in hits] for hits in lists)
-        return Outcome(keys, top, confidence(top, covered, policy), covered, current)
+        lifted = lifted_top(top, best is not None and best.row_id in foreign, policy)
+        return Outcome(keys, top, confidence(lifted, covered, policy), covered, current)
 
 
 def keys_by_row(conn, space_uri: str, key_of_text: dict[str, str]) -> dict[int, str]:

@@ -96,6 +96,7 @@ def finish(
     spaces: Sequence[str],
     context: Mapping[int, tuple[int, float]] | None = None,
     others: Collection[int] = (),
+    foreign: Collection[int] = (),
 ) -> tuple[list[RankedMemory], QueryFacts]:
     """The pool's hits with supersession and explanations filled in, `current` and `min_confidence`
     applied, cut to `limit`; and the per-query facts. `successors`: every memory that names a pool memory
@@ -103,10 +104,12 @@ def finish(
     successor outside the pool that passes the filters is placed just before what it replaces (the newest
     first), so the current statement is never missing beside a stale one it replaced, nor below it.
     `context` and `others`: the ranking's context and speaker steps (Ranking.context, Ranking.others);
-    `successors` holds the neighbours named in `context` too."""
+    `successors` holds the neighbours named in `context` too. `foreign`: rows in another language than the
+    query, whose confidence sees the policy's cross-lingual lift (ranking.lifted_top)."""
     from .ranking import (
         RankedMemory,
         confidence,  # the one calibrated logistic (ranking.py imports this module)
+        lifted_top,
     )
 
     by_row = {h.memory.row_id: h for h in hits}
@@ -166,7 +169,7 @@ def finish(
             hit.keyword,
             terms,
             rule,
-            confidence(hit.similarity or 0.0, covered, policy),
+            confidence(lifted_top(hit.similarity or 0.0, row in foreign, policy), covered, policy),
             _context(hit.memory, context or {}, successors),
             _speaker(hit.memory, others, policy.other_speaker),
         )

@@ -28,6 +28,7 @@ from ..search.analyzer import terms
 from ..store import Memory, memory_reads
 from ..store import documents as store_documents
 from ..store import spaces as store_spaces
+from . import cross_lingual
 from .explain import QueryFacts, Replacement, Why, finish
 from .fusion import by_speaker, fuse, in_context, rrf_fuse
 from .hybrid import filters_of
@@ -57,6 +58,9 @@ class RankingPolicy:
     lead: float = 0.6  # ... and of the turn after it
     reach: int = 2  # ... carried this many turns on (HybridSearch.candidates collects two turns around)
     other_speaker: float = 0.7  # score factor of a turn said by someone else than the query names
+    # cosine added to a candidate in another language than the query's (cross_lingual.level): 0 for models
+    # that do not match across languages
+    cross_lingual: float = 0.0
 
 
 DEFAULT_POLICY = RankingPolicy()
@@ -68,6 +72,7 @@ MODEL_POLICIES: dict[str, RankingPolicy] = {
         restatements=Restatements(0.92, 0.5, 0.5, change_similarity=None),
         answer_similarity=0.88,
         answer_coverage=0.58,
+        cross_lingual=0.03,  # e5's same-language lead (cross_lingual.py), tuned on eval/multilingual.json
     ),
 }
 
@@ -100,6 +105,8 @@ class Ranking:
     # (fusion.in_context) and the turns said by someone the query does not name (fusion.by_speaker)
     context: dict[int, tuple[int, float]] = field(default_factory=dict)
     others: frozenset[int] = frozenset()
+    # the pool's rows in another language than the query, when the policy lifts them (cross_lingual.py)
+    foreign: frozenset[int] = frozenset()
 
 
 class EngramRanking:
@@ -146,21 +153,20 @@ class EngramRanking:
         # first `limit` of it are exactly what a ranking cut at `limit` holds (arrange).
         ranking = await self.rank(
             similarity, keyword, owner, max(query.limit, POOL), policy, found.adjacent, found.others,
-            found.vectors, found.space_ids,
+            found.vectors, found.space_ids, query.text,
         )  # fmt: skip
         annotations, successors = await self._annotate(scopes, query, ranking, owner)
         hits, facts = finish(
             ranking.hits, annotations, owner, successors, ranking.links, policy, limit=query.limit,
             current=query.current, min_confidence=query.min_confidence, spaces=[s.space.uri for s in scopes],
-            context=ranking.context, others=ranking.others,
+            context=ranking.context, others=ranking.others, foreign=ranking.foreign,
         )  # fmt: skip
         if not ranking.hits:
             return replace(ranking, hits=hits, facts=facts)
         best = ranking.hits[0].memory
         covered = coverage(best, annotations[owner[best.row_id]].idf)
-        return replace(
-            ranking, hits=hits, facts=facts, confidence=confidence(ranking.top_similarity, covered, policy)
-        )
+        top = lifted_top(ranking.top_similarity, best.row_id in ranking.foreign, policy)
+        return replace(ranking, hits=hits, facts=facts, confidence=confidence(top, covered, policy))
 
     async def _annotate(
         self, scopes: Sequence[Scope], query: TextSearch, ranking: Ranking, owner: Mapping[int, str]
@@ -219,20 +225,25 @@ class EngramRanking:
         others: Collection[int] = (),
         known: Mapping[int, np.ndarray] | None = None,
         space_ids: Mapping[str, int] | None = None,
+        text: str | None = None,
     ) -> Ranking:
         """Rank already collected candidates (HybridSearch.candidates) under `policy` (the confidence here
         knows only the cosine; `run` adds the keyword coverage). `known`: unit vectors the candidates
         brought from the index (Found.vectors); only the others are read from the store. `space_ids`
-        (Found.space_ids) lets the memories come from the hit cache (_read)."""
+        (Found.space_ids) lets the memories come from the hit cache (_read). `text`: the query, whose
+        language the cross-lingual step compares with the candidates' (cross_lingual.py)."""
         trace: dict[int, tuple[int, float]] = {}
         fused = fuse_candidates(similarity, keyword, policy, adjacent, others, trace)
         head = fused[: max(limit, POOL) if policy.restatements else limit]
         memories, vectors = await self._read(
             head, owner, with_vectors=policy.restatements is not None, known=known or {}, space_ids=space_ids
         )
+        bonus = cross_lingual_bonus(policy)
+        foreign = cross_lingual.foreign(memories, text) if bonus > 0 else frozenset()
+        fused = cross_lingual.level(fused, foreign, bonus)
         ranking = arrange(fused, memories, vectors, similarity, keyword, limit, policy, adjacent)
         lowered = frozenset(others) if policy.other_speaker < 1.0 else frozenset()
-        return replace(ranking, context=trace, others=lowered)
+        return replace(ranking, context=trace, others=lowered, foreign=foreign)
 
     async def _read(
         self,
@@ -282,6 +293,17 @@ class EngramRanking:
                 cache.add(space_ids[uri], read_memories)
         vectors.update(scored)
         return memories, vectors
+
+
+def cross_lingual_bonus(policy: RankingPolicy) -> float:
+    """The policy's cross-lingual cosine bonus in fused-score units (a convex fusion weighs the cosine)."""
+    return policy.cross_lingual * (policy.weight if policy.fusion == "convex" else 1.0)
+
+
+def lifted_top(top_similarity: float, foreign: bool, policy: RankingPolicy) -> float:
+    """The cosine the confidence judges: the best hit's language lift added when it is in another language
+    than the query (cross_lingual.foreign), since the threshold was chosen on same-language cosines."""
+    return top_similarity + policy.cross_lingual if foreign else top_similarity
 
 
 def coverage(memory: Memory, term_idf: Mapping[str, float]) -> float:

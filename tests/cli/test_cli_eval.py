@@ -71,6 +71,15 @@ def test_eval_markdown_table_and_bad_sets(engram, monkeypatch, tmp_path):
     bad = engram("eval", _write_set(tmp_path, ambiguous))
     assert bad.code == 2 and "occurs in 2 memories" in bad.err
     assert engram("eval", tmp_path / "missing.json").code != 0
+    both = engram("eval", _write_set(tmp_path), "--set", tmp_path / "other.json")
+    assert both.code == 2 and "give the query set once" in both.err
+
+
+def test_eval_takes_the_set_as_an_option(engram, monkeypatch, tmp_path):
+    monkeypatch.setenv("ENGRAM_EMBEDDER", "builtin")
+    result = engram("eval", "--set", _write_set(tmp_path), "--split", "all", "--json")
+    assert result.code == 0, result.err
+    assert result.json()["metrics"]["vector"]["all"]["n"] == 4  # this set's queries, not eval/set.json's
 
 
 def test_eval_reports_stale_leaks_heuristic_and_explicit(engram, monkeypatch, tmp_path):
