@@ -22,7 +22,13 @@ today / tonight / this morning|afternoon|evening, yesterday, last night, the day
 tomorrow, the day after tomorrow; last|this|next week|weekend|month|year; last|this|next <weekday> and
 on <weekday> (the nearest one before createdAt for last/on, after it for next); <n> days|weeks|months|
 years ago; in <n> days|weeks|months|years; n is a number or a word from one to twelve (or a/an). A week
-or weekend resolves to its Monday or Saturday, a month to its month, a year to its year.
+or weekend resolves to its Monday or Saturday, a month to its month, a year to its year. Vaguer: a few|
+several|a couple (of) days|weeks|months|years ago resolves to its month (its year for years), and "on
+the 15th" to that day of the month it was written in (of the month before, when that day is to come).
+
+The embedding side of a "When ...?" question (`the_event`): the hybrid search embeds it without its lead
+("When did Caroline go to the support group?" as "Caroline go to the support group?"), the words that
+tell of the event, while the keyword side keeps the lead for `@date` (docs/benchmarks.md#locomo).
 """
 
 from __future__ import annotations
@@ -51,6 +57,15 @@ _RELATIVE = re.compile(
     r"|" + _COUNT.replace("(", "(?P<ago_n>", 1) + " " + _UNIT.replace("(", "(?P<ago_unit>", 1) + r" ago"
     r"|in " + _COUNT.replace("(", "(?P<in_n>", 1) + " " + _UNIT.replace("(", "(?P<in_unit>", 1) + r")\b"
 )
+# Two looser forms of chat (`_vague`): a vague count ago ("a few days ago", "a couple of weeks ago") and a
+# day of the month alone ("on the 15th"). Measured on LoCoMo's tuning half and not taken (they cost
+# another category more than they gained): weekday abbreviations ("last fri"), "this past weekend", "two
+# weekends ago", "last august" and seasons ("last summer" as its three months): docs/benchmarks.md#locomo.
+_FEW = {"few": 3, "several": 3, "couple": 2, "couple of": 2}
+_VAGUE = re.compile(
+    r"\b(?:(?:a )?(?P<few>couple of|couple|several|few) (?P<unit>day|week|month|year)s ago"
+    r"|on the (?P<nth>\d{1,2})(?:st|nd|rd|th)(?! of))\b"
+)
 _ISO = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
 _MONTH_NAME = re.compile(
     r"\b(?:" + "|".join(MONTHS) + r")\s+\d{1,2}\b|\b\d{1,2}\s+(?:" + "|".join(MONTHS) + r")\b"
@@ -75,6 +90,14 @@ MAX_RANGE_DAYS = 31  # a query's "between A and B" names each day up to this man
 _ASKS_WHEN = re.compile(r"^\W*(?:when\b|what (?:date|day|time|year|month)\b|how long ago\b|since when\b)")
 
 
+# A question's lead asking when, with its auxiliary verb ("When did", "What year was", "How long ago did")
+_WHEN_LEAD = re.compile(
+    r"^\W*(?:when|what (?:date|day|time|year|month)|how long ago|since when)\b"
+    r"(?:\s+(?:did|was|were|is|are|will|does|do|has|have|had)\b)?\s*",
+    re.IGNORECASE,
+)
+
+
 def names_relative_date(folded_text: str) -> bool:
     """The text dates something relative to when it was written ("yesterday", "last Friday", ...): it
     reports an event, which a later memory does not make stale (engram/service/supersession.py)."""
@@ -85,6 +108,15 @@ def asks_when(folded_query: str) -> bool:
     return bool(_ASKS_WHEN.match(folded_query))
 
 
+def the_event(query: str) -> str:
+    """A question asking when, without that lead: the event it asks about, as the text to embed ("When did
+    Caroline go to the support group?" -> "Caroline go to the support group?"). Embedded whole, the
+    question sits nearer other questions ("when did you go?") than the turn that tells of the event;
+    the keyword side keeps the whole text (its `@date` term comes from the lead). Other text unchanged."""
+    event = _WHEN_LEAD.sub("", query, count=1)
+    return event if re.search(r"\w", event) else query
+
+
 def date_terms(folded_text: str, created_ms: int) -> list[str]:
     """Terms for the dates `folded_text` (case-folded) names, relative ones resolved against created_ms."""
     if not folded_text:
@@ -93,6 +125,10 @@ def date_terms(folded_text: str, created_ms: int) -> list[str]:
     found: list[str] = []
     for match in _RELATIVE.finditer(folded_text):
         resolved = _resolve(match, day)
+        if resolved is not None:
+            found.extend(_terms_of(*resolved))
+    for match in _VAGUE.finditer(folded_text):
+        resolved = _vague(match, day)
         if resolved is not None:
             found.extend(_terms_of(*resolved))
     for named, grain in absolute_dates(folded_text, day.year):
@@ -188,6 +224,23 @@ def _resolve(match: re.Match[str], day: date) -> tuple[date, str] | None:
     if unit == "month":
         return _add_months(day, n), "month"
     return date(day.year + n, 1, 1), "year"
+
+
+def _vague(match: re.Match[str], day: date) -> tuple[date, str] | None:
+    """A vague count ago names only its month (days, weeks, months) or year; "on the 15th" is this
+    month's, or last month's when this month's is still to come."""
+    if match["few"]:
+        n, unit = _FEW[match["few"]], match["unit"]
+        if unit == "year":
+            return date(day.year - n, 1, 1), "year"
+        back = {"day": timedelta(days=n), "week": timedelta(weeks=n)}.get(unit)
+        return (day - back if back else _add_months(day, -n)), "month"
+    nth = int(match["nth"])
+    month = day if nth <= day.day else _add_months(day, -1)
+    try:
+        return date(month.year, month.month, nth), "day"
+    except ValueError:  # "on the 31st" in a month of 30 days
+        return None
 
 
 def _weekday(day: date, weekday: int, step: int) -> date:

@@ -40,7 +40,11 @@ Speaker (`by_speaker`, last): a question about a person is answered by what that
 Caroline research?" is answered by Caroline's turns, not by Melanie asking "how's the research going,
 Caroline?"). When the query names a speaker of the space (attrs.speaker, engram/search/keyword_index.py),
 the score of each turn said by someone else is multiplied by `other` (< 1); memories without a speaker
-are untouched.
+are untouched. Not when the named speaker's own turns barely match the query's words (`speaker_matches`):
+a question may name the wrong person on purpose ("What did Melanie research?" when Caroline did: LoCoMo's
+adversarial category), and then the words, not the name, say whose turns answer. The step is taken when
+the best keyword share among the named speaker's turns is at least `share` x the best among the others'
+(chosen on LoCoMo's tuning half: docs/benchmarks.md#locomo).
 """
 
 from __future__ import annotations
@@ -131,3 +135,11 @@ def by_speaker(
         return list(fused)
     scored = [(row, score * other if row in others else score) for row, score in fused]
     return sorted(scored, key=lambda item: (-item[1], item[0]))
+
+
+def speaker_matches(keyword: Mapping[int, float], others: Collection[int], share: float) -> bool:
+    """Whether the turns not in `others` (the named speaker's, and memories without a speaker) hold a keyword
+    share of at least `share` x the best share among `others`: the speaker step's condition."""
+    named = max((score for row, score in keyword.items() if row not in others), default=0.0)
+    other = max((score for row, score in keyword.items() if row in others), default=0.0)
+    return named >= share * other

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 
+from ..search.dates import the_event
 from ..search.filters import AttrPredicate, Filters
 from ..search.index import SearchResult
 from ..search.keyword_index import KeywordResult
@@ -169,7 +170,10 @@ class HybridSearch:
         for scope in scopes:
             key = self._vector_key(scope.space)
             if key not in vectors:
-                vectors[key] = await self.search.query_vector(scope.space, SearchQuery(q=query.text))
+                # a "When ...?" question embedded as the event it asks about (dates.the_event)
+                vectors[key] = await self.search.query_vector(
+                    scope.space, SearchQuery(q=the_event(query.text))
+                )
         return vectors
 
     @staticmethod

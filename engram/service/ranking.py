@@ -30,7 +30,7 @@ from ..store import documents as store_documents
 from ..store import spaces as store_spaces
 from . import cross_lingual
 from .explain import QueryFacts, Replacement, Why, finish
-from .fusion import by_speaker, fuse, in_context, rrf_fuse
+from .fusion import by_speaker, fuse, in_context, rrf_fuse, speaker_matches
 from .hybrid import filters_of
 from .search import require_model
 from .supersession import Restatements, newer_first
@@ -57,7 +57,8 @@ class RankingPolicy:
     reply: float = 0.8
     lead: float = 0.6  # ... and of the turn after it
     reach: int = 2  # ... carried this many turns on (HybridSearch.candidates collects two turns around)
-    other_speaker: float = 0.7  # score factor of a turn said by someone else than the query names
+    other_speaker: float = 0.7  # score factor of a turn said by someone else than the query names ...
+    speaker_match: float = 0.3  # ... when the named speaker's best keyword share is this x the others' best
     # cosine added to a candidate in another language than the query's (cross_lingual.level): 0 for models
     # that do not match across languages
     cross_lingual: float = 0.0
@@ -242,7 +243,7 @@ class EngramRanking:
         foreign = cross_lingual.foreign(memories, text) if bonus > 0 else frozenset()
         fused = cross_lingual.level(fused, foreign, bonus)
         ranking = arrange(fused, memories, vectors, similarity, keyword, limit, policy, adjacent)
-        lowered = frozenset(others) if policy.other_speaker < 1.0 else frozenset()
+        lowered = lowered_speakers(keyword, others, policy)
         return replace(ranking, context=trace, others=lowered, foreign=foreign)
 
     async def _read(
@@ -332,6 +333,16 @@ def _logistic(x: float) -> float:
     return 1.0 / (1.0 + math.exp(-x)) if x > -700 else 0.0
 
 
+def lowered_speakers(
+    keyword: Mapping[int, float], others: Collection[int], policy: RankingPolicy
+) -> frozenset[int]:
+    """The turns the speaker step weighs down (fusion.by_speaker): those said by someone the query does not
+    name, unless the named speaker's own turns barely match its words (fusion.speaker_matches)."""
+    if not others or policy.other_speaker >= 1.0:
+        return frozenset()
+    return frozenset(others) if speaker_matches(keyword, others, policy.speaker_match) else frozenset()
+
+
 def fuse_candidates(
     similarity: Mapping[int, float],
     keyword: Mapping[int, float],
@@ -342,14 +353,14 @@ def fuse_candidates(
 ) -> list[tuple[int, float]]:
     """The policy's fusion of the two sides, then each conversation turn in the context of its neighbours
     (fusion.in_context, which fills `trace` when given) and, when the query names a speaker, the turns
-    said by others weighed down (fusion.by_speaker); `adjacent` and `others` from
+    said by others weighed down (fusion.by_speaker; `lowered_speakers`); `adjacent` and `others` from
     HybridSearch.candidates."""
     if policy.fusion == "rrf":
         fused = rrf_fuse(similarity, keyword)
     else:
         fused = fuse(similarity, keyword, policy.weight)
     in_turns = in_context(fused, adjacent or {}, policy.reply, policy.lead, policy.reach, trace)
-    return by_speaker(in_turns, others, policy.other_speaker)
+    return by_speaker(in_turns, lowered_speakers(keyword, others, policy), policy.other_speaker)
 
 
 def arrange(

@@ -9,7 +9,7 @@ from dataclasses import replace
 import pytest
 from support.compat import start
 
-from engram.service.fusion import in_context
+from engram.service.fusion import in_context, speaker_matches
 from engram.service.hybrid import Scope, TextSearch
 from engram.service.ranking import policy_for
 
@@ -153,3 +153,66 @@ async def test_a_question_about_a_speaker_prefers_what_that_speaker_said(aiohttp
         found.similarity, found.keyword, found.owner, 10, policy, found.adjacent, found.others
     )
     assert plain.hits[0].memory.attrs["speaker"] == "Melanie"  # without the step, the question ranks first
+
+
+async def test_a_question_naming_the_wrong_speaker_is_not_steered_by_the_name(aiohttp_client, settings):
+    """LoCoMo's adversarial questions name the wrong person on purpose ("What did Melanie research?" when
+    Caroline did): Melanie's own turns hold none of the question's other words, so the speaker step is not
+    taken (fusion.speaker_matches) and Caroline's turn keeps its full score. Asked about Caroline, it is."""
+    engram = await start(aiohttp_client, settings)
+    space = await engram.space("wrong-name")
+    turns = [
+        ("Melanie", "Hey Caroline! How was your week?"),
+        ("Caroline", "I've been researching adoption agencies all week, it's been a lot of reading."),
+        ("Melanie", "Wow, that's a big step! I'm proud of you."),
+        ("Melanie", "My kids say hi, by the way."),
+        ("Caroline", "Thanks, say hi back from me!"),
+        ("Melanie", "We went to the lake on the weekend."),
+        ("Melanie", "The water was cold but the kids loved it."),
+    ]
+    for i, (speaker, text) in enumerate(turns):
+        await engram.write(
+            space.uri,
+            [f"{speaker}: {text}"],
+            created_at=f"2026-03-01T10:00:0{i}Z",
+            attrs={"speaker": speaker},
+        )
+    space = await engram.ctx.services.spaces.require(space.uri)
+    ranking = engram.ctx.services.ranking
+    wrong = await ranking.run([Scope(space)], TextSearch("What did Melanie research?"), "hybrid")
+    assert wrong.hits[0].memory.text.startswith("Caroline: I've been researching")
+    assert wrong.others == frozenset()  # nobody's turns weighed down
+    # the same candidates with the step always taken: Caroline's turn loses 0.3 of its score
+    query = TextSearch("What did Melanie research?", weight=0.5)
+    found = await engram.ctx.services.hybrid.candidates([Scope(space)], query)
+    research = wrong.hits[0].memory.row_id
+    assert research in found.others
+    always = replace(policy_for(None), speaker_match=0.0)
+    steered = await ranking.rank(
+        found.similarity, found.keyword, found.owner, 10, always, found.adjacent, found.others
+    )
+    score = {h.memory.row_id: h.score for h in steered.hits}
+    assert score[research] < wrong.hits[0].score and research in steered.others
+    right = await ranking.run([Scope(space)], TextSearch("What did Caroline research?"), "hybrid")
+    assert right.hits[0].memory.row_id == research
+    assert right.others and research not in right.others  # Melanie's turns are weighed down
+
+
+def test_the_speaker_step_needs_the_named_speakers_turns_to_match():
+    keyword = {1: 0.4, 2: 0.1, 3: 0.05}  # 1 said by another speaker; 2 and 3 by the one named
+    assert speaker_matches(keyword, {1}, 0.25)  # 0.1 >= 0.25 x 0.4
+    assert not speaker_matches(keyword, {1}, 0.3)
+    assert speaker_matches({2: 0.1}, {1}, 0.3)  # the others matched no word: nothing to outweigh
+    assert not speaker_matches({1: 0.4}, {1}, 0.3)  # the named speaker matched nothing
+
+
+async def test_a_when_question_is_embedded_as_the_event_it_asks_about(chat):
+    """The vector side of "When did ...?" embeds the event without the lead (dates.the_event); the keyword
+    side keeps the lead, which adds the `@date` term."""
+    engram, space, _ = chat
+    hybrid = engram.ctx.services.hybrid
+    asked = await hybrid.candidates([Scope(space)], TextSearch("When did Evan get into watercolor painting?"))
+    event = await hybrid.candidates([Scope(space)], TextSearch("Evan get into watercolor painting?"))
+    assert asked.similarity and asked.similarity == event.similarity
+    whole = await hybrid.candidates([Scope(space)], TextSearch("How did Evan get into watercolor painting?"))
+    assert whole.similarity != event.similarity  # other questions are embedded whole

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 import pytest
 
 from engram.search.analyzer import terms
-from engram.search.dates import DATE_TERM, asks_when, created_terms, date_terms, query_date_terms
+from engram.search.dates import DATE_TERM, asks_when, created_terms, date_terms, query_date_terms, the_event
 from engram.search.keyword_index import KeywordIndex
 
 MONDAY = int(datetime(2023, 5, 8, 13, 0, tzinfo=UTC).timestamp() * 1000)  # 2023-05-08 was a Monday
@@ -31,6 +31,12 @@ CASES = [
     ("back on 15 july 2023", ["2023-07-15", "2023-07"]),  # written out: the ISO terms a query's date gets
     ("see you on august 20!", ["2023-08-20", "2023-08"]),  # no year: the year it was written in
     ("ran 5 km, lost 2 kg", []),  # numbers are not dates
+    ("started a painting class a few days ago", ["2023-05", "may", "2023"]),  # vague: its month only
+    ("a couple of weeks ago", ["2023-04", "april", "2023"]),
+    ("we moved several years ago", ["2020"]),
+    ("the recital was on the 5th", ["2023-05-05", "2023-05", "may", "2023"]),
+    ("the party is on the 15th", ["2023-04-15", "2023-04", "april", "2023"]),  # still to come: last month's
+    ("on the 4th of july", ["2023-07-04", "2023-07"]),  # a written-out day, not "on the 4th"
 ]
 
 
@@ -106,3 +112,12 @@ def test_a_question_naming_a_day_finds_what_was_written_that_day():
     found = index.search("How was John feeling at the game on April 10, 2022?", 4).row_ids.tolist()
     assert sorted(found[:2]) == [1, 3]
     assert index.search("John at the game in May 2022", 1).row_ids.tolist() == [4]
+
+
+def test_a_question_asking_when_is_embedded_as_the_event_it_asks_about():
+    assert the_event("When did Caroline go to the support group?") == "Caroline go to the support group?"
+    assert the_event("what year was Evan's first marathon") == "Evan's first marathon"
+    assert the_event("When Evan got back from Canada") == "Evan got back from Canada"
+    assert the_event("How long ago did she move?") == "she move?"
+    for unchanged in ("What did Caroline research?", "Whenever I run", "When?", "the deploy when ready"):
+        assert the_event(unchanged) == unchanged
