@@ -43,6 +43,19 @@ async def chat(aiohttp_client, settings):
     return engram, await engram.ctx.services.spaces.require(space.uri), rows
 
 
+async def said(engram, space, turns: list[tuple[str, str]]):
+    """Write `turns` (speaker, text) one second apart with attrs.speaker, as an importer carries it; the
+    space as it is after the writes."""
+    for i, (speaker, text) in enumerate(turns):
+        await engram.write(
+            space.uri,
+            [f"{speaker}: {text}"],
+            created_at=f"2026-03-01T10:00:0{i}Z",
+            attrs={"speaker": speaker},
+        )
+    return await engram.ctx.services.spaces.require(space.uri)
+
+
 async def test_the_reply_to_a_matching_question_ranks_beside_it(chat):
     engram, space, rows = chat
     ranking = engram.ctx.services.ranking
@@ -134,14 +147,7 @@ async def test_a_question_about_a_speaker_prefers_what_that_speaker_said(aiohttp
         ("Caroline", "I've been researching adoption agencies all week, it's been a lot of reading."),
         ("Melanie", "Wow, that's a big step! I'm proud of you."),
     ]
-    for i, (speaker, text) in enumerate(turns):
-        await engram.write(
-            space.uri,
-            [f"{speaker}: {text}"],
-            created_at=f"2026-03-01T10:00:0{i}Z",
-            attrs={"speaker": speaker},
-        )
-    space = await engram.ctx.services.spaces.require(space.uri)
+    space = await said(engram, space, turns)
     query = TextSearch("What did Caroline research?")
     found = await engram.ctx.services.hybrid.candidates([Scope(space)], replace(query, weight=0.5))
     ranking = engram.ctx.services.ranking
@@ -170,14 +176,7 @@ async def test_a_question_naming_the_wrong_speaker_is_not_steered_by_the_name(ai
         ("Melanie", "We went to the lake on the weekend."),
         ("Melanie", "The water was cold but the kids loved it."),
     ]
-    for i, (speaker, text) in enumerate(turns):
-        await engram.write(
-            space.uri,
-            [f"{speaker}: {text}"],
-            created_at=f"2026-03-01T10:00:0{i}Z",
-            attrs={"speaker": speaker},
-        )
-    space = await engram.ctx.services.spaces.require(space.uri)
+    space = await said(engram, space, turns)
     ranking = engram.ctx.services.ranking
     wrong = await ranking.run([Scope(space)], TextSearch("What did Melanie research?"), "hybrid")
     assert wrong.hits[0].memory.text.startswith("Caroline: I've been researching")
