@@ -279,18 +279,25 @@ class SearchLimiter:
         )
 
     @asynccontextmanager
-    async def acquire(self, key: str) -> AsyncIterator[Decision]:
-        decision = await self.enter(key)
+    async def acquire(self, key: str, spent: Decision | None = None) -> AsyncIterator[Decision]:
+        """Spend a token (unless `spent` says it was, by `spend`) and hold a slot while inside."""
+        decision = await self.enter(key, spent)
         try:
             yield decision
         finally:
             self.caps.leave(key)
 
-    async def enter(self, key: str) -> Decision:
-        """`acquire` without the context manager (the search hot path): the caller must `leave(key)`."""
+    def spend(self, key: str) -> Decision:
+        """The rate half alone: take the key's token or raise RateLimited. For a caller that checks the
+        rate before work of its own and holds a slot only for the search (`acquire(key, spent=...)`)."""
         decision = self.buckets.take(key)
         if not decision.allowed:
             raise decision.refusal("rate limit exceeded; retry later")
+        return decision
+
+    async def enter(self, key: str, spent: Decision | None = None) -> Decision:
+        """`acquire` without the context manager (the search hot path): the caller must `leave(key)`."""
+        decision = self.spend(key) if spent is None else spent
         if not await self.caps.enter(key):
             raise decision.refusal("too many concurrent searches; retry shortly", retry_after_s=1)
         return decision

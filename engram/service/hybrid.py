@@ -184,18 +184,26 @@ class HybridSearch:
     async def _scope(
         self, scope: Scope, query: TextSearch, embedding: asyncio.Future[dict[str, np.ndarray]] | None
     ) -> Part:
+        """One scope's candidates. The space's rate is checked first; one of its search slots is held for
+        the searches only, never while the query waits its turn for the embedder (that wait has its own
+        fair queue, engram/service/text_query.py): a slot held through it turned an agent's parallel
+        recalls away as "too many concurrent searches" whenever embedding ran slow."""
         space, want_vector, want_keyword = scope.space, query.weight > 0, query.weight < 1
-        async with self.search.limiter.acquire(space.uri):
-            if not want_keyword:
-                vector = await self._vector_of(space, embedding)
+        limiter = self.search.limiter
+        spent = limiter.spend(space.uri)
+        if not want_keyword:
+            vector = await self._vector_of(space, embedding)
+            async with limiter.acquire(space.uri, spent):
                 return await self._vector_candidates(scope, query, vector), {}, {}, set(), {}
-            keyword_search = asyncio.ensure_future(self._keyword_candidates(scope, query))
-            try:
-                if not want_vector:
-                    keyword = await keyword_search
-                    kws, adjacent, _ = _keyword_side({}, keyword)
-                    return {}, kws, adjacent, keyword.by_others(kws.keys() | _neighbours(adjacent)), {}
-                vector = await self._vector_of(space, embedding)
+        if not want_vector:
+            async with limiter.acquire(space.uri, spent):
+                keyword = await self._keyword_candidates(scope, query)
+            kws, adjacent, _ = _keyword_side({}, keyword)
+            return {}, kws, adjacent, keyword.by_others(kws.keys() | _neighbours(adjacent)), {}
+        keyword_search = asyncio.ensure_future(self._keyword_candidates(scope, query))  # while it embeds
+        try:
+            vector = await self._vector_of(space, embedding)
+            async with limiter.acquire(space.uri, spent):
                 if scope.row_ids is None:
                     # The keyword side first, then the vector search, whose `then` (in the FAISS worker,
                     # under the index's read share) scores the keyword-only candidates and the neighbours
@@ -210,13 +218,15 @@ class HybridSearch:
                     )
                     kws, adjacent, missing = _keyword_side(sims, keyword)
                     vectors = {}
-            finally:
-                if not keyword_search.done():
-                    keyword_search.cancel()  # the embedding failed: the (detached) keyword search is moot
-            if missing:  # not in the loaded index (an exact subset, or an empty result): the stored vectors
-                sims.update(
-                    await self._exact_similarities(space, missing, query, vector, filtered=True, keep=None)
-                )
+                if missing:  # not in the loaded index (an exact subset, or an empty result): stored vectors
+                    sims.update(
+                        await self._exact_similarities(
+                            space, missing, query, vector, filtered=True, keep=None
+                        )
+                    )
+        finally:
+            if not keyword_search.done():
+                keyword_search.cancel()  # the embedding failed: the (detached) keyword search is moot
         neighbours = _neighbours(adjacent)
         return sims, kws, adjacent, keyword.by_others(sims.keys() | kws.keys() | neighbours), vectors
 

@@ -65,8 +65,12 @@ async def test_the_sdk_client_on_a_new_connection_per_request_connects_every_tim
 
 async def test_agent_speed_recalls_all_succeed_on_the_default_limits(tmp_path):
     """50 back-to-back recalls of one agent, and 5 sessions of one key with 4 recalls in flight each:
-    the key's text budget and the embedder's queue fit agents (docs/mcp.md#limits-for-agents)."""
-    async with engram_serve(tmp_path, ENGRAM_EMBEDDER="builtin") as engram:  # the real model's pace
+    the key's text budget, the space's search slots and the embedder's queue fit agents
+    (docs/mcp.md#limits-for-agents). Every count is the default; only the waits' time bounds are lifted,
+    so a busy machine's slow embeddings cannot turn a waiter away (that a queued recall holds no search
+    slot is shown without timing in test_mcp_search_slots.py)."""
+    untimed = {"ENGRAM_EMBED_WAIT_MS": "60000", "ENGRAM_SEARCH_WAIT_MS": "60000"}
+    async with engram_serve(tmp_path, ENGRAM_EMBEDDER="builtin", **untimed) as engram:  # the real model
         headers = {"Authorization": f"Bearer {engram.token}"}
         async with (
             httpx2.AsyncClient(headers=headers) as http,
