@@ -347,7 +347,11 @@ def _processes_summary(
 
     keys = ("qps", "p50_ms", "p99_ms", "cpu_us", "client_us")
     series = [
-        {"label": label, "statuses": {str(k): v for k, v in _summed_statuses(rounds).items()}}
+        {
+            "label": label,
+            "processes": int(label.split()[0].removeprefix("ENGRAM_PROCESSES=")),  # process_series' label
+            "statuses": {str(k): v for k, v in _summed_statuses(rounds).items()},
+        }
         | {key: statistics.median(r[key] for r in rounds) for key in keys}
         for (_, _, label), rounds in zip(servers, results, strict=True)
     ]

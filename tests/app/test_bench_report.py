@@ -60,8 +60,12 @@ def _results(served_qps: float, bare_qps: float, cpu_us: float, e2e: float, bare
         "client": "wrk",
         "bare_qps": bare_qps,
         "bare_rounds": [bare_qps] * 3,
-        "ratio_rounds": [[served_qps / bare_qps * f for f in (0.5, 1.0, 3.0)]],
-        "series": [{"qps": served_qps, "cpu_us": cpu_us}],
+        # one process, then the default (two): the default serves 1.5x the QPS at 1.1x the CPU
+        "ratio_rounds": [[served_qps / bare_qps * f * m for f in (0.5, 1.0, 3.0)] for m in (1.0, 1.5)],
+        "series": [
+            {"processes": 1, "qps": served_qps, "cpu_us": cpu_us},
+            {"processes": 2, "qps": 1.5 * served_qps, "cpu_us": 1.1 * cpu_us},
+        ],
         "load_average": ["1.50", "2.25"],
     }
     search = [
@@ -78,19 +82,26 @@ def _results(served_qps: float, bare_qps: float, cpu_us: float, e2e: float, bare
 
 
 def test_the_section_states_commit_load_bare_and_the_ratios_against_the_goals():
-    throughput, search = _results(3000, 6000, 500, 1.4, 0.3, 0.4)
-    text = report.render("2026-12-02 04:00 UTC", "abc1234", 2, throughput, search, None)
+    """The QPS goal is read on the default process count, the CPU goal on one process."""
+    throughput, search = _results(2000, 6000, 500, 1.4, 0.3, 0.4)
+    text = report.render("2026-12-02 04:00 UTC", "abc1234", 2, throughput, search, None, [1, 2])
     assert "`abc1234`" in text and "2026-12-02 04:00 UTC" in text
-    assert "| 3,000 | 6,000 (2 threads) | **0.500×** | ≥ 0.6×: **not met** | 1.50 → 2.25 |" in text
-    assert "| 500 µs | | | ≤ 350 µs: **not met** |" in text
+    assert (
+        "(`engram serve`, 1 process, wrk) | 2,000 | 6,000 (2 threads) | **0.333×** |  | 1.50 → 2.25 |" in text
+    )
+    assert (
+        "(`engram serve`, 2 processes, the default, wrk) | 3,000 | 6,000 (2 threads) | **0.500×** "
+        "| ≥ 0.6×: **not met** | 1.50 → 2.25 |"
+    ) in text
+    assert "| 500 µs | | | ≤ 350 µs: **not met** |" in text and "| 550 µs | | |  |" in text
     assert (
         "| 1.40 ms | 0.30 + floor 0.40 = 0.70 ms (1 thread) | **2.000** | ≤ 1.6: **not met** | 1.0 → 1.2 |"
         in text
     )
 
-    throughput, search = _results(4000, 5000, 300, 1.0, 0.3, 0.4)
-    text = report.render("2026-12-02 04:00 UTC", "abc1234", 2, throughput, search, None)
-    assert "**0.800×** | ≥ 0.6×: met" in text and "≤ 350 µs: met" in text and "**1.429** | ≤ 1.6: met" in text
+    throughput, search = _results(2700, 5000, 300, 1.0, 0.3, 0.4)
+    text = report.render("2026-12-02 04:00 UTC", "abc1234", 2, throughput, search, None, [1, 2])
+    assert "**0.810×** | ≥ 0.6×: met" in text and "≤ 350 µs: met" in text and "**1.429** | ≤ 1.6: met" in text
 
 
 def test_the_write_rows_come_from_bench_writes_json():
@@ -102,6 +113,6 @@ def test_the_write_rows_come_from_bench_writes_json():
         ],
         "load_average": ["2.0", "2.5"],
     }
-    text = report.render("2026-12-02 04:00 UTC", "abc1234", 2, throughput, search, writes)
+    text = report.render("2026-12-02 04:00 UTC", "abc1234", 2, throughput, search, writes, [1, 2])
     assert "| c=1 | 310 | 9.9 | 1.23 ms | 2.0 → 2.5 |" in text
     assert "| c=32 | 1,520 | 80.0 | 0.70 ms | 2.0 → 2.5 |" in text
