@@ -127,6 +127,37 @@ def in_context(
     return sorted(score.items(), key=lambda item: (-item[1], item[0]))
 
 
+def anchored(
+    fused: Sequence[tuple[int, float]],
+    adjacent: Mapping[int, tuple[int | None, int | None]],
+    dated: Collection[int],
+    share: float,
+    reach: int,
+    top: int,
+    trace: dict[int, tuple[int, float]] | None = None,
+) -> list[tuple[int, float]]:
+    """`fused` (best first) with each `dated` turn (one that says when) up to `reach` turns before or after
+    one of the `top` leading memories (adjacent: {row: (before, after)}) raised to `share` x that memory's
+    score, when that is more than its own; best first. `trace`, as for in_context, gets {raised row: (the
+    leading memory, share)}."""
+    if not dated or not adjacent or share <= 0 or reach <= 0:
+        return list(fused)
+    score = dict(fused)
+    for row, lead in fused[:top]:
+        for side in (0, 1):
+            turn: int | None = row
+            for _ in range(reach):
+                pair = adjacent.get(turn) if turn is not None else None
+                turn = pair[side] if pair is not None else None
+                if turn is None:
+                    break
+                if turn in dated and share * lead > score.get(turn, 0.0):
+                    score[turn] = share * lead
+                    if trace is not None:
+                        trace[turn] = (row, share)
+    return sorted(score.items(), key=lambda item: (-item[1], item[0]))
+
+
 def by_speaker(
     fused: Sequence[tuple[int, float]], others: Collection[int], other: float
 ) -> list[tuple[int, float]]:
