@@ -374,8 +374,9 @@ class KeywordResult:
         self._dated = dated  # ascending positions of the rows naming a date, when the query asks when
 
     def dated(self, row_ids: Iterable[int]) -> set[int]:
-        """Those rows whose text names a date, written or resolved (the `@date` term, engram/search/dates.py),
-        when the query asks when ("When did ...?": dates.asks_when); empty otherwise."""
+        """Those live rows passing the search's filters whose text names a date, written or resolved (the
+        `@date` term, engram/search/dates.py), when the query asks when ("When did ...?": dates.asks_when);
+        empty otherwise."""
         if self._dated is None or not self._dated.shape[0]:
             return set()
         wanted = np.fromiter(row_ids, dtype=np.int64)
@@ -384,7 +385,10 @@ class KeywordResult:
         at = np.minimum(np.searchsorted(self._all_row_ids, wanted), self._all_row_ids.shape[0] - 1)
         known = self._all_row_ids[at] == wanted
         hit = np.minimum(np.searchsorted(self._dated, at), self._dated.shape[0] - 1)
-        return set(wanted[known & (self._dated[hit] == at)].tolist())
+        keep = known & (self._dated[hit] == at)
+        if self._context is not None:
+            keep &= self._context[2][at]  # live and passing the search's filters
+        return set(wanted[keep].tolist())
 
     def by_others(self, row_ids: Iterable[int]) -> set[int]:
         """Those rows said by someone other than the speaker(s) the query names; empty when it names none."""

@@ -36,6 +36,16 @@ and after it, engram/search/keyword_index.py `CONVERSATION_GAP_MS`):
 `reply` < 1 and `lead` < 1, so a memory never overtakes the neighbour it borrows from, and the score
 stays in [0, 1]. The context reaches `reach` turns: each pass carries the raised scores one turn on. Memories written apart (notes, documents) have no neighbours and keep their scores.
 
+When (`anchored`, for a question asking when, before the speaker step): the context's lead share is the
+policy's `when_lead`, and a turn that says when (it names a date, written or resolved: the `@date` term of
+engram/search/dates.py) near one of the leading memories is raised to a share of that memory's score:
+
+    score = max(own, share x score of a leading memory up to `reach` turns before or after it)
+
+In a conversation the time of an event is often told once, a turn or two from where the event is named
+("Guess what? I had a great accomplishment this Tuesday!" - "What did you do?" - "I won the regional chess
+tournament"), and the context's share of a share reaches that far only weakly (docs/benchmarks.md#locomo).
+
 Speaker (`by_speaker`, last): a question about a person is answered by what that person said ("What did
 Caroline research?" is answered by Caroline's turns, not by Melanie asking "how's the research going,
 Caroline?"). When the query names a speaker of the space (attrs.speaker, engram/search/keyword_index.py),

@@ -14,7 +14,7 @@ stored vectors. Every candidate
 thus has both scores, and `fusion.fuse` ranks the union across all scopes. The candidates' conversation
 neighbours (the memories written just before and after them, engram/search/keyword_index.py
 `CONVERSATION_GAP_MS`) are collected with both scores too, for the engram ranking's context step
-(fusion.in_context).
+(fusion.in_context), and, for a question asking when, which of them say when (fusion.anchored).
 """
 
 from __future__ import annotations
