@@ -43,8 +43,8 @@ engram/search/dates.py) near one of the leading memories is raised to a share of
     score = max(own, share x score of a leading memory up to `reach` turns before or after it)
 
 In a conversation the time of an event is often told once, a turn or two from where the event is named
-("Guess what? I had a great accomplishment this Tuesday!" - "What did you do?" - "I won the regional chess
-tournament"), and the context's share of a share reaches that far only weakly (docs/benchmarks.md#locomo).
+("Guess what, something great happened this Tuesday!" - "Tell me!" - "I took first place at the city chess
+open"), and the context's share of a share reaches that far only weakly (docs/benchmarks.md#locomo).
 
 Speaker (`by_speaker`, last): a question about a person is answered by what that person said ("What did
 Caroline research?" is answered by Caroline's turns, not by Melanie asking "how's the research going,

@@ -237,23 +237,23 @@ def test_the_anchor_raises_the_turns_that_say_when_near_the_leading_ones():
 
 
 CHESS = [
-    ("John", "Hey James! Guess what? I had a great accomplishment this Tuesday!"),
-    ("James", "That's great news. What did you do?"),
-    ("John", "I won the regional chess tournament. It was intense but I came out on top!"),
-    ("James", "Congrats! How did it feel to come out on top?"),
-    ("John", "Amazing. All those evenings of practice paid off."),
+    ("John", "Morning James! Guess what, something great happened this Tuesday!"),
+    ("James", "Tell me! What happened?"),
+    ("John", "I took first place at the city chess open. A tough final, but I won it."),
+    ("James", "Congratulations! How did it feel?"),
+    ("John", "Amazing. The evening practice paid off."),
 ]
 
 
 async def test_a_when_question_ranks_the_turn_that_says_when_beside_the_event(aiohttp_client, settings):
-    """ "When did John win the chess tournament?": the turn naming the event holds no date; the one that
-    says when ("this Tuesday") came two turns before it. The date anchor (fusion.anchored) gives that turn
+    """A question asking when ("When did John win the chess open?"): the turn naming the event holds no
+    date; the one that says when ("this Tuesday") came two turns before it. The date anchor (fusion.anchored) gives that turn
     0.8x the event turn's score, which the context step alone (0.7 x 0.7) does not; the explanation names
     the turn it came from. A question not asking when gets neither step."""
     engram = await start(aiohttp_client, settings)
     space = await said(engram, await engram.space("chess"), CHESS)
     ranking = engram.ctx.services.ranking
-    query = TextSearch("When did John win the chess tournament?")
+    query = TextSearch("When did John win the chess open?")
     found = await engram.ctx.services.hybrid.candidates([Scope(space)], replace(query, weight=0.5))
     hits = (await ranking.run([Scope(space)], query, "hybrid")).hits
     texts = [h.memory.text for h in hits]
@@ -277,7 +277,7 @@ async def test_a_when_question_ranks_the_turn_that_says_when_beside_the_event(ai
     score = {h.memory.row_id: h.score for h in unanchored.hits}
     assert score[hits[told].memory.row_id] < hits[told].score
     # not asking when: no turn is marked, and neither step is taken (absurd shares change nothing)
-    what = TextSearch("What did John win at the chess tournament?")
+    what = TextSearch("What did John win at the chess open?")
     other = await engram.ctx.services.hybrid.candidates([Scope(space)], replace(what, weight=0.5))
     assert other.dated == set()
     asked = [(h.memory.row_id, h.score) for h in (await ranking.run([Scope(space)], what, "hybrid")).hits]
@@ -301,7 +301,7 @@ def test_a_when_question_takes_the_when_lead_share():
 async def test_the_when_steps_stay_out_of_the_single_side_modes(aiohttp_client, settings):
     engram = await start(aiohttp_client, settings)
     space = await said(engram, await engram.space("chess-modes"), CHESS)
-    query = TextSearch("When did John win the chess tournament?")
+    query = TextSearch("When did John win the chess open?")
     for mode, own in (("keyword", "keyword"), ("vector", "similarity")):
         hits = (await engram.ctx.services.ranking.run([Scope(space)], query, mode)).hits
         assert hits and all(h.score == pytest.approx(getattr(h, own) or 0.0) for h in hits)
