@@ -64,7 +64,8 @@ class RankingPolicy:
     # is often announced a turn before it is named: "Guess what I did yesterday?" - "I ran a marathon") ...
     when_lead: float = 0.7
     # ... and its date anchor (fusion.anchored): a turn that says when, up to `anchor_reach` turns from one
-    # of the `anchor_top` leading memories, raised to `anchor` x that memory's score
+    # of the `anchor_top` leading memories, raised to `anchor` x that memory's score (these four chosen on
+    # LoCoMo's tuning half: docs/benchmarks.md#locomo, step 9)
     anchor: float = 0.8
     anchor_reach: int = 2
     anchor_top: int = 10
