@@ -180,6 +180,8 @@ async def run(
                         found.adjacent,
                         found.others,
                         found.vectors,
+                        text=q.text,
+                        dated=found.dated,
                     )
                     latency[name].append(collected + time.perf_counter() - started)
                     rankings[name].append([h.memory.source for h in ranked.hits])

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..search.analyzer import fold
+from ..search.dates import asks_when
 from ..search.keyword_index import Annotation
 from ..service import cross_lingual
 from ..service.explain import finish
@@ -59,7 +61,8 @@ class Candidates:
     # those naming memories: what explain.finish needs to mark, place and drop superseded hits
     annotation: Annotation | None = None
     successors: dict = field(default_factory=dict)
-    text: str = ""  # the query (its language: service/cross_lingual.py)
+    text: str = ""  # the query (its language: service/cross_lingual.py; whether it asks when)
+    dated: set = field(default_factory=set)  # turns that say when, for a question asking when (Found.dated)
 
 
 class SpaceRunner:
@@ -104,11 +107,14 @@ class SpaceRunner:
         return Candidates(
             similarity, keyword, memories, vectors, term_idf,
             adjacent=found.adjacent, others=found.others, annotation=annotation, successors=successors,
-            text=text,
+            text=text, dated=found.dated,
         )  # fmt: skip
 
     def fused(self, found: Candidates, policy: RankingPolicy) -> Outcome:
-        fused = fuse_candidates(found.similarity, found.keyword, policy, found.adjacent, found.others)
+        fused = fuse_candidates(
+            found.similarity, found.keyword, policy, found.adjacent, found.others,
+            when=asks_when(fold(found.text)), dated=found.dated,
+        )  # fmt: skip
         top = max(found.similarity.values(), default=0.0)
         if policy.restatements is None:
             return Outcome([self.key_of_row[r] for r, _ in fused[:DEPTH]], top)

@@ -235,8 +235,11 @@ class KeywordIndex:
         if self._average is None:
             self._average = float(self.lengths[self.live].mean()) if live_count else 1.0
         scores = np.zeros(len(self), dtype=np.float32)
+        dated = None  # a question asking when: the rows that say when, for the ranking's date anchor
         for term in terms:
             positions, weights, df = self._term(term, self._average or 1.0)
+            if term == DATE_TERM:
+                dated = positions  # ascending (rows are appended in order), live or not
             if df == 0:
                 continue
             scores[positions] += np.float32(np.log1p((live_count - df + 0.5) / (df + 0.5))) * weights
@@ -248,7 +251,7 @@ class KeywordIndex:
             candidates = candidates[np.argpartition(-scores[candidates], k - 1)[:k]]
         order = np.lexsort((self.row_ids[candidates], -scores[candidates]))
         best = candidates[order]
-        return KeywordResult(self.row_ids[best], scores[best], self.row_ids, scores, context, others)
+        return KeywordResult(self.row_ids[best], scores[best], self.row_ids, scores, context, others, dated)
 
     def _other_speakers(self, text: str) -> np.ndarray | None:
         """When the query names a speaker of the space (a word of an attrs.speaker value, e.g. "Caroline"
@@ -362,11 +365,30 @@ class KeywordResult:
         all_scores: np.ndarray | None,
         context: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
         others: np.ndarray | None = None,
+        dated: np.ndarray | None = None,
     ) -> None:
         self.row_ids, self.scores = row_ids, scores
         self._all_row_ids, self._all_scores = all_row_ids, all_scores
         self._context = context  # (previous position, next position, allowed) per position
         self._others = others  # positions said by a speaker the query does not name (_other_speakers)
+        self._dated = dated  # ascending positions of the rows naming a date, when the query asks when
+
+    def dated(self, row_ids: Iterable[int]) -> set[int]:
+        """Those live rows passing the search's filters whose text names a date, written or resolved (the
+        `@date` term, engram/search/dates.py), when the query asks when ("When did ...?": dates.asks_when);
+        empty otherwise."""
+        if self._dated is None or not self._dated.shape[0]:
+            return set()
+        wanted = np.fromiter(row_ids, dtype=np.int64)
+        if not wanted.shape[0]:
+            return set()
+        at = np.minimum(np.searchsorted(self._all_row_ids, wanted), self._all_row_ids.shape[0] - 1)
+        known = self._all_row_ids[at] == wanted
+        hit = np.minimum(np.searchsorted(self._dated, at), self._dated.shape[0] - 1)
+        keep = known & (self._dated[hit] == at)
+        if self._context is not None:
+            keep &= self._context[2][at]  # live and passing the search's filters
+        return set(wanted[keep].tolist())
 
     def by_others(self, row_ids: Iterable[int]) -> set[int]:
         """Those rows said by someone other than the speaker(s) the query names; empty when it names none."""

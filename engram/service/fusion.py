@@ -36,6 +36,16 @@ and after it, engram/search/keyword_index.py `CONVERSATION_GAP_MS`):
 `reply` < 1 and `lead` < 1, so a memory never overtakes the neighbour it borrows from, and the score
 stays in [0, 1]. The context reaches `reach` turns: each pass carries the raised scores one turn on. Memories written apart (notes, documents) have no neighbours and keep their scores.
 
+When (`anchored`, for a question asking when, before the speaker step): the context's lead share is the
+policy's `when_lead`, and a turn that says when (it names a date, written or resolved: the `@date` term of
+engram/search/dates.py) near one of the leading memories is raised to a share of that memory's score:
+
+    score = max(own, share x score of a leading memory up to `reach` turns before or after it)
+
+In a conversation the time of an event is often told once, a turn or two from where the event is named
+("Guess what, something great happened this Tuesday!" - "Tell me!" - "I took first place at the city chess
+open"), and the context's share of a share reaches that far only weakly (docs/benchmarks.md#locomo).
+
 Speaker (`by_speaker`, last): a question about a person is answered by what that person said ("What did
 Caroline research?" is answered by Caroline's turns, not by Melanie asking "how's the research going,
 Caroline?"). When the query names a speaker of the space (attrs.speaker, engram/search/keyword_index.py),
@@ -124,6 +134,37 @@ def in_context(
                 if trace is not None:
                     trace[before] = (row, lead)
         score = raised
+    return sorted(score.items(), key=lambda item: (-item[1], item[0]))
+
+
+def anchored(
+    fused: Sequence[tuple[int, float]],
+    adjacent: Mapping[int, tuple[int | None, int | None]],
+    dated: Collection[int],
+    share: float,
+    reach: int,
+    top: int,
+    trace: dict[int, tuple[int, float]] | None = None,
+) -> list[tuple[int, float]]:
+    """`fused` (best first) with each `dated` turn (one that says when) up to `reach` turns before or after
+    one of the `top` leading memories (adjacent: {row: (before, after)}) raised to `share` x that memory's
+    score, when that is more than its own; best first. `trace`, as for in_context, gets {raised row: (the
+    leading memory, share)}."""
+    if not dated or not adjacent or share <= 0 or reach <= 0:
+        return list(fused)
+    score = dict(fused)
+    for row, lead in fused[:top]:
+        for side in (0, 1):
+            turn: int | None = row
+            for _ in range(reach):
+                pair = adjacent.get(turn) if turn is not None else None
+                turn = pair[side] if pair is not None else None
+                if turn is None:
+                    break
+                if turn in dated and share * lead > score.get(turn, 0.0):
+                    score[turn] = share * lead
+                    if trace is not None:
+                        trace[turn] = (row, share)
     return sorted(score.items(), key=lambda item: (-item[1], item[0]))
 
 

@@ -14,7 +14,7 @@ stored vectors. Every candidate
 thus has both scores, and `fusion.fuse` ranks the union across all scopes. The candidates' conversation
 neighbours (the memories written just before and after them, engram/search/keyword_index.py
 `CONVERSATION_GAP_MS`) are collected with both scores too, for the engram ranking's context step
-(fusion.in_context).
+(fusion.in_context), and, for a question asking when, which of them say when (fusion.anchored).
 """
 
 from __future__ import annotations
@@ -43,13 +43,15 @@ if TYPE_CHECKING:
     from .search import SearchService
 
 T = TypeVar("T")
-# one scope's candidates: cosines, keyword shares, conversation neighbours, rows said by others, unit vectors
+# one scope's candidates: cosines, keyword shares, conversation neighbours, rows said by others, unit vectors,
+# the turns that say when (for a question asking when)
 Part = tuple[
     dict[int, float],
     dict[int, float],
     dict[int, tuple[int | None, int | None]],
     set[int],
     dict[int, np.ndarray],
+    set[int],
 ]
 CANDIDATES = 100  # per scope and per side; the union holds at most 2 x CANDIDATES per scope
 CONTEXT = 30  # per side, the leading candidates whose conversation neighbours are collected
@@ -93,6 +95,9 @@ class Found:
     vectors: dict[int, np.ndarray] = field(default_factory=dict)
     # {space URI: space id} of the scopes, for the hit cache (ranking._read)
     space_ids: dict[str, int] = field(default_factory=dict)
+    # when the query asks when: the conversation turns in `adjacent` whose text names a date
+    # (KeywordResult.dated), for the ranking's date anchor (fusion.anchored)
+    dated: set[int] = field(default_factory=set)
 
 
 @dataclass(frozen=True)
@@ -153,8 +158,9 @@ class HybridSearch:
             elif embedding is not None and not embedding.cancelled():
                 embedding.exception()  # retrieved: a failed embedding is reported through the scopes
         found = Found({}, {}, {})
-        for scope, (sims, kws, adjacent, others, vectors) in zip(scopes, parts, strict=True):
+        for scope, (sims, kws, adjacent, others, vectors, dated) in zip(scopes, parts, strict=True):
             found.vectors.update(vectors)
+            found.dated.update(dated)
             found.space_ids[scope.space.uri] = scope.space.id
             found.similarity.update(sims)
             found.keyword.update(kws)
@@ -194,12 +200,13 @@ class HybridSearch:
         if not want_keyword:
             vector = await self._vector_of(space, embedding)
             async with limiter.acquire(space.uri, spent):
-                return await self._vector_candidates(scope, query, vector), {}, {}, set(), {}
+                return await self._vector_candidates(scope, query, vector), {}, {}, set(), {}, set()
         if not want_vector:
             async with limiter.acquire(space.uri, spent):
                 keyword = await self._keyword_candidates(scope, query)
             kws, adjacent, _ = _keyword_side({}, keyword)
-            return {}, kws, adjacent, keyword.by_others(kws.keys() | _neighbours(adjacent)), {}
+            turns = adjacent.keys() | _neighbours(adjacent)
+            return {}, kws, adjacent, keyword.by_others(kws.keys() | turns), {}, keyword.dated(turns)
         keyword_search = asyncio.ensure_future(self._keyword_candidates(scope, query))  # while it embeds
         try:
             vector = await self._vector_of(space, embedding)
@@ -228,7 +235,8 @@ class HybridSearch:
             if not keyword_search.done():
                 keyword_search.cancel()  # the embedding failed: the (detached) keyword search is moot
         neighbours = _neighbours(adjacent)
-        return sims, kws, adjacent, keyword.by_others(sims.keys() | kws.keys() | neighbours), vectors
+        others = keyword.by_others(sims.keys() | kws.keys() | neighbours)
+        return sims, kws, adjacent, others, vectors, keyword.dated(adjacent.keys() | neighbours)
 
     async def _vector_of(
         self, space: Space, embedding: asyncio.Future[dict[str, np.ndarray]] | None

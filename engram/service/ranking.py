@@ -24,13 +24,14 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import InvalidInput
-from ..search.analyzer import terms
+from ..search.analyzer import fold, terms
+from ..search.dates import asks_when
 from ..store import Memory, memory_reads
 from ..store import documents as store_documents
 from ..store import spaces as store_spaces
 from . import cross_lingual
 from .explain import QueryFacts, Replacement, Why, finish
-from .fusion import by_speaker, fuse, in_context, rrf_fuse, speaker_matches
+from .fusion import anchored, by_speaker, fuse, in_context, rrf_fuse, speaker_matches
 from .hybrid import filters_of
 from .search import require_model
 from .supersession import Restatements, newer_first
@@ -59,6 +60,15 @@ class RankingPolicy:
     reach: int = 2  # ... carried this many turns on (HybridSearch.candidates collects two turns around)
     other_speaker: float = 0.7  # score factor of a turn said by someone else than the query names ...
     speaker_match: float = 0.3  # ... when the named speaker's best keyword share is this x the others' best
+    # a question asking when ("When did ...?", dates.asks_when): the lead share instead of `lead` (an event
+    # is often announced a turn before it is named: "Guess what I did yesterday?" - "I ran a marathon") ...
+    when_lead: float = 0.7
+    # ... and its date anchor (fusion.anchored): a turn that says when, up to `anchor_reach` turns from one
+    # of the `anchor_top` leading memories, raised to `anchor` x that memory's score (these four chosen on
+    # LoCoMo's tuning half: docs/benchmarks.md#locomo, step 9)
+    anchor: float = 0.8
+    anchor_reach: int = 2
+    anchor_top: int = 10
     # cosine added to a candidate in another language than the query's (cross_lingual.level): 0 for models
     # that do not match across languages
     cross_lingual: float = 0.0
@@ -146,15 +156,16 @@ class EngramRanking:
             # one side alone means what it says: no conversation context (a keyword-only hit holds a
             # query word, a vector-only score is the cosine)
             policy = replace(
-                policy, fusion="convex", weight=side_weight, reply=0.0, lead=0.0, other_speaker=1.0
-            )
+                policy, fusion="convex", weight=side_weight, reply=0.0, lead=0.0, when_lead=0.0,
+                other_speaker=1.0, anchor=0.0,
+            )  # fmt: skip
         elif weight is not None:
             policy = replace(policy, fusion="convex", weight=weight)
         # The whole pool (POOL at least), so `current` and a confidence floor still leave `limit` hits; the
         # first `limit` of it are exactly what a ranking cut at `limit` holds (arrange).
         ranking = await self.rank(
             similarity, keyword, owner, max(query.limit, POOL), policy, found.adjacent, found.others,
-            found.vectors, found.space_ids, query.text,
+            found.vectors, found.space_ids, query.text, found.dated,
         )  # fmt: skip
         annotations, successors = await self._annotate(scopes, query, ranking, owner)
         hits, facts = finish(
@@ -227,14 +238,17 @@ class EngramRanking:
         known: Mapping[int, np.ndarray] | None = None,
         space_ids: Mapping[str, int] | None = None,
         text: str | None = None,
+        dated: Collection[int] = (),
     ) -> Ranking:
         """Rank already collected candidates (HybridSearch.candidates) under `policy` (the confidence here
         knows only the cosine; `run` adds the keyword coverage). `known`: unit vectors the candidates
         brought from the index (Found.vectors); only the others are read from the store. `space_ids`
         (Found.space_ids) lets the memories come from the hit cache (_read). `text`: the query, whose
-        language the cross-lingual step compares with the candidates' (cross_lingual.py)."""
+        language the cross-lingual step compares with the candidates' (cross_lingual.py) and whose asking
+        when sets the when-question's steps (fuse_candidates); `dated`: Found.dated."""
         trace: dict[int, tuple[int, float]] = {}
-        fused = fuse_candidates(similarity, keyword, policy, adjacent, others, trace)
+        when = text is not None and asks_when(fold(text))
+        fused = fuse_candidates(similarity, keyword, policy, adjacent, others, trace, when=when, dated=dated)
         head = fused[: max(limit, POOL) if policy.restatements else limit]
         memories, vectors = await self._read(
             head, owner, with_vectors=policy.restatements is not None, known=known or {}, space_ids=space_ids
@@ -350,16 +364,27 @@ def fuse_candidates(
     adjacent: Mapping[int, tuple[int | None, int | None]] | None = None,
     others: Collection[int] = (),
     trace: dict[int, tuple[int, float]] | None = None,
+    *,
+    when: bool = False,
+    dated: Collection[int] = (),
 ) -> list[tuple[int, float]]:
     """The policy's fusion of the two sides, then each conversation turn in the context of its neighbours
     (fusion.in_context, which fills `trace` when given) and, when the query names a speaker, the turns
     said by others weighed down (fusion.by_speaker; `lowered_speakers`); `adjacent` and `others` from
-    HybridSearch.candidates."""
+    HybridSearch.candidates. A question asking `when` (dates.asks_when) takes `when_lead` as the lead
+    share, and its `dated` turns (Found.dated) near the leading memories are raised (fusion.anchored)
+    before the speaker step, so an explanation's share is of the neighbour's score before it, as the
+    context step's is."""
     if policy.fusion == "rrf":
         fused = rrf_fuse(similarity, keyword)
     else:
         fused = fuse(similarity, keyword, policy.weight)
-    in_turns = in_context(fused, adjacent or {}, policy.reply, policy.lead, policy.reach, trace)
+    lead = policy.when_lead if when else policy.lead
+    in_turns = in_context(fused, adjacent or {}, policy.reply, lead, policy.reach, trace)
+    if when:
+        in_turns = anchored(
+            in_turns, adjacent or {}, dated, policy.anchor, policy.anchor_reach, policy.anchor_top, trace
+        )
     return by_speaker(in_turns, lowered_speakers(keyword, others, policy), policy.other_speaker)
 
 

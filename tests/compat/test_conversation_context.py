@@ -9,9 +9,9 @@ from dataclasses import replace
 import pytest
 from support.compat import start
 
-from engram.service.fusion import in_context, speaker_matches
+from engram.service.fusion import anchored, in_context, speaker_matches
 from engram.service.hybrid import Scope, TextSearch
-from engram.service.ranking import policy_for
+from engram.service.ranking import fuse_candidates, policy_for
 
 TURNS = [
     "Sam: Hey Evan, long time no see! How have you been?",
@@ -215,3 +215,93 @@ async def test_a_when_question_is_embedded_as_the_event_it_asks_about(chat):
     assert asked.similarity and asked.similarity == event.similarity
     whole = await hybrid.candidates([Scope(space)], TextSearch("How did Evan get into watercolor painting?"))
     assert whole.similarity != event.similarity  # other questions are embedded whole
+
+
+def test_the_anchor_raises_the_turns_that_say_when_near_the_leading_ones():
+    """fusion.anchored: a dated turn up to `reach` turns before or after one of the `top` leading memories
+    gets `share` x its score, unless its own is higher; an undated turn, or one farther away, keeps its own."""
+    fused = [(10, 0.8), (20, 0.5), (3, 0.05)]
+    adjacent = {10: (9, 11), 9: (8, 10), 8: (7, 9), 11: (10, 12), 20: (19, None)}
+    dated = {7, 8, 12, 19, 3}
+    trace: dict[int, tuple[int, float]] = {}
+    score = dict(anchored(fused, adjacent, dated, 0.8, 2, 10, trace))
+    assert score[8] == pytest.approx(0.64)  # two turns before 10 (9, between them, is undated: untouched)
+    assert 9 not in score and 7 not in score  # undated; three turns away
+    assert score[12] == pytest.approx(0.64) and score[19] == pytest.approx(0.4)
+    assert score[3] == 0.05  # dated but near no leading memory
+    assert trace == {8: (10, 0.8), 12: (10, 0.8), 19: (20, 0.8)}
+    assert 19 not in dict(anchored(fused, adjacent, dated, 0.8, 2, 1))  # only the first one anchors
+    assert dict(anchored([(10, 0.8), (8, 0.7)], adjacent, dated, 0.8, 2, 10))[8] == 0.7  # its own is more
+    assert anchored(fused, adjacent, set(), 0.8, 2, 10) == fused
+    assert anchored(fused, adjacent, dated, 0.0, 2, 10) == fused
+
+
+CHESS = [
+    ("John", "Morning James! Guess what, something great happened this Tuesday!"),
+    ("James", "Tell me! What happened?"),
+    ("John", "I took first place at the city chess open. A tough final, but I won it."),
+    ("James", "Congratulations! How did it feel?"),
+    ("John", "Amazing. The evening practice paid off."),
+]
+
+
+async def test_a_when_question_ranks_the_turn_that_says_when_beside_the_event(aiohttp_client, settings):
+    """A question asking when ("When did John win the chess open?"): the turn naming the event holds no
+    date; the one that says when ("this Tuesday") came two turns before it. The date anchor (fusion.anchored) gives that turn
+    0.8x the event turn's score, which the context step alone (0.7 x 0.7) does not; the explanation names
+    the turn it came from. A question not asking when gets neither step."""
+    engram = await start(aiohttp_client, settings)
+    space = await said(engram, await engram.space("chess"), CHESS)
+    ranking = engram.ctx.services.ranking
+    query = TextSearch("When did John win the chess open?")
+    found = await engram.ctx.services.hybrid.candidates([Scope(space)], replace(query, weight=0.5))
+    hits = (await ranking.run([Scope(space)], query, "hybrid")).hits
+    texts = [h.memory.text for h in hits]
+    event, told = texts.index(f"John: {CHESS[2][1]}"), texts.index(f"John: {CHESS[0][1]}")
+    assert event == 0 and told == 1
+    assert found.dated == {hits[told].memory.row_id}  # the one turn that says when
+    assert hits[told].score == pytest.approx(0.8 * hits[event].score)
+    why = hits[told].why
+    assert why is not None and why.context is not None
+    assert (why.context.uri, why.context.position, why.context.share) == (
+        hits[event].memory.uri,
+        "after",
+        0.8,
+    )
+    # the same candidates without the anchor: the context's share of a share only (0.7 x 0.7)
+    plain = replace(policy_for(None), anchor=0.0)
+    unanchored = await ranking.rank(
+        found.similarity, found.keyword, found.owner, 10, plain, found.adjacent, found.others,
+        text=query.text, dated=found.dated,
+    )  # fmt: skip
+    score = {h.memory.row_id: h.score for h in unanchored.hits}
+    assert score[hits[told].memory.row_id] < hits[told].score
+    # not asking when: no turn is marked, and neither step is taken (absurd shares change nothing)
+    what = TextSearch("What did John win at the chess open?")
+    other = await engram.ctx.services.hybrid.candidates([Scope(space)], replace(what, weight=0.5))
+    assert other.dated == set()
+    asked = [(h.memory.row_id, h.score) for h in (await ranking.run([Scope(space)], what, "hybrid")).hits]
+    absurd = replace(policy_for(None), when_lead=0.01, anchor=0.99)
+    again = await ranking.rank(
+        other.similarity, other.keyword, other.owner, 10, absurd, other.adjacent, other.others,
+        text=what.text, dated={h for h, _ in asked},
+    )  # fmt: skip
+    assert [(h.memory.row_id, h.score) for h in again.hits] == asked
+
+
+def test_a_when_question_takes_the_when_lead_share():
+    policy = policy_for(None)
+    similarity, keyword, adjacent = {2: 0.5}, {2: 0.5}, {2: (1, None)}
+    plain = dict(fuse_candidates(similarity, keyword, policy, adjacent))
+    when = dict(fuse_candidates(similarity, keyword, policy, adjacent, when=True))
+    assert plain[1] == pytest.approx(policy.lead * 0.5) and when[1] == pytest.approx(policy.when_lead * 0.5)
+    assert policy.when_lead > policy.lead
+
+
+async def test_the_when_steps_stay_out_of_the_single_side_modes(aiohttp_client, settings):
+    engram = await start(aiohttp_client, settings)
+    space = await said(engram, await engram.space("chess-modes"), CHESS)
+    query = TextSearch("When did John win the chess open?")
+    for mode, own in (("keyword", "keyword"), ("vector", "similarity")):
+        hits = (await engram.ctx.services.ranking.run([Scope(space)], query, mode)).hits
+        assert hits and all(h.score == pytest.approx(getattr(h, own) or 0.0) for h in hits)

@@ -127,6 +127,28 @@ def test_a_query_naming_a_speaker_marks_the_turns_said_by_others():
     assert index.search("zebra", 5).by_others(everyone) == set()
 
 
+def test_a_question_asking_when_marks_the_rows_that_say_when():
+    """KeywordResult.dated: the rows whose text names a date, written or resolved (the `@date` term of
+    engram/search/dates.py), only for a question asking when; deleted rows and rows the index lacks are
+    never in it."""
+    may_8 = 1_683_504_000_000  # 2023-05-08T00:00:00Z
+    index = build(
+        doc("John: guess what, something great happened this Tuesday!", ms=may_8),
+        doc("James: tell me, what happened?", ms=may_8 + 1000),
+        doc("John: I took first place at the city chess open", ms=may_8 + 2000),
+        doc("James: the final is on 12 June 2023", ms=may_8 + 3000),
+        doc("John: I have played chess for years", ms=may_8 + 4000),
+    )
+    every = [1, 2, 3, 4, 5, 99]
+    assert index.search("When did John win the chess open?", 5).dated(every) == {1, 4}
+    assert index.search("what date is the chess final", 5).dated([4, 5]) == {4}
+    # any other question: no row is marked, whatever it says
+    assert index.search("What did John win?", 5).dated(every) == set()
+    assert index.search("When did John win?", 5).dated([]) == set()
+    index.remove([1])
+    assert index.search("When did John win the chess open?", 5).dated(every) == {4}
+
+
 def test_adjacent_names_only_rows_with_an_allowed_neighbour():
     """KeywordResult.adjacent: each neighbour that exists and passes the filters, None for the other side,
     rows with neither left out; rows the index lacks ignored."""
