@@ -11,6 +11,19 @@ relative date the rule can see and reports no change it can hear, so it keeps th
   specific (two analyzer terms at least: "pocket-app 3.0 shipped" against "pocket-app 3.0 planning: ...").
   A lone name ("Dana found ...", "Zoë shipped ...") is not specific enough: people and services appear in
   many memories that a new act of theirs does not replace (measured: docs/benchmarks.md#stale-leaks).
+- `names_what_changed(newer, older)`: stronger evidence than a change reported, a change *of a thing the
+  older memory names*: within one clause of the newer memory, a verb of transition (`_TRANSITION`: "moved",
+  "replaces", "was switched off", "started", ...; not the adverbs "now", "instead", which mark a present
+  state without saying which state it ends) whose subject (the clause's words before it) is specific and
+  named in the older memory (two analyzer terms at least, every one of them in the older memory:
+  "ci-old.harbor.net was switched off" against "the Jenkins controller ci-old.harbor.net has 4
+  executors"), or whose object (its words after it, up to the first preposition) holds at least two words,
+  and at least half of its words, the older memory names ("the team ... replaces written weekly status
+  with a 10-minute video" against "weekly status updates ..."). The object is counted in words, not terms,
+  so one hyphenated name ("pocket-app", three terms) does not pass as two things named. Such an update
+  rarely shares the older memory's wording (cosines 0.35-0.52 on the eval), so supersession.py lets it
+  restate at a lower similarity, relevance and keyword share (Restatements.named_*;
+  docs/benchmarks.md#stale-leaks).
 - `reports_event(text)`: the text dates what it tells relative to when it was written in the past or
   present ("yesterday", "last Friday", "two weeks ago", "this morning"): an event, which stays true whatever
   is said later. A memory whose only relative dates point ahead ("next month", "tomorrow", "in two
@@ -26,13 +39,18 @@ from ..search.analyzer import terms
 from ..search.dates import NUMBERS, WEEKDAYS, names_relative_date
 
 # Words of an update: a state that changed, ended or began (folded, as engram/search/analyzer.py folds).
-_CHANGE = re.compile(
-    r"\b(?:now|no longer|any ?more|instead|finish(?:ed|es)?|complet(?:ed|es)|switch(?:ed|es)|mov(?:ed|es)"
+# The adverbs mark a state as the present one ("X now uses Y") without saying which state it ends ...
+_CHANGE_ADVERBS = r"now|no longer|any ?more|instead"
+# ... the verbs name a transition of their subject or object ("ci-old.harbor.net was switched off",
+# "replaces written weekly status"), which is what names_what_changed reads
+_TRANSITION = re.compile(
+    r"\b(?:finish(?:ed|es)?|complet(?:ed|es)|switch(?:ed|es)|mov(?:ed|es)"
     r"|migrat(?:ed|es)|replac(?:ed|es)|start(?:ed|s)|stopp?(?:ed|s)|chang(?:ed|es)|upgrad(?:ed|es)"
     r"|downgrad(?:ed|es)|renam(?:ed|es)|became|enabled|disabled|retired|decommissioned|cancell?ed"
     r"|postponed|rescheduled|took over|takes over|handed over)\b"
     r"|\b(?:was|were|has been|have been|got)\s+\w+(?:ed|en)\b"  # a completed action: "were fitted"
 )
+_CHANGE = re.compile(r"\b(?:" + _CHANGE_ADVERBS + r")\b|" + _TRANSITION.pattern)
 _WORD = re.compile(r"[a-z]+")
 # Irregular past and past-participle forms of verbs of action (a small list: no inflection library ships
 # with engram); forms that equal their present ("put", "set", "cut", "read") are left out, being ambiguous.
@@ -54,6 +72,14 @@ _NOT_DONE = frozenset((
 ))  # fmt: skip
 _PAST_EED = frozenset(("agreed", "freed", "guaranteed"))
 _MIN_SUBJECT_TERMS = 2
+# A clause: what one verb of transition can be about ("...: the team stops X, replaces Y with Z, and
+# keeps W"; "Noor confirmed that X is now enabled"). A dot ends one only before a space, so
+# "ci-old.harbor.net" and "8.0.36" stay whole.
+_CLAUSE = re.compile(r"[;:,()!?]|\.(?:\s|$)|\s(?:and|but|while|whereas|so|then|that|which|who)\s")
+# where the object of a verb of transition ends: "replaces written weekly status | with a 10-minute video"
+_PREPOSITION = re.compile(r"\s(?:with|to|from|for|on|in|at|by|after|before|because|since|until|into|as|of)\s")
+# terms that belong to the change, not to what changed ("X is now enabled": X is the subject)
+_ADVERB_TERMS = frozenset(terms("now no longer anymore instead"))
 
 _COUNT = r"(?:\d{1,3}|" + "|".join(NUMBERS) + r")"
 # relative dates that point ahead by themselves ...
@@ -74,6 +100,28 @@ def reports_change(folded_newer: str, older_text: str) -> bool:
         return True
     subject = _done_subject(folded_newer)
     return subject is not None and len(subject) >= _MIN_SUBJECT_TERMS and subject <= set(terms(older_text))
+
+
+def names_what_changed(folded_newer: str, older_text: str) -> bool:
+    """Whether a clause of the newer memory's (folded) text reports a transition of a thing the older
+    memory names (its subject specific and named there, or most of its object named there)."""
+    named = set(terms(older_text))
+    for clause in _CLAUSE.split(folded_newer):
+        for match in _TRANSITION.finditer(clause):
+            subject = _content_terms(clause[: match.start()])
+            if len(subject) >= _MIN_SUBJECT_TERMS and subject <= named:
+                return True
+            object_ = _PREPOSITION.split(clause[match.end() :], maxsplit=1)[0]
+            words = [found for found in map(_content_terms, object_.split()) if found]
+            hits = sum(found <= named for found in words)
+            if hits >= _MIN_SUBJECT_TERMS and 2 * hits >= len(words):
+                return True
+    return False
+
+
+def _content_terms(text: str) -> set[str]:
+    """The text's analyzer terms but single letters (a possessive's "s") and the change adverbs."""
+    return {term for term in terms(text) if len(term) > 1 and term not in _ADVERB_TERMS}
 
 
 def reports_event(folded_text: str) -> bool:
