@@ -127,7 +127,7 @@ def test_a_transition_of_a_thing_the_older_memory_names(newer, older, named):
 
 
 def test_a_transition_of_a_named_thing_restates_below_the_change_floor_and_relevance():
-    """"ci-old.harbor.net was switched off" replaces a note on ci-old.harbor.net at cosine 0.4 (below
+    """A note that ci-old.harbor.net "was switched off" replaces one on ci-old.harbor.net at cosine 0.4 (below
     change_similarity) and at 0.4 of its relevance (below min_relevance), not below named_similarity or
     named_relevance, nor without the tier; a newer memory at those numbers without the words does not."""
     older = "The Jenkins controller ci-old.harbor.net has 4 executors and is slow on Mondays"
