@@ -8,7 +8,11 @@ A memory B restates (supersedes) an older memory A, for a given query, when
   with the same specifics, so the later one is the current state. The last rule is what keeps ordinary
   chat from firing it: the turns of one conversation are close in meaning and similarly relevant to a
   question about it, but only the turn that answers it usually holds the question's own names and words
-  ("the LGBTQ support group" against a later "it was so good to talk").
+  ("the LGBTQ support group" against a later "it was so good to talk"). The similarity floor is lower
+  when B reports a change (update_cues.reports_change), and all three floors are when a clause of B
+  reports a transition of a thing A names (update_cues.names_what_changed: "ci-old.harbor.net was switched
+  off" against "the Jenkins controller ci-old.harbor.net has 4 executors"), an update being about the
+  older memory whatever its words;
 - and A does not report a dated event: a memory that says "yesterday", "last Friday" or "two weeks ago"
   (engram/search/dates.py) tells what happened then, which stays true whatever is said later; only
   statements of a current state ("staging runs Postgres 15.4") go stale, and so do plans: a memory whose
