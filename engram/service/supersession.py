@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -188,18 +189,24 @@ def _restates(newer: Memory, older: Memory, cosine: float | None, score, words, 
     )
     if not (plain or named):
         return False
-    if reports_event(fold(older.text)):
+    if reports_event(_folded(older.text)):
         return False
     # the words are read last and only in the band where they decide: above min_similarity any newer
     # statement restates, above the change floor only an update (update_cues.reports_change), and below it
     # (or short of the plain relevance and keyword share) only a transition of a thing the older memory
     # names (update_cues.names_what_changed)
-    folded = fold(newer.text)
+    folded = _folded(newer.text)
     if plain and cosine >= rule.min_similarity:
         return True
     if plain and cosine >= change_floor and reports_change(folded, older.text):
         return True
     return named and names_what_changed(folded, older.text)
+
+
+@lru_cache(maxsize=4096)
+def _folded(text: str) -> str:
+    """fold(text), once per text: the rule reads each pool memory against many others, query after query."""
+    return fold(text)
 
 
 def _follow(row: int, replaced_by: Mapping[int, int]) -> int:

@@ -34,6 +34,7 @@ relative date the rule can see and reports no change it can hear, so it keeps th
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from ..search.analyzer import terms
 from ..search.dates import NUMBERS, WEEKDAYS, names_relative_date
@@ -105,23 +106,39 @@ def reports_change(folded_newer: str, older_text: str) -> bool:
 def names_what_changed(folded_newer: str, older_text: str) -> bool:
     """Whether a clause of the newer memory's (folded) text reports a transition of a thing the older
     memory names (its subject specific and named there, or most of its object named there)."""
-    named = set(terms(older_text))
-    for clause in _CLAUSE.split(folded_newer):
-        for match in _TRANSITION.finditer(clause):
-            subject = _content_terms(clause[: match.start()])
-            if len(subject) >= _MIN_SUBJECT_TERMS and subject <= named:
-                return True
-            object_ = _PREPOSITION.split(clause[match.end() :], maxsplit=1)[0]
-            words = [found for found in map(_content_terms, object_.split()) if found]
-            hits = sum(found <= named for found in words)
-            if hits >= _MIN_SUBJECT_TERMS and 2 * hits >= len(words):
-                return True
+    named = _terms_of(older_text)
+    for subject, words in _transitions(folded_newer):
+        if len(subject) >= _MIN_SUBJECT_TERMS and subject <= named:
+            return True
+        hits = sum(found <= named for found in words)
+        if hits >= _MIN_SUBJECT_TERMS and 2 * hits >= len(words):
+            return True
     return False
 
 
-def _content_terms(text: str) -> set[str]:
+# The rule reads each pool memory against many others (a 30-candidate pool is up to 435 pairs), so each
+# text is analysed once and the analyses kept for the next queries too (bounded; memory texts repeat
+# across queries of one space).
+@lru_cache(maxsize=4096)
+def _terms_of(text: str) -> frozenset[str]:
+    return frozenset(terms(text))
+
+
+@lru_cache(maxsize=4096)
+def _transitions(folded: str) -> tuple[tuple[frozenset[str], tuple[frozenset[str], ...]], ...]:
+    """Per verb of transition in the text, by clause: its subject's content terms, and its object's words'."""
+    found = []
+    for clause in _CLAUSE.split(folded):
+        for match in _TRANSITION.finditer(clause):
+            object_ = _PREPOSITION.split(clause[match.end() :], maxsplit=1)[0]
+            words = tuple(word for word in map(_content_terms, object_.split()) if word)
+            found.append((_content_terms(clause[: match.start()]), words))
+    return tuple(found)
+
+
+def _content_terms(text: str) -> frozenset[str]:
     """The text's analyzer terms but single letters (a possessive's "s") and the change adverbs."""
-    return {term for term in terms(text) if len(term) > 1 and term not in _ADVERB_TERMS}
+    return frozenset(term for term in terms(text) if len(term) > 1 and term not in _ADVERB_TERMS)
 
 
 def reports_event(folded_text: str) -> bool:
