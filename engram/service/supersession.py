@@ -203,7 +203,10 @@ def _restates(newer: Memory, older: Memory, cosine: float | None, score, words, 
     return named and names_what_changed(folded, older.text)
 
 
-@lru_cache(maxsize=4096)
+_CACHED = 512  # texts kept folded, as update_cues keeps its analyses
+
+
+@lru_cache(maxsize=_CACHED)
 def _folded(text: str) -> str:
     """fold(text), once per text: the rule reads each pool memory against many others, query after query."""
     return fold(text)

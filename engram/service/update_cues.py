@@ -116,15 +116,20 @@ def names_what_changed(folded_newer: str, older_text: str) -> bool:
     return False
 
 
+# texts analysed and kept: a few pools' worth (a pool is 30 memories); bounded in bytes too, a memory text
+# being at most 30 kB (store/prepared_memories.py), so at worst some 15 MB a cache
+_CACHED = 512
+
+
 # The rule reads each pool memory against many others (a 30-candidate pool is up to 435 pairs), so each
 # text is analysed once and the analyses kept for the next queries too (bounded; memory texts repeat
 # across queries of one space).
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=_CACHED)
 def _terms_of(text: str) -> frozenset[str]:
     return frozenset(terms(text))
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=_CACHED)
 def _transitions(folded: str) -> tuple[tuple[frozenset[str], tuple[frozenset[str], ...]], ...]:
     """Per verb of transition in the text, by clause: its subject's content terms, and its object's words'."""
     found = []
