@@ -10,9 +10,10 @@ A memory B restates (supersedes) an older memory A, for a given query, when
   question about it, but only the turn that answers it usually holds the question's own names and words
   ("the LGBTQ support group" against a later "it was so good to talk"). The similarity floor is lower
   when B reports a change (update_cues.reports_change), and all three floors are when a clause of B
-  reports a transition of a thing A names (update_cues.names_what_changed: "ci-old.harbor.net was switched
-  off" against "the Jenkins controller ci-old.harbor.net has 4 executors"), an update being about the
-  older memory whatever its words;
+  reports a transition of a thing A names, in what A says of it (update_cues.names_what_changed:
+  "ci-old.harbor.net was switched off" against "the Jenkins controller ci-old.harbor.net will be switched
+  off once ...", not against a note on its executors), an update being about the older memory whatever
+  its words;
 - and A does not report a dated event: a memory that says "yesterday", "last Friday" or "two weeks ago"
   (engram/search/dates.py) tells what happened then, which stays true whatever is said later; only
   statements of a current state ("staging runs Postgres 15.4") go stale, and so do plans: a memory whose
@@ -54,9 +55,10 @@ class Restatements:
     # at a cosine of 0.63, an update being about the same thing but not in the same words; None:
     # min_similarity
     change_similarity: float | None = 0.55
-    # the floors when the newer memory reports a transition of a thing the older one names
-    # (update_cues.names_what_changed: "ci-old.harbor.net was switched off" against a note on
-    # ci-old.harbor.net's executors, at a cosine of 0.40): such an update is about the older memory
+    # the floors when the newer memory reports a transition of a thing the older one names, in what the
+    # older says of it (update_cues.names_what_changed: "ci-old.harbor.net was switched off" against "...
+    # ci-old.harbor.net will be switched off once ..."; "the team ... replaces written weekly status"
+    # against a note on weekly status, at a cosine of 0.36): such an update is about the older memory
     # whatever its wording, and it may answer the query in other words than the older did ("the CI
     # migration finished" for "is the Jenkins controller still running?", relevance 0.39 of the older's),
     # so lower floors suffice for all three; tuned on the tuning half (docs/benchmarks.md#stale-leaks:
@@ -194,7 +196,7 @@ def _restates(newer: Memory, older: Memory, cosine: float | None, score, words, 
     # the words are read last and only in the band where they decide: above min_similarity any newer
     # statement restates, above the change floor only an update (update_cues.reports_change), and below it
     # (or short of the plain relevance and keyword share) only a transition of a thing the older memory
-    # names (update_cues.names_what_changed)
+    # names, in what it says of that thing (update_cues.names_what_changed)
     folded = _folded(newer.text)
     if plain and cosine >= rule.min_similarity:
         return True

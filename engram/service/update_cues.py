@@ -12,18 +12,23 @@ relative date the rule can see and reports no change it can hear, so it keeps th
   A lone name ("Dana found ...", "Zoë shipped ...") is not specific enough: people and services appear in
   many memories that a new act of theirs does not replace (measured: docs/benchmarks.md#stale-leaks).
 - `names_what_changed(newer, older)`: stronger evidence than a change reported, a change *of a thing the
-  older memory names*: within one clause of the newer memory, a verb of transition (`_TRANSITION`: "moved",
-  "replaces", "was switched off", "started", ...; not the adverbs "now", "instead", which mark a present
-  state without saying which state it ends) whose subject (the clause's words before it) is specific and
-  named in the older memory (two analyzer terms at least, every one of them in the older memory:
-  "ci-old.harbor.net was switched off" against "the Jenkins controller ci-old.harbor.net has 4
-  executors"), or whose object (its words after it, up to the first preposition) holds at least two words,
-  and at least half of its words, the older memory names ("the team ... replaces written weekly status
-  with a 10-minute video" against "weekly status updates ..."). The object is counted in words, not terms,
-  so one hyphenated name ("pocket-app", three terms) does not pass as two things named. Such an update
-  rarely shares the older memory's wording (cosines 0.35-0.52 on the eval), so supersession.py lets it
-  restate at a lower similarity, relevance and keyword share (Restatements.named_*;
-  docs/benchmarks.md#stale-leaks).
+  older memory names, in what the older memory says of it*: within one clause of the newer memory, a verb
+  of transition (`_TRANSITION`: "moved", "replaces", "was switched off", "started", ...; not the adverbs
+  "now", "instead", which mark a present state without saying which state it ends) whose object (its
+  words after it, up to the first preposition) holds at least two words, and at least half of its words,
+  the older memory names ("the team ... replaces written weekly status with a 10-minute video" against
+  "weekly status updates ..."); or whose subject (the clause's words before it) is specific and named in
+  the older memory (two analyzer terms at least, every one of them in the older memory) *and* whose
+  predicate the older memory names too: the verb's stem or a word of what follows it to the end of its
+  sentence, the subject's own words and dates left out ("ci-old.harbor.net was switched off" against
+  "ci-old.harbor.net will be switched off once ...", "switch"; "search-indexer's hybrid search is now
+  enabled for all customers, with k-NN on ..." against an A/B result of "BM25 plus k-NN", "k-nn"). A
+  subject named is not enough: "billing-service moved to Go 1.23" changes one thing about billing-service
+  and leaves "Don't suggest ORMs for billing-service" true, and the older memory names no part of "moved
+  to Go 1.23". The object is counted in words, not terms, so one hyphenated name ("pocket-app", three
+  terms) does not pass as two things named. Such an update rarely shares the older memory's wording
+  (cosines 0.35-0.52 on the eval), so supersession.py lets it restate at a lower similarity, relevance
+  and keyword share (Restatements.named_*; docs/benchmarks.md#stale-leaks).
 - `reports_event(text)`: the text dates what it tells relative to when it was written in the past or
   present ("yesterday", "last Friday", "two weeks ago", "this morning"): an event, which stays true whatever
   is said later. A memory whose only relative dates point ahead ("next month", "tomorrow", "in two
@@ -37,7 +42,7 @@ import re
 from functools import lru_cache
 
 from ..search.analyzer import terms
-from ..search.dates import NUMBERS, WEEKDAYS, names_relative_date
+from ..search.dates import ABSOLUTE_DATE, NUMBERS, WEEKDAYS, names_relative_date
 
 # Words of an update: a state that changed, ended or began (folded, as engram/search/analyzer.py folds).
 # The adverbs mark a state as the present one ("X now uses Y") without saying which state it ends ...
@@ -81,6 +86,12 @@ _CLAUSE = re.compile(r"[;:,()!?]|\.(?:\s|$)|\s(?:and|but|while|whereas|so|then|t
 _PREPOSITION = re.compile(r"\s(?:with|to|from|for|on|in|at|by|after|before|because|since|until|into|as|of)\s")
 # terms that belong to the change, not to what changed ("X is now enabled": X is the subject)
 _ADVERB_TERMS = frozenset(terms("now no longer anymore instead"))
+# where the predicate of a verb of transition ends: its sentence ("... is now enabled for all customers,
+# with k-NN on 768-dim vectors." is one predicate; a comma there parts the verb's complements, not
+# clauses). A dot ends one only before a space, as in _CLAUSE.
+_SENTENCE = re.compile(r"[;:!?]|\.(?:\s|$)")
+# the auxiliary of a completed action ("got fitted"), which says nothing of what changed
+_AUXILIARY_TERMS = frozenset(terms("got"))
 
 _COUNT = r"(?:\d{1,3}|" + "|".join(NUMBERS) + r")"
 # relative dates that point ahead by themselves ...
@@ -105,13 +116,16 @@ def reports_change(folded_newer: str, older_text: str) -> bool:
 
 def names_what_changed(folded_newer: str, older_text: str) -> bool:
     """Whether a clause of the newer memory's (folded) text reports a transition of a thing the older
-    memory names (its subject specific and named there, or most of its object named there)."""
+    memory names, in what the older memory says of it (most of its object named there, or its subject
+    specific and named there and a term of its predicate too)."""
     named = _terms_of(older_text)
-    for subject, words in _transitions(folded_newer):
-        if len(subject) >= _MIN_SUBJECT_TERMS and subject <= named:
-            return True
+    for subject, words, predicate in _transitions(folded_newer):
         hits = sum(found <= named for found in words)
         if hits >= _MIN_SUBJECT_TERMS and 2 * hits >= len(words):
+            return True
+        # a change of the subject restates what the older memory says of that subject's changed attribute
+        # only, not every memory naming the subject: the older memory names the predicate too
+        if len(subject) >= _MIN_SUBJECT_TERMS and subject <= named and not predicate.isdisjoint(named):
             return True
     return False
 
@@ -130,14 +144,26 @@ def _terms_of(text: str) -> frozenset[str]:
 
 
 @lru_cache(maxsize=_CACHED)
-def _transitions(folded: str) -> tuple[tuple[frozenset[str], tuple[frozenset[str], ...]], ...]:
-    """Per verb of transition in the text, by clause: its subject's content terms, and its object's words'."""
+def _transitions(
+    folded: str,
+) -> tuple[tuple[frozenset[str], tuple[frozenset[str], ...], frozenset[str]], ...]:
+    """Per verb of transition in the text, by clause: its subject's content terms, its object's words' and
+    its predicate's (the verb's stem and the rest of its sentence, but the subject's terms and dates)."""
     found = []
-    for clause in _CLAUSE.split(folded):
+    start = 0
+    for boundary in (*_CLAUSE.finditer(folded), None):
+        end = len(folded) if boundary is None else boundary.start()
+        clause = folded[start:end]
         for match in _TRANSITION.finditer(clause):
+            subject = _content_terms(clause[: match.start()])
             object_ = _PREPOSITION.split(clause[match.end() :], maxsplit=1)[0]
             words = tuple(word for word in map(_content_terms, object_.split()) if word)
-            found.append((_content_terms(clause[: match.start()]), words))
+            rest = _SENTENCE.split(folded[start + match.end() :], maxsplit=1)[0]
+            predicate = _content_terms(match.group()) - _AUXILIARY_TERMS
+            predicate |= _content_terms(ABSOLUTE_DATE.sub(" ", rest))
+            found.append((subject, words, predicate - subject))
+        if boundary is not None:
+            start = boundary.end()
     return tuple(found)
 
 
