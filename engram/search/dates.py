@@ -85,6 +85,9 @@ _DAY_MONTH_YEAR = re.compile(
     + r")(?:,? (\d{4}))?\b"
 )
 _MONTH_YEAR = re.compile(r"\b" + _MONTHS_RE + r",? (\d{4})\b")
+# any absolute date the text writes ("2026-03-21", "August 15, 2023", "15th of August", "July 2023"): what
+# update_cues leaves out of a change's predicate, a date being when something changed, not what
+ABSOLUTE_DATE = re.compile(f"{_ISO.pattern}|{_DAY_MONTH_YEAR.pattern}|{_MONTH_YEAR.pattern}")
 _BETWEEN = re.compile(r"\b(?:between|from) (.+?) (?:and|to|until) (.+)")
 MAX_RANGE_DAYS = 31  # a query's "between A and B" names each day up to this many
 _ASKS_WHEN = re.compile(r"^\W*(?:when\b|what (?:date|day|time|year|month)\b|how long ago\b|since when\b)")

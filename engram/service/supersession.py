@@ -8,7 +8,12 @@ A memory B restates (supersedes) an older memory A, for a given query, when
   with the same specifics, so the later one is the current state. The last rule is what keeps ordinary
   chat from firing it: the turns of one conversation are close in meaning and similarly relevant to a
   question about it, but only the turn that answers it usually holds the question's own names and words
-  ("the LGBTQ support group" against a later "it was so good to talk").
+  ("the LGBTQ support group" against a later "it was so good to talk"). The similarity floor is lower
+  when B reports a change (update_cues.reports_change), and all three floors are when a clause of B
+  reports a transition of a thing A names, in what A says of it (update_cues.names_what_changed:
+  "ci-old.harbor.net was switched off" against "the Jenkins controller ci-old.harbor.net will be switched
+  off once ...", not against a note on its executors), an update being about the older memory whatever
+  its words;
 - and A does not report a dated event: a memory that says "yesterday", "last Friday" or "two weeks ago"
   (engram/search/dates.py) tells what happened then, which stays true whatever is said later; only
   statements of a current state ("staging runs Postgres 15.4") go stale, and so do plans: a memory whose
@@ -27,6 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -35,7 +41,7 @@ from ..identifiers import is_record_key
 from ..search.analyzer import fold
 from ..store import Memory
 from ..store.uris import parse_memory_uri
-from .update_cues import reports_change, reports_event
+from .update_cues import names_what_changed, reports_change, reports_event
 
 
 @dataclass(frozen=True)
@@ -49,6 +55,18 @@ class Restatements:
     # at a cosine of 0.63, an update being about the same thing but not in the same words; None:
     # min_similarity
     change_similarity: float | None = 0.55
+    # the floors when the newer memory reports a transition of a thing the older one names, in what the
+    # older says of it (update_cues.names_what_changed: "ci-old.harbor.net was switched off" against "...
+    # ci-old.harbor.net will be switched off once ..."; "the team ... replaces written weekly status"
+    # against a note on weekly status, at a cosine of 0.36): such an update is about the older memory
+    # whatever its wording, and it may answer the query in other words than the older did ("the CI
+    # migration finished" for "is the Jenkins controller still running?", relevance 0.39 of the older's),
+    # so lower floors suffice for all three; tuned on the tuning half (docs/benchmarks.md#stale-leaks:
+    # the similarity is not what decides, any of 0.20-0.35 measured the same; the keyword share is, 0.25
+    # cost a paraphrase query and an answer, 0.35 let a leak back). None: no such tier
+    named_similarity: float | None = 0.3
+    named_relevance: float = 0.3
+    named_keyword: float = 0.3
 
 
 def supersedes_attrs(value: str | None) -> dict | None:
@@ -157,23 +175,43 @@ def _cosines(pool: Sequence[int], vectors: Mapping[int, np.ndarray]) -> dict[tup
 def _restates(newer: Memory, older: Memory, cosine: float | None, score, words, rule: Restatements) -> bool:
     if explicitly_supersedes(newer, older):
         return True
-    floor = (
-        rule.min_similarity
-        if rule.change_similarity is None
-        else min(rule.min_similarity, rule.change_similarity)
-    )
+    change_floor = rule.min_similarity if rule.change_similarity is None else rule.change_similarity
+    named_floor = rule.named_similarity
+    floor = min(rule.min_similarity, change_floor, 1.0 if named_floor is None else named_floor)
     if cosine is None or cosine < floor:
         return False
-    if not (
-        score[newer.row_id] >= rule.min_relevance * score[older.row_id]
-        and words.get(newer.row_id, 0.0) >= rule.min_keyword * words.get(older.row_id, 0.0)
-    ):
+    relevance, older_relevance = score[newer.row_id], score[older.row_id]
+    share, older_share = words.get(newer.row_id, 0.0), words.get(older.row_id, 0.0)
+    plain = relevance >= rule.min_relevance * older_relevance and share >= rule.min_keyword * older_share
+    named = (
+        named_floor is not None
+        and cosine >= named_floor
+        and relevance >= rule.named_relevance * older_relevance
+        and share >= rule.named_keyword * older_share
+    )
+    if not (plain or named):
         return False
-    if reports_event(fold(older.text)):
+    if reports_event(_folded(older.text)):
         return False
     # the words are read last and only in the band where they decide: above min_similarity any newer
-    # statement restates, below it only an update (update_cues.reports_change)
-    return cosine >= rule.min_similarity or reports_change(fold(newer.text), older.text)
+    # statement restates, above the change floor only an update (update_cues.reports_change), and below it
+    # (or short of the plain relevance and keyword share) only a transition of a thing the older memory
+    # names, in what it says of that thing (update_cues.names_what_changed)
+    folded = _folded(newer.text)
+    if plain and cosine >= rule.min_similarity:
+        return True
+    if plain and cosine >= change_floor and reports_change(folded, older.text):
+        return True
+    return named and names_what_changed(folded, older.text)
+
+
+_CACHED = 512  # texts kept folded, as update_cues keeps its analyses
+
+
+@lru_cache(maxsize=_CACHED)
+def _folded(text: str) -> str:
+    """fold(text), once per text: the rule reads each pool memory against many others, query after query."""
+    return fold(text)
 
 
 def _follow(row: int, replaced_by: Mapping[int, int]) -> int:

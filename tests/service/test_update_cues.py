@@ -11,7 +11,7 @@ import pytest
 
 from engram.search.analyzer import fold
 from engram.service.supersession import Restatements, newer_first
-from engram.service.update_cues import reports_change, reports_event
+from engram.service.update_cues import names_what_changed, reports_change, reports_event
 
 
 @pytest.mark.parametrize(
@@ -95,3 +95,80 @@ def test_a_completed_action_on_the_same_subject_restates_at_the_change_similarit
     assert newer_first(ranked, memories, _pair(0.6), rule)[1] == {1: 2}
     assert newer_first(ranked, memories, _pair(0.5), rule)[1] == {}
     assert newer_first(ranked, memories, _pair(0.6), Restatements(0.65, 0.5, 0.0, None))[1] == {}
+
+
+@pytest.mark.parametrize(
+    ("newer", "older", "named"),
+    [
+        # the subject of a transition, specific and every term of it in the older memory, and its predicate
+        # named there too: the verb's stem ("switch") ...
+        ("Tariq finished the migration, and ci-old.harbor.net was switched off on 2026-03-21",
+         "The Jenkins controller ci-old.harbor.net will be switched off once pipelines move", True),
+        # ... or a word of what follows the verb to the end of its sentence, past a comma ("k-NN")
+        ("Noor confirmed that search-indexer's hybrid search is now enabled for all customers, with k-NN",
+         "Hybrid search A/B result: k-NN won in search-indexer's experiment", True),  # "that" starts a clause
+        ("redis-sessions was upgraded from 7.0.12 to 7.2.4", "redis-sessions runs 7.0.12 on three nodes", True),
+        # a change of another attribute of the same subject: the older memory names the subject only
+        ("redis-sessions was upgraded from 7.0.12 to 7.2.4", "redis-sessions is owned by the platform team",
+         False),
+        ("Tariq finished the migration, and ci-old.harbor.net was switched off on 2026-03-21",
+         "The Jenkins controller ci-old.harbor.net has 4 executors", False),
+        ("Noor confirmed that search-indexer's hybrid search is now enabled for all customers",
+         "Hybrid search A/B result in search-indexer's experiment", False),
+        # the date of a change is not what changed, nor is the subject's own word repeated after the verb
+        ("billing-service moved to Go 1.23 on 2026-06-04", "billing-service deploys froze on 2026-06-04",
+         False),
+        ("The orders database was upgraded to MySQL 8.0.36 on db-orders-01.fra1",
+         "Backups of the orders database run every Sunday", False),
+        # a predicate named in another sentence than the transition's is not its predicate
+        ("billing-service moved to Go 1.23. Marcus reviews the tests.", "billing-service tests are reviewed",
+         False),
+        # most of the object's words named: "written weekly status", two of three words
+        ("The team stops the demo day, replaces written weekly status with a video",
+         "Aiko wants weekly status updates posted on Fridays", True),
+        # a subject not wholly named: the orders database's *replica* moved, not the database
+        ("The orders database replica moved to db-orders-03", "The orders database was upgraded to 8.0.36",
+         False),
+        # an adverb marks a present state, not what it ends: "now" is no transition
+        ("billing-service now uses PGO", "billing-service's invoice query takes 4 ms", False),
+        # one hyphenated name in the object is one word named, not three
+        ("José finished the pocket-app 3.0 designs", "José takes pocket-app native work back over", False),
+        # a past tense that is no transition ("returned") names nothing changed
+        ("search-indexer returned duplicate hits", "search-indexer's cold indices move to UltraWarm", False),
+        # the thing named is in another clause than the transition
+        ("Dana moved to Rotterdam; the Jenkins controller has 4 executors",
+         "The Jenkins controller ci-old.harbor.net is slow", False),
+    ],
+)  # fmt: skip
+def test_a_transition_of_a_thing_the_older_memory_names(newer, older, named):
+    assert names_what_changed(fold(newer), older) is named
+
+
+def test_a_transition_of_a_named_thing_restates_below_the_change_floor_and_relevance():
+    """The newer "ci-old.harbor.net was switched off" replaces the note that it will be at cosine 0.4
+    (below change_similarity) and at 0.4 of its relevance (below min_relevance), not below named_similarity
+    or named_relevance, nor without the tier; a newer memory at those numbers without the words does not,
+    nor does the transition replace a note on another attribute of ci-old.harbor.net (its executors)."""
+    older = "The Jenkins controller ci-old.harbor.net will be switched off once the last pipelines move"
+    switched = "The CI migration finished, and ci-old.harbor.net was switched off on 2026-03-21"
+    unrelated = "The CI migration finished, and all pipelines run on GitLab CI"
+    rule = Restatements(0.65, 0.5, 0.5, change_similarity=0.55, named_similarity=0.3, named_relevance=0.3,
+                        named_keyword=0.3)  # fmt: skip
+    keyword = {1: 0.4, 2: 0.16}
+
+    def replaced(newer, cosine, relevance, rule=rule, older=older):
+        memories = {1: _memory(1, 100, older), 2: _memory(2, 200, newer)}
+        return newer_first([(1, 0.5), (2, 0.5 * relevance)], memories, _pair(cosine), rule, keyword)[1]
+
+    assert replaced(switched, 0.4, 0.4) == {1: 2}
+    assert replaced(switched, 0.25, 0.4) == {}
+    assert replaced(switched, 0.4, 0.25) == {}
+    assert replaced(unrelated, 0.4, 0.4) == {}
+    assert replaced(switched, 0.4, 0.4, Restatements(0.65, 0.5, 0.5, change_similarity=0.55,
+                                                     named_similarity=None)) == {}  # fmt: skip
+    assert (
+        replaced(switched, 0.4, 0.4, older="The Jenkins controller ci-old.harbor.net has 4 executors") == {}
+    )
+    # the keyword share has its own floor: 0.1 of the older's is too little
+    memories = {1: _memory(1, 100, older), 2: _memory(2, 200, switched)}
+    assert newer_first([(1, 0.5), (2, 0.2)], memories, _pair(0.4), rule, {1: 0.4, 2: 0.04})[1] == {}
