@@ -61,6 +61,7 @@ def space_lock_key(space_uri: str) -> int:
 
 
 _READ_ONLY = "SET default_transaction_read_only = on"
+_BEGIN_READ = "BEGIN ISOLATION LEVEL REPEATABLE READ"
 
 
 def _read_only(raw: psycopg.Connection[Any]) -> None:
@@ -72,16 +73,21 @@ def _connect(url: str) -> psycopg.Connection:
 
 
 class PgReaders:
-    """The `DirectReader` API (`run`, `statement`, `close`) over a pool of read-only connections."""
+    """The `DirectReader` API (`run`, `statement`, `close`) over a pool of read-only connections.
+
+    A connection is not checked when it is taken from the pool (that would be one more round trip per
+    read): a read that fails because its connection was lost (a server restart, a terminated backend)
+    runs again on another, up to `max_size` times, since a read changes nothing. The pool discards the
+    broken connection when it comes back."""
 
     def __init__(self, url: str, max_size: int):
+        self._max_size = max_size
         self._pool = ConnectionPool(
             url,
             min_size=1,
             max_size=max_size,
             kwargs={"autocommit": True},
             configure=_read_only,
-            check=ConnectionPool.check_connection,  # a connection broken by a server restart is replaced
             open=False,
             name="engram-readers",
         )
@@ -90,18 +96,29 @@ class PgReaders:
         self._pool.open(wait=True, timeout=30)
 
     def run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        with self._pool.connection() as raw:
-            conn = PgConnection(raw)
-            raw.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+        def in_snapshot(raw: psycopg.Connection) -> T:
+            # BEGIN goes out with fn's first statement: one round trip for both (connection.py).
+            conn = PgConnection(raw, begin=_BEGIN_READ)
             try:
                 return fn(conn, *args, **kwargs)
             finally:
-                if conn.in_transaction:
+                if not raw.broken and conn.in_transaction:
                     raw.execute("ROLLBACK")
 
+        return self._retrying(in_snapshot)
+
     def statement(self, fn: Callable[..., T], *args: Any) -> T:
-        with self._pool.connection() as raw:
-            return fn(PgConnection(raw), *args)
+        return self._retrying(lambda raw: fn(PgConnection(raw), *args))
+
+    def _retrying(self, read: Callable[[psycopg.Connection], T]) -> T:
+        for attempt in range(self._max_size + 1):
+            with self._pool.connection() as raw:
+                try:
+                    return read(raw)
+                except psycopg.OperationalError:
+                    if not raw.broken or attempt == self._max_size:
+                        raise
+        raise AssertionError("unreachable")
 
     def close(self) -> None:
         self._pool.close()
