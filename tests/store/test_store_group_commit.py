@@ -106,12 +106,42 @@ async def test_a_swallowed_error_fails_only_its_own_write(pg_database_url):
         def insert_then_swallow(conn, n):
             conn.execute("INSERT INTO rows (n) VALUES (?)", (n,))
             with contextlib.suppress(psycopg.errors.UndefinedTable):
-                conn.execute("SELECT * FROM no_such_table")
+                conn.execute("SELECT * FROM no_such_table").fetchall()
 
         writes = [(lambda n=n: store.write(insert_then_swallow if n == 2 else _insert, n)) for n in range(5)]
         outcomes, _ = await _queued_behind_a_gate(store, writes)
         assert isinstance(outcomes[2], RuntimeError) and "rolled back" in str(outcomes[2])
         assert await store.read(_rows) == [0, 1, 3, 4]
+    finally:
+        await store.close()
+
+
+async def test_a_failing_statement_nobody_waited_for_fails_only_its_own_write(pg_database_url):
+    """The writer sends a transaction's statements in pipeline mode (engram/store/postgres/connection.py):
+    a statement's error reaches whichever write next waits for an answer, or COMMIT, which the server then
+    skips. The group is rolled back and its writes run again one by one, so only the write that sent the
+    statement fails, with that statement's own error, and the others commit."""
+    from engram.store.postgres.store import PostgresStore
+
+    store = await PostgresStore.open(pg_database_url)
+    try:
+        await store.write(_create_rows)
+
+        def insert_then_a_duplicate(conn, n):
+            conn.execute("INSERT INTO rows (n) VALUES (?)", (n,))
+            conn.execute("INSERT INTO rows (n) VALUES (?)", (0,))  # write 0's row: fails, unread
+
+        failing = 2
+        for count in (5, 3):  # the error found by a later write's read, then by COMMIT (the last write)
+            await store.write(lambda conn: conn.execute("DELETE FROM rows"))
+            writes = [
+                (lambda n=n: store.write(insert_then_a_duplicate if n == failing else _insert, n))
+                for n in range(count)
+            ]
+            outcomes, _ = await _queued_behind_a_gate(store, writes)
+            assert isinstance(outcomes[failing], psycopg.errors.UniqueViolation)
+            assert [o for n, o in enumerate(outcomes) if n != failing and isinstance(o, BaseException)] == []
+            assert await store.read(_rows) == [n for n in range(count) if n != failing]
     finally:
         await store.close()
 

@@ -30,9 +30,9 @@ from typing import Any, TypeVar
 import psycopg
 from psycopg_pool import ConnectionPool
 
-from engram.store.database import Store
+from engram.store.database import NotCommitted, Store
 from engram.store.postgres.changes import PgChangeFeed
-from engram.store.postgres.connection import PgConnection
+from engram.store.postgres.connection import PgConnection, WriterCursor
 from engram.store.postgres.migrate import apply_migrations
 
 T = TypeVar("T")
@@ -69,7 +69,7 @@ def _read_only(raw: psycopg.Connection[Any]) -> None:
 
 
 def _connect(url: str) -> psycopg.Connection:
-    return psycopg.connect(url, autocommit=True)
+    return psycopg.connect(url, autocommit=True, cursor_factory=WriterCursor)
 
 
 class PgReaders:
@@ -164,41 +164,70 @@ class PostgresStore(Store):
     def _begin(self, conn: PgConnection, scopes: list[str | None]) -> None:
         if conn.raw.closed or conn.raw.broken:
             conn.raw = _connect(self.url)
-        # Durability is the contract, whatever the server's default: ack after a flushed commit.
+        # Durability is the contract, whatever the server's default: ack after a flushed commit. BEGIN and
+        # the locks are waited for (one round trip), so the locks are held once a write starts; the rest of
+        # the transaction goes out in pipeline mode (connection.py), COMMIT included.
         if None in scopes:
             conn.raw.execute(_EXCLUSIVE_BEGIN)
-            return
-        keys = sorted({space_lock_key(scope) for scope in scopes if scope is not None})
-        conn.raw.execute(_SHARED_BEGIN + _SPACE_LOCKS.format(",".join(str(int(k)) for k in keys)))
+        else:
+            keys = sorted({space_lock_key(scope) for scope in scopes if scope is not None})
+            conn.raw.execute(_SHARED_BEGIN + _SPACE_LOCKS.format(",".join(str(int(k)) for k in keys)))
+        conn.enter_pipeline()
 
     def _commit(self, conn: PgConnection) -> None:
-        # COMMIT of a transaction a swallowed error aborted is a silent ROLLBACK in PostgreSQL: refuse it,
-        # or the caller would be told "written" about a write that is gone.
-        if conn.raw.info.transaction_status == psycopg.pq.TransactionStatus.INERROR:
-            raise RuntimeError(_FAILED_PART_WAY)
+        # A statement that failed before COMMIT, even one whose error a write swallowed, aborts the
+        # pipeline: the server skips everything up to the sync, COMMIT too, and the sync reports the error.
+        # (Outside a pipeline COMMIT of an aborted transaction is a silent ROLLBACK: refuse it, or the
+        # caller would be told "written" about a write that is gone.)
+        if not conn.pipelined:
+            if conn.raw.info.transaction_status == psycopg.pq.TransactionStatus.INERROR:
+                raise RuntimeError(_FAILED_PART_WAY)
+            conn.raw.execute("COMMIT")
+            return
         conn.raw.execute("COMMIT")
+        try:
+            conn.leave_pipeline()  # waits for every answer, COMMIT's included
+        except psycopg.Error as exc:
+            if conn.raw.broken or conn.raw.info.transaction_status != psycopg.pq.TransactionStatus.INERROR:
+                raise  # COMMIT ran and failed, or the outcome is unknown
+            # Still open and aborted: COMMIT never ran. "Pipeline aborted" means a write was told of the
+            # failing statement and went on (it swallowed the error); otherwise nobody waited for it.
+            reported = None if isinstance(exc, psycopg.errors.PipelineAborted) else exc
+            raise NotCommitted(_FAILED_PART_WAY, reported) from exc
 
     def _savepoint(self, conn: PgConnection, *, release_previous: bool) -> None:
-        if release_previous:
-            conn.raw.execute("RELEASE engram_write; SAVEPOINT engram_write")
-        else:
-            conn.raw.execute("SAVEPOINT engram_write")
+        # Unwaited in the pipeline. The previous write's savepoint is kept (PostgreSQL nests savepoints of
+        # one name; ROLLBACK TO names the newest): one statement per write instead of RELEASE + SAVEPOINT.
+        conn.raw.execute("SAVEPOINT engram_write")
 
     def _check_write(self, conn: PgConnection) -> None:
-        if conn.raw.info.transaction_status == psycopg.pq.TransactionStatus.INERROR:
+        # In the pipeline a swallowed error surfaces at the next wait, at the latest COMMIT's (_commit).
+        if not conn.pipelined and conn.raw.info.transaction_status == psycopg.pq.TransactionStatus.INERROR:
             raise RuntimeError(_FAILED_PART_WAY)  # as in _commit: this write's error was swallowed
+
+    def _lost_with_group(self, conn: PgConnection, exc: BaseException) -> bool:
+        # A database error reaches whichever write waits next for an answer, which may not be the write
+        # that sent the failing statement, and it aborted the pipeline for everything after it.
+        return conn.pipelined and isinstance(exc, psycopg.Error)
 
     def _rollback_to_savepoint(self, conn: PgConnection) -> bool:
         if conn.raw.closed or conn.raw.broken or not conn.in_transaction:
             return False
         try:
-            conn.raw.execute("ROLLBACK TO engram_write; RELEASE engram_write")
+            # In the pipeline: unwaited, and skipped if an earlier statement failed, which the next wait
+            # then reports (the group is run again, _lost_with_group).
+            conn.raw.execute("ROLLBACK TO engram_write")
         except psycopg.Error:
             log.exception("rollback to savepoint failed")
             return False
         return True
 
     def _rollback(self, conn: PgConnection) -> None:
+        try:
+            if conn.pipelined:
+                conn.leave_pipeline()
+        except psycopg.Error:
+            pass  # the error the rollback is for, reported again by the sync
         try:
             if not conn.raw.closed and conn.in_transaction:
                 conn.raw.execute("ROLLBACK")
