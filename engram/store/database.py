@@ -68,6 +68,21 @@ class NotCommitted(RuntimeError):
         self.reported = reported
 
 
+class Deferred:
+    """A write function's result that is only read once its transaction's statements have been answered:
+    `finish()` runs on the writer thread after the group's writes and the commit hook, before COMMIT, and
+    its return value (or exception) is the write's outcome. On PostgreSQL the commit hook's read has then
+    waited for every statement sent before it, so a write that returns one of these instead of reading its
+    own answers back (a Sim append's new rows) adds no round trip of its own. `finish` only reads the
+    answers of statements already sent: it must send no write (the hook has run). If it raises, its
+    group's writes run again one by one, as when the hook fails."""
+
+    __slots__ = ("finish",)
+
+    def __init__(self, finish: Callable[[], Any]):
+        self.finish = finish
+
+
 def database_path(data_dir: str | Path) -> Path:
     return Path(data_dir) / DB_FILE_NAME
 
@@ -277,6 +292,8 @@ class Store:
             self._begin(conn, [write.scope])
             result = write.fn(conn, *write.args, **write.kwargs)
             hooked = self.before_commit(conn) if self.before_commit is not None else None
+            if isinstance(result, Deferred):
+                result = result.finish()
             self._commit(conn)
         except BaseException as exc:  # noqa: BLE001 - every failure goes back to the caller
             self._rollback(conn)
@@ -322,6 +339,7 @@ class Store:
                 self._rollback(conn)
                 return conn
             hooked = self.before_commit(conn) if self.before_commit is not None else None
+            done = [(w, r.finish() if isinstance(r, Deferred) else r) for w, r in done]
         except BaseException:  # noqa: BLE001 - not committed (COMMIT was not sent): run them one by one
             self._rollback(conn)
             for write in group:

@@ -10,15 +10,15 @@ batch sees what an earlier one wrote, exactly as per-memory reads inside the tra
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from engram.errors import InvalidInput
 from engram.store import repo
 from engram.store.dialect import dialect_of
 from engram.store.memory_reads import _VIEW_COLUMNS, _memory
-from engram.store.models import Memory, Space
+from engram.store.models import Space
 from engram.store.prepared_memories import PreparedMemory
 from engram.store.tid import new_tid
 from engram.store.uris import memory_uri
@@ -71,25 +71,21 @@ def read_batch(conn: sqlite3.Connection, space: Space, prepared: Sequence[Prepar
     return view
 
 
-def current_rows(conn: sqlite3.Connection, uris: Sequence[str]) -> dict[str, Memory]:
-    """`current_row_ids` with each whole row: for a caller that answers with what it just wrote (a Sim
-    append), in the same one statement instead of a second read of the new rows."""
+def send_current_rows(
+    conn: sqlite3.Connection, uris: Sequence[str], *, whole: bool
+) -> Callable[[], dict[str, Any]]:
+    """The row id (or, ``whole``, the whole row) of each memory URI's current version (the batch wrote
+    them without waiting for ids): the statement is sent now and its answer read when the result is called
+    (engram/store/memory_writes.py `send_memories`). The whole rows are for a caller that answers with what
+    it just wrote (a Sim append), in the same one statement instead of a second read of the new rows."""
     if not uris:
-        return {}
+        return dict
     clause, param = dialect_of(conn).in_list(list(dict.fromkeys(uris)))
-    rows = conn.execute(
-        f"SELECT {_VIEW_COLUMNS} FROM memories WHERE uri {clause}", (param,)
-    )  # see read_batch
-    return {memory.uri: memory for memory in map(_memory, rows.fetchall())}
-
-
-def current_row_ids(conn: sqlite3.Connection, uris: Sequence[str]) -> dict[str, int]:
-    """The row id of each memory URI's current version (the batch wrote them without waiting for ids)."""
-    if not uris:
-        return {}
-    clause, param = dialect_of(conn).in_list(list(dict.fromkeys(uris)))
-    rows = conn.execute(f"SELECT uri, row_id FROM memories WHERE uri {clause}", (param,))  # see read_batch
-    return dict(rows.fetchall())
+    columns = _VIEW_COLUMNS if whole else "uri, row_id"
+    rows = conn.execute(f"SELECT {columns} FROM memories WHERE uri {clause}", (param,))  # see read_batch
+    if whole:
+        return lambda: {memory.uri: memory for memory in map(_memory, rows.fetchall())}
+    return lambda: dict(rows.fetchall())
 
 
 def _resolve_rkeys(

@@ -12,7 +12,7 @@ import psycopg
 import pytest
 
 from engram.store import MemoryWrite
-from engram.store.database import MAX_GROUP
+from engram.store.database import MAX_GROUP, Deferred
 from engram.store.memory_reads import list_memories
 from engram.store.memory_writes import put_memories
 from engram.store.spaces import require_space
@@ -162,6 +162,34 @@ async def test_a_group_whose_commit_hook_fails_runs_its_writes_one_by_one(store)
     assert isinstance(outcomes[2], ValueError)
     assert not any(isinstance(o, BaseException) for i, o in enumerate(outcomes) if i != 2)
     assert await store.read(_rows) == [11, 12, 14]
+
+
+async def test_deferred_results_are_read_after_the_group_s_writes_and_a_failing_one_reruns_them(store):
+    """A write may return `Deferred(finish)` (engram/store/database.py): `finish` runs after every write of
+    its group and the commit hook, before COMMIT, reading the answer of a statement its write sent, and
+    gives the write's result. When one raises, the group runs again one by one and only that write fails,
+    with nothing of it committed."""
+    await store.write(_create_rows)
+
+    def insert_and_read_back(conn, n):
+        conn.execute("INSERT INTO rows (n) VALUES (?)", (n,))
+        cursor = conn.execute("SELECT count(*) FROM rows WHERE n <= ?", (n,))
+
+        def finish():
+            (seen,) = cursor.fetchone()
+            if n == 23:
+                raise ValueError("finishing 23 fails")
+            return n, seen
+
+        return Deferred(finish)
+
+    outcomes, _ = await _queued_behind_a_gate(
+        store, [(lambda n=n: store.write(insert_and_read_back, n)) for n in (21, 22, 23, 24)]
+    )
+    assert outcomes[:2] == [(21, 1), (22, 2)] and outcomes[3] == (24, 3)  # each its own statement's answer
+    assert isinstance(outcomes[2], ValueError)
+    assert await store.read(_rows) == [21, 22, 24]
+    assert await store.write(insert_and_read_back, 25) == (25, 4)  # alone too
 
 
 async def test_grouped_memory_writes_keep_generations_and_records(store, space, make_embedding):

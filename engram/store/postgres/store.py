@@ -22,6 +22,7 @@ thread, never as coroutines: the store's callers are the same as with SQLite.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import logging
 from collections.abc import Callable
@@ -184,10 +185,14 @@ class PostgresStore(Store):
                 raise RuntimeError(_FAILED_PART_WAY)
             conn.raw.execute("COMMIT")
             return
-        conn.raw.execute("COMMIT")
         try:
-            conn.leave_pipeline()  # waits for every answer, COMMIT's included
+            # Sending a statement in pipeline mode also reads the answers already in, so an earlier
+            # statement's error may be raised here, or by the sync that waits for every answer.
+            conn.raw.execute("COMMIT")
+            conn.leave_pipeline()
         except psycopg.Error as exc:
+            with contextlib.suppress(psycopg.Error):
+                conn.leave_pipeline()  # if still in it: its sync brings the transaction's status back
             if conn.raw.broken or conn.raw.info.transaction_status != psycopg.pq.TransactionStatus.INERROR:
                 raise  # COMMIT ran and failed, or the outcome is unknown
             # Still open and aborted: COMMIT never ran. "Pipeline aborted" means a write was told of the
