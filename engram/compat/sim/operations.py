@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 async def _writes(ctx: AppContext, space_uri: str, messages: Sequence[Message]) -> list[MemoryWrite]:
     """One write per message, embedded when engram runs the space's model (before any transaction)."""
-    space = await ctx.services.spaces.require(space_uri)
+    space = await ctx.services.spaces.require_for_write(space_uri)  # its model; the transaction reads it
     writes = [MemoryWrite(author=space.authority, text=m.text) for m in messages]
     return await embed_missing(ctx.embedder, ctx.pool, space, writes)
 
