@@ -21,7 +21,7 @@ from engram.store.models import Memory, MemoryRecord, MemoryWrite, Space
 from engram.store.prepared_memories import PreparedMemory, now_iso, prepare_write
 from engram.store.spaces import bump_generation, require_space
 from engram.store.uris import memory_uri
-from engram.store.write_batch import read_batch, send_current_rows
+from engram.store.write_batch import SentReads, read_batch, send_current_rows
 
 
 def _prepare_all(items: Sequence[MemoryWrite]) -> list[PreparedMemory]:
@@ -92,12 +92,14 @@ def send_memories(
     authority_repo: bool = True,
     space: Space | None = None,
     written: dict[str, Memory] | None = None,
+    sent: SentReads | None = None,
 ) -> Callable[[], list[MemoryRecord]]:
     """`put_memories` up to its last read, the new rows' ids, which is sent and not waited for in a
     PostgreSQL writer's pipelined transaction (engram/store/postgres/connection.py): calling the result
     reads it and returns the records (filling ``written``). A write function that returns that call as its
     `Deferred` result (engram/store/database.py) waits for no answer of its own there. Elsewhere the read
-    is made here, and the call only builds the records."""
+    is made here, and the call only builds the records. ``sent``: the batch's reads, sent ahead
+    (engram/store/write_batch.py `send_reads`)."""
     if space is None or space.uri != space_uri:
         space = require_space(conn, space_uri)
     in_repo = space.kind == "hosted" and authority_repo
@@ -110,7 +112,7 @@ def send_memories(
     # then the new rows' ids in one read (docs/scale-out.md#what-differs-measured).
     outcomes = []
     with pipelined(conn):
-        view = read_batch(conn, space, prepared)
+        view = read_batch(conn, space, prepared, sent)
         for memory, rkey in zip(prepared, view.rkeys, strict=True):
             if isinstance(rkey, InvalidInput):
                 raise rkey

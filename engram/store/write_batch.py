@@ -41,7 +41,42 @@ class BatchView:
         self.rows[uri] = ExistingRow(memory.cid, memory.attrs_json, memory.model_key, memory.next_model_key)
 
 
-def read_batch(conn: sqlite3.Connection, space: Space, prepared: Sequence[PreparedMemory]) -> BatchView:
+@dataclass
+class SentReads:
+    """`read_batch`'s two reads, sent ahead by a caller that knows its memories' authors and rkeys before
+    it reads anything else (a Sim append: fresh TIDs), so they share that read's round trip on PostgreSQL
+    (`send_reads`). The space is named by its URI, so they need not wait for its id."""
+
+    uris: list[str]
+    rkeys: list[str]
+    rows: Any  # the cursors, answered when fetched
+    records: Any
+
+
+_ROWS = "SELECT uri, cid, attrs, model_key, next_model_key FROM memories WHERE uri {}"
+_RECORDS = "SELECT rkey, cid FROM repo_records WHERE space_id = {} AND collection = ? AND rkey {}"
+
+
+def send_reads(conn: sqlite3.Connection, space_uri: str, keys: Sequence[tuple[str, str]]) -> SentReads:
+    """Send what `read_batch` reads for memories with these (author, rkey), and no idempotency keys."""
+    dialect = dialect_of(conn)
+    uris = [memory_uri(space_uri, author, rkey) for author, rkey in keys]
+    rkeys = sorted({rkey for _, rkey in keys})
+    clause, param = dialect.in_list(uris)
+    rows = conn.execute(_ROWS.format(clause), (param,))
+    clause, rkeys_param = dialect.in_list(rkeys)
+    records = conn.execute(
+        _RECORDS.format("(SELECT id FROM spaces WHERE uri = ?)", clause),
+        (space_uri, repo.MEMORY_COLLECTION, rkeys_param),
+    )
+    return SentReads(uris, rkeys, rows, records)
+
+
+def read_batch(
+    conn: sqlite3.Connection, space: Space, prepared: Sequence[PreparedMemory], sent: SentReads | None = None
+) -> BatchView:
+    """``sent``: these reads, already sent by `send_reads`; used when they are the ones this batch needs
+    (same URIs and rkeys), else read again."""
     view = BatchView(_resolve_rkeys(conn, space, prepared))
     uris = [
         memory_uri(space.uri, m.author, rkey)
@@ -50,20 +85,19 @@ def read_batch(conn: sqlite3.Connection, space: Space, prepared: Sequence[Prepar
     ]
     if not uris:
         return view
-    dialect = dialect_of(conn)
-    clause, param = dialect.in_list(uris)
-    # By URI alone (it names the space too): with `space_id = ?` beside it SQLite plans a scan of the
-    # space's rows instead of using the unique URI index.
-    rows = conn.execute(
-        f"SELECT uri, cid, attrs, model_key, next_model_key FROM memories WHERE uri {clause}", (param,)
-    )
-    records = None
-    if space.kind == "hosted":  # sent before the rows are fetched: one round trip for both when pipelined
-        clause, param = dialect.in_list(sorted({r for r in view.rkeys if isinstance(r, str)}))
-        records = conn.execute(
-            f"SELECT rkey, cid FROM repo_records WHERE space_id = ? AND collection = ? AND rkey {clause}",
-            (space.id, repo.MEMORY_COLLECTION, param),
-        )
+    rkeys = sorted({r for r in view.rkeys if isinstance(r, str)})
+    if sent is not None and sent.uris == uris and sent.rkeys == rkeys:
+        rows, records = sent.rows, (sent.records if space.kind == "hosted" else None)
+    else:
+        dialect = dialect_of(conn)
+        clause, param = dialect.in_list(uris)
+        # By URI alone (it names the space too): with `space_id = ?` beside it SQLite plans a scan of the
+        # space's rows instead of using the unique URI index.
+        rows = conn.execute(_ROWS.format(clause), (param,))
+        records = None
+        if space.kind == "hosted":  # sent before the rows are fetched: one round trip for both, pipelined
+            clause, param = dialect.in_list(rkeys)
+            records = conn.execute(_RECORDS.format("?", clause), (space.id, repo.MEMORY_COLLECTION, param))
     for uri, *row in rows.fetchall():
         view.rows[uri] = ExistingRow(*row)
     if records is not None:

@@ -15,10 +15,11 @@ from typing import TYPE_CHECKING
 
 from ...errors import InternalFailure
 from ...service.embedding import embed_missing
-from ...store import Memory, MemoryWrite, memory_writes
+from ...store import Memory, MemoryWrite, memory_writes, write_batch
 from ...store import conversations as store_conversations
 from ...store.conversations import Scope
 from ...store.database import Deferred
+from ...store.tid import new_tid
 from .messages import Message, message_attrs, new_sim_id
 
 if TYPE_CHECKING:
@@ -67,14 +68,19 @@ async def append(
     messages written in one writer transaction, so concurrent appends never share a sequence."""
     writes = await _writes(ctx, space_uri, messages)
 
+    # Fresh rkeys now, so that what the write reads about them goes out with the conversation's read.
+    writes = [replace(write, rkey=new_tid()) for write in writes]
+
     def append_in_transaction(conn):
-        # The space once (the write below takes it too), read together with the conversation.
+        sent = write_batch.send_reads(conn, space_uri, [(w.author, w.rkey) for w in writes])
+        # The space once (the write below takes it too), read together with the conversation (and the
+        # reads just sent: one round trip on PostgreSQL).
         space, existing = store_conversations.space_and_conversation(conn, space_uri, scope, key)
         sim_id = existing[0].attrs["simId"] if existing else new_sim_id()
         numbered = [m.attrs.get("sequence") for m in existing]
         start = 1 + max((n for n in numbered if _integer(n)), default=-1)
         written: dict[str, Memory] = {}
-        sent = memory_writes.send_memories(
+        finish = memory_writes.send_memories(
             conn,
             space_uri,
             [
@@ -83,13 +89,14 @@ async def append(
             ],
             space=space,  # read just above; the conversation read wrote nothing
             written=written,
+            sent=sent,
         )
         if not _orderable(existing):
-            sent()
+            finish()
             return _read_back(conn, space_uri, scope, key), not existing
 
         def answer() -> tuple[list[Memory], bool]:
-            records = sent()
+            records = finish()
             return _appended(existing, [written.get(r.uri) for r in records]), not existing
 
         # The new rows are read once the whole group's statements are answered (no wait of its own).
