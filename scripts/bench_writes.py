@@ -108,12 +108,34 @@ class Node:
 
     def cpu_s(self) -> tuple[float, float]:
         """(user, system) CPU seconds of the serving processes so far."""
-        tick = os.sysconf("SC_CLK_TCK")
-        user = system = 0.0
-        for pid in self.pids():
+        return _cpu_s(self.pids())
+
+    postgres_pid: int | None = None
+
+    def postgres_cpu_s(self) -> float:
+        """CPU seconds of the PostgreSQL server (its postmaster and every backend) so far: shared by the
+        trees, so only what a tree's own run adds is its."""
+        if self.postgres_pid is None:
+            return 0.0
+        pids = [self.postgres_pid]
+        for pid in pids:
+            for task in Path(f"/proc/{pid}/task").iterdir():
+                pids += [int(c) for c in (task / "children").read_text().split()]
+        return sum(_cpu_s(pids, missing_ok=True))
+
+
+def _cpu_s(pids: list[int], *, missing_ok: bool = False) -> tuple[float, float]:
+    tick = os.sysconf("SC_CLK_TCK")
+    user = system = 0.0
+    for pid in pids:
+        try:
             fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-            user, system = user + int(fields[11]) / tick, system + int(fields[12]) / tick
-        return user, system
+        except FileNotFoundError:
+            if missing_ok:  # a backend that ended meanwhile
+                continue
+            raise
+        user, system = user + int(fields[11]) / tick, system + int(fields[12]) / tick
+    return user, system
 
 
 def _env(tree: Path, data_dir: Path, database_url: str | None, processes: int) -> dict[str, str]:
@@ -225,9 +247,9 @@ async def load(
     if counting:
         await asyncio.sleep(0.3)  # the counters' files are rewritten every 100 ms
         trips0, stats0 = node.round_trips(), await asyncio.to_thread(_statements, node.database_url)
-    (user0, sys0), t0 = node.cpu_s(), time.perf_counter()
+    (user0, sys0), pg0, t0 = node.cpu_s(), node.postgres_cpu_s(), time.perf_counter()
     await asyncio.gather(*(client(w) for w in range(concurrency)))
-    (user1, sys1), elapsed = node.cpu_s(), time.perf_counter() - t0
+    (user1, sys1), pg1, elapsed = node.cpu_s(), node.postgres_cpu_s(), time.perf_counter() - t0
     cpu, system = user1 - user0 + sys1 - sys0, sys1 - sys0
     latencies.sort()
     count = len(latencies)
@@ -241,6 +263,8 @@ async def load(
         "p50_ms": latencies[count // 2] * 1000 if count else None,
         "p99_ms": latencies[min(count - 1, int(count * 0.99))] * 1000 if count else None,
         "cpu_ms_per_write": cpu * 1000 / count if count else None,
+        # the PostgreSQL server's (every backend's): what the database spent on a write
+        "postgres_cpu_ms_per_write": (pg1 - pg0) * 1000 / count if count and node.postgres_pid else None,
         "system_ms_per_write": system * 1000 / count if count else None,  # the kernel's share of it
         "errors": errors,
     }
@@ -251,13 +275,11 @@ def _statements(database_url: str | None) -> dict:
     import psycopg
 
     with psycopg.connect(database_url, autocommit=True) as conn:
-        calls = dict(
-            conn.execute(
-                "SELECT query, sum(calls)::bigint FROM pg_stat_statements"
-                " WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) GROUP BY query"
-            ).fetchall()
-        )
-    return {"calls": calls}
+        rows = conn.execute(
+            "SELECT query, sum(calls)::bigint, sum(total_exec_time + total_plan_time) FROM pg_stat_statements"
+            " WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) GROUP BY query"
+        ).fetchall()
+    return {"calls": {q: n for q, n, _ in rows}, "ms": {q: ms for q, _, ms in rows}}
 
 
 _OWN = ("pg_stat_statements",)  # the bench's own reads of the counters
@@ -272,13 +294,18 @@ def _per_write(trips0: dict, trips1: dict, stats0: dict, stats1: dict, writes: i
         if n - stats0["calls"].get(q, 0) and not any(own in q for own in _OWN)
     }
     top = sorted(calls.items(), key=lambda item: -item[1])[:40]
+    ms = {q: v - stats0["ms"].get(q, 0) for q, v in stats1["ms"].items() if q in calls}
     return {
         "round_trips_per_write": round(sum(serving.values()) / writes, 2),
         "round_trips_by_thread": {k: round(v / writes, 2) for k, v in sorted(serving.items())},
         "statements_per_write": round(sum(calls.values()) / writes, 2),
         # the writers' transactions (the readers' end in ROLLBACK): 1 / the mean group size
         "commits_per_write": round(calls.get("COMMIT", 0) / writes, 3),
-        "top_statements": [[round(n / writes, 2), " ".join(q.split())[:120]] for q, n in top],
+        # per write: how many, and the server's time in them (planning and execution), in ms
+        "top_statements": [
+            [round(n / writes, 2), round(ms[q] / writes, 4), " ".join(q.split())[:100]] for q, n in top
+        ],
+        "statement_ms_per_write": round(sum(ms.values()) / writes, 3),
     }
 
 
@@ -322,6 +349,7 @@ async def measure(nodes: list[Node], args) -> dict:
                         "p99_ms",
                         "cpu_ms_per_write",
                         "system_ms_per_write",
+                        "postgres_cpu_ms_per_write",
                     )
                 }
                 row[name]["errors"] = sum(r["errors"] for r in runs)
@@ -394,6 +422,8 @@ async def main() -> None:
                     with psycopg.connect(url, autocommit=True) as conn:
                         conn.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
                 nodes.append(start_node(name, tree, Path(tmp), url, args.processes, args.nodes, args.count))
+                if server is not None:
+                    nodes[-1].postgres_pid = int((server.data / "postmaster.pid").read_text().split()[0])
             try:
                 result = await measure(nodes, args)
             finally:
