@@ -119,8 +119,11 @@ class Node:
             return 0.0
         pids = [self.postgres_pid]
         for pid in pids:
-            for task in Path(f"/proc/{pid}/task").iterdir():
-                pids += [int(c) for c in (task / "children").read_text().split()]
+            try:
+                for task in Path(f"/proc/{pid}/task").iterdir():
+                    pids += [int(c) for c in (task / "children").read_text().split()]
+            except FileNotFoundError:  # a backend that ended meanwhile
+                continue
         return sum(_cpu_s(pids, missing_ok=True))
 
 
