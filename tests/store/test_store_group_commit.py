@@ -236,3 +236,19 @@ async def test_cancelled_writes_in_a_group_are_skipped(store):
     outcomes = await asyncio.gather(*pending, return_exceptions=True)
     assert isinstance(outcomes[1], asyncio.CancelledError)
     assert await store.read(_rows) == [0, 2, 3]
+
+
+async def test_rowcount_is_the_statement_s_own_inside_a_group(store):
+    """A write reading `rowcount` gets its statement's count, on PostgreSQL too, where the statement went
+    out in pipeline mode and its answer had not been read (engram/store/postgres/connection.py)."""
+    await store.write(_create_rows)
+    await store.write(lambda conn: [_insert(conn, n) for n in range(10)])
+
+    def delete_below(conn, n):
+        return conn.execute("DELETE FROM rows WHERE n < ?", (n,)).rowcount
+
+    outcomes, _ = await _queued_behind_a_gate(
+        store, [(lambda n=n: store.write(delete_below, n)) for n in (3, 5, 8)]
+    )
+    assert outcomes == [3, 2, 3]
+    assert await store.read(_rows) == [8, 9]
