@@ -12,8 +12,17 @@ medians are reported, so co-tenant noise on the shared machine hits both trees a
 Per configuration and tree: acknowledged writes/s (201/200 answers), p50 and p99 latency, and the serving
 process's CPU time per write (utime + stime from /proc, so the client's own CPU is not counted).
 
+On PostgreSQL, `--nodes 2` serves each tree from two cluster nodes on its one database (a shared signing
+key and snapshot store, as tests/support/cluster.py starts them), and `--node-counts 1 2` measures each
+configuration with the clients sending to the first node only and then spread over both (client `w` to
+node `w % n`). `--count` runs the servers under scripts/pg_round_trips.py and PostgreSQL with
+pg_stat_statements, and adds per configuration and tree: round trips per acknowledged write (by thread:
+the writers, the readers), statements per write (the commonest ones too) and transactions per write.
+
     .venv/bin/python scripts/bench_writes.py --tree before=/tmp/engram-main --tree after=.
     .venv/bin/python scripts/bench_writes.py --tree before=/tmp/engram-main --tree after=. --postgres
+    .venv/bin/python scripts/bench_writes.py --tree before=... --tree after=. --postgres --nodes 2 \
+        --node-counts 1 2 --spaces 32 --concurrency 32
 """
 
 from __future__ import annotations
@@ -63,28 +72,73 @@ asyncio.run(main())
 
 @dataclass
 class Node:
+    """One tree's servers: one, or `--nodes` cluster nodes on one database."""
+
     name: str
     tree: Path
-    process: subprocess.Popen
-    url: str
+    processes: list[subprocess.Popen]
+    urls: list[str]
     tokens: list[str]
+    database_url: str | None = None
+    round_trip_files: list[Path] | None = None
+
+    @property
+    def process(self) -> subprocess.Popen:
+        return self.processes[0]
 
     def pids(self) -> list[int]:
-        """The serving process and, with `--processes` above 1, the children it serves from."""
-        pids = [self.process.pid]
+        """The serving processes and, with `--processes` above 1, the children they serve from."""
+        pids = [p.pid for p in self.processes]
         for pid in pids:
             for task in Path(f"/proc/{pid}/task").iterdir():
                 pids += [int(c) for c in (task / "children").read_text().split()]
         return pids
 
+    def round_trips(self) -> dict[str, int]:
+        """psycopg's waits for the server so far, by thread (scripts/pg_round_trips.py), summed over nodes."""
+        total: dict[str, int] = {}
+        for path in self.round_trip_files or []:
+            try:
+                counts = json.loads(path.read_text())
+            except (OSError, ValueError):
+                continue
+            for thread, n in counts.items():
+                total[thread] = total.get(thread, 0) + n
+        return total
+
     def cpu_s(self) -> tuple[float, float]:
         """(user, system) CPU seconds of the serving processes so far."""
-        tick = os.sysconf("SC_CLK_TCK")
-        user = system = 0.0
-        for pid in self.pids():
+        return _cpu_s(self.pids())
+
+    postgres_pid: int | None = None
+
+    def postgres_cpu_s(self) -> float:
+        """CPU seconds of the PostgreSQL server (its postmaster and every backend) so far: shared by the
+        trees, so only what a tree's own run adds is its."""
+        if self.postgres_pid is None:
+            return 0.0
+        pids = [self.postgres_pid]
+        for pid in pids:
+            try:
+                for task in Path(f"/proc/{pid}/task").iterdir():
+                    pids += [int(c) for c in (task / "children").read_text().split()]
+            except FileNotFoundError:  # a backend that ended meanwhile
+                continue
+        return sum(_cpu_s(pids, missing_ok=True))
+
+
+def _cpu_s(pids: list[int], *, missing_ok: bool = False) -> tuple[float, float]:
+    tick = os.sysconf("SC_CLK_TCK")
+    user = system = 0.0
+    for pid in pids:
+        try:
             fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-            user, system = user + int(fields[11]) / tick, system + int(fields[12]) / tick
-        return user, system
+        except FileNotFoundError:
+            if missing_ok:  # a backend that ended meanwhile
+                continue
+            raise
+        user, system = user + int(fields[11]) / tick, system + int(fields[12]) / tick
+    return user, system
 
 
 def _env(tree: Path, data_dir: Path, database_url: str | None, processes: int) -> dict[str, str]:
@@ -104,25 +158,65 @@ def _env(tree: Path, data_dir: Path, database_url: str | None, processes: int) -
     return env
 
 
-def start_node(name: str, tree: Path, root: Path, database_url: str | None, processes: int) -> Node:
+def _signing_key() -> str:
+    """One service key for all of a tree's nodes (each signs the hosted spaces' commits)."""
+    done = subprocess.run(
+        [sys.executable, "-c", ("from engram.auth.crypto_keys import PrivateKey;"
+         " print(PrivateKey.generate('ES256').to_multibase())")],
+        env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, check=True, text=True,
+    )  # fmt: skip
+    return done.stdout.strip()
+
+
+def start_node(
+    name: str, tree: Path, root: Path, database_url: str | None, processes: int, nodes: int, count: bool
+) -> Node:
     data_dir = root / name
     data_dir.mkdir()
     env = _env(tree, data_dir, database_url, processes)
+    if nodes > 1:
+        (root / f"{name}-snapshots").mkdir()
+        env.update(
+            ENGRAM_SIGNING_KEY=_signing_key(),
+            ENGRAM_INDEX_STORE=(root / f"{name}-snapshots").as_uri(),
+            ENGRAM_HEARTBEAT_MS="500",
+            ENGRAM_LEASE_TIMEOUT_MS="3000",
+        )
     setup = subprocess.run(
         [sys.executable, "-c", SETUP, str(SPACES)], env=env, cwd=tree, capture_output=True, check=True
     )
     tokens = json.loads(setup.stdout.decode().strip().splitlines()[-1])
-    process, port = start_engram(
-        [sys.executable, "-m", "engram", "serve"],
-        lambda port: {**env, "ENGRAM_PORT": str(port), "ENGRAM_HOST": "127.0.0.1"},
-        root / f"{name}.log",
-        cwd=tree,
-    )
-    return Node(name, tree, process, f"http://127.0.0.1:{port}", tokens)
+    started: list[subprocess.Popen] = []
+    urls: list[str] = []
+    round_trip_files: list[Path] = []
+    for n in range(nodes):
+        node_env = dict(env)
+        if n:
+            node_env["ENGRAM_DATA_DIR"] = str(root / f"{name}-{n}")
+        if count:
+            round_trip_files.append(root / f"{name}-{n}.round-trips.json")
+            node_env["BENCH_ROUND_TRIPS_FILE"] = str(round_trip_files[-1])
+        command = (
+            [sys.executable, str(ROOT / "scripts" / "pg_round_trips.py")]
+            if count
+            else [sys.executable, "-m", "engram"]
+        )
+
+        def env_for(port: int, node_env: dict[str, str] = node_env) -> dict[str, str]:
+            cluster = {"ENGRAM_NODE_URL": f"http://127.0.0.1:{port}"} if nodes > 1 else {}
+            return {**node_env, **cluster, "ENGRAM_PORT": str(port), "ENGRAM_HOST": "127.0.0.1"}
+
+        process, port = start_engram([*command, "serve"], env_for, root / f"{name}-{n}.log", cwd=tree)
+        started.append(process)
+        urls.append(f"http://127.0.0.1:{port}")
+    return Node(name, tree, started, urls, tokens, database_url, round_trip_files or None)
 
 
-async def load(node: Node, session, concurrency: int, spaces: int, seconds: float, tag: str) -> dict:
-    """`concurrency` clients posting back to back for `seconds`; what the server acknowledged."""
+async def load(
+    node: Node, session, concurrency: int, spaces: int, seconds: float, tag: str, nodes: int = 1
+) -> dict:
+    """`concurrency` clients posting back to back for `seconds` (client `w` to node `w % nodes`); what
+    the servers acknowledged."""
     latencies: list[float] = []
     errors = 0
     stop = time.perf_counter() + seconds
@@ -130,6 +224,7 @@ async def load(node: Node, session, concurrency: int, spaces: int, seconds: floa
     async def client(w: int) -> None:
         nonlocal errors
         n = 0
+        url = node.urls[w % nodes] + "/api/memory"
         while time.perf_counter() < stop:
             token = node.tokens[(w + n * concurrency) % spaces]
             body = {
@@ -142,9 +237,7 @@ async def load(node: Node, session, concurrency: int, spaces: int, seconds: floa
                 },
             }
             t0 = time.perf_counter()
-            async with session.post(
-                node.url + "/api/memory", json=body, headers={"Authorization": f"Bearer {token}"}
-            ) as r:
+            async with session.post(url, json=body, headers={"Authorization": f"Bearer {token}"}) as r:
                 await r.read()
                 ok = r.status in (200, 201)
             if ok:
@@ -153,19 +246,69 @@ async def load(node: Node, session, concurrency: int, spaces: int, seconds: floa
                 errors += 1
             n += 1
 
-    (user0, sys0), t0 = node.cpu_s(), time.perf_counter()
+    counting = node.round_trip_files is not None
+    if counting:
+        await asyncio.sleep(0.3)  # the counters' files are rewritten every 100 ms
+        trips0, stats0 = node.round_trips(), await asyncio.to_thread(_statements, node.database_url)
+    (user0, sys0), pg0, t0 = node.cpu_s(), node.postgres_cpu_s(), time.perf_counter()
     await asyncio.gather(*(client(w) for w in range(concurrency)))
-    (user1, sys1), elapsed = node.cpu_s(), time.perf_counter() - t0
+    (user1, sys1), pg1, elapsed = node.cpu_s(), node.postgres_cpu_s(), time.perf_counter() - t0
     cpu, system = user1 - user0 + sys1 - sys0, sys1 - sys0
     latencies.sort()
     count = len(latencies)
-    return {
+    counts: dict = {}
+    if counting and count:
+        await asyncio.sleep(0.3)
+        trips1, stats1 = node.round_trips(), await asyncio.to_thread(_statements, node.database_url)
+        counts = _per_write(trips0, trips1, stats0, stats1, count)
+    return counts | {
         "writes_per_s": count / elapsed,
         "p50_ms": latencies[count // 2] * 1000 if count else None,
         "p99_ms": latencies[min(count - 1, int(count * 0.99))] * 1000 if count else None,
         "cpu_ms_per_write": cpu * 1000 / count if count else None,
+        # the PostgreSQL server's (every backend's): what the database spent on a write
+        "postgres_cpu_ms_per_write": (pg1 - pg0) * 1000 / count if count and node.postgres_pid else None,
         "system_ms_per_write": system * 1000 / count if count else None,  # the kernel's share of it
         "errors": errors,
+    }
+
+
+def _statements(database_url: str | None) -> dict:
+    """pg_stat_statements' calls per statement of this database so far."""
+    import psycopg
+
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT query, sum(calls)::bigint, sum(total_exec_time + total_plan_time) FROM pg_stat_statements"
+            " WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) GROUP BY query"
+        ).fetchall()
+    return {"calls": {q: n for q, n, _ in rows}, "ms": {q: ms for q, _, ms in rows}}
+
+
+_OWN = ("pg_stat_statements",)  # the bench's own reads of the counters
+
+
+def _per_write(trips0: dict, trips1: dict, stats0: dict, stats1: dict, writes: int) -> dict:
+    trips = {k: trips1.get(k, 0) - trips0.get(k, 0) for k in trips1}
+    serving = {k: v for k, v in trips.items() if v and "changes" not in k}  # not the LISTEN loop's waits
+    calls = {
+        q: n - stats0["calls"].get(q, 0)
+        for q, n in stats1["calls"].items()
+        if n - stats0["calls"].get(q, 0) and not any(own in q for own in _OWN)
+    }
+    top = sorted(calls.items(), key=lambda item: -item[1])[:40]
+    ms = {q: v - stats0["ms"].get(q, 0) for q, v in stats1["ms"].items() if q in calls}
+    return {
+        "round_trips_per_write": round(sum(serving.values()) / writes, 2),
+        "round_trips_by_thread": {k: round(v / writes, 2) for k, v in sorted(serving.items())},
+        "statements_per_write": round(sum(calls.values()) / writes, 2),
+        # the writers' transactions (the readers' end in ROLLBACK): 1 / the mean group size
+        "commits_per_write": round(calls.get("COMMIT", 0) / writes, 3),
+        # per write: how many, and the server's time in them (planning and execution), in ms
+        "top_statements": [
+            [round(n / writes, 2), round(ms[q] / writes, 4), " ".join(q.split())[:100]] for q, n in top
+        ],
+        "statement_ms_per_write": round(sum(ms.values()) / writes, 3),
     }
 
 
@@ -185,35 +328,43 @@ async def measure(nodes: list[Node], args) -> dict:
     connector = aiohttp.TCPConnector(limit=0)
     async with aiohttp.ClientSession(connector=connector) as session:
         for node in nodes:  # warm-up: first requests load lexicons, caches, the hashing embedder
-            await load(node, session, 4, SPACES, 1.0, "warm")
+            await load(node, session, 4, SPACES, 1.0, "warm", len(node.urls))
         run = 0
-        for spaces in args.spaces:
-            for concurrency in args.concurrency:
-                load_avg = Path("/proc/loadavg").read_text().split()[0]
-                per_node: dict[str, list[dict]] = {n.name: [] for n in nodes}
-                for order in (nodes, nodes[::-1]):  # A B, then B A
-                    for node in order:
-                        run += 1
-                        result = await load(node, session, concurrency, spaces, args.seconds, f"r{run}")
-                        per_node[node.name].append(result)
-                row = {"spaces": spaces, "c": concurrency, "load_average": load_avg}
-                for name, runs in per_node.items():
-                    row[name] = {
-                        k: _median(runs, k)
-                        for k in (
-                            "writes_per_s",
-                            "p50_ms",
-                            "p99_ms",
-                            "cpu_ms_per_write",
-                            "system_ms_per_write",
-                        )
-                    }
-                    row[name]["errors"] = sum(r["errors"] for r in runs)
-                first, last = nodes[0].name, nodes[-1].name
-                if row[first]["writes_per_s"] and row[last]["writes_per_s"]:
-                    row["ratio"] = round(row[last]["writes_per_s"] / row[first]["writes_per_s"], 2)
-                print(json.dumps(row), flush=True)
-                out["results"].append(row)
+        for spaces, concurrency, node_count in [
+            (s, c, n) for s in args.spaces for c in args.concurrency for n in args.node_counts
+        ]:
+            load_avg = Path("/proc/loadavg").read_text().split()[0]
+            per_node: dict[str, list[dict]] = {n.name: [] for n in nodes}
+            for order in (nodes, nodes[::-1]):  # A B, then B A
+                for node in order:
+                    run += 1
+                    result = await load(
+                        node, session, concurrency, spaces, args.seconds, f"r{run}", node_count
+                    )
+                    per_node[node.name].append(result)
+            row = {"spaces": spaces, "c": concurrency, "nodes": node_count, "load_average": load_avg}
+            for name, runs in per_node.items():
+                row[name] = {
+                    k: _median(runs, k)
+                    for k in (
+                        "writes_per_s",
+                        "p50_ms",
+                        "p99_ms",
+                        "cpu_ms_per_write",
+                        "system_ms_per_write",
+                        "postgres_cpu_ms_per_write",
+                    )
+                }
+                row[name]["errors"] = sum(r["errors"] for r in runs)
+                if "round_trips_per_write" in runs[-1]:  # counts barely move between runs: the last
+                    for key in ("round_trips_per_write", "round_trips_by_thread", "statements_per_write",
+                                    "commits_per_write", "top_statements"):  # fmt: skip
+                        row[name][key] = runs[-1][key]
+            first, last = nodes[0].name, nodes[-1].name
+            if row[first]["writes_per_s"] and row[last]["writes_per_s"]:
+                row["ratio"] = round(row[last]["writes_per_s"] / row[first]["writes_per_s"], 2)
+            print(json.dumps(row), flush=True)
+            out["results"].append(row)
         if (
             args.py_spy
         ):  # where the last tree's server spends its CPU, at the last concurrency and space count
@@ -239,26 +390,51 @@ async def main() -> None:
         "--processes", type=int, default=1, help="ENGRAM_PROCESSES of each server (the default serve: cores)"
     )
     parser.add_argument("--py-spy", metavar="FILE", help="also profile the last tree (collapsed stacks)")
+    parser.add_argument("--nodes", type=int, default=1, help="cluster nodes per tree (PostgreSQL only)")
+    parser.add_argument(
+        "--node-counts",
+        type=int,
+        nargs="+",
+        help="nodes the clients send to, per configuration (default: --nodes)",
+    )
+    parser.add_argument(
+        "--count", action="store_true", help="round trips, statements and transactions per write (PostgreSQL)"
+    )
     args = parser.parse_args()
+    args.node_counts = args.node_counts or [args.nodes]
+    if (args.nodes > 1 or args.count) and not args.postgres:
+        parser.error("--nodes and --count need --postgres")
+    if max(args.node_counts) > args.nodes:
+        parser.error("--node-counts above --nodes")
     trees = [(t.split("=", 1)[0], Path(t.split("=", 1)[1]).resolve()) for t in args.tree]
     server = None
     if args.postgres:
         bin_dir = find_binaries()
         if bin_dir is None:
             raise SystemExit("PostgreSQL binaries (initdb, pg_ctl) not found")
-        server = PostgresServer(bin_dir).start()
+        options = "-c shared_preload_libraries=pg_stat_statements" if args.count else ""
+        server = PostgresServer(bin_dir, options=options).start()
     nodes: list[Node] = []
     try:
         with tempfile.TemporaryDirectory(prefix="engram-bench-writes-") as tmp:
             for name, tree in trees:
                 url = server.create_database() if server else None
-                nodes.append(start_node(name, tree, Path(tmp), url, args.processes))
+                if args.count:
+                    import psycopg
+
+                    with psycopg.connect(url, autocommit=True) as conn:
+                        conn.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+                nodes.append(start_node(name, tree, Path(tmp), url, args.processes, args.nodes, args.count))
+                if server is not None:
+                    nodes[-1].postgres_pid = int((server.data / "postmaster.pid").read_text().split()[0])
             try:
                 result = await measure(nodes, args)
             finally:
                 for node in nodes:
-                    node.process.terminate()
-                    node.process.wait(30)
+                    for process in node.processes:
+                        process.terminate()
+                    for process in node.processes:
+                        process.wait(30)
         result["store"] = "postgres" if args.postgres else "sqlite"
         result["trees"] = {name: str(tree) for name, tree in trees}
         print(json.dumps(result, indent=2))

@@ -46,7 +46,7 @@ class MemoryService:
         Tags of the shims' bookkeeping namespace are refused (engram/store/reserved_tags.py): only a shim
         writes them, through the store directly, so no other door can plant a memory in a shim's tenant."""
         check_no_reserved_tags(items)
-        space = await self.spaces.require(space_uri)
+        space = await self.spaces.require_for_write(space_uri)  # its model; put_memories reads it again
         items = await embed_missing(self.embedder, self.pool, space, items)
         return await self.store.write_to(space_uri, memory_writes.put_memories, space_uri, items)
 

@@ -47,6 +47,8 @@ class SpaceService:
         self.notifier = notifier  # tells registered syncers of a hosted space's deletion (server only)
         # `find`'s answers by URI, each with the store's change count read before it (SQLite only)
         self._found: dict[str, tuple[int, Space | None]] = {}
+        # `require_for_write`'s, each with the count that space-scoped writes leave alone (`keys_value`)
+        self._settled: dict[str, tuple[int, Space]] = {}
 
     def default_model(self) -> ModelSpec | None:
         embedder = self.embedder
@@ -162,6 +164,26 @@ class SpaceService:
             if len(self._found) >= _FOUND_MAX:
                 del self._found[next(iter(self._found))]  # the oldest entry
             self._found[uri] = (version, space)
+        return space
+
+    async def require_for_write(self, uri: str) -> Space:
+        """`require` for preparing a memory write before its transaction (embedding it with the space's
+        model): the answer is remembered across space-scoped writes (the change counter's `keys_value`,
+        engram/store/change_counter.py), so under a write load it is not read again per request, and its
+        `generation` and tombstone watermark may be older than the store's. Everything else in it (kind,
+        authority, model, deletion) only changes by unscoped writes, which do move that count. The write's
+        own transaction reads the space again."""
+        changes = self.store.changes
+        version = -1 if changes is None else changes.keys_value()  # read before the row
+        if version >= 0:
+            cached = self._settled.get(uri)
+            if cached is not None and cached[0] == version:
+                return cached[1]
+        space = await self.require(uri)
+        if version >= 0:
+            if len(self._settled) >= _FOUND_MAX:
+                del self._settled[next(iter(self._settled))]  # the oldest entry
+            self._settled[uri] = (version, space)
         return space
 
     async def require(self, uri: str, *, kind: str | None = None, refusal: str | None = None) -> Space:

@@ -18,7 +18,8 @@ readers run alongside the writer). A write function mistakenly sent to `read` fa
 
 An exception raised by `fn` rolls its writes back and is re-raised to the awaiting caller. A write function
 must therefore change nothing but the connection's rows: it may run again, alone, if the group it ran in
-could not commit before COMMIT was sent (the commit hook failed, or the backend dropped the transaction).
+could not commit before COMMIT was sent (the commit hook failed, or the backend dropped the transaction), or
+whose COMMIT the backend did not run (`NotCommitted`).
 """
 
 from __future__ import annotations
@@ -54,6 +55,32 @@ MAX_GROUP = 64
 class _GroupLost(Exception):
     """The backend ended the group's transaction under a failing write (SQLite does for a few errors, such
     as a full disk): nothing of the group was committed, so its other writes run again alone."""
+
+
+class NotCommitted(RuntimeError):
+    """The backend did not run the COMMIT: a statement sent before it had failed, so the transaction was
+    aborted and nothing of it was committed (PostgreSQL in pipeline mode, engram/store/postgres/store.py).
+    A group's writes then run again one by one; a write alone fails with `reported`, the failing
+    statement's own error when no write had been told of it, else with this."""
+
+    def __init__(self, message: str, reported: BaseException | None = None):
+        super().__init__(message)
+        self.reported = reported
+
+
+class Deferred:
+    """A write function's result that is only read once its transaction's statements have been answered:
+    `finish()` runs on the writer thread after the group's writes and the commit hook, before COMMIT, and
+    its return value (or exception) is the write's outcome. On PostgreSQL the commit hook's read has then
+    waited for every statement sent before it, so a write that returns one of these instead of reading its
+    own answers back (a Sim append's new rows) adds no round trip of its own. `finish` only reads the
+    answers of statements already sent: it must send no write (the hook has run). If it raises, its
+    group's writes run again one by one, as when the hook fails."""
+
+    __slots__ = ("finish",)
+
+    def __init__(self, finish: Callable[[], Any]):
+        self.finish = finish
 
 
 def database_path(data_dir: str | Path) -> Path:
@@ -164,6 +191,12 @@ class Store:
     def _check_write(self, conn: Any) -> None:
         """Raise if the write just run left the transaction unusable (PostgreSQL: a swallowed error)."""
 
+    def _lost_with_group(self, conn: Any, exc: BaseException) -> bool:
+        """Whether a write's failure may be another write's of its group, so that the whole group must be
+        rolled back and its writes run again alone, this one included (PostgreSQL in pipeline mode: an
+        error is reported by the first statement that waits for an answer after it)."""
+        return False
+
     def _rollback_to_savepoint(self, conn: Any) -> bool:
         """Undo the current write only; False if the whole transaction is gone (SQLite ends it on a few
         errors, e.g. SQLITE_FULL), which leaves nothing of the group to commit."""
@@ -259,10 +292,12 @@ class Store:
             self._begin(conn, [write.scope])
             result = write.fn(conn, *write.args, **write.kwargs)
             hooked = self.before_commit(conn) if self.before_commit is not None else None
+            if isinstance(result, Deferred):
+                result = result.finish()
             self._commit(conn)
         except BaseException as exc:  # noqa: BLE001 - every failure goes back to the caller
             self._rollback(conn)
-            write.fail(exc)
+            write.fail(exc.reported or exc if isinstance(exc, NotCommitted) else exc)
         else:
             self._acknowledge(hooked, [(write, result)])
         return conn
@@ -292,6 +327,8 @@ class Store:
                     self._check_write(conn)
                 except BaseException as exc:  # this write fails alone: back to its savepoint
                     open_savepoint = False
+                    if self._lost_with_group(conn, exc):
+                        raise _GroupLost from exc  # run again alone below, with the rest
                     if not self._rollback_to_savepoint(conn):
                         write.fail(exc)
                         raise _GroupLost from exc
@@ -302,6 +339,7 @@ class Store:
                 self._rollback(conn)
                 return conn
             hooked = self.before_commit(conn) if self.before_commit is not None else None
+            done = [(w, r.finish() if isinstance(r, Deferred) else r) for w, r in done]
         except BaseException:  # noqa: BLE001 - not committed (COMMIT was not sent): run them one by one
             self._rollback(conn)
             for write in group:
@@ -310,6 +348,11 @@ class Store:
             return conn
         try:
             self._commit(conn)
+        except NotCommitted:  # nothing was committed: as when the hook fails, one by one
+            self._rollback(conn)
+            for write, _ in done:
+                conn = self._run_alone(conn, write, started=True)
+            return conn
         except BaseException as exc:  # noqa: BLE001 - COMMIT itself failed: the outcome is the backend's
             self._rollback(conn)
             for write, _ in done:

@@ -9,7 +9,8 @@ and only if it changed something, so re-importing the same file is a no-op.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import orjson
 
@@ -20,7 +21,7 @@ from engram.store.models import Memory, MemoryRecord, MemoryWrite, Space
 from engram.store.prepared_memories import PreparedMemory, now_iso, prepare_write
 from engram.store.spaces import bump_generation, require_space
 from engram.store.uris import memory_uri
-from engram.store.write_batch import current_row_ids, current_rows, read_batch
+from engram.store.write_batch import SentReads, read_batch, send_current_rows
 
 
 def _prepare_all(items: Sequence[MemoryWrite]) -> list[PreparedMemory]:
@@ -78,6 +79,27 @@ def put_memories(
     generation is the one this batch follows), which spares a second lookup (a round trip on PostgreSQL).
     ``written``: filled with each written URI's current row, read in the statement that reads the new row
     ids anyway (for a caller that answers with them: no second read)."""
+    return send_memories(
+        conn, space_uri, items, authority_repo=authority_repo, space=space, written=written
+    )()
+
+
+def send_memories(
+    conn: sqlite3.Connection,
+    space_uri: str,
+    items: Sequence[MemoryWrite],
+    *,
+    authority_repo: bool = True,
+    space: Space | None = None,
+    written: dict[str, Memory] | None = None,
+    sent: SentReads | None = None,
+) -> Callable[[], list[MemoryRecord]]:
+    """`put_memories` up to its last read, the new rows' ids, which is sent and not waited for in a
+    PostgreSQL writer's pipelined transaction (engram/store/postgres/connection.py): calling the result
+    reads it and returns the records (filling ``written``). A write function that returns that call as its
+    `Deferred` result (engram/store/database.py) waits for no answer of its own there. Elsewhere the read
+    is made here, and the call only builds the records. ``sent``: the batch's reads, sent ahead
+    (engram/store/write_batch.py `send_reads`)."""
     if space is None or space.uri != space_uri:
         space = require_space(conn, space_uri)
     in_repo = space.kind == "hosted" and authority_repo
@@ -90,7 +112,7 @@ def put_memories(
     # then the new rows' ids in one read (docs/scale-out.md#what-differs-measured).
     outcomes = []
     with pipelined(conn):
-        view = read_batch(conn, space, prepared)
+        view = read_batch(conn, space, prepared, sent)
         for memory, rkey in zip(prepared, view.rkeys, strict=True):
             if isinstance(rkey, InvalidInput):
                 raise rkey
@@ -129,16 +151,28 @@ def put_memories(
             conn.execute("UPDATE spaces SET generation = generation + 1 WHERE id = ?", (space.id,))
         # A memory written twice in one batch reports its final row, the one that stays.
         uris = [uri for _, _, uri, _, _ in outcomes]
+        answer = send_current_rows(conn, uris, whole=written is not None)
+        if not getattr(conn, "pipelined", False):  # nothing to gain by waiting later
+            answer = _now(answer())
+
+    def records() -> list[MemoryRecord]:
+        rows = answer()
         if written is None:
-            row_ids = current_row_ids(conn, uris)
+            row_ids = rows
         else:
-            written.update(current_rows(conn, uris))
-            row_ids = {uri: memory.row_id for uri, memory in written.items()}
-    return [
-        MemoryRecord(uri=uri, cid=memory.cid, row_id=row_ids[uri], author=memory.author, rkey=rkey,
-                     indexed=reason is None, status=status)
-        for memory, rkey, uri, reason, status in outcomes
-    ]  # fmt: skip
+            written.update(rows)
+            row_ids = {uri: memory.row_id for uri, memory in rows.items()}
+        return [
+            MemoryRecord(uri=uri, cid=memory.cid, row_id=row_ids[uri], author=memory.author, rkey=rkey,
+                         indexed=reason is None, status=status)
+            for memory, rkey, uri, reason, status in outcomes
+        ]  # fmt: skip
+
+    return records
+
+
+def _now(value: Any) -> Callable[[], Any]:
+    return lambda: value
 
 
 def delete_memories(

@@ -10,15 +10,15 @@ batch sees what an earlier one wrote, exactly as per-memory reads inside the tra
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from engram.errors import InvalidInput
 from engram.store import repo
-from engram.store.dialect import dialect_of
+from engram.store.dialect import PostgresDialect, SqliteDialect, dialect_of
 from engram.store.memory_reads import _VIEW_COLUMNS, _memory
-from engram.store.models import Memory, Space
+from engram.store.models import Space
 from engram.store.prepared_memories import PreparedMemory
 from engram.store.tid import new_tid
 from engram.store.uris import memory_uri
@@ -41,7 +41,52 @@ class BatchView:
         self.rows[uri] = ExistingRow(memory.cid, memory.attrs_json, memory.model_key, memory.next_model_key)
 
 
-def read_batch(conn: sqlite3.Connection, space: Space, prepared: Sequence[PreparedMemory]) -> BatchView:
+@dataclass
+class SentReads:
+    """`read_batch`'s two reads, sent ahead by a caller that knows its memories' authors and rkeys before
+    it reads anything else (a Sim append: fresh TIDs), so they share that read's round trip on PostgreSQL
+    (`send_reads`). The space is named by its URI, so they need not wait for its id."""
+
+    uris: list[str]
+    rkeys: list[str]
+    rows: Any  # the cursors, answered when fetched
+    records: Any
+
+
+_ROWS = "SELECT uri, cid, attrs, model_key, next_model_key FROM memories WHERE uri {}"
+_RECORDS = "SELECT rkey, cid FROM repo_records WHERE space_id = {} AND collection = ? AND rkey {}"
+
+
+def _rkeys_clause(dialect: SqliteDialect | PostgresDialect, rkeys: Sequence[str]) -> tuple[str, object]:
+    """The rkeys' condition: `= ?` for one. PostgreSQL's generic plan for `rkey = ANY(?)` may take only
+    (space, collection) from the index and filter every record of the space by rkey (it did: 0.9 ms per
+    write at 3,000 records, growing with the space), where one rkey is a probe of the unique index. A batch
+    of several keeps the list (one statement per batch)."""
+    if len(rkeys) == 1:
+        return "= ?", rkeys[0]
+    return dialect.in_list(rkeys)
+
+
+def send_reads(conn: sqlite3.Connection, space_uri: str, keys: Sequence[tuple[str, str]]) -> SentReads:
+    """Send what `read_batch` reads for memories with these (author, rkey), and no idempotency keys."""
+    dialect = dialect_of(conn)
+    uris = [memory_uri(space_uri, author, rkey) for author, rkey in keys]
+    rkeys = sorted({rkey for _, rkey in keys})
+    clause, param = dialect.in_list(uris)
+    rows = conn.execute(_ROWS.format(clause), (param,))
+    clause, rkeys_param = _rkeys_clause(dialect, rkeys)
+    records = conn.execute(
+        _RECORDS.format("(SELECT id FROM spaces WHERE uri = ?)", clause),
+        (space_uri, repo.MEMORY_COLLECTION, rkeys_param),
+    )
+    return SentReads(uris, rkeys, rows, records)
+
+
+def read_batch(
+    conn: sqlite3.Connection, space: Space, prepared: Sequence[PreparedMemory], sent: SentReads | None = None
+) -> BatchView:
+    """``sent``: these reads, already sent by `send_reads`; used when they are the ones this batch needs
+    (same URIs and rkeys), else read again."""
     view = BatchView(_resolve_rkeys(conn, space, prepared))
     uris = [
         memory_uri(space.uri, m.author, rkey)
@@ -50,20 +95,19 @@ def read_batch(conn: sqlite3.Connection, space: Space, prepared: Sequence[Prepar
     ]
     if not uris:
         return view
-    dialect = dialect_of(conn)
-    clause, param = dialect.in_list(uris)
-    # By URI alone (it names the space too): with `space_id = ?` beside it SQLite plans a scan of the
-    # space's rows instead of using the unique URI index.
-    rows = conn.execute(
-        f"SELECT uri, cid, attrs, model_key, next_model_key FROM memories WHERE uri {clause}", (param,)
-    )
-    records = None
-    if space.kind == "hosted":  # sent before the rows are fetched: one round trip for both when pipelined
-        clause, param = dialect.in_list(sorted({r for r in view.rkeys if isinstance(r, str)}))
-        records = conn.execute(
-            f"SELECT rkey, cid FROM repo_records WHERE space_id = ? AND collection = ? AND rkey {clause}",
-            (space.id, repo.MEMORY_COLLECTION, param),
-        )
+    rkeys = sorted({r for r in view.rkeys if isinstance(r, str)})
+    if sent is not None and sent.uris == uris and sent.rkeys == rkeys:
+        rows, records = sent.rows, (sent.records if space.kind == "hosted" else None)
+    else:
+        dialect = dialect_of(conn)
+        clause, param = dialect.in_list(uris)
+        # By URI alone (it names the space too): with `space_id = ?` beside it SQLite plans a scan of the
+        # space's rows instead of using the unique URI index.
+        rows = conn.execute(_ROWS.format(clause), (param,))
+        records = None
+        if space.kind == "hosted":  # sent before the rows are fetched: one round trip for both, pipelined
+            clause, param = _rkeys_clause(dialect, rkeys)
+            records = conn.execute(_RECORDS.format("?", clause), (space.id, repo.MEMORY_COLLECTION, param))
     for uri, *row in rows.fetchall():
         view.rows[uri] = ExistingRow(*row)
     if records is not None:
@@ -71,25 +115,21 @@ def read_batch(conn: sqlite3.Connection, space: Space, prepared: Sequence[Prepar
     return view
 
 
-def current_rows(conn: sqlite3.Connection, uris: Sequence[str]) -> dict[str, Memory]:
-    """`current_row_ids` with each whole row: for a caller that answers with what it just wrote (a Sim
-    append), in the same one statement instead of a second read of the new rows."""
+def send_current_rows(
+    conn: sqlite3.Connection, uris: Sequence[str], *, whole: bool
+) -> Callable[[], dict[str, Any]]:
+    """The row id (or, ``whole``, the whole row) of each memory URI's current version (the batch wrote
+    them without waiting for ids): the statement is sent now and its answer read when the result is called
+    (engram/store/memory_writes.py `send_memories`). The whole rows are for a caller that answers with what
+    it just wrote (a Sim append), in the same one statement instead of a second read of the new rows."""
     if not uris:
-        return {}
+        return dict
     clause, param = dialect_of(conn).in_list(list(dict.fromkeys(uris)))
-    rows = conn.execute(
-        f"SELECT {_VIEW_COLUMNS} FROM memories WHERE uri {clause}", (param,)
-    )  # see read_batch
-    return {memory.uri: memory for memory in map(_memory, rows.fetchall())}
-
-
-def current_row_ids(conn: sqlite3.Connection, uris: Sequence[str]) -> dict[str, int]:
-    """The row id of each memory URI's current version (the batch wrote them without waiting for ids)."""
-    if not uris:
-        return {}
-    clause, param = dialect_of(conn).in_list(list(dict.fromkeys(uris)))
-    rows = conn.execute(f"SELECT uri, row_id FROM memories WHERE uri {clause}", (param,))  # see read_batch
-    return dict(rows.fetchall())
+    columns = _VIEW_COLUMNS if whole else "uri, row_id"
+    rows = conn.execute(f"SELECT {columns} FROM memories WHERE uri {clause}", (param,))  # see read_batch
+    if whole:
+        return lambda: {memory.uri: memory for memory in map(_memory, rows.fetchall())}
+    return lambda: dict(rows.fetchall())
 
 
 def _resolve_rkeys(
@@ -100,7 +140,7 @@ def _resolve_rkeys(
     wanted = sorted({m.idempotency_key for m in prepared if m.idempotency_key is not None})
     known: dict[str, tuple[str, str]] = {}
     if wanted:
-        clause, param = dialect_of(conn).in_list(wanted)
+        clause, param = _rkeys_clause(dialect_of(conn), wanted)  # one key: a probe, as for rkeys
         rows = conn.execute(
             f"SELECT key, author, rkey FROM import_keys WHERE space_id = ? AND key {clause}",
             (space.id, param),

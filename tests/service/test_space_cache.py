@@ -4,9 +4,13 @@ process or the CLI would make, is seen by the next find."""
 
 from __future__ import annotations
 
+import asyncio
+
 import numpy as np
+import pytest
 from support.models import SERVICE_MODEL as MODEL
 
+from engram.errors import UnknownSpace
 from engram.store.database import Store, database_path
 from engram.store.models import Embedding, MemoryWrite
 from engram.store.spaces import bump_generation, get_space
@@ -48,3 +52,33 @@ async def test_deletion_and_creation_are_seen(ctx, space):
     assert not (await spaces.find(space)).deleted
     await spaces.delete(space)
     assert (await spaces.find(space)).deleted
+
+
+async def test_the_space_for_a_write_is_remembered_across_memory_writes_not_config_changes(ctx, space):
+    """`require_for_write` (a write's embedding step) keeps its answer while only space-scoped writes
+    commit (their generation bumps); a model change, an unscoped write, is seen by the next one."""
+    spaces = ctx.services.spaces
+    first = await spaces.require_for_write(space)
+    for _ in range(2000):  # PostgreSQL: the notifications of the fixture's own commits may still arrive
+        if await spaces.require_for_write(space) is first:
+            break
+        first = await spaces.require_for_write(space)
+        await asyncio.sleep(0.01)
+    await ctx.services.memories.write(
+        space,
+        [
+            MemoryWrite(
+                author=ctx.settings.service_did,
+                text="a",
+                embedding=Embedding(MODEL.model, MODEL.digest, 16, np.ones(16)),
+            )
+        ],
+    )
+    assert await spaces.require_for_write(space) is first  # generation moved, nothing it is used for
+    assert (await spaces.find(space)).generation == first.generation + 1
+    await spaces.configure(space, document_prefix="passage: ")
+    changed = await spaces.require_for_write(space)
+    assert changed.config.document_prefix == "passage: "
+    await spaces.delete(space)
+    with pytest.raises(UnknownSpace):
+        await spaces.require_for_write(space)

@@ -12,7 +12,7 @@ import psycopg
 import pytest
 
 from engram.store import MemoryWrite
-from engram.store.database import MAX_GROUP
+from engram.store.database import MAX_GROUP, Deferred
 from engram.store.memory_reads import list_memories
 from engram.store.memory_writes import put_memories
 from engram.store.spaces import require_space
@@ -106,12 +106,42 @@ async def test_a_swallowed_error_fails_only_its_own_write(pg_database_url):
         def insert_then_swallow(conn, n):
             conn.execute("INSERT INTO rows (n) VALUES (?)", (n,))
             with contextlib.suppress(psycopg.errors.UndefinedTable):
-                conn.execute("SELECT * FROM no_such_table")
+                conn.execute("SELECT * FROM no_such_table").fetchall()
 
         writes = [(lambda n=n: store.write(insert_then_swallow if n == 2 else _insert, n)) for n in range(5)]
         outcomes, _ = await _queued_behind_a_gate(store, writes)
         assert isinstance(outcomes[2], RuntimeError) and "rolled back" in str(outcomes[2])
         assert await store.read(_rows) == [0, 1, 3, 4]
+    finally:
+        await store.close()
+
+
+async def test_a_failing_statement_nobody_waited_for_fails_only_its_own_write(pg_database_url):
+    """The writer sends a transaction's statements in pipeline mode (engram/store/postgres/connection.py):
+    a statement's error reaches whichever write next waits for an answer, or COMMIT, which the server then
+    skips. The group is rolled back and its writes run again one by one, so only the write that sent the
+    statement fails, with that statement's own error, and the others commit."""
+    from engram.store.postgres.store import PostgresStore
+
+    store = await PostgresStore.open(pg_database_url)
+    try:
+        await store.write(_create_rows)
+
+        def insert_then_a_duplicate(conn, n):
+            conn.execute("INSERT INTO rows (n) VALUES (?)", (n,))
+            conn.execute("INSERT INTO rows (n) VALUES (?)", (0,))  # write 0's row: fails, unread
+
+        failing = 2
+        for count in (5, 3):  # the error found by a later write's read, then by COMMIT (the last write)
+            await store.write(lambda conn: conn.execute("DELETE FROM rows"))
+            writes = [
+                (lambda n=n: store.write(insert_then_a_duplicate if n == failing else _insert, n))
+                for n in range(count)
+            ]
+            outcomes, _ = await _queued_behind_a_gate(store, writes)
+            assert isinstance(outcomes[failing], psycopg.errors.UniqueViolation)
+            assert [o for n, o in enumerate(outcomes) if n != failing and isinstance(o, BaseException)] == []
+            assert await store.read(_rows) == [n for n in range(count) if n != failing]
     finally:
         await store.close()
 
@@ -132,6 +162,34 @@ async def test_a_group_whose_commit_hook_fails_runs_its_writes_one_by_one(store)
     assert isinstance(outcomes[2], ValueError)
     assert not any(isinstance(o, BaseException) for i, o in enumerate(outcomes) if i != 2)
     assert await store.read(_rows) == [11, 12, 14]
+
+
+async def test_deferred_results_are_read_after_the_group_s_writes_and_a_failing_one_reruns_them(store):
+    """A write may return `Deferred(finish)` (engram/store/database.py): `finish` runs after every write of
+    its group and the commit hook, before COMMIT, reading the answer of a statement its write sent, and
+    gives the write's result. When one raises, the group runs again one by one and only that write fails,
+    with nothing of it committed."""
+    await store.write(_create_rows)
+
+    def insert_and_read_back(conn, n):
+        conn.execute("INSERT INTO rows (n) VALUES (?)", (n,))
+        cursor = conn.execute("SELECT count(*) FROM rows WHERE n <= ?", (n,))
+
+        def finish():
+            (seen,) = cursor.fetchone()
+            if n == 23:
+                raise ValueError("finishing 23 fails")
+            return n, seen
+
+        return Deferred(finish)
+
+    outcomes, _ = await _queued_behind_a_gate(
+        store, [(lambda n=n: store.write(insert_and_read_back, n)) for n in (21, 22, 23, 24)]
+    )
+    assert outcomes[:2] == [(21, 1), (22, 2)] and outcomes[3] == (24, 3)  # each its own statement's answer
+    assert isinstance(outcomes[2], ValueError)
+    assert await store.read(_rows) == [21, 22, 24]
+    assert await store.write(insert_and_read_back, 25) == (25, 4)  # alone too
 
 
 async def test_grouped_memory_writes_keep_generations_and_records(store, space, make_embedding):
@@ -178,3 +236,19 @@ async def test_cancelled_writes_in_a_group_are_skipped(store):
     outcomes = await asyncio.gather(*pending, return_exceptions=True)
     assert isinstance(outcomes[1], asyncio.CancelledError)
     assert await store.read(_rows) == [0, 2, 3]
+
+
+async def test_rowcount_is_the_statement_s_own_inside_a_group(store):
+    """A write reading `rowcount` gets its statement's count, on PostgreSQL too, where the statement went
+    out in pipeline mode and its answer had not been read (engram/store/postgres/connection.py)."""
+    await store.write(_create_rows)
+    await store.write(lambda conn: [_insert(conn, n) for n in range(10)])
+
+    def delete_below(conn, n):
+        return conn.execute("DELETE FROM rows WHERE n < ?", (n,)).rowcount
+
+    outcomes, _ = await _queued_behind_a_gate(
+        store, [(lambda n=n: store.write(delete_below, n)) for n in (3, 5, 8)]
+    )
+    assert outcomes == [3, 2, 3]
+    assert await store.read(_rows) == [8, 9]

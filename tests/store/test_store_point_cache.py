@@ -116,3 +116,37 @@ async def test_a_memory_write_load_leaves_the_key_lookup_remembered(two_stores, 
     assert again == remembered and again is not remembered  # read again: it could have changed
     await first.write(revoke_api_key, key.id)
     assert await first.point_read(key_and_deleted, token) == (None, False)
+
+
+@pytest.mark.parametrize("backend", ["postgres"])
+async def test_no_store_s_memory_writes_drop_a_remembered_key_on_postgres(pg_database_url, backend):
+    """PostgreSQL tells a scoped write's change to `spaces` (its generation bump) apart in its notification
+    (migration 0016): memory writes from this store and from another one leave the remembered key lookup
+    alone, while the spaces cache still drops the space; another store's revocation still reaches it."""
+    from engram.store import MemoryWrite
+    from engram.store.memory_writes import put_memories
+
+    uri = "at://did:plc:authority1/space/garden.engram.space/scoped"
+    first, second = await PostgresStore.open(pg_database_url), await PostgresStore.open(pg_database_url)
+    try:
+        await first.write(create_space, uri, "hosted")
+        key, token = await first.write(create_api_key, uri, ["read"], "test", [])
+        remembered, _ = await _remembered(first, key_and_deleted, token)
+        before = first.changes.value()
+        await first.write_to(uri, put_memories, uri, [MemoryWrite("did:plc:alice", "from this store")])
+        await second.write_to(uri, put_memories, uri, [MemoryWrite("did:plc:alice", "from another store")])
+
+        async def heard():  # this store's own bump and both commits' notifications
+            return first.changes.value() >= before + 3
+
+        await _until(heard, "the memory writes' notifications never arrived")
+        assert (await first.point_read(key_and_deleted, token))[0] is remembered
+        await second.write(revoke_api_key, key.id)
+
+        async def revoked():
+            return (await first.point_read(key_and_deleted, token))[0] is None
+
+        await _until(revoked, "the other store's revocation never reached the cache")
+    finally:
+        await first.close()
+        await second.close()

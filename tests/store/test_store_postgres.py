@@ -131,7 +131,8 @@ async def test_direct_readers_are_read_only_and_see_commits(pg_database_url):
 
 
 async def test_a_write_whose_error_was_swallowed_is_not_acknowledged(pg_database_url):
-    """PostgreSQL turns COMMIT of an aborted transaction into a silent ROLLBACK; the store must raise."""
+    """PostgreSQL turns COMMIT of an aborted transaction into a silent ROLLBACK; the store must raise. (The
+    write reads the failing statement's answer, so the error is raised inside it, in pipeline mode too.)"""
     store = await PostgresStore.open(pg_database_url)
     try:
         await store.write(_create_counter)
@@ -139,7 +140,7 @@ async def test_a_write_whose_error_was_swallowed_is_not_acknowledged(pg_database
         def increment_then_swallow_an_error(conn):
             _increment(conn)
             with contextlib.suppress(psycopg.errors.UndefinedTable):
-                conn.execute("SELECT * FROM no_such_table")
+                conn.execute("SELECT * FROM no_such_table").fetchall()
 
         with pytest.raises(RuntimeError, match="rolled back"):
             await store.write(increment_then_swallow_an_error)

@@ -57,8 +57,9 @@ def _free_port() -> int:
 
 
 class PostgresServer:
-    def __init__(self, bin_dir: Path):
+    def __init__(self, bin_dir: Path, *, options: str = ""):
         self.bin_dir = bin_dir
+        self.extra_options = options  # more `-c name=value` for the server (the benches' pg_stat_statements)
         self.root = Path(tempfile.mkdtemp(prefix="engram-pg-"))
         self.data = self.root / "data"
         self.socket_dir = self.root / "sock"
@@ -102,7 +103,7 @@ class PostgresServer:
         atexit.register(self._stop_immediately)
         for _attempt in range(5):  # the free port can be taken between probing and binding it
             self.port = _free_port()
-            self._options = f"-h 127.0.0.1 -p {self.port} -k {self.socket_dir} -c max_connections=200"
+            self._options = f"-h 127.0.0.1 -p {self.port} -k {self.socket_dir} -c max_connections=200 {self.extra_options}".rstrip()
             started = self._pg_ctl_start()
             if started.returncode == 0:
                 self._running = True

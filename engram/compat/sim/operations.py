@@ -15,9 +15,11 @@ from typing import TYPE_CHECKING
 
 from ...errors import InternalFailure
 from ...service.embedding import embed_missing
-from ...store import Memory, MemoryWrite, memory_writes
+from ...store import Memory, MemoryWrite, memory_writes, write_batch
 from ...store import conversations as store_conversations
 from ...store.conversations import Scope
+from ...store.database import Deferred
+from ...store.tid import new_tid
 from .messages import Message, message_attrs, new_sim_id
 
 if TYPE_CHECKING:
@@ -26,7 +28,7 @@ if TYPE_CHECKING:
 
 async def _writes(ctx: AppContext, space_uri: str, messages: Sequence[Message]) -> list[MemoryWrite]:
     """One write per message, embedded when engram runs the space's model (before any transaction)."""
-    space = await ctx.services.spaces.require(space_uri)
+    space = await ctx.services.spaces.require_for_write(space_uri)  # its model; the transaction reads it
     writes = [MemoryWrite(author=space.authority, text=m.text) for m in messages]
     return await embed_missing(ctx.embedder, ctx.pool, space, writes)
 
@@ -38,14 +40,17 @@ def _read_back(conn, space_uri: str, scope: Scope, key: str) -> list[Memory]:
     return messages
 
 
-def _appended(existing: list[Memory], new: list[Memory | None]) -> list[Memory] | None:
+def _orderable(existing: list[Memory]) -> bool:
+    """Whether new messages sort after every existing one by sequence here; not when an imported message's
+    `sequence` is not an integer (it sorts by the backend's JSON ordering): the conversation is then read
+    back whole."""
+    return all(_integer(m.attrs.get("sequence")) for m in existing)
+
+
+def _appended(existing: list[Memory], new: list[Memory | None]) -> list[Memory]:
     """The conversation after an append, from the messages read before it and the new rows alone (read by
-    the write itself, `put_memories(written=)`): what `_read_back` answers, without reading the whole
-    conversation twice per message. None when the order of the two cannot be told here (an imported
-    message whose `sequence` is not an integer sorts by the backend's JSON ordering): the caller then
-    reads it back whole."""
-    if not all(_integer(m.attrs.get("sequence")) for m in existing):
-        return None
+    the write itself, `send_memories(written=)`): what `_read_back` answers, without reading the whole
+    conversation twice per message (for `_orderable` conversations)."""
     rows = [m for m in new if m is not None]
     if len(rows) != len(new):  # raising rolls the transaction back, as in _read_back
         raise InternalFailure("the conversation could not be read back after writing it")
@@ -63,14 +68,19 @@ async def append(
     messages written in one writer transaction, so concurrent appends never share a sequence."""
     writes = await _writes(ctx, space_uri, messages)
 
+    # Fresh rkeys now, so that what the write reads about them goes out with the conversation's read.
+    writes = [replace(write, rkey=new_tid()) for write in writes]
+
     def append_in_transaction(conn):
-        # The space once (the write below takes it too), read together with the conversation.
+        sent = write_batch.send_reads(conn, space_uri, [(w.author, w.rkey) for w in writes])
+        # The space once (the write below takes it too), read together with the conversation (and the
+        # reads just sent: one round trip on PostgreSQL).
         space, existing = store_conversations.space_and_conversation(conn, space_uri, scope, key)
         sim_id = existing[0].attrs["simId"] if existing else new_sim_id()
         numbered = [m.attrs.get("sequence") for m in existing]
         start = 1 + max((n for n in numbered if _integer(n)), default=-1)
         written: dict[str, Memory] = {}
-        records = memory_writes.put_memories(
+        finish = memory_writes.send_memories(
             conn,
             space_uri,
             [
@@ -79,9 +89,18 @@ async def append(
             ],
             space=space,  # read just above; the conversation read wrote nothing
             written=written,
+            sent=sent,
         )
-        after = _appended(existing, [written.get(r.uri) for r in records])
-        return (after if after is not None else _read_back(conn, space_uri, scope, key)), not existing
+        if not _orderable(existing):
+            finish()
+            return _read_back(conn, space_uri, scope, key), not existing
+
+        def answer() -> tuple[list[Memory], bool]:
+            records = finish()
+            return _appended(existing, [written.get(r.uri) for r in records]), not existing
+
+        # The new rows are read once the whole group's statements are answered (no wait of its own).
+        return Deferred(answer)
 
     return await ctx.store.write_to(space_uri, append_in_transaction)
 

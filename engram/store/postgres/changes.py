@@ -16,6 +16,12 @@ A write committed by another process is therefore seen here once its notificatio
 under a millisecond after its COMMIT; the cluster's index catch-up rides on the same delivery). While the
 LISTEN connection is down nothing could tell this process about other writers, so `value()` is -1 (callers
 then read the database, as without a cache) until it is back, and the counter is bumped on reconnecting.
+
+`keys_value()` is a second count for the remembered API-key and revocation lookups, which no space-scoped
+write can change (engram/store/point_cache.py): it moves with `value()` except for this process's own
+commits of scoped writes only and for notifications with the payload 'scoped', which migration 0016 sends
+for a change to `spaces` that only such a write makes (a generation bump). Under a memory-write load,
+from this node or any other, the keys stay remembered, as on SQLite (engram/store/change_counter.py).
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ import psycopg
 
 log = logging.getLogger(__name__)
 CHANNEL = "engram_changes"
+SCOPED = "scoped"  # the payload of a change only a space-scoped write makes (migration 0016)
 _RETRY_S = 1.0
 
 
@@ -35,6 +42,7 @@ class PgChangeFeed:
         self._url = url
         self._lock = threading.Lock()
         self._count = 0
+        self._keys_count = 0
         self._listening = False
         self._stop = threading.Event()
         self._connected = threading.Event()
@@ -50,13 +58,17 @@ class PgChangeFeed:
             return self._count if self._listening else -1
 
     def keys_value(self) -> int:
-        """`value()`: this process's own scoped commits notify it too (their generation bump changes
-        `spaces`), so there is nothing to leave out here (engram/store/change_counter.py)."""
-        return self.value()
+        """The count of changes that could alter a remembered API-key lookup (see the module doc)."""
+        with self._lock:
+            return self._keys_count if self._listening else -1
 
     def bump(self, *, scoped: bool = False) -> None:
+        """`scoped`: the commit held only space-scoped writes (`Store.write_to`), or the notification said
+        so."""
         with self._lock:
             self._count += 1
+            if not scoped:
+                self._keys_count += 1
 
     def close(self) -> None:
         self._stop.set()
@@ -69,11 +81,12 @@ class PgChangeFeed:
                     conn.execute(f"LISTEN {CHANNEL}")
                     with self._lock:  # anything may have changed while nobody listened
                         self._count += 1
+                        self._keys_count += 1
                         self._listening = True
                     self._connected.set()
                     while not self._stop.is_set():
-                        for _ in conn.notifies(timeout=0.5):
-                            self.bump()
+                        for notice in conn.notifies(timeout=0.5):
+                            self.bump(scoped=notice.payload == SCOPED)
             except Exception as exc:  # noqa: BLE001 - reconnect after anything until closed
                 if not self._stop.is_set():
                     log.warning("the change listener lost its connection: %r", exc)

@@ -22,6 +22,7 @@ thread, never as coroutines: the store's callers are the same as with SQLite.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import logging
 from collections.abc import Callable
@@ -30,9 +31,9 @@ from typing import Any, TypeVar
 import psycopg
 from psycopg_pool import ConnectionPool
 
-from engram.store.database import Store
+from engram.store.database import NotCommitted, Store
 from engram.store.postgres.changes import PgChangeFeed
-from engram.store.postgres.connection import PgConnection
+from engram.store.postgres.connection import PgConnection, WriterCursor
 from engram.store.postgres.migrate import apply_migrations
 
 T = TypeVar("T")
@@ -61,6 +62,7 @@ def space_lock_key(space_uri: str) -> int:
 
 
 _READ_ONLY = "SET default_transaction_read_only = on"
+_BEGIN_READ = "BEGIN ISOLATION LEVEL REPEATABLE READ"
 
 
 def _read_only(raw: psycopg.Connection[Any]) -> None:
@@ -68,20 +70,25 @@ def _read_only(raw: psycopg.Connection[Any]) -> None:
 
 
 def _connect(url: str) -> psycopg.Connection:
-    return psycopg.connect(url, autocommit=True)
+    return psycopg.connect(url, autocommit=True, cursor_factory=WriterCursor)
 
 
 class PgReaders:
-    """The `DirectReader` API (`run`, `statement`, `close`) over a pool of read-only connections."""
+    """The `DirectReader` API (`run`, `statement`, `close`) over a pool of read-only connections.
+
+    A connection is not checked when it is taken from the pool (that would be one more round trip per
+    read): a read that fails because its connection was lost (a server restart, a terminated backend)
+    runs again on another, up to `max_size` times, since a read changes nothing. The pool discards the
+    broken connection when it comes back."""
 
     def __init__(self, url: str, max_size: int):
+        self._max_size = max_size
         self._pool = ConnectionPool(
             url,
             min_size=1,
             max_size=max_size,
             kwargs={"autocommit": True},
             configure=_read_only,
-            check=ConnectionPool.check_connection,  # a connection broken by a server restart is replaced
             open=False,
             name="engram-readers",
         )
@@ -90,18 +97,29 @@ class PgReaders:
         self._pool.open(wait=True, timeout=30)
 
     def run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        with self._pool.connection() as raw:
-            conn = PgConnection(raw)
-            raw.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+        def in_snapshot(raw: psycopg.Connection) -> T:
+            # BEGIN goes out with fn's first statement: one round trip for both (connection.py).
+            conn = PgConnection(raw, begin=_BEGIN_READ)
             try:
                 return fn(conn, *args, **kwargs)
             finally:
-                if conn.in_transaction:
+                if not raw.broken and conn.in_transaction:
                     raw.execute("ROLLBACK")
 
+        return self._retrying(in_snapshot)
+
     def statement(self, fn: Callable[..., T], *args: Any) -> T:
-        with self._pool.connection() as raw:
-            return fn(PgConnection(raw), *args)
+        return self._retrying(lambda raw: fn(PgConnection(raw), *args))
+
+    def _retrying(self, read: Callable[[psycopg.Connection], T]) -> T:
+        for attempt in range(self._max_size + 1):
+            with self._pool.connection() as raw:
+                try:
+                    return read(raw)
+                except psycopg.OperationalError:
+                    if not raw.broken or attempt == self._max_size:
+                        raise
+        raise AssertionError("unreachable")
 
     def close(self) -> None:
         self._pool.close()
@@ -147,41 +165,74 @@ class PostgresStore(Store):
     def _begin(self, conn: PgConnection, scopes: list[str | None]) -> None:
         if conn.raw.closed or conn.raw.broken:
             conn.raw = _connect(self.url)
-        # Durability is the contract, whatever the server's default: ack after a flushed commit.
+        # Durability is the contract, whatever the server's default: ack after a flushed commit. BEGIN and
+        # the locks are waited for (one round trip), so the locks are held once a write starts; the rest of
+        # the transaction goes out in pipeline mode (connection.py), COMMIT included.
         if None in scopes:
             conn.raw.execute(_EXCLUSIVE_BEGIN)
-            return
-        keys = sorted({space_lock_key(scope) for scope in scopes if scope is not None})
-        conn.raw.execute(_SHARED_BEGIN + _SPACE_LOCKS.format(",".join(str(int(k)) for k in keys)))
+        else:
+            keys = sorted({space_lock_key(scope) for scope in scopes if scope is not None})
+            conn.raw.execute(_SHARED_BEGIN + _SPACE_LOCKS.format(",".join(str(int(k)) for k in keys)))
+        conn.enter_pipeline()
 
     def _commit(self, conn: PgConnection) -> None:
-        # COMMIT of a transaction a swallowed error aborted is a silent ROLLBACK in PostgreSQL: refuse it,
-        # or the caller would be told "written" about a write that is gone.
-        if conn.raw.info.transaction_status == psycopg.pq.TransactionStatus.INERROR:
-            raise RuntimeError(_FAILED_PART_WAY)
-        conn.raw.execute("COMMIT")
+        # A statement that failed before COMMIT, even one whose error a write swallowed, aborts the
+        # pipeline: the server skips everything up to the sync, COMMIT too, and the sync reports the error.
+        # (Outside a pipeline COMMIT of an aborted transaction is a silent ROLLBACK: refuse it, or the
+        # caller would be told "written" about a write that is gone.)
+        if not conn.pipelined:
+            if conn.raw.info.transaction_status == psycopg.pq.TransactionStatus.INERROR:
+                raise RuntimeError(_FAILED_PART_WAY)
+            conn.raw.execute("COMMIT")
+            return
+        try:
+            # Sending a statement in pipeline mode also reads the answers already in, so an earlier
+            # statement's error may be raised here, or by the sync that waits for every answer.
+            conn.raw.execute("COMMIT")
+            conn.leave_pipeline()
+        except psycopg.Error as exc:
+            with contextlib.suppress(psycopg.Error):
+                conn.leave_pipeline()  # if still in it: its sync brings the transaction's status back
+            if conn.raw.broken or conn.raw.info.transaction_status != psycopg.pq.TransactionStatus.INERROR:
+                raise  # COMMIT ran and failed, or the outcome is unknown
+            # Still open and aborted: COMMIT never ran. "Pipeline aborted" means a write was told of the
+            # failing statement and went on (it swallowed the error); otherwise nobody waited for it.
+            reported = None if isinstance(exc, psycopg.errors.PipelineAborted) else exc
+            raise NotCommitted(_FAILED_PART_WAY, reported) from exc
 
     def _savepoint(self, conn: PgConnection, *, release_previous: bool) -> None:
-        if release_previous:
-            conn.raw.execute("RELEASE engram_write; SAVEPOINT engram_write")
-        else:
-            conn.raw.execute("SAVEPOINT engram_write")
+        # Unwaited in the pipeline. The previous write's savepoint is kept (PostgreSQL nests savepoints of
+        # one name; ROLLBACK TO names the newest): one statement per write instead of RELEASE + SAVEPOINT.
+        conn.raw.execute("SAVEPOINT engram_write")
 
     def _check_write(self, conn: PgConnection) -> None:
-        if conn.raw.info.transaction_status == psycopg.pq.TransactionStatus.INERROR:
+        # In the pipeline a swallowed error surfaces at the next wait, at the latest COMMIT's (_commit).
+        if not conn.pipelined and conn.raw.info.transaction_status == psycopg.pq.TransactionStatus.INERROR:
             raise RuntimeError(_FAILED_PART_WAY)  # as in _commit: this write's error was swallowed
+
+    def _lost_with_group(self, conn: PgConnection, exc: BaseException) -> bool:
+        # A database error reaches whichever write waits next for an answer, which may not be the write
+        # that sent the failing statement, and it aborted the pipeline for everything after it.
+        return conn.pipelined and isinstance(exc, psycopg.Error)
 
     def _rollback_to_savepoint(self, conn: PgConnection) -> bool:
         if conn.raw.closed or conn.raw.broken or not conn.in_transaction:
             return False
         try:
-            conn.raw.execute("ROLLBACK TO engram_write; RELEASE engram_write")
+            # In the pipeline: unwaited, and skipped if an earlier statement failed, which the next wait
+            # then reports (the group is run again, _lost_with_group).
+            conn.raw.execute("ROLLBACK TO engram_write")
         except psycopg.Error:
             log.exception("rollback to savepoint failed")
             return False
         return True
 
     def _rollback(self, conn: PgConnection) -> None:
+        try:
+            if conn.pipelined:
+                conn.leave_pipeline()
+        except psycopg.Error:
+            pass  # the error the rollback is for, reported again by the sync
         try:
             if not conn.raw.closed and conn.in_transaction:
                 conn.raw.execute("ROLLBACK")
