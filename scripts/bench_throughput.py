@@ -331,7 +331,8 @@ def bench_processes(args: argparse.Namespace) -> None:
 
         print(
             f"{label}: {qps:.0f} QPS (rounds {[round(r['qps']) for r in rounds]}) "
-            f"p50 {p50:.2f} ms p99 {p99:.2f} ms {_summed_statuses(rounds)}; CPU µs/request server {med('cpu_us'):.0f} client "
+            f"p50 {p50:.2f} ms p99 {p99:.2f} ms {_summed_statuses(rounds)}; CPU µs/request server {med('cpu_us'):.0f} "
+            f"(rounds {[round(r['cpu_us']) for r in rounds]}) client "
             f"{med('client_us'):.0f}; cores busy {med('cores_busy'):.2f} (server {med('cores_server'):.2f}, "
             f"client {med('cores_client'):.2f}, the rest co-tenants)"
             + (f"; ÷ bare {qps / statistics.median(bare):.2f}" if bare else "")

@@ -76,6 +76,11 @@ async def test_export_space_is_a_tar_with_every_memory_and_vector(engram):
     records = await seed(engram.ctx, engram.space, vectors)
     r = await engram.get("garden.engram.exportSpace")
     assert r.status == 200 and r.headers["Content-Type"] == "application/x-tar"
+    # streamed (prepared by the handler itself): CORS headers all the same
+    assert (
+        r.headers["Access-Control-Allow-Origin"] == "*"
+        and "Retry-After" in r.headers["Access-Control-Expose-Headers"]
+    )
     reader = open_export(io.BytesIO(await r.read()))
     assert reader.manifest["space"] == engram.space and reader.manifest["memories"] == 20
     import orjson
