@@ -16,21 +16,18 @@ from engram.store.models import Embedding, MemoryWrite
 from engram.store.spaces import bump_generation, get_space
 
 
+async def _write_one(ctx, space: str) -> None:
+    """One memory written through the service (a space-scoped commit)."""
+    author, embedding = ctx.settings.service_did, Embedding(MODEL.model, MODEL.digest, 16, np.ones(16))
+    await ctx.services.memories.write(space, [MemoryWrite(author=author, text="a", embedding=embedding)])
+
+
 async def test_find_answers_from_memory_until_a_write_commits(ctx, space):
     spaces = ctx.services.spaces
     first = await spaces.find(space)
     assert await spaces.find(space) is first  # nothing committed: the remembered object
 
-    await ctx.services.memories.write(
-        space,
-        [
-            MemoryWrite(
-                author=ctx.settings.service_did,
-                text="a",
-                embedding=Embedding(MODEL.model, MODEL.digest, 16, np.ones(16)),
-            )
-        ],
-    )
+    await _write_one(ctx, space)
     after_write = await spaces.find(space)
     assert after_write.generation == first.generation + 1
 
@@ -64,16 +61,7 @@ async def test_the_space_for_a_write_is_remembered_across_memory_writes_not_conf
             break
         first = await spaces.require_for_write(space)
         await asyncio.sleep(0.01)
-    await ctx.services.memories.write(
-        space,
-        [
-            MemoryWrite(
-                author=ctx.settings.service_did,
-                text="a",
-                embedding=Embedding(MODEL.model, MODEL.digest, 16, np.ones(16)),
-            )
-        ],
-    )
+    await _write_one(ctx, space)
     assert await spaces.require_for_write(space) is first  # generation moved, nothing it is used for
     assert (await spaces.find(space)).generation == first.generation + 1
     await spaces.configure(space, document_prefix="passage: ")

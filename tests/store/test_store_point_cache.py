@@ -43,6 +43,15 @@ async def _until(condition, what: str):
     raise AssertionError(what)
 
 
+async def _until_revoked(store, token: str, what: str):
+    """Until `store`'s point read of the key behind `token` finds it revoked (None)."""
+
+    async def revoked():
+        return (await store.point_read(key_and_deleted, token))[0] is None
+
+    await _until(revoked, what)
+
+
 @pytest.mark.parametrize("backend", ["postgres"])
 async def test_another_process_s_change_reaches_the_cache_through_a_notification(pg_database_url, backend):
     uri = "at://did:plc:authority1/space/garden.engram.space/notified"
@@ -54,10 +63,7 @@ async def test_another_process_s_change_reaches_the_cache_through_a_notification
         assert cached == key
         await first.write(revoke_api_key, key.id)  # the other store commits: second hears of it
 
-        async def revoked():
-            return (await second.point_read(key_and_deleted, token))[0] is None
-
-        await _until(revoked, "the revocation never reached the other store's cache")
+        await _until_revoked(second, token, "the revocation never reached the other store's cache")
     finally:
         await first.close()
         await second.close()
@@ -143,10 +149,7 @@ async def test_no_store_s_memory_writes_drop_a_remembered_key_on_postgres(pg_dat
         assert (await first.point_read(key_and_deleted, token))[0] is remembered
         await second.write(revoke_api_key, key.id)
 
-        async def revoked():
-            return (await first.point_read(key_and_deleted, token))[0] is None
-
-        await _until(revoked, "the other store's revocation never reached the cache")
+        await _until_revoked(first, token, "the other store's revocation never reached the cache")
     finally:
         await first.close()
         await second.close()
