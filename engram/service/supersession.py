@@ -110,15 +110,14 @@ def newer_first(
     pool = [row for row, _ in ranked if row in memories]
     score = dict(ranked)
     words = keyword or {}
-    cosine = _cosines(pool, vectors)
+    cosine = _Cosines(pool, vectors)
     replaced_by: dict[int, int] = {}
     restaters: dict[int, list[int]] = {}  # older row -> every newer row restating it, newest first
-    for older in pool:
+    for older, suspects in _suspects(pool, memories, cosine, score, words, rule):
         found = [
             newer
-            for newer in pool
-            if memories[newer].created_ms > memories[older].created_ms
-            and _restates(memories[newer], memories[older], cosine.get((older, newer)), score, words, rule)
+            for newer in suspects
+            if _restates(memories[newer], memories[older], cosine.get(older, newer), score, words, rule)
         ]
         if not found:
             continue
@@ -162,14 +161,72 @@ def _preference(memories: Mapping[int, Memory], score, newer: int, older: int) -
     return explicitly_supersedes(memories[newer], memories[older]), score[newer], memories[newer].created_ms
 
 
-def _cosines(pool: Sequence[int], vectors: Mapping[int, np.ndarray]) -> dict[tuple[int, int], float]:
-    """Cosine of every pair of pool rows that have vectors, from one matrix product."""
-    rows = [row for row in pool if row in vectors]
-    if not rows:
-        return {}
-    matrix = np.stack([vectors[row] for row in rows])
-    products = (matrix @ matrix.T).tolist()
-    return {(a, b): products[i][j] for i, a in enumerate(rows) for j, b in enumerate(rows)}
+class _Cosines:
+    """Cosine of every pair of pool rows that have vectors, from one matrix product (float64, so a floor
+    compares as it would against each pair's Python float)."""
+
+    def __init__(self, pool: Sequence[int], vectors: Mapping[int, np.ndarray]):
+        rows = [row for row in pool if row in vectors]
+        self.position = {row: i for i, row in enumerate(rows)}
+        if rows:
+            matrix = np.stack([vectors[row] for row in rows])
+            self.matrix = (matrix @ matrix.T).astype(np.float64)
+        else:
+            self.matrix = np.zeros((0, 0))
+
+    def get(self, a: int, b: int) -> float | None:
+        i, j = self.position.get(a), self.position.get(b)
+        return None if i is None or j is None else float(self.matrix[i, j])
+
+
+def _suspects(
+    pool: Sequence[int],
+    memories: Mapping[int, Memory],
+    cosine: _Cosines,
+    score: Mapping[int, float],
+    words: Mapping[int, float],
+    rule: Restatements,
+) -> list[tuple[int, list[int]]]:
+    """[(older row, the newer rows that may restate it, in pool order)]: the pairs that pass every
+    numeric test of `_restates` (newer, a cosine above the lowest floor, the relevance and keyword share
+    of at least one tier) of an older memory that reports no dated event, or that name the older explicitly, from whole-pool array comparisons. Only
+    these reach `_restates`, whose word tests are the costly part (a 30-row pool is 870 ordered pairs,
+    of which a few dozen pass here; docs/benchmarks.md#stale-leaks). A necessary condition only: every
+    verdict is still `_restates`'."""
+    n = len(pool)
+    if n < 2:
+        return []
+    created = np.array([memories[row].created_ms for row in pool], dtype=np.int64)
+    relevance = np.array([score[row] for row in pool], dtype=np.float64)
+    share = np.array([words.get(row, 0.0) for row in pool], dtype=np.float64)
+    cos = np.full((n, n), -np.inf)  # [older, newer]; -inf where either row has no vector
+    at = [cosine.position.get(row) for row in pool]
+    have = np.array([i for i, p in enumerate(at) if p is not None], dtype=np.intp)
+    if have.size:
+        positions = np.array([at[i] for i in have], dtype=np.intp)
+        cos[np.ix_(have, have)] = cosine.matrix[np.ix_(positions, positions)]
+    change_floor = rule.min_similarity if rule.change_similarity is None else rule.change_similarity
+    named_floor = rule.named_similarity
+    floor = min(rule.min_similarity, change_floor, 1.0 if named_floor is None else named_floor)
+    newer = created[None, :] > created[:, None]
+    plain = (relevance[None, :] >= rule.min_relevance * relevance[:, None]) & (
+        share[None, :] >= rule.min_keyword * share[:, None]
+    )
+    if named_floor is not None:
+        named = (
+            (cos >= named_floor)
+            & (relevance[None, :] >= rule.named_relevance * relevance[:, None])
+            & (share[None, :] >= rule.named_keyword * share[:, None])
+        )
+        plain |= named
+    mask = newer & (cos >= floor) & plain
+    mask[[_reports_event(memories[row].text) for row in pool]] = False  # a dated event stays true
+    for j, row in enumerate(pool):  # an explicit `supersedes` passes whatever the numbers say
+        if isinstance(memories[row].attrs, dict) and memories[row].attrs.get("supersedes") is not None:
+            for i, older in enumerate(pool):
+                if newer[i, j] and explicitly_supersedes(memories[row], memories[older]):
+                    mask[i, j] = True
+    return [(pool[i], [pool[j] for j in np.flatnonzero(mask[i]).tolist()]) for i in range(n) if mask[i].any()]
 
 
 def _restates(newer: Memory, older: Memory, cosine: float | None, score, words, rule: Restatements) -> bool:
@@ -191,7 +248,7 @@ def _restates(newer: Memory, older: Memory, cosine: float | None, score, words, 
     )
     if not (plain or named):
         return False
-    if reports_event(_folded(older.text)):
+    if _reports_event(older.text):
         return False
     # the words are read last and only in the band where they decide: above min_similarity any newer
     # statement restates, above the change floor only an update (update_cues.reports_change), and below it
@@ -212,6 +269,13 @@ _CACHED = 512  # texts kept folded, as update_cues keeps its analyses
 def _folded(text: str) -> str:
     """fold(text), once per text: the rule reads each pool memory against many others, query after query."""
     return fold(text)
+
+
+@lru_cache(maxsize=_CACHED)
+def _reports_event(text: str) -> bool:
+    """update_cues.reports_event of the text, once per text: it is asked of the older memory of every pair
+    that passes the numbers, the same few dozen texts hundreds of times a query."""
+    return reports_event(_folded(text))
 
 
 def _follow(row: int, replaced_by: Mapping[int, int]) -> int:

@@ -90,6 +90,27 @@ def test_explicit_supersedes_wins_without_similarity_and_chains_resolve_to_the_n
     assert order == [3, 2, 1] and replaced == {1: 3, 2: 3}
 
 
+def test_the_pair_prefilter_keeps_explicit_names_and_dated_events_as_the_rule_judges_them():
+    """supersession._suspects prunes pairs by the numbers before the word tests: an explicit name must
+    still pass without any vector, and an older memory reporting a dated event is replaced only by name."""
+    memories = {1: _memory(1, 100), 2: _memory(2, 200, {"supersedes": "r1"})}
+    order, replaced = newer_first([(1, 0.9), (2, 0.1)], memories, {}, Restatements(0.5, 0.5))
+    assert order == [2, 1] and replaced == {1: 2}
+    event = SimpleNamespace(row_id=1, uri="at://x/m/1", rkey="r1", created_ms=100, attrs={},
+                            text="the backup job failed yesterday")  # fmt: skip
+    same = _unit(1, 0)
+    plain = {1: event, 2: _memory(2, 200)}
+    order, replaced = newer_first([(1, 0.9), (2, 0.9)], plain, {1: same, 2: same}, Restatements(0.5, 0.5))
+    assert order == [1, 2] and replaced == {}
+    named = {1: event, 2: _memory(2, 200, {"supersedes": "r1"})}
+    order, replaced = newer_first([(1, 0.9), (2, 0.9)], named, {1: same, 2: same}, Restatements(0.5, 0.5))
+    assert order == [2, 1] and replaced == {1: 2}
+    # and the same pair without the event passes on the numbers alone
+    order, replaced = newer_first([(1, 0.9), (2, 0.9)], {1: _memory(1, 100), 2: _memory(2, 200)},
+                                  {1: same, 2: same}, Restatements(0.5, 0.5))  # fmt: skip
+    assert order == [2, 1] and replaced == {1: 2}
+
+
 def test_every_explicit_successor_ranks_above_what_it_replaces_not_only_the_newest():
     """1 is named by 2 and by 4; 4 does not name 2; 3 is unrelated. Before, only the one replacing 1 was
     moved before it and the other kept its place below it (the eval's ops-updated-29 with
