@@ -189,8 +189,9 @@ def _suspects(
 ) -> list[tuple[int, list[int]]]:
     """[(older row, the newer rows that may restate it, in pool order)]: the pairs that pass every
     numeric test of `_restates` (newer, a cosine above the lowest floor, the relevance and keyword share
-    of at least one tier) of an older memory that reports no dated event, or that name the older explicitly, from whole-pool array comparisons. Only
-    these reach `_restates`, whose word tests are the costly part (a 30-row pool is 870 ordered pairs,
+    of at least one tier) of an older memory that reports no dated event, or that name the older
+    explicitly, from whole-pool array comparisons (the same `_tiers`, over arrays). Only these reach
+    `_restates`, whose word tests are the costly part (a 30-row pool is 870 ordered pairs,
     of which a few dozen pass here; docs/benchmarks.md#stale-leaks). A necessary condition only: every
     verdict is still `_restates`'."""
     n = len(pool)
@@ -205,21 +206,9 @@ def _suspects(
     if have.size:
         positions = np.array([at[i] for i in have], dtype=np.intp)
         cos[np.ix_(have, have)] = cosine.matrix[np.ix_(positions, positions)]
-    change_floor = rule.min_similarity if rule.change_similarity is None else rule.change_similarity
-    named_floor = rule.named_similarity
-    floor = min(rule.min_similarity, change_floor, 1.0 if named_floor is None else named_floor)
     newer = created[None, :] > created[:, None]
-    plain = (relevance[None, :] >= rule.min_relevance * relevance[:, None]) & (
-        share[None, :] >= rule.min_keyword * share[:, None]
-    )
-    if named_floor is not None:
-        named = (
-            (cos >= named_floor)
-            & (relevance[None, :] >= rule.named_relevance * relevance[:, None])
-            & (share[None, :] >= rule.named_keyword * share[:, None])
-        )
-        plain |= named
-    mask = newer & (cos >= floor) & plain
+    plain, named = _tiers(relevance[None, :], relevance[:, None], share[None, :], share[:, None], cos, rule)
+    mask = newer & (cos >= _lowest_floor(rule)) & (plain | named)
     mask[[_reports_event(memories[row].text) for row in pool]] = False  # a dated event stays true
     for j, row in enumerate(pool):  # an explicit `supersedes` passes whatever the numbers say
         if isinstance(memories[row].attrs, dict) and memories[row].attrs.get("supersedes") is not None:
@@ -229,23 +218,41 @@ def _suspects(
     return [(pool[i], [pool[j] for j in np.flatnonzero(mask[i]).tolist()]) for i in range(n) if mask[i].any()]
 
 
+def _change_floor(rule: Restatements) -> float:
+    return rule.min_similarity if rule.change_similarity is None else rule.change_similarity
+
+
+def _lowest_floor(rule: Restatements) -> float:
+    """The least cosine at which any tier may restate."""
+    named = rule.named_similarity
+    return min(rule.min_similarity, _change_floor(rule), 1.0 if named is None else named)
+
+
+def _tiers(relevance, older_relevance, share, older_share, cosine, rule: Restatements):
+    """(plain, named): whether the newer memory's relevance and keyword share (and, for the named tier,
+    its cosine) clear each tier's floors against the older's. Written with `&` so that the same test runs
+    on one pair's floats in `_restates` and on the whole pool's broadcast arrays in `_suspects`."""
+    plain = (relevance >= rule.min_relevance * older_relevance) & (share >= rule.min_keyword * older_share)
+    if rule.named_similarity is None:
+        return plain, plain & False
+    named = (
+        (cosine >= rule.named_similarity)
+        & (relevance >= rule.named_relevance * older_relevance)
+        & (share >= rule.named_keyword * older_share)
+    )
+    return plain, named
+
+
 def _restates(newer: Memory, older: Memory, cosine: float | None, score, words, rule: Restatements) -> bool:
     if explicitly_supersedes(newer, older):
         return True
-    change_floor = rule.min_similarity if rule.change_similarity is None else rule.change_similarity
-    named_floor = rule.named_similarity
-    floor = min(rule.min_similarity, change_floor, 1.0 if named_floor is None else named_floor)
-    if cosine is None or cosine < floor:
+    change_floor = _change_floor(rule)
+    if cosine is None or cosine < _lowest_floor(rule):
         return False
-    relevance, older_relevance = score[newer.row_id], score[older.row_id]
-    share, older_share = words.get(newer.row_id, 0.0), words.get(older.row_id, 0.0)
-    plain = relevance >= rule.min_relevance * older_relevance and share >= rule.min_keyword * older_share
-    named = (
-        named_floor is not None
-        and cosine >= named_floor
-        and relevance >= rule.named_relevance * older_relevance
-        and share >= rule.named_keyword * older_share
-    )
+    plain, named = _tiers(
+        score[newer.row_id], score[older.row_id], words.get(newer.row_id, 0.0), words.get(older.row_id, 0.0),
+        cosine, rule,
+    )  # fmt: skip
     if not (plain or named):
         return False
     if _reports_event(older.text):
