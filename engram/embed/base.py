@@ -54,6 +54,35 @@ class Embedder(Protocol):
         ...
 
 
+class ManifestEmbedder:
+    """What every built-in backend shares: `manifest()` from the manifest it built when it loaded (what its
+    digest is computed from), and `info()` from its identity plus `engines()`, the versions of what computes
+    its vectors (diagnostics only)."""
+
+    name: str
+    dims: int
+    digest: str
+    max_tokens: int
+    backend: str
+    _manifest: dict[str, Any]
+
+    def manifest(self) -> dict[str, Any]:
+        return dict(self._manifest)
+
+    def engines(self) -> dict[str, str]:
+        raise NotImplementedError
+
+    def info(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "digest": self.digest,
+            "dims": self.dims,
+            "max_tokens": self.max_tokens,
+            "backend": self.backend,
+            "engines": self.engines(),
+        }
+
+
 def sha256_file(path: Path) -> str:
     with open(path, "rb") as f:
         return hashlib.file_digest(f, "sha256").hexdigest()

@@ -10,11 +10,17 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
-from engram.embed.base import MANIFEST_FORMAT, Kind, check_embed_args, l2_normalize, manifest_digest
+from engram.embed.base import (
+    MANIFEST_FORMAT,
+    Kind,
+    ManifestEmbedder,
+    check_embed_args,
+    l2_normalize,
+    manifest_digest,
+)
 
 DEFAULT_DIMS = 256
 MIN_DIMS, MAX_DIMS = 8, 4096
@@ -23,7 +29,7 @@ _WORD = re.compile(r"\w+")
 _EMPTY_TOKEN = "\x00empty"
 
 
-class HashingEmbedder:
+class HashingEmbedder(ManifestEmbedder):
     backend = "hashing"
     max_tokens = 1_000_000  # no model window; the text rule's 24000-byte cut is the only limit
 
@@ -62,15 +68,5 @@ class HashingEmbedder:
             rows[i] = self._row(prefix + text)
         return l2_normalize(rows)
 
-    def manifest(self) -> dict[str, Any]:
-        return dict(self._manifest)
-
-    def info(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "digest": self.digest,
-            "dims": self.dims,
-            "max_tokens": self.max_tokens,
-            "backend": self.backend,
-            "engines": {"numpy": np.__version__},
-        }
+    def engines(self) -> dict[str, str]:
+        return {"numpy": np.__version__}

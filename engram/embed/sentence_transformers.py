@@ -23,6 +23,7 @@ from engram.embed.base import (
     MANIFEST_FORMAT,
     EmbedderLoadError,
     Kind,
+    ManifestEmbedder,
     check_embed_args,
     l2_normalize,
     manifest_digest,
@@ -77,7 +78,7 @@ def st_folder_manifest(directory: Path) -> dict[str, Any]:
     }
 
 
-class SentenceTransformersEmbedder:
+class SentenceTransformersEmbedder(ManifestEmbedder):
     backend = "sentence-transformers"
 
     def __init__(self, directory: str | Path, threads: int = 1):
@@ -134,18 +135,8 @@ class SentenceTransformersEmbedder:
             )
         return l2_normalize(rows)
 
-    def manifest(self) -> dict[str, Any]:
-        return dict(self._manifest)
-
-    def info(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "digest": self.digest,
-            "dims": self.dims,
-            "max_tokens": self.max_tokens,
-            "backend": self.backend,
-            "engines": dict(self._versions),
-        }
+    def engines(self) -> dict[str, str]:
+        return dict(self._versions)
 
 
 def _st_version() -> str:
