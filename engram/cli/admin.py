@@ -19,6 +19,7 @@ from ..auth.admin_signature import sign_admin_request
 from ..auth.crypto_keys import PrivateKey
 from ..config import Settings
 from ..service.imports import decode_lines
+from .apikey import key_create_arguments
 from .errors import CliError
 from .importer import open_lines
 from .ingest import collect, summary
@@ -86,23 +87,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     k = a.add_parser("apikey", help="API keys of the REST shims")
     ks = k.add_subparsers(dest="apikey_command", metavar="<subcommand>", required=True)
     kc = ks.add_parser("create", help="create a key (shown once; only its hash is stored)")
-    kc.add_argument("space", help="space name or at:// URI")
-    kc.add_argument(
-        "--scope",
-        action="append",
-        choices=("read", "write"),
-        dest="scopes",
-        help="read and/or write (repeatable; default: read)",
-    )
-    kc.add_argument("--label", default="", help="a note to tell keys apart")
-    kc.add_argument(
-        "--space",
-        action="append",
-        dest="extra_spaces",
-        default=[],
-        metavar="SPACE",
-        help="one more hosted space the key may read (repeatable)",
-    )
+    key_create_arguments(kc)
     kc.set_defaults(admin=_apikey_create)
     kl = ks.add_parser("list", help="list keys (never their tokens)")
     kl.add_argument("space", nargs="?", help="only the keys of this space")

@@ -15,10 +15,8 @@ from .local import resolve_space, run_local
 from .output import print_json, print_table
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("apikey", help="API keys for the REST shims")
-    ps = p.add_subparsers(dest="apikey_command", metavar="<subcommand>", required=True)
-    c = ps.add_parser("create", help="create a key (shown once; only its hash is stored)")
+def key_create_arguments(c: argparse.ArgumentParser) -> None:
+    """What a new key is made of, the same for `engram apikey create` and `engram admin apikey create`."""
     c.add_argument("space", help="space name or at:// URI")
     c.add_argument(
         "--scope",
@@ -36,6 +34,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         metavar="SPACE",
         help="one more hosted space the key may read (repeatable; e.g. more GPTBots knowledge bases)",
     )
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("apikey", help="API keys for the REST shims")
+    ps = p.add_subparsers(dest="apikey_command", metavar="<subcommand>", required=True)
+    c = ps.add_parser("create", help="create a key (shown once; only its hash is stored)")
+    key_create_arguments(c)
     c.add_argument(
         "--for",
         dest="shim",
