@@ -16,7 +16,8 @@ top 10), MRR@10 (first evidence turn) and nDCG@10 (every evidence turn gain 1), 
 path. Paths: `vector` (SearchService.search, what searchMemories answers), and `keyword` / `hybrid` /
 `vector+` through EngramRanking.run (the pipeline behind MCP recall, GPTBots and the console), plus
 `hybrid-plain` (the same fusion without the restatement step), and `hybrid@<w>` (the engram policy at
-other fusion weights, over the same candidates: for choosing the weight on the tuning half).
+other fusion weights, its `chat_weight` too, over the same candidates: for choosing the weights on the
+tuning half).
 
 Split: the conversations at even positions are the tuning half, those at odd positions the held-out
 half (`--split`, as for the labelled sets); only the chosen half's conversations are imported.
@@ -48,7 +49,7 @@ from ..service.search import SearchQuery
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 ANSWERABLE = (1, 2, 3, 4)
 DEPTH = 20
-WEIGHTS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
+WEIGHTS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
 PATHS = ("vector", "keyword", "hybrid", "hybrid-plain", "vector+", *(f"hybrid@{w}" for w in WEIGHTS))
 _SESSION = re.compile(r"^session_(\d+)$")
 _DIA = re.compile(r"D\d+:\d+")
@@ -154,7 +155,7 @@ async def run(
             latency: dict[str, list[float]] = {p: [] for p in PATHS}
             policy = policy_for(ctx.embedder.name)
             policies = {"hybrid-plain": dataclasses.replace(policy, restatements=None)} | {
-                f"hybrid@{w}": dataclasses.replace(policy, weight=w) for w in WEIGHTS
+                f"hybrid@{w}": dataclasses.replace(policy, weight=w, chat_weight=None) for w in WEIGHTS
             }
             for q in questions:
                 space = spaces[q.conversation]

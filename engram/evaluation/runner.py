@@ -42,7 +42,8 @@ def policies(default: RankingPolicy = DEFAULT_POLICY) -> dict[str, RankingPolicy
     found = {f"convex@{a}": RankingPolicy("convex", a, None) for a in ALPHAS}
     found["rrf"] = RankingPolicy("rrf", 0.0, None)
     found["engram"] = default
-    found["engram-vector"] = dataclasses.replace(default, fusion="convex", weight=1.0)  # restatements only
+    # restatements only
+    found["engram-vector"] = dataclasses.replace(default, fusion="convex", weight=1.0, chat_weight=None)
     return found
 
 

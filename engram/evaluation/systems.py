@@ -26,6 +26,7 @@ from ..service.ranking import (
     confidence,
     coverage,
     cross_lingual_bonus,
+    for_pool,
     fuse_candidates,
     lifted_top,
 )
@@ -111,6 +112,7 @@ class SpaceRunner:
         )  # fmt: skip
 
     def fused(self, found: Candidates, policy: RankingPolicy) -> Outcome:
+        policy = for_pool(policy, found.similarity, found.keyword, found.adjacent)  # as EngramRanking.rank
         fused = fuse_candidates(
             found.similarity, found.keyword, policy, found.adjacent, found.others,
             when=asks_when(fold(found.text)), dated=found.dated,

@@ -52,6 +52,9 @@ class RankingPolicy:
     fusion: str = "convex"  # "convex" or "rrf" (fusion.py)
     weight: float = 0.3  # convex: share of the cosine
     restatements: Restatements | None = field(default_factory=Restatements)
+    # convex: the share of the cosine instead of `weight` when a query's leading candidates are mostly
+    # conversation turns (`for_pool`), whose words say more than a model's cosines do; None: `weight`
+    chat_weight: float | None = None
     answer_similarity: float = 0.6  # top cosine at which confidence reaches 0.5 ...
     answer_coverage: float = 0.56  # ... or the share of the query's idf the best hit holds
     # conversation context (fusion.in_context): the share of the score of the turn before a turn gets ...
@@ -80,6 +83,10 @@ DEFAULT_POLICY = RankingPolicy()
 MODEL_POLICIES: dict[str, RankingPolicy] = {
     "multilingual-e5-small-q4": RankingPolicy(
         weight=0.9,
+        # chat turns are matched by their words far more than notes are, and e5's cosines sit close
+        # together: on LoCoMo's tuning half R@10 / MRR@10 were 0.631 / 0.492 at 0.9, 0.746 / 0.588 at 0.3,
+        # 0.764 / 0.597 at 0.1 (docs/benchmarks.md#locomo); MiniLM's 0.3 is best for both there
+        chat_weight=0.1,
         # the English update tiers (change_similarity, named_similarity) were tuned on MiniLM's cosines
         # only, so e5 keeps its single floor
         restatements=Restatements(0.92, 0.5, 0.5, change_similarity=None, named_similarity=None),
@@ -158,11 +165,11 @@ class EngramRanking:
             # one side alone means what it says: no conversation context (a keyword-only hit holds a
             # query word, a vector-only score is the cosine)
             policy = replace(
-                policy, fusion="convex", weight=side_weight, reply=0.0, lead=0.0, when_lead=0.0,
-                other_speaker=1.0, anchor=0.0,
+                policy, fusion="convex", weight=side_weight, chat_weight=None, reply=0.0, lead=0.0,
+                when_lead=0.0, other_speaker=1.0, anchor=0.0,
             )  # fmt: skip
-        elif weight is not None:
-            policy = replace(policy, fusion="convex", weight=weight)
+        elif weight is not None:  # the caller's mix, for every candidate
+            policy = replace(policy, fusion="convex", weight=weight, chat_weight=None)
         # The whole pool (POOL at least), so `current` and a confidence floor still leave `limit` hits; the
         # first `limit` of it are exactly what a ranking cut at `limit` holds (arrange).
         ranking = await self.rank(
@@ -248,6 +255,7 @@ class EngramRanking:
         (Found.space_ids) lets the memories come from the hit cache (_read). `text`: the query, whose
         language the cross-lingual step compares with the candidates' (cross_lingual.py) and whose asking
         when sets the when-question's steps (fuse_candidates); `dated`: Found.dated."""
+        policy = for_pool(policy, similarity, keyword, adjacent)
         trace: dict[int, tuple[int, float]] = {}
         when = text is not None and asks_when(fold(text))
         fused = fuse_candidates(similarity, keyword, policy, adjacent, others, trace, when=when, dated=dated)
@@ -390,6 +398,34 @@ def fuse_candidates(
     return by_speaker(in_turns, lowered_speakers(keyword, others, policy), policy.other_speaker)
 
 
+def for_pool(
+    policy: RankingPolicy,
+    similarity: Mapping[int, float],
+    keyword: Mapping[int, float],
+    adjacent: Mapping[int, tuple[int | None, int | None]] | None,
+) -> RankingPolicy:
+    """The policy a query's candidates are ranked under: the policy's `chat_weight` as its weight when at
+    least half of the POOL leading candidates (fused at `weight`) are conversation turns
+    (`conversation_turns`), else the policy as it is. One weight for the whole pool: only the leading
+    candidates' neighbours are known (HybridSearch.candidates), so a turn further down could not be told
+    from a note."""
+    if policy.chat_weight is None or policy.fusion != "convex" or not adjacent:
+        return policy
+    leading = fuse(similarity, keyword, policy.weight)[:POOL]
+    turns = conversation_turns(adjacent)
+    if 2 * sum(row in turns for row, _ in leading) < len(leading):
+        return policy
+    return replace(policy, weight=policy.chat_weight, chat_weight=None)
+
+
+def conversation_turns(adjacent: Mapping[int, tuple[int | None, int | None]] | None) -> frozenset[int]:
+    """The rows HybridSearch.candidates found to be turns of a conversation: those with a neighbour, and
+    the neighbours."""
+    if not adjacent:
+        return frozenset()
+    return frozenset(row for pair in adjacent.values() for row in pair if row is not None) | adjacent.keys()
+
+
 def arrange(
     fused: Sequence[tuple[int, float]],
     memories: Mapping[int, Memory],
@@ -409,7 +445,7 @@ def arrange(
     links: dict[int, tuple[int, str]] = {}
     if policy.restatements is not None:
         if adjacent:
-            turns = {row for pair in adjacent.values() for row in pair if row is not None} | adjacent.keys()
+            turns = conversation_turns(adjacent)
             vectors = {row: vector for row, vector in vectors.items() if row not in turns}
         order, replaced_by = newer_first(head, memories, vectors, policy.restatements, keyword, links)
     else:

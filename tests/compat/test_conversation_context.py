@@ -11,7 +11,7 @@ from support.compat import start
 
 from engram.service.fusion import anchored, in_context, speaker_matches
 from engram.service.hybrid import Scope, TextSearch
-from engram.service.ranking import fuse_candidates, policy_for
+from engram.service.ranking import EngramRanking, for_pool, fuse_candidates, policy_for
 
 TURNS = [
     "Sam: Hey Evan, long time no see! How have you been?",
@@ -305,3 +305,38 @@ async def test_the_when_steps_stay_out_of_the_single_side_modes(aiohttp_client, 
     for mode, own in (("keyword", "keyword"), ("vector", "similarity")):
         hits = (await engram.ctx.services.ranking.run([Scope(space)], query, mode)).hits
         assert hits and all(h.score == pytest.approx(getattr(h, own) or 0.0) for h in hits)
+
+
+async def test_a_conversation_is_ranked_at_the_policys_chat_weight(chat):
+    """`RankingPolicy.chat_weight` (the multilingual model's policy: LoCoMo, docs/benchmarks.md#locomo):
+    when most leading candidates are conversation turns the whole pool is fused at it; notes keep the
+    policy's weight, and so does a caller's own mix (GPTBots' embedding_rate) and every single-side mode."""
+    engram, space, _ = chat
+    found = await engram.ctx.services.hybrid.candidates([Scope(space)], TextSearch(QUESTION, weight=0.5))
+    chatty = replace(policy_for(None), weight=0.9, chat_weight=0.1)
+    assert for_pool(chatty, found.similarity, found.keyword, found.adjacent) == replace(
+        chatty, weight=0.1, chat_weight=None
+    )
+    # the same words as notes, days apart: no neighbours, the policy as it is
+    notes = await engram.space("notes")
+    for day, text in enumerate(TURNS + NOTES, start=1):
+        await engram.write(notes.uri, [text], created_at=f"2026-04-{day:02d}T09:00:00Z")
+    notes = await engram.ctx.services.spaces.require(notes.uri)
+    apart = await engram.ctx.services.hybrid.candidates([Scope(notes)], TextSearch(QUESTION, weight=0.5))
+    assert not apart.adjacent and for_pool(chatty, apart.similarity, apart.keyword, apart.adjacent) is chatty
+    # through EngramRanking, fusion alone (no context or speaker steps): each hit's score is the mix
+    still = {"reply": 0.0, "lead": 0.0, "when_lead": 0.0, "anchor": 0.0, "other_speaker": 1.0}
+    ranking = EngramRanking(engram.ctx.store, engram.ctx.services.hybrid, replace(chatty, **still))
+
+    async def mixed(where, share: float, **weight) -> bool:
+        hits = (await ranking.run([Scope(where)], TextSearch(QUESTION), "hybrid", **weight)).hits
+        return bool(hits) and all(
+            h.score == pytest.approx(share * max(h.similarity or 0.0, 0.0) + (1 - share) * (h.keyword or 0.0))
+            for h in hits
+        )
+
+    assert await mixed(space, 0.1)
+    assert await mixed(notes, 0.9)
+    assert await mixed(space, 0.5, weight=0.5)  # the caller's mix wins
+    vector = (await ranking.run([Scope(space)], TextSearch(QUESTION), "vector")).hits
+    assert all(h.score == pytest.approx(h.similarity) for h in vector)
