@@ -167,7 +167,7 @@ async def run(
                 # the other policies rank one collection of candidates (timed as collection + their rank)
                 ranking = ctx.services.ranking
                 started = time.perf_counter()
-                both = TextSearch(q.text, DEPTH, weight=0.5)
+                both = TextSearch(q.text, DEPTH, weight=0.5, event=policy.event_query)
                 found = await ranking.hybrid.candidates([Scope(space)], both)
                 collected = time.perf_counter() - started
                 for name, chosen in policies.items():

@@ -29,6 +29,7 @@ from ..service.ranking import (
     for_pool,
     fuse_candidates,
     lifted_top,
+    policy_for,
 )
 from ..service.search import SearchQuery, require_model
 from ..store import Space, memory_reads
@@ -80,8 +81,9 @@ class SpaceRunner:
         return Outcome([self.key_of_row[h.memory.row_id] for h in hits], 0.0)
 
     async def candidates(self, text: str) -> Candidates:
+        event = policy_for(require_model(self.space).model).event_query  # as EngramRanking.run embeds it
         found = await self.ctx.services.hybrid.candidates(
-            [Scope(self.space)], TextSearch(text, DEPTH, weight=0.5)
+            [Scope(self.space)], TextSearch(text, DEPTH, weight=0.5, event=event)
         )
         similarity, keyword = found.similarity, found.keyword
         rows = sorted(found.owner)

@@ -28,7 +28,9 @@ the 15th" to that day of the month it was written in (of the month before, when 
 
 The embedding side of a "When ...?" question (`the_event`): the hybrid search embeds it without its lead
 ("When did Caroline go to the support group?" as "Caroline go to the support group?"), the words that
-tell of the event, while the keyword side keeps the lead for `@date` (docs/benchmarks.md#locomo).
+tell of the event, while the keyword side keeps the lead for `@date` (docs/benchmarks.md#locomo), where
+the ranking policy of the space's model asks for it (`RankingPolicy.event_query`: MiniLM's does, the
+multilingual model's does not).
 """
 
 from __future__ import annotations

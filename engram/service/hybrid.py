@@ -77,6 +77,9 @@ class TextSearch:
     attrs: tuple[AttrPredicate, ...] = ()  # typed predicates on attrs (filter_spec.parse_where)
     current: bool = False  # drop superseded memories (engram/service/explain.py)
     min_confidence: float | None = None  # drop hits less likely to answer (explain.py; "below_threshold")
+    # a "When ...?" question embedded as the event it asks about (dates.the_event), or as it is: the
+    # ranking policy of the space's model says which (RankingPolicy.event_query)
+    event: bool = True
 
 
 @dataclass(frozen=True)
@@ -176,10 +179,8 @@ class HybridSearch:
         for scope in scopes:
             key = self._vector_key(scope.space)
             if key not in vectors:
-                # a "When ...?" question embedded as the event it asks about (dates.the_event)
-                vectors[key] = await self.search.query_vector(
-                    scope.space, SearchQuery(q=the_event(query.text))
-                )
+                text = the_event(query.text) if query.event else query.text
+                vectors[key] = await self.search.query_vector(scope.space, SearchQuery(q=text))
         return vectors
 
     @staticmethod

@@ -215,6 +215,23 @@ async def test_a_when_question_is_embedded_as_the_event_it_asks_about(chat):
     assert asked.similarity and asked.similarity == event.similarity
     whole = await hybrid.candidates([Scope(space)], TextSearch("How did Evan get into watercolor painting?"))
     assert whole.similarity != event.similarity  # other questions are embedded whole
+    # a model whose policy turns it off (RankingPolicy.event_query: the multilingual model's) embeds the
+    # question as asked, and EngramRanking asks for what the space's model's policy says
+    as_asked = TextSearch("When did Evan get into watercolor painting?", event=False)
+    assert (await hybrid.candidates([Scope(space)], as_asked)).similarity != event.similarity
+    assert policy_for(None).event_query and not policy_for("multilingual-e5-small-q4").event_query
+    plain = EngramRanking(engram.ctx.store, hybrid, replace(policy_for(None), event_query=False))
+    told = EngramRanking(engram.ctx.store, hybrid, policy_for(None))
+    question = TextSearch("When did Evan get into watercolor painting?")
+    by_plain = {
+        h.memory.row_id: h.similarity for h in (await plain.run([Scope(space)], question, "vector")).hits
+    }
+    by_told = {
+        h.memory.row_id: h.similarity for h in (await told.run([Scope(space)], question, "vector")).hits
+    }
+    expected = (await hybrid.candidates([Scope(space)], as_asked)).similarity
+    assert by_plain and all(by_plain[row] == pytest.approx(expected[row]) for row in by_plain)
+    assert by_told != by_plain
 
 
 def test_the_anchor_raises_the_turns_that_say_when_near_the_leading_ones():
