@@ -428,7 +428,9 @@ def conversation_turns(adjacent: Mapping[int, tuple[int | None, int | None]] | N
     the neighbours."""
     if not adjacent:
         return frozenset()
-    return frozenset(row for pair in adjacent.values() for row in pair if row is not None) | adjacent.keys()
+    return frozenset(adjacent.keys()).union(
+        row for pair in adjacent.values() for row in pair if row is not None
+    )
 
 
 def arrange(
