@@ -23,7 +23,9 @@ from dataclasses import dataclass, field
 import faiss
 import numpy as np
 
-from engram.search.batch_scan import scan_candidates, stored_rows
+import threading
+
+from engram.search.batch_scan import Int8Codes, scan_candidates, stored_rows
 from engram.search.filters import FilterColumns, Filters
 from engram.search.rows import IndexRows
 from engram.search.vectors import unit_rows
@@ -126,6 +128,9 @@ class SpaceIndex:
         self.columns = FilterColumns()
         self.generation = 0
         self.high_water = 0  # largest row id ever added (deleted or not): the delta cursor
+        # the batched scan's int8 copy of the rows (`int8_codes`), caught up with the store when a scan needs it
+        self._int8 = Int8Codes.empty(dims)
+        self._int8_lock = threading.Lock()  # two workers' scans may both catch it up under the read share
 
     # ----- building and changing -------------------------------------------------------------------
 
@@ -135,6 +140,8 @@ class SpaceIndex:
         index._append(rows, unit_rows(rows.vectors) if len(rows) else np.zeros((0, dims), np.float32))
         if len(rows) > index.tuning.exact_max:
             index._build_coarse()
+        else:  # quantised here, on the loading pool, rather than by the first batched scan that needs it
+            index.int8_codes()
         index.generation = generation
         return index
 
@@ -316,8 +323,17 @@ class SpaceIndex:
         known = (self.row_ids[at] == ids) & self._live[at]
         return ids[known], at[known], known
 
+    def int8_codes(self) -> Int8Codes:
+        """The batched scan's int8 copy of every stored row, quantised as far as the store reaches now (rows
+        appended since the last call are quantised here). The caller holds the index's read share or owns it."""
+        with self._int8_lock:
+            if self._int8.count < len(self):
+                self._int8.extend(stored_rows(self.store, self.dims))
+            return self._int8
+
     def nbytes(self) -> int:
         size = self.store.sa_code_size() * len(self) if len(self) else 0
+        size += self._int8.codes.nbytes + self._int8.scales.nbytes
         if self.coarse is not None:
             size += len(self) * (self.dims + self.tuning.hnsw_m * 2 * 4 + 16)
         return size + self.row_ids.nbytes + self.live.nbytes + self.columns.nbytes() + 4096
@@ -379,13 +395,19 @@ class SpaceIndex:
             every = live if live is not None else np.ones(len(self), dtype=bool)
             allowed = np.stack([every if mask is None else mask for mask in masks])
         rows = stored_rows(self.store, self.dims)  # once for the batch, not once per member (~6 us each)
-        found = scan_candidates(rows, queries, max(ks) + _TIE_MARGIN, allowed)
-        return [
-            self._finish(*_order(positions, _exact_scores(rows[positions], q), k))
-            if k > 0
-            else SearchResult.empty()
-            for q, positions, k in zip(queries, found, ks, strict=True)
-        ]
+        scan = scan_candidates(self.int8_codes(), queries, max(ks) + _TIE_MARGIN, allowed)
+        results = []
+        for member, (q, positions, k) in enumerate(zip(queries, scan.candidates, ks, strict=True)):
+            if k <= 0:
+                results.append(SearchResult.empty())
+                continue
+            exact = _exact_scores(rows[positions], q)
+            near = scan.certify(member, positions, exact, k)  # rows the int8 scores cannot rule out
+            if near.shape[0]:
+                positions = np.concatenate([positions, near])
+                exact = np.concatenate([exact, _exact_scores(rows[near], q)])
+            results.append(self._finish(*_order(positions, exact, k)))
+        return results
 
     def _finish(self, positions: np.ndarray, scores: np.ndarray, approximate: bool = False) -> SearchResult:
         return SearchResult(self.row_ids[positions], scores.astype(np.float32), approximate, self)

@@ -10,13 +10,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from support.search_fakes import filters_strategy, make_rows, oracle, unit
 
-from engram.search.batch_scan import BLOCK_ROWS, scan_candidates, stored_rows
+from engram.search.batch_scan import Int8Codes, scan_candidates, stored_rows
 from engram.search.filters import Filters
 from engram.search.index import IndexTuning, SpaceIndex
 
 
 def _queries(rng: np.random.Generator, count: int, d: int) -> np.ndarray:
     return np.stack([unit(rng.standard_normal(d)) for _ in range(count)])
+
+
+BLOCK_ROWS = 1024  # sizes across the quantiser's and the heap's round numbers
 
 
 def _index_with_tombstones(n: int, d: int, seed: int, dead: float):
@@ -93,12 +96,55 @@ def test_scan_candidates_skips_dead_rows_and_returns_fewer_when_few_live():
     index = SpaceIndex.build(rows, 8, 1, IndexTuning(exact_max=1_000_000))
     live = np.zeros(len(rows), dtype=bool)
     live[[3, BLOCK_ROWS + 2, BLOCK_ROWS + 4]] = True
-    found = scan_candidates(stored_rows(index.store, 8), _queries(rng, 4, 8), 10, live)
+    found = scan_candidates(index.int8_codes(), _queries(rng, 4, 8), 10, live).candidates
     assert [sorted(f.tolist()) for f in found] == [[3, BLOCK_ROWS + 2, BLOCK_ROWS + 4]] * 4
     none_live = np.zeros(len(rows), dtype=bool)
-    assert all(
-        len(f) == 0 for f in scan_candidates(stored_rows(index.store, 8), _queries(rng, 2, 8), 5, none_live)
-    )
+    scan = scan_candidates(index.int8_codes(), _queries(rng, 2, 8), 5, none_live)
+    assert all(len(f) == 0 for f in scan.candidates)
+
+
+def test_int8_rounding_stays_within_the_bound_the_certificate_uses():
+    rng = np.random.default_rng(7)
+    rows = make_rows(3_000, 48, 7)
+    index = SpaceIndex.build(rows, 48, 1, IndexTuning(exact_max=1_000_000))
+    queries = _queries(rng, 16, 48)
+    scan = scan_candidates(index.int8_codes(), queries, 20, None)
+    exact = stored_rows(index.store, 48).astype(np.float64) @ queries.astype(np.float64).T
+    error = np.abs(exact.T - scan.scores.astype(np.float64)).max(axis=1)
+    assert (error <= scan.bound).all()
+    assert (error > 0).all()  # the scores really are approximate: the re-score and the band are needed
+
+
+def test_near_ties_outside_the_candidates_are_rescored_so_batched_answers_stay_exact():
+    # 400 rows a hair apart around the query: the int8 order among them is noise, the true top 10 is
+    # spread over the 400, and only the certified band brings them all to the exact re-score
+    rng = np.random.default_rng(11)
+    d = 32
+    base = unit(rng.standard_normal(d).astype(np.float32))
+    near = base + 1e-3 * rng.standard_normal((400, d)).astype(np.float32)
+    far = rng.standard_normal((600, d)).astype(np.float32)
+    rows = make_rows(1_000, d, 11)
+    rows.vectors[:] = np.concatenate([near, far]).astype(rows.vectors.dtype)
+    index = SpaceIndex.build(rows, d, 1, IndexTuning(exact_max=1_000_000))
+    queries = np.stack([base] * 4)
+    scan = scan_candidates(index.int8_codes(), queries, 26, None)
+    candidates = scan.candidates[0]
+    exact = (stored_rows(index.store, d)[candidates].astype(np.float64) @ base.astype(np.float64)).astype(np.float32)
+    assert scan.certify(0, candidates, exact, 10).shape[0] > 0  # the band reaches past the candidates
+    _assert_as_lone(index, queries, [10] * 4, [None] * 4, index.search_many(queries, [10] * 4))
+
+
+def test_int8_codes_follow_appended_rows():
+    rows = make_rows(40, 16, 9)
+    codes = Int8Codes.empty(16)
+    stored = rows.vectors.astype(np.float16)
+    for stop in (1, 2, 3, 17, 40):  # one row at a time at first: the capacity doubles
+        codes.extend(stored[:stop])
+        assert codes.count == stop and codes.codes.shape[0] >= stop
+    fresh = Int8Codes.empty(16)
+    fresh.extend(stored)
+    np.testing.assert_array_equal(codes.codes[:40], fresh.codes[:40])
+    np.testing.assert_array_equal(codes.scales[:40], fresh.scales[:40])
 
 
 def test_stored_rows_is_the_canonical_float16_copy_without_a_copy():
