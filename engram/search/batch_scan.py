@@ -146,10 +146,11 @@ class Scan:
             return np.zeros(0, dtype=np.int64)
         kth = np.partition(exact, exact.shape[0] - k)[exact.shape[0] - k]
         row = self.scores[query]
-        band = np.flatnonzero(row >= np.float64(kth) - self.bound[query])
-        if band.shape[0] <= positions.shape[0] and np.isin(band, positions).all():
+        edge = np.float32(np.float64(kth) - self.bound[query])
+        # the usual case, without a set operation: every row in the band is a candidate (they are distinct)
+        if np.count_nonzero(row >= edge) == np.count_nonzero(row[positions] >= edge):
             return np.zeros(0, dtype=np.int64)
-        return np.setdiff1d(band, positions)
+        return np.setdiff1d(np.flatnonzero(row >= edge), positions)
 
 
 def scan_candidates(
