@@ -79,15 +79,18 @@ def stored_rows(store: faiss.IndexScalarQuantizer, dims: int) -> np.ndarray:
 
 
 def _quantize(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, float, float]:
-    """(codes + 128 as uint8, per-row scales, max scale * |codes|, max |error|) of float16 rows."""
+    """(codes + 128 as uint8, per-row scales, max scale * |codes|, max |error|) of float16 rows. In place
+    over one float32 copy: this runs for every row an index loads (~2 us a 384-dim row)."""
     x = rows.astype(np.float32)
-    scale = np.abs(x).max(axis=1) / np.float32(127)
+    scale = np.maximum(x.max(axis=1), -x.min(axis=1)) / np.float32(127)
     scale[scale == 0] = 1
-    codes = np.rint(x / scale[:, None])
-    error = x - codes * scale[:, None]
-    reach = float((scale * np.linalg.norm(codes, axis=1)).max(initial=0.0))
-    err = float(np.linalg.norm(error, axis=1).max(initial=0.0))
-    return (codes + 128).astype(np.uint8), scale, reach, err
+    codes = x / scale[:, None]
+    np.rint(codes, out=codes)
+    reach = float((scale * np.sqrt(np.einsum("ij,ij->i", codes, codes))).max(initial=0.0))
+    x -= codes * scale[:, None]  # x is now the rounding error
+    err = float(np.sqrt(np.einsum("ij,ij->i", x, x).max(initial=0.0)))
+    codes += 128
+    return codes.astype(np.uint8), scale, reach, err
 
 
 @dataclass
@@ -111,8 +114,8 @@ class Int8Codes:
         n = rows.shape[0]
         if n <= self.count:
             return
-        if n > self.codes.shape[0]:  # grow by doubling, so one-row appends cost O(1) amortised
-            capacity = max(n, 2 * self.codes.shape[0])
+        if n > self.codes.shape[0]:  # grow by a quarter, so one-row appends cost O(1) amortised
+            capacity = max(n, self.codes.shape[0] + self.codes.shape[0] // 4 + 1024)
             codes = np.zeros((capacity, rows.shape[1]), dtype=np.uint8)
             scales = np.ones(capacity, dtype=np.float32)
             codes[: self.count], scales[: self.count] = self.codes[: self.count], self.scales[: self.count]
@@ -153,9 +156,7 @@ class Scan:
         return np.setdiff1d(np.flatnonzero(row >= edge), positions)
 
 
-def scan_candidates(
-    codes: Int8Codes, queries: np.ndarray, want: int, allowed: np.ndarray | None
-) -> Scan:
+def scan_candidates(codes: Int8Codes, queries: np.ndarray, want: int, allowed: np.ndarray | None) -> Scan:
     """Per query, the positions of its `want` best rows by approximate score. `allowed`: None (every row),
     a bool row mask for all queries, or one mask per query (batch x n); rows it excludes are never
     returned, so fewer than `want` come back when fewer are allowed."""

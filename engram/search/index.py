@@ -16,14 +16,13 @@ Not thread-safe for mutation: the manager runs `add`/`delete` exclusively of sea
 from __future__ import annotations
 
 import math
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import faiss
 import numpy as np
-
-import threading
 
 from engram.search.batch_scan import Int8Codes, scan_candidates, stored_rows
 from engram.search.filters import FilterColumns, Filters
@@ -140,8 +139,8 @@ class SpaceIndex:
         index._append(rows, unit_rows(rows.vectors) if len(rows) else np.zeros((0, dims), np.float32))
         if len(rows) > index.tuning.exact_max:
             index._build_coarse()
-        else:  # quantised here, on the loading pool, rather than by the first batched scan that needs it
-            index.int8_codes()
+        else:  # quantised here, on the loading pool, not by the first batched scan (a snapshot's index is:
+            index.int8_codes()  # its load stays a deserialisation, docs/internals.md#batched-scans)
         index.generation = generation
         return index
 

@@ -273,8 +273,6 @@ def _decode(data: bytes, space: str, model_key: str, dims: int, tuning: IndexTun
         and index.store.d == dims
     ):
         raise ValueError("row counts disagree between sections")
-    if index.coarse is None:  # the batched scan's int8 rows, quantised on the loading pool (SpaceIndex.build)
-        index.int8_codes()
     if index.coarse is not None and index.coarse.ntotal != n:
         raise ValueError("coarse index row count disagrees")
     index.generation = int(header["generation"])

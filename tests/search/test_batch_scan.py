@@ -13,6 +13,7 @@ from support.search_fakes import filters_strategy, make_rows, oracle, unit
 from engram.search.batch_scan import Int8Codes, scan_candidates, stored_rows
 from engram.search.filters import Filters
 from engram.search.index import IndexTuning, SpaceIndex
+from engram.search.rows import IndexRows
 
 
 def _queries(rng: np.random.Generator, count: int, d: int) -> np.ndarray:
@@ -129,7 +130,9 @@ def test_near_ties_outside_the_candidates_are_rescored_so_batched_answers_stay_e
     queries = np.stack([base] * 4)
     scan = scan_candidates(index.int8_codes(), queries, 26, None)
     candidates = scan.candidates[0]
-    exact = (stored_rows(index.store, d)[candidates].astype(np.float64) @ base.astype(np.float64)).astype(np.float32)
+    exact = (stored_rows(index.store, d)[candidates].astype(np.float64) @ base.astype(np.float64)).astype(
+        np.float32
+    )
     assert scan.certify(0, candidates, exact, 10).shape[0] > 0  # the band reaches past the candidates
     _assert_as_lone(index, queries, [10] * 4, [None] * 4, index.search_many(queries, [10] * 4))
 
@@ -138,7 +141,7 @@ def test_int8_codes_follow_appended_rows():
     rows = make_rows(40, 16, 9)
     codes = Int8Codes.empty(16)
     stored = rows.vectors.astype(np.float16)
-    for stop in (1, 2, 3, 17, 40):  # one row at a time at first: the capacity doubles
+    for stop in (1, 2, 3, 17, 40):  # one row at a time at first: the capacity grows
         codes.extend(stored[:stop])
         assert codes.count == stop and codes.codes.shape[0] >= stop
     fresh = Int8Codes.empty(16)
@@ -191,3 +194,18 @@ def test_the_shipped_scan_graph_is_what_the_script_builds():
 
     assert GRAPH_FILE == batch_scan.GRAPH_FILE
     assert GRAPH_FILE.read_bytes() == graph_bytes(), "run scripts/make_scan_graph.py and commit the file"
+
+
+def test_batched_searches_after_a_delta_see_the_appended_rows_exactly():
+    rows = make_rows(600, 16, 12)
+    first = IndexRows(rows.row_ids[:500], rows.vectors[:500], rows.authors[:500], rows.created_at[:500])
+    index = SpaceIndex.build(first, 16, 1, IndexTuning(exact_max=1_000_000))
+    assert index.int8_codes().count == 500  # quantised by the build
+    rest = IndexRows(rows.row_ids[500:], rows.vectors[500:], rows.authors[500:], rows.created_at[500:])
+    index.apply(rest, rows.row_ids[:50], 2)  # 50 deletions, 100 new rows
+    queries = np.stack([unit(rows.vectors[i].astype(np.float32)) for i in (10, 520, 599, 3)])
+    batched = index.search_many(queries, [10] * 4)
+    assert index.int8_codes().count == 600  # caught up by the scan
+    assert int(rows.row_ids[520]) in batched[1].row_ids.tolist()
+    assert int(rows.row_ids[10]) not in batched[0].row_ids.tolist()  # deleted
+    _assert_as_lone(index, queries, [10] * 4, [None] * 4, batched)
