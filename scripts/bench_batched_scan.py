@@ -1,8 +1,8 @@
 """Lone FAISS scans against batched scans of the same exact index, side by side (docs/benchmarks.md#batched-scans).
 
 For each space size and batch size it times, in alternating rounds on one thread, `SpaceIndex.search` once
-per query (FAISS's float16 scan) and `SpaceIndex.search_many` over the whole batch (onnxruntime Cast + Gemm
-in blocks, then the same exact re-score), and reports milliseconds per query and their ratio. It also
+per query (FAISS's float16 scan) and `SpaceIndex.search_many` over the whole batch (onnxruntime's int8
+MatMulInteger, then the same exact re-score and the certified band), and reports milliseconds per query and their ratio. It also
 checks that both return the same hits. The batch size at which the ratio passes 1 is `MIN_BATCH` in
 engram/search/search_job.py.
 
