@@ -75,8 +75,8 @@ def test_the_wheel_carries_the_lexicons_and_serves_from_anywhere(tmp_path):
         assert shipped == {f"engram/lexicons/{p.relative_to(REPO / 'lexicons')}" for p in sources}
         for path in sources:  # real copies of the top-level sources, not links
             assert zf.read(f"engram/lexicons/{path.relative_to(REPO / 'lexicons')}") == path.read_bytes()
-        graph = REPO / "engram" / "search" / "data" / "fp16_scan.onnx"  # the batched scan's (package data)
-        assert zf.read("engram/search/data/fp16_scan.onnx") == graph.read_bytes()
+        graph = REPO / "engram" / "search" / "data" / "int8_scan.onnx"  # the batched scan's (package data)
+        assert zf.read("engram/search/data/int8_scan.onnx") == graph.read_bytes()
 
     env_dir = _fresh_venv(tmp_path, wheel)
     elsewhere = tmp_path / "elsewhere"
