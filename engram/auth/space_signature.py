@@ -13,7 +13,7 @@ Verification rules (every failure is 401 ``BadSpaceSignature``):
   ``ecdsa-p256-sha256``), in any order, each optional on credential use; ``keyid`` is required on the
   exchange. Unknown parameters (``created``, ``nonce``...) are REFUSED, as the strict upstream revision
   does: no client sends them, and a verifier that ignores a parameter it cannot honour (e.g. ``expires``)
-  would be misleading the signer.
+  would be misleading the signer (docs/protocol.md#the-atproto-space-request-signature).
 - The signature base is rebuilt from the received inner list re-serialised by ``http_sf`` (canonical).
 - The holder key must be P-256; the signature is 64-byte r||s (DER refused), high- or low-S accepted;
   ``http_sf`` accepts padded and unpadded base64 byte sequences.

@@ -139,8 +139,8 @@ class SpaceIndex:
         index._append(rows, unit_rows(rows.vectors) if len(rows) else np.zeros((0, dims), np.float32))
         if len(rows) > index.tuning.exact_max:
             index._build_coarse()
-        else:  # quantised here, on the loading pool, not by the first batched scan (a snapshot's index is:
-            index.int8_codes()  # its load stays a deserialisation, docs/internals.md#batched-scans)
+        else:  # the batched scan's int8 rows, quantised on the loading pool now rather than by the first
+            index.int8_codes()  # batched scan (a snapshot's index is: docs/internals.md#batched-scans)
         index.generation = generation
         return index
 

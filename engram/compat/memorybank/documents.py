@@ -69,7 +69,7 @@ class MemoryBank:
         """Store the documents; the ids of the documents stored, each once. As upstream (a dict keyed by
         document id), a document id named twice keeps its last version at its first place, and an upsert
         that makes no chunk at all answers no ids (its named documents are still replaced: removed).
-        `names` are the uploaded files' names, one per document (/upsert-file)."""
+        `names` are the uploaded files' names, one per document (/upsert-file). docs/memorybank.md."""
         space = await self._space(grant)
         prepared = await self.ctx.pool.run(_prepare_all, list(documents))
         if names is not None:

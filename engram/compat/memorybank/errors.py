@@ -1,7 +1,7 @@
 """The plugin's error shapes (FastAPI's): `{"detail": "..."}`, and `{"detail": [...]}` with 422 for
 validation. The shim framework (engram/compat/errors.py) hands every failure on the Memory Bank paths to
 `render_error`, so nothing of the XRPC envelope leaves them. As upstream, any authentication failure
-reads "Invalid or missing token" and a 500 says only "Internal Service Error"."""
+reads "Invalid or missing token" and a 500 says only "Internal Service Error" (docs/memorybank.md "Errors")."""
 
 from __future__ import annotations
 

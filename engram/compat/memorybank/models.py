@@ -4,7 +4,7 @@ Validation errors are rendered the way the original FastAPI service (pydantic 1)
 `422 {"detail": [{"loc": ["body", ...], "msg": "field required", "type": "value_error.missing"}]}`.
 pydantic 2 does the checking; `v1_errors` translates its error types to the pydantic 1 spellings clients
 see upstream. As upstream, extra fields are ignored and a number sent where a string is expected is
-taken as its text.
+taken as its text (docs/memorybank.md).
 """
 
 from __future__ import annotations

@@ -103,7 +103,8 @@ def _refuse_constant(name: str):
 
 def _decode(raw: bytes):
     """JSON as upstream's FastAPI reads it: orjson, or the standard library for the integers orjson cannot
-    hold (beyond 64 bits; upstream's json module takes them). Neither accepts NaN or Infinity."""
+    hold (beyond 64 bits; upstream's json module takes them). Neither accepts NaN or Infinity
+    (docs/memorybank.md)."""
     try:
         return orjson.loads(raw)
     except orjson.JSONDecodeError:

@@ -58,7 +58,7 @@ class PreparedDocument:
 
 def prepare_document(doc: Document, new_id: str) -> PreparedDocument:
     """Chunk a document; `new_id` names it when the client sent no id (or an empty one, as upstream's
-    `doc.id or uuid4()`). Any created_at string is accepted, as upstream's `Optional[str]`."""
+    `doc.id or uuid4()`). Any created_at string is accepted, as upstream's `Optional[str]` (docs/memorybank.md "Dates")."""
     meta = doc.metadata.model_dump(exclude_none=True, mode="json") if doc.metadata else {}
     created = read_date(meta["created_at"]) if "created_at" in meta else None
     return PreparedDocument(doc.id or new_id, split_text(doc.text), created, meta, doc.user_id)

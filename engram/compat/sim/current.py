@@ -24,7 +24,7 @@ from .messages import ROLES, Message, conversation_data, too_long
 from .params import js_number, js_string, truthy
 
 SCOPE = "workspaceId"
-MAX_MESSAGES = 100  # messages one POST may carry (upstream has no cap; each is embedded)
+MAX_MESSAGES = 100  # messages one POST may carry (upstream has no cap; each is embedded; docs/compat.md)
 MAX_KEY_CHARS = 512
 MAX_LIST_LIMIT = 1000  # upstream has no cap; engram clamps to this (docs/compat.md)
 NUL_MESSAGE = "Value cannot contain a NUL character (U+0000)"
@@ -193,7 +193,8 @@ def _prefix(body: bool) -> str:
 
 def parse_put(body: Any) -> tuple[Scope, Any]:
     """PUT /api/memory/{id} `{data, workspaceId}`: the contract's checks (`data` an object, `workspaceId`
-    a non-empty string). The agent-message check comes after the existence check, as upstream."""
+    a non-empty string). The agent-message check comes after the existence check, as upstream
+    (docs/compat.md#current-generation)."""
     if not isinstance(body, dict):
         raise InvalidInput("Invalid request body: " + joined([type_issue([], "object", body)]))
     issues = []

@@ -15,7 +15,8 @@ from ..requests import json_response
 
 
 class ValidationFailed(InvalidInput):
-    """A request a zod contract refuses upstream; `issues` in zod's shape (`{code, path, message}`)."""
+    """A request a zod contract refuses upstream; `issues` in zod's shape (`{code, path, message}`;
+    docs/compat.md#sim-memory-block)."""
 
     default_name = "ValidationError"
 

@@ -75,7 +75,7 @@ def js_number(text: str) -> float:
 
 def like_matcher(needle: str) -> Callable[[str], bool]:
     """Whether a key matches PostgreSQL's `key LIKE '%' || needle || '%'`: `%` and `_` in the needle are
-    wildcards (any run, any one character) and a backslash escapes the next character, as upstream."""
+    wildcards (any run, any one character) and a backslash escapes the next character, as upstream (docs/compat.md#sim-memory-block)."""
     parts: list[str] = []
     chars = iter(needle)
     for ch in chars:

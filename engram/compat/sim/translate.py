@@ -100,7 +100,7 @@ def item_scope(value: str | None) -> Scope:
 
 def parse_limit(value: str | None) -> int:
     """`Number.parseInt(limit || '50')`, clamped to MAX_LIST_LIMIT (NaN or a negative number, which make
-    PostgreSQL fail upstream, are a 400 here)."""
+    PostgreSQL fail upstream, are a 400 here; docs/compat.md#sim-memory-block)."""
     limit = parse_int(value or str(DEFAULT_LIST_LIMIT))
     if limit is None or limit < 0:
         raise InvalidInput("limit must be a non-negative integer")
