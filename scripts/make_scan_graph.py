@@ -1,7 +1,7 @@
 """Write the batched scan's ONNX graph, engram/search/data/int8_scan.onnx (docs/internals.md#batched-scans).
 
 The graph: scores[b, r] = (rows[r] - 128) . queries[:, b] in int32 (MatMulInteger), as float32 times the
-row's and the query's scales, transposed to one row per query, plus bias[b or 0, r] (one bias row for every
+query's scale, transposed to one row per query, plus bias[b or 0, r] (one bias row for every
 query or one row for all). engram ships the generated file, so serving needs onnxruntime only, not the `onnx`
 package (~10 MiB of RSS per serving process); `onnx` is in the test extra, and
 tests/search/test_batch_scan.py checks that the shipped file is what this script builds.
@@ -24,7 +24,6 @@ def graph_bytes() -> bytes:
         value("rows", TensorProto.UINT8, ["n", "d"]),  # int8 codes + 128
         value("queries", TensorProto.INT8, ["d", "b"]),
         value("zero", TensorProto.UINT8, []),  # the rows' zero point: 128
-        value("row_scale", TensorProto.FLOAT, ["n", 1]),
         value("query_scale", TensorProto.FLOAT, [1, "b"]),
         value("bias", TensorProto.FLOAT, ["bias_rows", "n"]),
     ]
@@ -32,8 +31,7 @@ def graph_bytes() -> bytes:
     nodes = [
         helper.make_node("MatMulInteger", ["rows", "queries", "zero"], ["dots"]),
         helper.make_node("Cast", ["dots"], ["dots32"], to=TensorProto.FLOAT),
-        helper.make_node("Mul", ["dots32", "row_scale"], ["by_row"]),
-        helper.make_node("Mul", ["by_row", "query_scale"], ["by_query"]),
+        helper.make_node("Mul", ["dots32", "query_scale"], ["by_query"]),
         helper.make_node("Transpose", ["by_query"], ["per_query"], perm=[1, 0]),
         helper.make_node("Add", ["per_query", "bias"], ["scores"]),
     ]

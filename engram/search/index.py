@@ -1,10 +1,12 @@
 """`SpaceIndex`: one space's vectors for one model slot, searchable exactly or approximately.
 
 Layout (positions 0..n-1 are the internal ids, in row-id order, so FAISS needs no IDMap):
-- `store`: FAISS `IndexScalarQuantizer(QT_fp16, inner product)` holding every unit vector as float16. It is
-  the exact scan, the exact scan of a filtered subset (bitmap selector: distances only for allowed rows),
-  and the source of vectors for re-ranking (`reconstruct_batch` decodes f16 -> f32 in C++; numpy fp16
-  matmul is ~30x slower).
+- `store`: FAISS `IndexScalarQuantizer(QT_fp16, inner product)` holding every unit vector as float16: the
+  values every score is computed from (the exact re-score), and the scan of an HNSW index's filtered
+  subsets (bitmap selector: distances only for allowed rows).
+- `int8`: an exact index's rows in int8 (engram/search/int8_rows.py), which its scans read to pick
+  candidates, lone ones through FAISS and batches through onnxruntime; the exact re-score of the candidates,
+  and of any row the int8 rounding cannot rule out, decides.
 - `coarse`: only above `exact_max` rows, an HNSW graph over 8-bit scalar-quantised codes (a quarter of
   fp32's bytes). Its candidates are re-ranked exactly against `store` under the deadline.
 - `live`: tombstone mask (HNSW cannot delete; FAISS selectors skip dead positions).
@@ -24,8 +26,9 @@ from dataclasses import dataclass, field
 import faiss
 import numpy as np
 
-from engram.search.batch_scan import Int8Codes, scan_candidates, stored_rows
+from engram.search.batch_scan import scan_candidates, stored_rows
 from engram.search.filters import FilterColumns, Filters
+from engram.search.int8_rows import Candidates, Int8Rows
 from engram.search.rows import IndexRows
 from engram.search.vectors import unit_rows
 
@@ -34,9 +37,11 @@ _IP = faiss.METRIC_INNER_PRODUCT
 # 100k (bench_batched_scan.py --allowed): alone, a search allowing half the rows costs half a full scan; in
 # a shared scan its share is ~0.15 of one, so it pays there once the scan runs anyway.
 SHARED_SCAN_MIN_FRACTION = 0.5
-_TIE_MARGIN = 16  # extra FAISS hits fetched so the numpy re-score decides the k-th place, not FAISS rounding
-# (query, want, mask) -> candidate positions: `SpaceIndex.scan`, or a split scan (engram/search/split_scan.py)
-Scan = Callable[[np.ndarray, int, np.ndarray | None], np.ndarray]
+_TIE_MARGIN = (
+    16  # extra candidates fetched so the exact re-score decides the k-th place (and rarely needs the band)
+)
+# (query, want, mask) -> candidates: `SpaceIndex.scan`, or a split scan (engram/search/split_scan.py)
+Scan = Callable[[np.ndarray, int, np.ndarray | None], Candidates]
 
 
 @dataclass(frozen=True)
@@ -97,6 +102,25 @@ def _bitmap_selector(mask: np.ndarray) -> tuple[faiss.IDSelector, np.ndarray]:
     return faiss.IDSelectorBitmap(mask.shape[0], faiss.swig_ptr(bits)), bits
 
 
+def _scan_params(
+    mask: np.ndarray | None, rows: tuple[int, int] | None
+) -> tuple[faiss.SearchParameters | None, list[object]]:
+    """A flat scan's parameters for the rows `mask` allows within positions [start, stop) of `rows` (None:
+    no limit), and the objects its selectors point into, which the caller keeps alive while it scans."""
+    alive: list[object] = []
+    if mask is not None:
+        alive.extend(_bitmap_selector(mask))
+    if rows is not None:
+        alive.append(faiss.IDSelectorRange(rows[0], rows[1], True))
+    selectors = [part for part in alive if isinstance(part, faiss.IDSelector)]
+    if not selectors:
+        return None, alive
+    params = faiss.SearchParameters()
+    params.sel = selectors[0] if len(selectors) == 1 else faiss.IDSelectorAnd(*selectors)
+    alive.append(params.sel)
+    return params, alive
+
+
 def _exact_scores(vectors: np.ndarray, q: np.ndarray) -> np.ndarray:
     """Dot products accumulated in float64, then rounded to float32 (`vectors`: the stored float16 values,
     as float16 or float32; both convert to float64 exactly).
@@ -127,9 +151,10 @@ class SpaceIndex:
         self.columns = FilterColumns()
         self.generation = 0
         self.high_water = 0  # largest row id ever added (deleted or not): the delta cursor
-        # the batched scan's int8 copy of the rows (`int8_codes`), caught up with the store when a scan needs it
-        self._int8 = Int8Codes.empty(dims)
+        # the scans' int8 copy of the rows (`int8_rows`), caught up with the store when a scan needs it
+        self._int8 = Int8Rows(dims)
         self._int8_lock = threading.Lock()  # two workers' scans may both catch it up under the read share
+        self._rows_view: np.ndarray | None = None  # `rows()`, until the store grows
 
     # ----- building and changing -------------------------------------------------------------------
 
@@ -139,8 +164,8 @@ class SpaceIndex:
         index._append(rows, unit_rows(rows.vectors) if len(rows) else np.zeros((0, dims), np.float32))
         if len(rows) > index.tuning.exact_max:
             index._build_coarse()
-        else:  # the batched scan's int8 rows, quantised on the loading pool now rather than by the first
-            index.int8_codes()  # batched scan (a snapshot's index is: docs/internals.md#batched-scans)
+        else:  # the scans' int8 rows, quantised on the loading pool now rather than by the first scan
+            index.int8_rows()  # (a snapshot's index is: docs/internals.md#int8-scans)
         index.generation = generation
         return index
 
@@ -176,6 +201,7 @@ class SpaceIndex:
         # encode: its fp16 conversion breaks exact ties differently, and the stored values must be canonical.
         unit[:] = unit.astype(np.float16)
         self.store.add(unit)
+        self._rows_view = None  # the store's codes may have moved
         self.row_ids = np.concatenate([self.row_ids, np.asarray(rows.row_ids, dtype=np.int64)])
         self.live = np.concatenate([self.live, np.ones(len(rows), dtype=bool)])
         tags = rows.tags if rows.tags else [()] * len(rows)
@@ -279,7 +305,15 @@ class SpaceIndex:
         the values FAISS's reconstruct_batch would decode, without that call, which cost over half of a
         re-score at k + 16 candidates (docs/benchmarks.md#where-a-10k-search-spends-its-cpu). The caller
         holds the index's read share or owns it."""
-        return stored_rows(self.store, self.dims)[np.asarray(positions, dtype=np.int64)]
+        return self.rows()[np.asarray(positions, dtype=np.int64)]
+
+    def rows(self) -> np.ndarray:
+        """Every stored float16 row (`stored_rows`), the view kept until the store grows. The caller holds
+        the index's read share or owns it."""
+        view = self._rows_view
+        if view is None or view.shape[0] != self.store.ntotal:
+            view = self._rows_view = stored_rows(self.store, self.dims)
+        return view
 
     def cosines(self, row_ids: np.ndarray, query: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(row ids, cosines) of those live rows of the index with the float32 unit `query`, scored exactly
@@ -322,17 +356,20 @@ class SpaceIndex:
         known = (self.row_ids[at] == ids) & self._live[at]
         return ids[known], at[known], known
 
-    def int8_codes(self) -> Int8Codes:
-        """The batched scan's int8 copy of every stored row, quantised as far as the store reaches now (rows
-        appended since the last call are quantised here). The caller holds the index's read share or owns it."""
+    def int8_rows(self) -> Int8Rows:
+        """The scans' int8 copy of every stored row, quantised as far as the store reaches now (rows appended
+        since the last call are quantised here, by the first scan to need them: the store cannot grow under
+        the read share, so once one caller has caught up no scan sees the copy change). The caller holds the
+        index's read share or owns it."""
         with self._int8_lock:
             if self._int8.count < len(self):
-                self._int8.extend(stored_rows(self.store, self.dims))
+                self._int8.extend(self.rows())
             return self._int8
 
     def nbytes(self) -> int:
         size = self.store.sa_code_size() * len(self) if len(self) else 0
-        size += self._int8.codes.nbytes + self._int8.scales.nbytes
+        if self.coarse is None:  # the int8 copy as it is once caught up, so a lazy catch-up does not move it
+            size += len(self) * self.dims + self._int8.scales.nbytes
         if self.coarse is not None:
             size += len(self) * (self.dims + self.tuning.hnsw_m * 2 * 4 + 16)
         return size + self.row_ids.nbytes + self.live.nbytes + self.columns.nbytes() + 4096
@@ -393,8 +430,8 @@ class SpaceIndex:
         if masks is not None and any(mask is not None for mask in masks):
             every = live if live is not None else np.ones(len(self), dtype=bool)
             allowed = np.stack([every if mask is None else mask for mask in masks])
-        rows = stored_rows(self.store, self.dims)  # once for the batch, not once per member (~6 us each)
-        scan = scan_candidates(self.int8_codes(), queries, max(ks) + _TIE_MARGIN, allowed)
+        rows = self.rows()
+        scan = scan_candidates(self.int8_rows(), queries, max(ks) + _TIE_MARGIN, allowed)
         results = []
         for member, (q, positions, k) in enumerate(zip(queries, scan.candidates, ks, strict=True)):
             if k <= 0:
@@ -409,7 +446,7 @@ class SpaceIndex:
         return results
 
     def _finish(self, positions: np.ndarray, scores: np.ndarray, approximate: bool = False) -> SearchResult:
-        return SearchResult(self.row_ids[positions], scores.astype(np.float32), approximate, self)
+        return SearchResult(self.row_ids[positions], np.asarray(scores, dtype=np.float32), approximate, self)
 
     def _exact(
         self, q: np.ndarray, k: int, mask: np.ndarray | None, allowed: int, scan: Scan | None = None
@@ -417,28 +454,35 @@ class SpaceIndex:
         if mask is not None and allowed <= self.tuning.gather_max:
             positions = np.flatnonzero(mask)
             return self._rescore(q, positions, k)
-        return self._rescore(q, (scan or self.scan)(q, min(k + _TIE_MARGIN, allowed), mask), k)
+        found = (scan or self.scan)(q, min(k + _TIE_MARGIN, allowed), mask)
+        positions = found.positions
+        exact = _exact_scores(self.stored(positions), q)
+        order = np.lexsort((positions, -exact))
+        if k <= positions.shape[0] < allowed and not found.ruled_out(float(exact[order[k - 1]])):
+            # rows left out might reach the top k: re-score every row the int8 bound cannot rule out
+            params, _alive = _scan_params(mask, None)
+            near = self._int8.band(q, float(exact[order[k - 1]]) - found.bound, params)
+            near = np.setdiff1d(near, positions)
+            positions = np.concatenate([positions, near])
+            exact = np.concatenate([exact, _exact_scores(self.stored(near), q)])
+            order = np.lexsort((positions, -exact))
+        order = order[:k]
+        return positions[order], exact[order]
 
     def scan(
         self, q: np.ndarray, want: int, mask: np.ndarray | None, rows: tuple[int, int] | None = None
-    ) -> np.ndarray:
-        """FAISS's `want` best positions by float32 inner product among the rows `mask` allows (None: every
-        row), only from positions [start, stop) when `rows` is given (half of a split scan)."""
-        selectors = []
-        if mask is not None:
-            bitmap, _bits = _bitmap_selector(mask)  # _bits: alive until the search returns
-            selectors.append(bitmap)
-        if rows is not None:
-            selectors.append(faiss.IDSelectorRange(rows[0], rows[1], True))
-        if not selectors:
-            _, found = self.store.search(q[None, :], want)
-        else:
-            selector = selectors[0] if len(selectors) == 1 else faiss.IDSelectorAnd(*selectors)
-            params = faiss.SearchParameters()
-            params.sel = selector
-            _, found = self.store.search(q[None, :], want, params=params)
-        positions: np.ndarray = found[0][found[0] >= 0]
-        return positions
+    ) -> Candidates:
+        """The `want` best positions among the rows `mask` allows (None: every row), only from positions
+        [start, stop) when `rows` is given (part of a split scan): an exact index's by int8 score (its
+        `floor` and `bound` tell what the rows left out could score), an HNSW index's filtered subset by
+        FAISS's float32 product of the float16 rows (trusted as exact)."""
+        params, _alive = _scan_params(
+            mask, rows
+        )  # _alive: what the selectors point into, until the scan returns
+        if self.coarse is None:
+            return self.int8_rows().search(q, want, params)
+        _, found = self.store.search(q[None, :], want, params=params)
+        return Candidates(found[0][found[0] >= 0])
 
     def _rescore(self, q: np.ndarray, positions: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         return _order(positions, _exact_scores(self.stored(positions), q), k)

@@ -5,8 +5,8 @@ exact index leaves the machine's other cores idle while its caller waits. When a
 idle, nothing is queued and the machine has a core to spare, the worker running the search (the owner)
 queues a helper for the idle worker, and both take the rows' ranges one at a time. Each range returns its
 own top candidates (the same number the whole scan would), and the index re-scores their union exactly, as
-it re-scores a whole scan's: the union holds every candidate the whole scan would have found, so the hits
-are the same.
+it re-scores a whole scan's: the union holds every candidate the whole scan would have found, and what the
+rows left out could score is the highest of the ranges' floors, so the hits are the same.
 
 The owner never waits for a helper that has not started: a late helper takes fewer ranges, and one that
 has not started when the ranges run out is claimed back (`Claimable`) and never runs, so a split costs at
@@ -24,6 +24,7 @@ import threading
 import numpy as np
 
 from engram.search.index import SpaceIndex
+from engram.search.int8_rows import Candidates
 from engram.workers import Claimable, WorkerPool, usable_cores
 
 # The rows are cut into this many ranges, which the owner and the helper take one at a time: a helper that
@@ -42,7 +43,7 @@ class Ranges:
         bounds = [n * part // PARTS for part in range(PARTS + 1)]
         self._todo = [(start, stop) for start, stop in itertools.pairwise(bounds) if stop > start][::-1]
         self._index, self._args = index, (q, want, mask)
-        self.found: list[np.ndarray] = []
+        self.found: list[Candidates] = []
 
     def scan_all(self) -> None:
         """Scan ranges until none is left."""
@@ -97,7 +98,7 @@ class SplitScan:
         self._pool, self._index = pool, index
         self.ran = self.taken_back = False
 
-    def __call__(self, q: np.ndarray, want: int, mask: np.ndarray | None) -> np.ndarray:
+    def __call__(self, q: np.ndarray, want: int, mask: np.ndarray | None) -> Candidates:
         ranges = Ranges(self._index, q, want, mask)
         helper = Helper(ranges)
         try:
@@ -111,7 +112,7 @@ class SplitScan:
             self.taken_back = helper.settle()
         if helper.error is not None:
             raise helper.error
-        return np.concatenate(ranges.found)
+        return Candidates.union(ranges.found)
 
 
 def worth_splitting(

@@ -10,9 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from support.search_fakes import filters_strategy, make_rows, oracle, unit
 
-from engram.search.batch_scan import Int8Codes, scan_candidates, stored_rows
+from engram.search.batch_scan import scan_candidates, stored_rows
 from engram.search.filters import Filters
 from engram.search.index import IndexTuning, SpaceIndex
+from engram.search.int8_rows import REQUANTIZE_GROWTH, Int8Rows
 from engram.search.rows import IndexRows
 
 
@@ -29,6 +30,12 @@ def _index_with_tombstones(n: int, d: int, seed: int, dead: float):
     index = SpaceIndex.build(rows, d, 1, IndexTuning(exact_max=1_000_000))
     index.delete(rows.row_ids[rng.random(n) < dead])
     return rng, rows, index
+
+
+def _exact(index: SpaceIndex, positions: np.ndarray, q: np.ndarray) -> np.ndarray:
+    return (stored_rows(index.store, index.dims)[positions].astype(np.float64) @ q.astype(np.float64)).astype(
+        np.float32
+    )
 
 
 def _assert_as_lone(index: SpaceIndex, queries, ks, filters, batched) -> None:
@@ -97,10 +104,10 @@ def test_scan_candidates_skips_dead_rows_and_returns_fewer_when_few_live():
     index = SpaceIndex.build(rows, 8, 1, IndexTuning(exact_max=1_000_000))
     live = np.zeros(len(rows), dtype=bool)
     live[[3, BLOCK_ROWS + 2, BLOCK_ROWS + 4]] = True
-    found = scan_candidates(index.int8_codes(), _queries(rng, 4, 8), 10, live).candidates
+    found = scan_candidates(index.int8_rows(), _queries(rng, 4, 8), 10, live).candidates
     assert [sorted(f.tolist()) for f in found] == [[3, BLOCK_ROWS + 2, BLOCK_ROWS + 4]] * 4
     none_live = np.zeros(len(rows), dtype=bool)
-    scan = scan_candidates(index.int8_codes(), _queries(rng, 2, 8), 5, none_live)
+    scan = scan_candidates(index.int8_rows(), _queries(rng, 2, 8), 5, none_live)
     assert all(len(f) == 0 for f in scan.candidates)
 
 
@@ -109,7 +116,7 @@ def test_int8_rounding_stays_within_the_bound_the_certificate_uses():
     rows = make_rows(3_000, 48, 7)
     index = SpaceIndex.build(rows, 48, 1, IndexTuning(exact_max=1_000_000))
     queries = _queries(rng, 16, 48)
-    scan = scan_candidates(index.int8_codes(), queries, 20, None)
+    scan = scan_candidates(index.int8_rows(), queries, 20, None)
     exact = stored_rows(index.store, 48).astype(np.float64) @ queries.astype(np.float64).T
     error = np.abs(exact.T - scan.scores.astype(np.float64)).max(axis=1)
     assert (error <= scan.bound).all()
@@ -128,26 +135,88 @@ def test_near_ties_outside_the_candidates_are_rescored_so_batched_answers_stay_e
     rows.vectors[:] = np.concatenate([near, far]).astype(rows.vectors.dtype)
     index = SpaceIndex.build(rows, d, 1, IndexTuning(exact_max=1_000_000))
     queries = np.stack([base] * 4)
-    scan = scan_candidates(index.int8_codes(), queries, 26, None)
+    scan = scan_candidates(index.int8_rows(), queries, 26, None)
     candidates = scan.candidates[0]
     exact = (stored_rows(index.store, d)[candidates].astype(np.float64) @ base.astype(np.float64)).astype(
         np.float32
     )
     assert scan.certify(0, candidates, exact, 10).shape[0] > 0  # the band reaches past the candidates
     _assert_as_lone(index, queries, [10] * 4, [None] * 4, index.search_many(queries, [10] * 4))
+    # the lone scan too: its 26 candidates cannot rule the rows left out, so its band is re-scored
+    lone = index.scan(base, 26, None)
+    kth = np.sort(_exact(index, lone.positions, base))[-10]
+    assert not lone.ruled_out(float(kth))
+    for f in (None, Filters(since_ms=100)):  # and with a filter, whose band keeps to the allowed rows
+        got = index.search(base, 10, f, float("inf"))
+        allowed = np.flatnonzero(index.columns.allowed(f, index.live)) if f else np.arange(1_000)
+        exact = _exact(index, allowed, base)
+        best = allowed[np.lexsort((allowed, -exact))[:10]]
+        assert got.row_ids.tolist() == rows.row_ids[best].tolist()
 
 
-def test_int8_codes_follow_appended_rows():
-    rows = make_rows(40, 16, 9)
-    codes = Int8Codes.empty(16)
-    stored = rows.vectors.astype(np.float16)
-    for stop in (1, 2, 3, 17, 40):  # one row at a time at first: the capacity grows
-        codes.extend(stored[:stop])
-        assert codes.count == stop and codes.codes.shape[0] >= stop
-    fresh = Int8Codes.empty(16)
-    fresh.extend(stored)
-    np.testing.assert_array_equal(codes.codes[:40], fresh.codes[:40])
-    np.testing.assert_array_equal(codes.scales[:40], fresh.scales[:40])
+def _int8_errors(rows: Int8Rows, stored: np.ndarray, queries: np.ndarray) -> np.ndarray:
+    """|exact - FAISS's int8 score| of every row, per query (queries x rows)."""
+    units, tau, _ = rows.queries(queries)
+    scores, found = rows.index.search(units, rows.count)
+    approx = np.take_along_axis(scores, np.argsort(found, axis=1), axis=1) * tau[:, None]
+    exact = queries.astype(np.float64) @ stored.astype(np.float64).T
+    return np.abs(exact - approx)
+
+
+def test_int8_rows_follow_appended_rows_within_their_bound():
+    rng = np.random.default_rng(9)
+    stored = make_rows(60, 16, 9).vectors.astype(np.float16)
+    stored[45, 3] = 60  # far past every earlier row's range in one dimension: clipped, then re-quantised
+    rows = Int8Rows(16)
+    queries = _queries(rng, 8, 16)
+    for stop in (1, 2, 3, 17, 40, 45, 46, 60):  # one row at a time at first: each clips some values
+        scales = rows.scales.copy()
+        rows.extend(stored[:stop])
+        assert rows.count == stop and rows.codes().shape == (stop, 16)
+        errors = _int8_errors(rows, stored[:stop], queries)
+        assert (errors <= rows.queries(queries)[2][:, None]).all()
+        assert rows.error <= REQUANTIZE_GROWTH * rows._fresh_error + 1e-12
+        if stop == 46:
+            assert scales[3] < rows.scales[3]  # the clipped row brought fresh scales
+    assert (rows.codes() > 0).all()  # codes stay in [-127, 127] (+ 128), clipped or not
+
+
+def test_lone_int8_scans_stay_within_their_bound_and_pick_the_oracle_top_k():
+    rng = np.random.default_rng(3)
+    rows = make_rows(2_000, 48, 3)
+    index = SpaceIndex.build(rows, 48, 1, IndexTuning(exact_max=1_000_000))
+    queries = _queries(rng, 12, 48)
+    errors = _int8_errors(index.int8_rows(), stored_rows(index.store, 48), queries)
+    assert (errors > 0).any(axis=1).all()  # the int8 scores are approximate: the re-score is needed
+    ruled_out = 0
+    for query, row_errors in zip(queries, errors, strict=True):
+        assert row_errors.max() <= index.int8_rows().queries(query[None, :])[2][0]
+        found = index.scan(query, 26, None)
+        ruled_out += found.ruled_out(float(np.sort(_exact(index, found.positions, query))[-10]))
+        ids, scores = oracle(rows, query, 10)
+        got = index.search(query, 10, None, float("inf"))
+        assert got.row_ids.tolist() == ids.tolist()
+        np.testing.assert_array_equal(got.scores, scores)
+    assert ruled_out >= 10  # the int8 candidates are good ones: the band is seldom needed
+
+
+def test_a_scan_that_returns_every_allowed_row_needs_no_band(monkeypatch):
+    calls = []
+    monkeypatch.setattr(Int8Rows, "band", lambda *args: calls.append(args) or np.zeros(0, np.int64))
+    query = unit(np.ones(16, dtype=np.float32))
+    # 20 rows, k + 16 = 26 wanted: the scan returns them all, nothing was left out to certify
+    small = SpaceIndex.build(make_rows(20, 16, 4), 16, 1, IndexTuning(exact_max=1_000_000, gather_max=0))
+    assert not np.isfinite(small.scan(query, 26, None).floor)
+    # 40 rows of which a filter allows fewer than 26: the scan is asked for exactly those, a full list
+    index = SpaceIndex.build(make_rows(40, 16, 4), 16, 1, IndexTuning(exact_max=1_000_000, gather_max=0))
+    filters = Filters(since_ms=600)
+    allowed = np.flatnonzero(index.columns.allowed(filters, index.live))
+    assert 10 < allowed.shape[0] < 26
+    for space, f, positions in ((small, None, np.arange(20)), (index, filters, allowed)):
+        got = space.search(query, 10, f, float("inf"))
+        exact = _exact(space, positions, query)
+        assert got.row_ids.tolist() == space.row_ids[positions[np.lexsort((positions, -exact))[:10]]].tolist()
+    assert calls == []
 
 
 def test_stored_rows_is_the_canonical_float16_copy_without_a_copy():
@@ -200,12 +269,12 @@ def test_batched_searches_after_a_delta_see_the_appended_rows_exactly():
     rows = make_rows(600, 16, 12)
     first = IndexRows(rows.row_ids[:500], rows.vectors[:500], rows.authors[:500], rows.created_at[:500])
     index = SpaceIndex.build(first, 16, 1, IndexTuning(exact_max=1_000_000))
-    assert index.int8_codes().count == 500  # quantised by the build
+    assert index.int8_rows().count == 500  # quantised by the build
     rest = IndexRows(rows.row_ids[500:], rows.vectors[500:], rows.authors[500:], rows.created_at[500:])
     index.apply(rest, rows.row_ids[:50], 2)  # 50 deletions, 100 new rows
     queries = np.stack([unit(rows.vectors[i].astype(np.float32)) for i in (10, 520, 599, 3)])
     batched = index.search_many(queries, [10] * 4)
-    assert index.int8_codes().count == 600  # caught up by the scan
+    assert index.int8_rows().count == 600  # caught up by the scan
     assert int(rows.row_ids[520]) in batched[1].row_ids.tolist()
     assert int(rows.row_ids[10]) not in batched[0].row_ids.tolist()  # deleted
     _assert_as_lone(index, queries, [10] * 4, [None] * 4, batched)

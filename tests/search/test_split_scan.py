@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from support.search_fakes import MODEL, SPACE, D, filters_strategy, make_rows, seeded, unit
+from support.search_fakes import MODEL, SPACE, D, filters_strategy, make_rows, oracle, seeded, unit
 from support.search_fakes import until as _until
 
 from engram.config import SearchConfig
@@ -76,6 +76,28 @@ def test_a_split_search_returns_what_the_whole_scan_returns(helper_pool, n, seed
         split = index.search(query, k, filters, float("inf"), SplitScan(helper_pool, index))
         assert split.row_ids.tolist() == alone.row_ids.tolist()
         assert split.scores.tolist() == alone.scores.tolist()
+
+
+def test_a_split_search_of_near_ties_rescores_the_band_its_ranges_leave_open(helper_pool):
+    # 400 rows a hair apart around the query, spread over every range: the int8 scores cannot order them,
+    # so each range's candidates leave rows out that may still reach the top 10; the union's floor (the
+    # highest of the ranges') sends them to the exact re-score, and the split answers as the oracle does
+    rng = np.random.default_rng(21)
+    d = 32
+    base = unit(rng.standard_normal(d).astype(np.float32))
+    rows = make_rows(2_000, d, 21)
+    vectors = rng.standard_normal((2_000, d)).astype(np.float32)
+    vectors[::5] = base + 1e-3 * rng.standard_normal((400, d)).astype(np.float32)
+    rows.vectors[:] = vectors.astype(rows.vectors.dtype)
+    index = SpaceIndex.build(rows, d, 1, IndexTuning(exact_max=1_000_000))
+    split = SplitScan(helper_pool, index)
+    found = split(base, 26, None)
+    stored = index.rows()[found.positions].astype(np.float64) @ base.astype(np.float64)
+    assert not found.ruled_out(float(np.sort(stored)[-10]))
+    got = index.search(base, 10, None, float("inf"), SplitScan(helper_pool, index))
+    ids, scores = oracle(rows, base, 10)
+    assert got.row_ids.tolist() == ids.tolist()
+    np.testing.assert_array_equal(got.scores, scores)
 
 
 def test_every_range_is_scanned_once_by_the_owner_or_the_idle_helper(helper_pool):
