@@ -1,8 +1,9 @@
 """Lone FAISS scans against batched scans of the same exact index, side by side (docs/benchmarks.md#batched-scans).
 
 For each space size and batch size it times, in alternating rounds on one thread, `SpaceIndex.search` once
-per query (FAISS's float16 scan) and `SpaceIndex.search_many` over the whole batch (onnxruntime's int8
-MatMulInteger, then the same exact re-score and the certified band), and reports milliseconds per query and their ratio. It also
+per query (FAISS's 8-bit scan of the int8 rows) and `SpaceIndex.search_many` over the whole batch
+(onnxruntime's MatMulInteger over the same rows), each with the same exact re-score and certified band, and
+reports milliseconds per query and their ratio. It also
 checks that both return the same hits. The batch size at which the ratio passes 1 is `MIN_BATCH` in
 engram/search/search_job.py.
 
@@ -72,7 +73,7 @@ def main() -> None:
     args = parser.parse_args()
     inf = float("inf")
     print(f"load {load_average()}; one thread; ms per query, median of {args.rounds} alternating rounds")
-    print("| rows | allowed | batch | lone FAISS | batched | lone ÷ batched |\n|---|---|---|---|---|---|")
+    print("| rows | allowed | batch | lone | batched | lone ÷ batched |\n|---|---|---|---|---|---|")
     for size, fraction in itertools.product(args.sizes, args.allowed):
         index = build(size)
         filters = None if fraction >= 1 else Filters(since_ms=int((1 - fraction) * size))

@@ -112,8 +112,9 @@ def cancel_search(entry: Any, job: Any) -> None:
 
 # ----- batches: unfiltered searches of one exact index, queued while the workers were busy ------------------
 
-# Measured (docs/benchmarks.md#batched-scans): a batched scan beats lone FAISS scans from 4 queries up.
-MIN_BATCH = 4
+# Measured (docs/benchmarks.md#int8-lone-scans): against lone int8 scans, a batched scan breaks even at 4
+# queries on 10k rows and at 5 on 100k, and wins from 5 and 6 up.
+MIN_BATCH = 5
 # A full batch closes and the next search starts another: every member waits for the whole scan, and the
 # scores of one block (batch x 1,024 floats) stay cache-sized.
 MAX_BATCH = 64

@@ -123,9 +123,10 @@ async def test_filtered_searches_and_groups_below_min_batch_go_alone(occupied):
 
 async def test_broad_filters_share_the_scan_and_narrow_ones_run_alone(occupied):
     m = occupied.manager
-    # 150 and 75 of the 300 rows: the scan runs since 3 + 2 x 0.5 = 4 full scans' worth share it (MIN_BATCH)
+    # 150 and 75 of the 300 rows: the scan runs since (MIN_BATCH - 1) + 2 x 0.5 = MIN_BATCH full scans'
+    # worth share it
     even, author = Filters(tags=("even",)), Filters(author="did:plc:2")
-    plan = [None, None, None, even, even, author, author]
+    plan = [None] * (MIN_BATCH - 1) + [even, even, author, author]
     queries = occupied.vectors[120 : 120 + len(plan)]
     calls = [
         asyncio.create_task(m.search(SPACE, MODEL, D, q, 4, f)) for q, f in zip(queries, plan, strict=True)
@@ -133,8 +134,8 @@ async def test_broad_filters_share_the_scan_and_narrow_ones_run_alone(occupied):
     await _until(lambda: occupied.entry.lock._readers == len(calls), "every search holds its share")
     occupied.release()
     answers = await asyncio.wait_for(asyncio.gather(*calls), 60)
-    assert occupied.scans == [5]  # the unfiltered and the broad ones
-    assert (m.batch_stats.scans, m.batch_stats.scanned, m.batch_stats.alone) == (1, 5, 1 + 2)
+    assert occupied.scans == [MIN_BATCH + 1]  # the unfiltered and the broad ones
+    assert (m.batch_stats.scans, m.batch_stats.scanned, m.batch_stats.alone) == (1, MIN_BATCH + 1, 1 + 2)
     for q, f, got in zip(queries, plan, answers, strict=True):
         alone = occupied.entry.index.search(q, 4, f, float("inf"))
         assert got.row_ids.tolist() == alone.row_ids.tolist() and got.scores.tolist() == alone.scores.tolist()
