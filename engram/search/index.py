@@ -37,9 +37,16 @@ _IP = faiss.METRIC_INNER_PRODUCT
 # 100k (bench_batched_scan.py --allowed): alone, a search allowing half the rows costs half a full scan; in
 # a shared scan its share is ~0.15 of one, so it pays there once the scan runs anyway.
 SHARED_SCAN_MIN_FRACTION = 0.5
-_TIE_MARGIN = (
-    16  # extra candidates fetched so the exact re-score decides the k-th place (and rarely needs the band)
-)
+_TIE_MARGIN = 16  # extra candidates fetched so the exact re-score decides the k-th place, not the rounding
+
+
+def _want(k: int) -> int:
+    """Candidates a scan fetches for k hits: twice k and the margin, so that the int8 bound (~0.017 on real
+    text) nearly always rules out every row left out (at k=100 on 100k rows, k + 16 candidates never did,
+    2k + 16 always did; docs/benchmarks.md#int8-lone-scans)."""
+    return 2 * k + _TIE_MARGIN
+
+
 # (query, want, mask) -> candidates: `SpaceIndex.scan`, or a split scan (engram/search/split_scan.py)
 Scan = Callable[[np.ndarray, int, np.ndarray | None], Candidates]
 
@@ -431,7 +438,7 @@ class SpaceIndex:
             every = live if live is not None else np.ones(len(self), dtype=bool)
             allowed = np.stack([every if mask is None else mask for mask in masks])
         rows = self.rows()
-        scan = scan_candidates(self.int8_rows(), queries, max(ks) + _TIE_MARGIN, allowed)
+        scan = scan_candidates(self.int8_rows(), queries, _want(max(ks)), allowed)
         results = []
         for member, (q, positions, k) in enumerate(zip(queries, scan.candidates, ks, strict=True)):
             if k <= 0:
@@ -454,18 +461,18 @@ class SpaceIndex:
         if mask is not None and allowed <= self.tuning.gather_max:
             positions = np.flatnonzero(mask)
             return self._rescore(q, positions, k)
-        found = (scan or self.scan)(q, min(k + _TIE_MARGIN, allowed), mask)
-        positions = found.positions
-        exact = _exact_scores(self.stored(positions), q)
-        order = np.lexsort((positions, -exact))
-        if k <= positions.shape[0] < allowed and not found.ruled_out(float(exact[order[k - 1]])):
-            # rows left out might reach the top k: re-score every row the int8 bound cannot rule out
-            params, _alive = _scan_params(mask, None)
-            near = self._int8.band(q, float(exact[order[k - 1]]) - found.bound, params)
-            near = np.setdiff1d(near, positions)
-            positions = np.concatenate([positions, near])
-            exact = np.concatenate([exact, _exact_scores(self.stored(near), q)])
+        scan = scan or self.scan
+        want = min(_want(k), allowed)
+        while True:
+            found = scan(q, want, mask)
+            positions = found.positions
+            exact = _exact_scores(self.stored(positions), q)
             order = np.lexsort((positions, -exact))
+            if not k <= positions.shape[0] < allowed or found.ruled_out(float(exact[order[k - 1]])):
+                break
+            # a row left out might still reach the top k: scan again for more candidates (rare: 0-4 % of
+            # searches at k=10, docs/internals.md#int8-scans), until the bound rules the rest out
+            want = min(4 * want, allowed)
         order = order[:k]
         return positions[order], exact[order]
 

@@ -12,9 +12,10 @@ Each dimension j has one scale s_j for every row (the largest |x_j| among the ro
 integers `u`), and scores `tau * (u . codes_i)`, an exact integer product. For every row
 `|q . x_i - tau * u . codes_i| <= |q| max_i |r_i| + |f| max_i |codes_i|` (Cauchy-Schwarz on the two
 roundings): `queries`' bound. The int8 scores only pick candidates; the exact re-score of the float16 rows
-decides, and `Candidates.floor` says what the rows left out could score, so the caller re-scores every row
-the bound cannot rule out (`SpaceIndex._exact`). On LoCoMo's 5,882 turns under MiniLM a score's int8
-error is at most 0.0034, the bound 0.017 at the median, and 2 of 1,986 questions' lone scans need the band
+decides, and `Candidates.floor` says what the rows left out could score, so the caller scans again for more
+candidates while a row left out might still reach the top k (`SpaceIndex._exact`). On LoCoMo's 5,882 turns under MiniLM a score's int8
+error is at most 0.0034, the bound 0.017 at the median, and 2 of 1,986 questions' lone scans of k + 16
+candidates cannot rule every row left out
 (shared scales fit these rows better than one scale per row: the rows' part of the bound 0.0088 against
 0.0121).
 
@@ -35,7 +36,7 @@ import numpy as np
 QUANTIZE_CHUNK = 8192
 REQUANTIZE_GROWTH = 1.25
 # A float32 score's rounding (tau times the integer product), and the float64 re-score's: kept out of the
-# certified band's edge.
+# certificate's margin.
 SLACK = 1e-5
 
 
@@ -162,11 +163,3 @@ class Int8Rows:
         # fewer than `want` came back: every allowed row is among them, nothing was left out
         floor = float(scores[0][valid][-1]) * float(tau[0]) if positions.shape[0] == want else -np.inf
         return Candidates(positions, floor, float(bound[0]))
-
-    def band(self, q: np.ndarray, edge: float, params: faiss.SearchParameters | None) -> np.ndarray:
-        """Every allowed row whose int8 score is at least `edge` (FAISS's range search keeps scores above
-        its radius: the integer just below edge / tau)."""
-        units, tau, _ = self.queries(q[None, :])
-        radius = float(np.ceil(edge / float(tau[0]))) - 0.5
-        _, _, positions = self.index.range_search(units, radius, params=params)
-        return np.asarray(positions, dtype=np.int64)

@@ -120,10 +120,10 @@ def test_int8_rounding_stays_within_the_bound_the_certificate_uses():
     exact = stored_rows(index.store, 48).astype(np.float64) @ queries.astype(np.float64).T
     error = np.abs(exact.T - scan.scores.astype(np.float64)).max(axis=1)
     assert (error <= scan.bound).all()
-    assert (error > 0).all()  # the scores really are approximate: the re-score and the band are needed
+    assert (error > 0).all()  # the scores really are approximate: the re-score and the certificate are needed
 
 
-def test_near_ties_outside_the_candidates_are_rescored_so_batched_answers_stay_exact():
+def test_near_ties_outside_the_candidates_are_rescored_so_batched_answers_stay_exact(monkeypatch):
     # 400 rows a hair apart around the query: the int8 order among them is noise, the true top 10 is
     # spread over the 400, and only the certified band brings them all to the exact re-score
     rng = np.random.default_rng(11)
@@ -142,16 +142,20 @@ def test_near_ties_outside_the_candidates_are_rescored_so_batched_answers_stay_e
     )
     assert scan.certify(0, candidates, exact, 10).shape[0] > 0  # the band reaches past the candidates
     _assert_as_lone(index, queries, [10] * 4, [None] * 4, index.search_many(queries, [10] * 4))
-    # the lone scan too: its 26 candidates cannot rule the rows left out, so its band is re-scored
-    lone = index.scan(base, 26, None)
+    # the lone scan too: 36 candidates cannot rule the rows left out, so the search scans again for more
+    lone = index.scan(base, 36, None)
     kth = np.sort(_exact(index, lone.positions, base))[-10]
     assert not lone.ruled_out(float(kth))
-    for f in (None, Filters(since_ms=100)):  # and with a filter, whose band keeps to the allowed rows
+    wanted = []
+    scan = index.scan
+    monkeypatch.setattr(index, "scan", lambda q, want, mask: wanted.append(want) or scan(q, want, mask))
+    for f in (None, Filters(since_ms=100)):  # and with a filter, whose scans keep to the allowed rows
         got = index.search(base, 10, f, float("inf"))
         allowed = np.flatnonzero(index.columns.allowed(f, index.live)) if f else np.arange(1_000)
         exact = _exact(index, allowed, base)
         best = allowed[np.lexsort((allowed, -exact))[:10]]
         assert got.row_ids.tolist() == rows.row_ids[best].tolist()
+    assert wanted[:2] == [36, 144] and len(wanted) >= 4  # each search scanned again, for 4x the candidates
 
 
 def _int8_errors(rows: Int8Rows, stored: np.ndarray, queries: np.ndarray) -> np.ndarray:
@@ -197,26 +201,28 @@ def test_lone_int8_scans_stay_within_their_bound_and_pick_the_oracle_top_k():
         got = index.search(query, 10, None, float("inf"))
         assert got.row_ids.tolist() == ids.tolist()
         np.testing.assert_array_equal(got.scores, scores)
-    assert ruled_out >= 10  # the int8 candidates are good ones: the band is seldom needed
+    assert ruled_out >= 10  # the int8 candidates are good ones: a second scan is seldom needed
 
 
-def test_a_scan_that_returns_every_allowed_row_needs_no_band(monkeypatch):
+def test_a_scan_that_returns_every_allowed_row_is_not_repeated(monkeypatch):
     calls = []
-    monkeypatch.setattr(Int8Rows, "band", lambda *args: calls.append(args) or np.zeros(0, np.int64))
+    scan = Int8Rows.search
+    monkeypatch.setattr(Int8Rows, "search", lambda self, *args: calls.append(args) or scan(self, *args))
     query = unit(np.ones(16, dtype=np.float32))
-    # 20 rows, k + 16 = 26 wanted: the scan returns them all, nothing was left out to certify
+    # 20 rows, 2k + 16 = 36 wanted: the scan returns them all, nothing was left out to certify
     small = SpaceIndex.build(make_rows(20, 16, 4), 16, 1, IndexTuning(exact_max=1_000_000, gather_max=0))
-    assert not np.isfinite(small.scan(query, 26, None).floor)
-    # 40 rows of which a filter allows fewer than 26: the scan is asked for exactly those, a full list
+    assert not np.isfinite(small.scan(query, 36, None).floor)
+    calls.clear()
+    # 40 rows of which a filter allows fewer than 36: the scan is asked for exactly those, a full list
     index = SpaceIndex.build(make_rows(40, 16, 4), 16, 1, IndexTuning(exact_max=1_000_000, gather_max=0))
     filters = Filters(since_ms=600)
     allowed = np.flatnonzero(index.columns.allowed(filters, index.live))
-    assert 10 < allowed.shape[0] < 26
+    assert 10 < allowed.shape[0] < 36
     for space, f, positions in ((small, None, np.arange(20)), (index, filters, allowed)):
         got = space.search(query, 10, f, float("inf"))
         exact = _exact(space, positions, query)
         assert got.row_ids.tolist() == space.row_ids[positions[np.lexsort((positions, -exact))[:10]]].tolist()
-    assert calls == []
+    assert [want for _, want, _ in calls] == [20, allowed.shape[0]]  # one scan each
 
 
 def test_stored_rows_is_the_canonical_float16_copy_without_a_copy():

@@ -78,10 +78,10 @@ def test_a_split_search_returns_what_the_whole_scan_returns(helper_pool, n, seed
         assert split.scores.tolist() == alone.scores.tolist()
 
 
-def test_a_split_search_of_near_ties_rescores_the_band_its_ranges_leave_open(helper_pool):
+def test_a_split_search_of_near_ties_scans_again_while_its_ranges_leave_rows_open(helper_pool):
     # 400 rows a hair apart around the query, spread over every range: the int8 scores cannot order them,
     # so each range's candidates leave rows out that may still reach the top 10; the union's floor (the
-    # highest of the ranges') sends them to the exact re-score, and the split answers as the oracle does
+    # highest of the ranges') sends the search back for more, and the split answers as the oracle does
     rng = np.random.default_rng(21)
     d = 32
     base = unit(rng.standard_normal(d).astype(np.float32))
@@ -91,7 +91,7 @@ def test_a_split_search_of_near_ties_rescores_the_band_its_ranges_leave_open(hel
     rows.vectors[:] = vectors.astype(rows.vectors.dtype)
     index = SpaceIndex.build(rows, d, 1, IndexTuning(exact_max=1_000_000))
     split = SplitScan(helper_pool, index)
-    found = split(base, 26, None)
+    found = split(base, 36, None)
     stored = index.rows()[found.positions].astype(np.float64) @ base.astype(np.float64)
     assert not found.ruled_out(float(np.sort(stored)[-10]))
     got = index.search(base, 10, None, float("inf"), SplitScan(helper_pool, index))
