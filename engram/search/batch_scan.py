@@ -89,6 +89,9 @@ class Scan:
     candidates: list[np.ndarray]
     scores: np.ndarray  # (batch, n) float32
     bound: np.ndarray  # (batch,) float64
+    # (batch,): the highest approximate score of a row outside the query's candidates, at most (the last
+    # candidate's; -inf when every allowed row is a candidate)
+    floors: np.ndarray
 
     def certify(self, query: int, positions: np.ndarray, exact: np.ndarray, k: int) -> np.ndarray:
         """The rows outside `positions` (the query's candidates, `exact` their exact scores) that could
@@ -96,9 +99,11 @@ class Scan:
         if positions.shape[0] < k:  # fewer candidates than k: every allowed row is among them
             return np.zeros(0, dtype=np.int64)
         kth = np.partition(exact, exact.shape[0] - k)[exact.shape[0] - k]
-        row = self.scores[query]
         edge = np.float32(np.float64(kth) - self.bound[query])
-        # the usual case, without a set operation: every row in the band is a candidate (they are distinct)
+        if self.floors[query] < edge:  # the usual case: no row outside the candidates scores up to the edge
+            return np.zeros(0, dtype=np.int64)
+        row = self.scores[query]
+        # else without a set operation if it can: every row in the band is a candidate (they are distinct)
         if np.count_nonzero(row >= edge) == np.count_nonzero(row[positions] >= edge):
             return np.zeros(0, dtype=np.int64)
         return np.setdiff1d(np.flatnonzero(row >= edge), positions)
@@ -112,7 +117,7 @@ def scan_candidates(rows: Int8Rows, queries: np.ndarray, want: int, allowed: np.
     want = min(want, n)
     if want <= 0:
         empty = [np.zeros(0, dtype=np.int64) for _ in range(batch)]
-        return Scan(empty, np.zeros((batch, n), dtype=np.float32), np.zeros(batch))
+        return Scan(empty, np.zeros((batch, n), dtype=np.float32), np.zeros(batch), np.full(batch, -np.inf))
     units, tau, bound = rows.queries(queries)
     bias = np.zeros((1, n), dtype=np.float32) if allowed is None else _bias(allowed)
     feed = {
@@ -128,5 +133,6 @@ def scan_candidates(rows: Int8Rows, queries: np.ndarray, want: int, allowed: np.
     heap.finalize()
     valid = (heap.I >= 0) & np.isfinite(heap.D)
     if valid.all():  # the common case (enough allowed rows): the rows of the heap as they are
-        return Scan(list(heap.I), scores, bound)
-    return Scan([found[keep] for found, keep in zip(heap.I, valid, strict=True)], scores, bound)
+        return Scan(list(heap.I), scores, bound, heap.D[:, -1].copy())
+    floors = np.where(valid[:, -1], heap.D[:, -1], np.float32(-np.inf))
+    return Scan([found[keep] for found, keep in zip(heap.I, valid, strict=True)], scores, bound, floors)

@@ -158,8 +158,8 @@ class Int8Rows:
         units, tau, bound = self.queries(q[None, :])
         # integer products summed below 2**24: FAISS's sum is exact, in int32 or float32 alike
         scores, found = self.index.search(units, want, params=params)
-        valid = found[0] >= 0
-        positions: np.ndarray = found[0][valid]
+        positions: np.ndarray = found[0]
+        if positions[-1] >= 0:  # FAISS fills the list from the front: a full list may have left rows out
+            return Candidates(positions, float(scores[0, -1]) * float(tau[0]), float(bound[0]))
         # fewer than `want` came back: every allowed row is among them, nothing was left out
-        floor = float(scores[0][valid][-1]) * float(tau[0]) if positions.shape[0] == want else -np.inf
-        return Candidates(positions, floor, float(bound[0]))
+        return Candidates(positions[positions >= 0], -np.inf, float(bound[0]))
