@@ -38,6 +38,7 @@ REQUANTIZE_GROWTH = 1.25
 # A float32 score's rounding (tau times the integer product), and the float64 re-score's: kept out of the
 # certificate's margin.
 SLACK = 1e-5
+_F32_EPS = float(np.finfo(np.float32).eps)
 
 
 def _new_index(dims: int) -> faiss.IndexScalarQuantizer:
@@ -150,13 +151,16 @@ class Int8Rows:
         tau[tau == 0] = 1
         units = np.rint(scaled / tau[:, None])
         rounding = np.linalg.norm(scaled - units * tau[:, None], axis=1).astype(np.float64)
-        bound = np.linalg.norm(queries, axis=1) * self.error + rounding * self.reach + SLACK
+        # ... and the products' float32 sum where it is not exact (FAISS sums in float32 when the dimension is
+        # not a multiple of 16; past ~1,040 dimensions integer sums outgrow float32's 24 bits): dims * eps *
+        # tau * |units| |codes|, a generous bound for any summation order
+        sums = self.dims * _F32_EPS * tau * np.linalg.norm(units, axis=1) * self.reach
+        bound = np.linalg.norm(queries, axis=1) * self.error + rounding * self.reach + sums + SLACK
         return units, tau, bound
 
     def search(self, q: np.ndarray, want: int, params: faiss.SearchParameters | None) -> Candidates:
         """The `want` best rows by int8 score among those `params`' selector allows."""
         units, tau, bound = self.queries(q[None, :])
-        # integer products summed below 2**24: FAISS's sum is exact, in int32 or float32 alike
         scores, found = self.index.search(units, want, params=params)
         positions: np.ndarray = found[0]
         if positions[-1] >= 0:  # FAISS fills the list from the front: a full list may have left rows out

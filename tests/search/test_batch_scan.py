@@ -185,6 +185,19 @@ def test_int8_rows_follow_appended_rows_within_their_bound():
     assert (rows.codes() > 0).all()  # codes stay in [-127, 127] (+ 128), clipped or not
 
 
+@pytest.mark.parametrize("d", [1_100, 1_536])  # FAISS sums in float32 (not a multiple of 16) / in int32
+def test_int8_scores_of_wide_rows_stay_within_the_bound(d):
+    rng = np.random.default_rng(d)
+    rows = make_rows(300, d, 5)
+    index = SpaceIndex.build(rows, d, 1, IndexTuning(exact_max=1_000_000))
+    queries = _queries(rng, 6, d)
+    errors = _int8_errors(index.int8_rows(), stored_rows(index.store, d), queries)
+    assert (errors.max(axis=1) <= index.int8_rows().queries(queries)[2]).all()
+    for query in queries:
+        ids, _ = oracle(rows, query, 10)
+        assert index.search(query, 10, None, float("inf")).row_ids.tolist() == ids.tolist()
+
+
 def test_lone_int8_scans_stay_within_their_bound_and_pick_the_oracle_top_k():
     rng = np.random.default_rng(3)
     rows = make_rows(2_000, 48, 3)
