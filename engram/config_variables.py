@@ -154,7 +154,7 @@ class Settings:
     )
     split_min_rows: int = var(
         "ENGRAM_SPLIT_MIN_ROWS",
-        "50000",
+        "120000",
         whole(0),
         "An exact search of at least this many vectors splits its scan over an idle worker when a core is "
         "free (docs/internals.md#split-scans); 0 never splits.",
