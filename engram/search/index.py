@@ -30,6 +30,7 @@ from engram.search.batch_scan import scan_candidates, stored_rows
 from engram.search.filters import FilterColumns, Filters
 from engram.search.int8_rows import Candidates, Int8Rows
 from engram.search.rows import IndexRows
+from engram.search.selectors import bitmap_selector, hnsw_params, scan_params
 from engram.search.vectors import unit_rows
 
 _IP = faiss.METRIC_INNER_PRODUCT
@@ -91,41 +92,6 @@ class SearchResult:
 
 def _new_store(dims: int) -> faiss.IndexScalarQuantizer:
     return faiss.IndexScalarQuantizer(dims, faiss.ScalarQuantizer.QT_fp16, _IP)
-
-
-def _hnsw_params(ef_search: int, selector: faiss.IDSelector | None = None) -> faiss.SearchParameters:
-    # faiss's type stubs (faiss/__init__.pyi, 1.15) lack SearchParametersHNSW, which exists at run time; its
-    # keyword constructor only assigns the attributes (docs/internals.md#search).
-    hnsw = faiss.SearchParametersHNSW  # type: ignore[attr-defined]
-    params: faiss.SearchParameters = hnsw(efSearch=ef_search)
-    if selector is not None:
-        params.sel = selector
-    return params
-
-
-def _bitmap_selector(mask: np.ndarray) -> tuple[faiss.IDSelector, np.ndarray]:
-    bits = np.packbits(mask, bitorder="little")
-    # The selector holds a raw pointer into `bits`: return both so the caller keeps the array alive.
-    return faiss.IDSelectorBitmap(mask.shape[0], faiss.swig_ptr(bits)), bits
-
-
-def _scan_params(
-    mask: np.ndarray | None, rows: tuple[int, int] | None
-) -> tuple[faiss.SearchParameters | None, list[object]]:
-    """A flat scan's parameters for the rows `mask` allows within positions [start, stop) of `rows` (None:
-    no limit), and the objects its selectors point into, which the caller keeps alive while it scans."""
-    alive: list[object] = []
-    if mask is not None:
-        alive.extend(_bitmap_selector(mask))
-    if rows is not None:
-        alive.append(faiss.IDSelectorRange(rows[0], rows[1], True))
-    selectors = [part for part in alive if isinstance(part, faiss.IDSelector)]
-    if not selectors:
-        return None, alive
-    params = faiss.SearchParameters()
-    params.sel = selectors[0] if len(selectors) == 1 else faiss.IDSelectorAnd(*selectors)
-    alive.append(params.sel)
-    return params, alive
 
 
 def _exact_scores(vectors: np.ndarray, q: np.ndarray) -> np.ndarray:
@@ -483,7 +449,7 @@ class SpaceIndex:
         [start, stop) when `rows` is given (part of a split scan): an exact index's by int8 score (its
         `floor` and `bound` tell what the rows left out could score), an HNSW index's filtered subset by
         FAISS's float32 product of the float16 rows (trusted as exact)."""
-        params, _alive = _scan_params(
+        params, _alive = scan_params(
             mask, rows
         )  # _alive: what the selectors point into, until the scan returns
         if self.coarse is None:
@@ -502,12 +468,12 @@ class SpaceIndex:
         pool = min(max(t.pool_factor * k, t.min_pool), allowed)
         ef = max(t.ef_search, pool)
         if mask is None:
-            params = _hnsw_params(ef)
+            params = hnsw_params(ef)
         else:
             # A filter hides part of the graph; widen the walk roughly with 1/sqrt(allowed fraction), up to 4x.
             widen = min(4.0, math.sqrt(len(self) / allowed))
-            selector, _bits = _bitmap_selector(mask)
-            params = _hnsw_params(int(ef * widen), selector)
+            selector, _bits = bitmap_selector(mask)
+            params = hnsw_params(int(ef * widen), selector)
         coarse_scores, found = self.coarse.search(q[None, :], pool, params=params)
         valid = found[0] >= 0
         candidates, coarse_scores = found[0][valid], coarse_scores[0][valid]
