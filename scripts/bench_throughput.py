@@ -139,12 +139,21 @@ def bare_index(size: int):
     return index, [np.ascontiguousarray(q[None, :]) for q in queries]
 
 
-def bare_qps(index, queries, seconds: float, threads: int = 2) -> float:
-    """Searches per second of bare FAISS `index.search`, one query per call, from `threads` threads with one
-    OpenMP thread each: the baseline the way a user measures FAISS (docs/benchmarks.md#throughput)."""
-    from benchlib import threaded_qps
+def bare_rate(index, queries, seconds: float, threads: int = 2) -> tuple[float, float]:
+    """(searches per second, CPU µs per search) of bare FAISS `index.search`, one query per call, from
+    `threads` threads with one OpenMP thread each: the baseline the way a user measures FAISS
+    (docs/benchmarks.md#throughput)."""
+    from benchlib import threaded_rate
 
-    return threaded_qps(lambda q: index.search(q, 10), queries, seconds, threads)
+    return threaded_rate(lambda q: index.search(q, 10), queries, seconds, threads)
+
+
+def _bare_line(bare: list[tuple[float, float]]) -> str:
+    qps, cpu = statistics.median(q for q, _ in bare), statistics.median(c for _, c in bare)
+    return (
+        f"bare FAISS index.search, 2 threads: {qps:.0f} QPS (rounds {[round(q) for q, _ in bare]}), "
+        f"CPU {cpu:.0f} µs per search (rounds {[round(c) for _, c in bare]})"
+    )
 
 
 def _round_order(count: int, round_no: int) -> list[int]:
@@ -284,10 +293,10 @@ def bench_processes(args: argparse.Namespace) -> None:
             results: list[list[dict]] = [[] for _ in servers]
             rss_before = [tree_cpu_and_rss(proc.pid)[1] for proc, _, _ in servers]
             index, queries = bare_index(args.size) if args.bare else (None, None)
-            bare: list[float] = []
+            bare: list[tuple[float, float]] = []  # (QPS, CPU µs per search) per bare round
             for round_no in range(args.rounds):
                 if index is not None and round_no % 2 == 0:  # the bare series takes its turn too: A B, B A
-                    bare.append(bare_qps(index, queries, args.seconds))
+                    bare.append(bare_rate(index, queries, args.seconds))
                 for n in _round_order(len(servers), round_no):
                     proc, target, _ = servers[n]
                     cpu0, _rss = tree_cpu_and_rss(proc.pid)
@@ -305,7 +314,7 @@ def bench_processes(args: argparse.Namespace) -> None:
                     result["rss"] = rss
                     results[n].append(result)
                 if index is not None and round_no % 2 == 1:
-                    bare.append(bare_qps(index, queries, args.seconds))
+                    bare.append(bare_rate(index, queries, args.seconds))
         finally:
             for proc, _, _ in servers:
                 proc.terminate()
@@ -317,10 +326,9 @@ def bench_processes(args: argparse.Namespace) -> None:
         args.json.write_text(
             json.dumps(_processes_summary(args, servers, results, bare, [load_before, load]))
         )
+    bare_qps = statistics.median(q for q, _ in bare) if bare else 0.0
     if bare:
-        print(
-            f"bare FAISS index.search, 2 threads: {statistics.median(bare):.0f} QPS (rounds {[round(b) for b in bare]})"
-        )
+        print(_bare_line(bare))
     for (_, _, label), rounds, before in zip(servers, results, rss_before, strict=True):
         qps = statistics.median(r["qps"] for r in rounds)
         p50 = statistics.median(r["p50_ms"] for r in rounds)
@@ -335,7 +343,7 @@ def bench_processes(args: argparse.Namespace) -> None:
             f"(rounds {[round(r['cpu_us']) for r in rounds]}) client "
             f"{med('client_us'):.0f}; cores busy {med('cores_busy'):.2f} (server {med('cores_server'):.2f}, "
             f"client {med('cores_client'):.2f}, the rest co-tenants)"
-            + (f"; ÷ bare {qps / statistics.median(bare):.2f}" if bare else "")
+            + (f"; ÷ bare {qps / bare_qps:.2f}" if bare else "")
             + f"; RSS per process KiB {before} -> {rounds[-1]['rss']}"
         )
 
@@ -362,11 +370,14 @@ def _processes_summary(
         "rounds": args.rounds,
         "seconds": args.seconds,
         "client": ("wrk" if wrk_client.available() else "aiohttp") if args.client == "auto" else args.client,
-        "bare_qps": statistics.median(bare) if bare else None,
-        "bare_rounds": [round(b) for b in bare],
+        "bare_qps": statistics.median(q for q, _ in bare) if bare else None,
+        "bare_cpu_us": statistics.median(cpu for _, cpu in bare) if bare else None,
+        "bare_rounds": [round(q) for q, _ in bare],
         # Each round's QPS ÷ that round's bare series (run just before or after it): neighbours of the same
         # moment on a machine whose co-tenants can change the bare figure 4x between rounds.
-        "ratio_rounds": [[round(r["qps"] / b, 3) for r, b in zip(rs, bare, strict=True)] for rs in results]
+        "ratio_rounds": [
+            [round(r["qps"] / b, 3) for r, (b, _) in zip(rs, bare, strict=True)] for rs in results
+        ]
         if bare
         else [],
         "series": series,
@@ -461,11 +472,11 @@ def main() -> None:
                     time.sleep(0.2)
             targets = [json.loads(ready.read_text()) for _, ready in servers]
             rounds: list[list[dict]] = [[] for _ in servers]
-            bare: list[float] = []
+            bare: list[tuple[float, float]] = []  # (QPS, CPU µs per search) per bare round
             index, queries = bare_index(args.size) if args.bare else (None, None)
             for round_no in range(args.rounds):
                 if index is not None and round_no % 2 == 0:  # the bare series takes its turn too: A B, B A
-                    bare.append(bare_qps(index, queries, args.seconds))
+                    bare.append(bare_rate(index, queries, args.seconds))
                 for n in _round_order(len(targets), round_no):
                     target = targets[n]
                     cpu0 = cpu_seconds(servers[n][0].pid)
@@ -474,17 +485,16 @@ def main() -> None:
                     result["cpu_us"] = 1e6 * (cpu_seconds(servers[n][0].pid) - cpu0) / max(served, 1)
                     rounds[n].append(result)
                 if index is not None and round_no % 2 == 1:
-                    bare.append(bare_qps(index, queries, args.seconds))
+                    bare.append(bare_rate(index, queries, args.seconds))
         finally:
             for proc, _ in servers:
                 proc.stdin.close()
                 proc.wait(timeout=60)
     load = Path("/proc/loadavg").read_text().split()[0]
     print(f"size={args.size} c={args.concurrency} {args.seconds}s x {args.rounds} rounds, load {load}")
+    bare_qps = statistics.median(q for q, _ in bare) if bare else 0.0
     if bare:
-        print(
-            f"bare FAISS index.search, 2 threads: {statistics.median(bare):.0f} QPS (rounds {[round(b) for b in bare]})"
-        )
+        print(_bare_line(bare))
     for tree, results in zip(trees, rounds, strict=True):
         qps = statistics.median(r["qps"] for r in results)
         p50 = statistics.median(r["p50_ms"] for r in results)
@@ -495,7 +505,7 @@ def main() -> None:
         print(
             f"{tree}: {qps:.0f} QPS (rounds {rounds_qps}) p50 {p50:.2f} ms p99 {p99:.2f} ms {statuses}; "
             f"server CPU {cpu:.0f} µs per request (rounds {[round(r['cpu_us']) for r in results]})"
-            + (f"; ÷ bare {qps / statistics.median(bare):.2f}" if bare else "")
+            + (f"; ÷ bare {qps / bare_qps:.2f}" if bare else "")
         )
 
 

@@ -207,23 +207,35 @@ def load_average() -> str:
 
 def threaded_qps(
     search: Callable[[np.ndarray], object], queries: np.ndarray, seconds: float, threads: int = 2
-):
-    """Calls per second of `threads` threads calling `search(query)` back to back for `seconds` (FAISS and
-    the peers release the GIL), each pinned to one OpenMP thread as engram's workers are."""
+) -> float:
+    """Calls per second of `threaded_rate`."""
+    return threaded_rate(search, queries, seconds, threads)[0]
+
+
+def threaded_rate(
+    search: Callable[[np.ndarray], object], queries: np.ndarray, seconds: float, threads: int = 2
+) -> tuple[float, float]:
+    """(calls per second, CPU µs per call) of `threads` threads calling `search(query)` back to back for
+    `seconds` (FAISS and the peers release the GIL), each pinned to one OpenMP thread as engram's workers
+    are. The CPU is the threads' own (`time.thread_time`), so a server's CPU per request can be set beside
+    it in the same run: on a shared machine the calls per second follow the co-tenants, the CPU much less."""
     import threading
 
     import faiss
 
     counts = [0] * threads
+    cpu = [0.0] * threads
     stop = time.perf_counter() + seconds
 
     def run(n: int) -> None:
         faiss.omp_set_num_threads(1)
         i = n
+        start = time.thread_time()
         while time.perf_counter() < stop:
             search(queries[i % len(queries)])
             counts[n] += 1
             i += 1
+        cpu[n] = time.thread_time() - start
 
     workers = [threading.Thread(target=run, args=(n,)) for n in range(threads)]
     t0 = time.perf_counter()
@@ -231,4 +243,5 @@ def threaded_qps(
         w.start()
     for w in workers:
         w.join()
-    return sum(counts) / (time.perf_counter() - t0)
+    calls = sum(counts)
+    return calls / (time.perf_counter() - t0), 1e6 * sum(cpu) / max(calls, 1)
