@@ -1,4 +1,4 @@
-"""Cluster numbers in one run (docs/benchmarks.md#cluster): engram nodes as real `engram serve` processes
+"""Cluster numbers in one run (docs/benchmarks.md#cluster-scriptsbench_clusterpy): engram nodes as real `engram serve` processes
 on loopback over one PostgreSQL (started from the machine's binaries, tests/support/postgres_server.py) and one
 file:// index snapshot store, launched the way the cluster tests launch them (tests/support/cluster.py).
 

@@ -1,4 +1,4 @@
-"""A 100-page text PDF ingested and searchable (docs/benchmarks.md#document-ingestion).
+"""A 100-page text PDF ingested and searchable (docs/benchmarks.md#document-ingestion-scriptsbench_ingestpy).
 
 Generates the PDF with fpdf2 (a test dependency; about 330 words a page, each page naming its own
 "inspection code" so a query has exactly one right page), opens a fresh data dir with the built-in MiniLM

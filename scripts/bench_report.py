@@ -39,7 +39,7 @@ from engram.workers import usable_cores
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPTS = ROOT / "scripts"
 BEGIN, END = "<!-- bench_report:begin -->", "<!-- bench_report:end -->"
-TARGETS = (ROOT / "docs" / "benchmarks.md", ROOT / "README.md")
+TARGETS = (ROOT / "docs/benchmarks.md", ROOT / "README.md")
 
 # The goals the section is read against (issue 33 §2 and §1; docs/benchmarks.md#headline-ratios).
 GOAL_QPS_RATIO = 0.6

@@ -41,9 +41,9 @@ def problems_in(text: str, where: str) -> list[str]:
     return found
 
 
-def test_comments_under_engram_cite_only_documents_in_the_repository():
+def test_comments_under_engram_and_scripts_cite_only_documents_in_the_repository():
     problems = []
-    for path in sorted([*PACKAGE.rglob("*.py"), *PACKAGE.rglob("*.sql")]):
+    for path in sorted([*PACKAGE.rglob("*.py"), *PACKAGE.rglob("*.sql"), *(ROOT / "scripts").glob("*.py")]):
         for number, line in enumerate(path.read_text().splitlines(), 1):
             problems += problems_in(line, f"{path.relative_to(ROOT)}:{number}")
     assert problems == []
