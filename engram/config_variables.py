@@ -388,7 +388,8 @@ class Settings:
         None,
         None,
         "Serving processes on one port (SO_REUSEPORT) over the same data directory; rate limits and the "
-        "connection cap are split between them. Default: the number of cores this process may run on. See "
+        "connection cap are split between them. Default: the cores this process may use (its CPU affinity, "
+        "capped by a cgroup CPU quota). See "
         "docs/internals.md#using-every-core.",
         factory=usable_cores,
     )
@@ -404,8 +405,8 @@ class Settings:
         "ENGRAM_BUILD_THREADS",
         None,
         whole(1, 256),
-        "OpenMP threads an HNSW index build may use, at a lower priority than searches. Default: the number "
-        "of cores this process may run on.",
+        "OpenMP threads an HNSW index build may use, at a lower priority than searches. Default: the cores "
+        "this process may use (its CPU affinity, capped by a cgroup CPU quota).",
         blank=True,
         factory=usable_cores,
     )

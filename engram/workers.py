@@ -31,13 +31,20 @@ log = logging.getLogger(__name__)
 BUILD_NICE = 10
 
 
+@functools.cache  # read once: a split scan's check asks on every large search (engram/search/split_scan.py)
 def usable_cores() -> int:
-    """Cores this process may run on: its CPU affinity (a container or `taskset` limit), not the machine's
-    count, so `ENGRAM_PROCESSES`' default never starts more servers than there are cores to run them."""
+    """Cores this process may use: its CPU affinity (a cpuset or `taskset` limit), not the machine's count,
+    and no more than a cgroup CPU quota allows (a container's `--cpus`, a Kubernetes CPU limit: whole cores,
+    rounded down, at least one; engram/serving/cpu_quota.py), so `ENGRAM_PROCESSES`' default never starts
+    more servers than there are cores to run them."""
+    from .serving.cpu_quota import quota_cores
+
     try:
-        return max(1, len(os.sched_getaffinity(0)))
+        mask = max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # no sched_getaffinity (macOS)
-        return os.cpu_count() or 1
+        mask = os.cpu_count() or 1
+    quota = quota_cores()
+    return mask if quota is None else max(1, min(mask, int(quota)))
 
 
 def _pin_worker_threads(omp_threads: int = 1, nice: int = 0) -> None:
