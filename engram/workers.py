@@ -35,9 +35,9 @@ BUILD_NICE = 10
 def usable_cores() -> int:
     """Cores this process may use: its CPU affinity (a cpuset or `taskset` limit), not the machine's count,
     and no more than a cgroup CPU quota allows (a container's `--cpus`, a Kubernetes CPU limit: whole cores,
-    rounded down, at least one; engram/serving/cpu_quota.py), so `ENGRAM_PROCESSES`' default never starts
+    rounded down, at least one; engram/cpu_quota.py), so `ENGRAM_PROCESSES`' default never starts
     more servers than there are cores to run them."""
-    from .serving.cpu_quota import quota_cores
+    from .cpu_quota import quota_cores
 
     try:
         mask = max(1, len(os.sched_getaffinity(0)))

@@ -91,6 +91,7 @@ PLACES = {
         "oauth",
         "sync",
         "workers.py",
+        "cpu_quota.py",
         "outbound.py",
     ),
     "shared vocabulary": (

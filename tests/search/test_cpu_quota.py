@@ -1,4 +1,4 @@
-"""A cgroup CPU quota caps the cores engram sizes itself by (engram/serving/cpu_quota.py): the files are the
+"""A cgroup CPU quota caps the cores engram sizes itself by (engram/cpu_quota.py): the files are the
 kernel's format, laid out in a scratch directory the way a container sees them."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from engram import workers
-from engram.serving.cpu_quota import quota_cores
+from engram.cpu_quota import quota_cores
 
 
 def _write(path: Path, text: str) -> None:
@@ -75,7 +75,7 @@ def test_usable_cores_is_the_mask_capped_by_the_quota(monkeypatch):
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: cores)
 
     def usable(quota):
-        monkeypatch.setattr("engram.serving.cpu_quota.quota_cores", lambda: quota)
+        monkeypatch.setattr("engram.cpu_quota.quota_cores", lambda: quota)
         workers.usable_cores.cache_clear()
         return workers.usable_cores()
 
