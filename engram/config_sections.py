@@ -52,6 +52,7 @@ class ServingConfig(Section):
     keepalive_timeout_ms: int
     max_connections: int
     processes: int
+    pin_processes: bool
     event_loop: str
 
 

@@ -393,6 +393,15 @@ class Settings:
         "docs/internals.md#using-every-core.",
         factory=usable_cores,
     )
+    pin_processes: bool = var(
+        "ENGRAM_PIN_PROCESSES",
+        "1",
+        as_bool,
+        "`1`: with several serving processes, each runs on its own share of the cores, so a search's hand-off "
+        "between its event loop and worker threads stays on one core (index builds and split scans still "
+        "use every core). Skipped where there are fewer cores than processes or a CPU quota below the "
+        "cores. `0`: every process may run on every core. See docs/internals.md#using-every-core.",
+    )
     event_loop: str = var(
         "ENGRAM_EVENT_LOOP",
         None,

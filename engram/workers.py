@@ -24,6 +24,8 @@ import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from .affinity import leave_home, started_mask
+
 T = TypeVar("T")
 log = logging.getLogger(__name__)
 # How far the index-build pool's threads sit below searches: at nice 10 the kernel gives a search thread ~9x
@@ -37,10 +39,12 @@ def usable_cores() -> int:
     and no more than a cgroup CPU quota allows (a container's `--cpus`, a Kubernetes CPU limit: whole cores,
     rounded down, at least one; engram/cpu_quota.py), so `ENGRAM_PROCESSES`' default never starts
     more servers than there are cores to run them."""
-    from .cpu_quota import quota_cores
+    from .cpu_quota import quota_cores  # looked up per call, so a test can stand in for the cgroup files
 
-    try:
-        mask = max(1, len(os.sched_getaffinity(0)))
+    try:  # the mask as the process started: a serving process pinned to its own core still runs split
+        mask = max(
+            1, len(started_mask())
+        )  # scans' helpers and index builds on the others (engram/affinity.py)
     except AttributeError:  # no sched_getaffinity (macOS)
         mask = os.cpu_count() or 1
     quota = quota_cores()
@@ -48,8 +52,9 @@ def usable_cores() -> int:
 
 
 def _pin_worker_threads(omp_threads: int = 1, nice: int = 0) -> None:
-    if nice:
+    if nice:  # the index-build pool: low priority, on every core rather than a pinned process's own
         _lower_priority(nice)
+        leave_home()
     try:
         import faiss
 

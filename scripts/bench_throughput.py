@@ -12,6 +12,8 @@ on a shared machine hits all of them alike; the table gives each server's median
     .venv/bin/python scripts/bench_throughput.py --processes 1 2
     # the same, also on each event loop, and against another checkout (its `engram serve`, on its default loop):
     .venv/bin/python scripts/bench_throughput.py --processes 1 2 --event-loop uvloop asyncio --tree /tmp/base
+    # two serving processes pinned to a core each (the default) and unpinned, with the bare FAISS series:
+    .venv/bin/python scripts/bench_throughput.py --processes 2 --pin 1 0 --bare
     # a checkout on PostgreSQL against this one on PostgreSQL and on SQLite (one database each):
     .venv/bin/python scripts/bench_throughput.py --tree /tmp/base --tree . --tree . \
         --tree-settings '{"database_url": "postgresql://.../a"}' \
@@ -387,13 +389,16 @@ def _processes_summary(
 
 def process_series(args: argparse.Namespace) -> list[tuple[str, dict[str, str]]]:
     """(label, environment) of each `engram serve` to compare: every ENGRAM_PROCESSES value on every
-    --event-loop of this tree, then on each --tree (which runs its own default loop: an older checkout
+    --event-loop of this tree with each --pin, then on each --tree (which runs its own default loop: an older checkout
     refuses the unknown ENGRAM_EVENT_LOOP)."""
     series = []
     for processes in args.processes:
         for loop in [] if args.only_trees else args.event_loop or [None]:
-            env = {"ENGRAM_PROCESSES": str(processes)} | ({"ENGRAM_EVENT_LOOP": loop} if loop else {})
-            series.append((f"ENGRAM_PROCESSES={processes}" + (f" {loop}" if loop else ""), env))
+            for pin in args.pin or [None]:
+                env = {"ENGRAM_PROCESSES": str(processes)} | ({"ENGRAM_EVENT_LOOP": loop} if loop else {})
+                env |= {"ENGRAM_PIN_PROCESSES": pin} if pin else {}
+                label = f"ENGRAM_PROCESSES={processes}" + (f" {loop}" if loop else "")
+                series.append((label + (f" ENGRAM_PIN_PROCESSES={pin}" if pin else ""), env))
         for tree in args.tree or []:
             env = {"ENGRAM_PROCESSES": str(processes), "PYTHONPATH": str(tree.resolve())}
             series.append((f"ENGRAM_PROCESSES={processes} {tree}", env))
@@ -430,6 +435,9 @@ def main() -> None:
     parser.add_argument("--processes", type=int, nargs="+", help="compare ENGRAM_PROCESSES values")
     parser.add_argument("--event-loop", nargs="+", choices=["uvloop", "asyncio"], help="with --processes")
     parser.add_argument("--env", nargs="+", help="ENGRAM_X=value for every server (with --processes)")
+    parser.add_argument(
+        "--pin", nargs="+", choices=["0", "1"], help="with --processes: compare ENGRAM_PIN_PROCESSES values"
+    )
     parser.add_argument(
         "--only-trees",
         action="store_true",

@@ -23,6 +23,7 @@ import threading
 
 import numpy as np
 
+from engram.affinity import away_from_home
 from engram.search.index import SpaceIndex
 from engram.search.int8_rows import Candidates
 from engram.workers import Claimable, WorkerPool, usable_cores
@@ -70,7 +71,10 @@ class Helper(Claimable):
         if not self.claim():
             return  # its owner finished every range first
         try:
-            self._ranges.scan_all()
+            with (
+                away_from_home()
+            ):  # a pinned serving process's helper scans on the idle core, not beside its owner
+                self._ranges.scan_all()
         except BaseException as exc:  # noqa: BLE001 - raised again by the owner
             self.error = exc
         finally:

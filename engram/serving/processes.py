@@ -17,6 +17,8 @@ the kernel spreads connections over them.
   multiprocess files in a temporary directory the parent owns (engram/metrics.py).
 - Only the first process runs the sync poll loop: N processes polling every synced space would pull each
   one N times, concurrently. Every process answers notifications and admin calls.
+- Each process runs on its own share of the cores (`ENGRAM_PIN_PROCESSES`, engram/affinity.py): a search's
+  hand-off between its loop and worker threads then stays on one core.
 - SIGINT/SIGTERM to the parent is passed to every child (each shuts down gracefully, saving its indexes);
   if one child dies, the others are stopped and the parent exits non-zero.
 """
@@ -68,6 +70,10 @@ async def _prepare(settings: Settings) -> None:
 
 
 def _child(settings: Settings, index: int, access_log_class: Any) -> None:
+    from ..affinity import pin_process
+
+    # First, before any thread starts: the threads this process starts inherit the share (engram/affinity.py)
+    cores = pin_process(index, settings.processes) if settings.pin_processes else None
     from .malloc_thresholds import fix_malloc_thresholds, log_malloc_thresholds
 
     thresholds = fix_malloc_thresholds()  # a spawned child is a fresh interpreter: glibc's defaults again
@@ -77,6 +83,8 @@ def _child(settings: Settings, index: int, access_log_class: Any) -> None:
 
     configure_logging(settings.log_level, batched=True)
     log_malloc_thresholds(thresholds)
+    if cores is not None:
+        log.info("serving process %d runs on cores %s", index, ",".join(map(str, sorted(cores))))
     mine = settings_for_process(settings, index)
     run_server(functools.partial(create_app, mine), mine, access_log_class=access_log_class, reuse_port=True)
 

@@ -92,6 +92,7 @@ PLACES = {
         "sync",
         "workers.py",
         "cpu_quota.py",
+        "affinity.py",
         "outbound.py",
     ),
     "shared vocabulary": (

@@ -12,6 +12,7 @@ import pytest
 from support.engram_process import free_port, listeners, start_engram, stop
 from support.hosted_reader import hosted_reader_headers
 
+from engram.affinity import share_of
 from engram.auth.admin_signature import sign_admin_request
 from engram.auth.crypto_keys import PrivateKey
 from engram.auth.identity import save_operator_key
@@ -20,6 +21,7 @@ from engram.lifecycle import open_context
 from engram.search.vectors import encode_query_vector
 from engram.serving.processes import settings_for_process
 from engram.store import MemoryWrite
+from engram.workers import usable_cores
 
 
 def test_each_process_gets_a_share_of_the_limits_that_sums_to_the_budget():
@@ -63,6 +65,24 @@ def _two_process_env(data_dir: Path, **extra: str):
     return env
 
 
+def _serving_children_cores(parent: int) -> list[frozenset[int]]:
+    """The CPU affinity of each serving process `parent` spawned (not multiprocessing's resource tracker)."""
+    children = Path(f"/proc/{parent}/task/{parent}/children").read_text().split()
+    serving = [
+        pid for pid in map(int, children) if b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    ]
+    return sorted((frozenset(os.sched_getaffinity(pid)) for pid in serving), key=min)
+
+
+def _pinned_shares() -> list[frozenset[int]]:
+    """What two pinned serving processes run on here: a core (or slice) each where this machine has the
+    cores and no quota below them (engram/affinity.py), else every core, both."""
+    mask = sorted(os.sched_getaffinity(0))
+    if usable_cores() < len(mask) or len(mask) < 2:
+        return [frozenset(mask)] * 2
+    return [share for i in range(2) if (share := share_of(i, 2, mask)) is not None]
+
+
 async def test_two_processes_share_the_port_and_every_write_reaches_both_views(tmp_path):
     data_dir = tmp_path / "data"
     env = _two_process_env(data_dir, ENGRAM_SEARCH_RATE="0", ENGRAM_LOAD_WAIT_MS="10000")
@@ -71,6 +91,8 @@ async def test_two_processes_share_the_port_and_every_write_reaches_both_views(t
     try:
         # start_engram returns once one process answers /_health; the other may still be starting.
         await _until(lambda: listeners(port) == 2, "both serving processes listen")
+        # Each serving process runs on its own share of the cores (ENGRAM_PIN_PROCESSES' default)
+        assert _serving_children_cores(proc.pid) == _pinned_shares()
         # A third process (this one) writes to the same data directory while both servers run.
         async with open_context(read_env(env(port))) as ctx:
             space = await ctx.services.spaces.create_hosted("shared")
@@ -109,11 +131,13 @@ async def test_a_signed_admin_request_is_accepted_once_across_processes(tmp_path
     data_dir = tmp_path / "data"
     ops_did, ops_key = "did:plc:multiprocadmin00000000000", PrivateKey.generate("ES256")
     save_operator_key(data_dir, ops_did, ops_key)  # engram holds the key, so the DID resolves offline
-    env = _two_process_env(data_dir, ENGRAM_ADMIN_DIDS=ops_did)
+    env = _two_process_env(data_dir, ENGRAM_ADMIN_DIDS=ops_did, ENGRAM_PIN_PROCESSES="0")
 
     proc, port = start_engram([sys.executable, "-m", "engram", "serve"], env, tmp_path / "serve.log")
     try:
         await _until(lambda: listeners(port) == 2, "both serving processes listen")
+        # Unpinned, every process may run on every core
+        assert _serving_children_cores(proc.pid) == [frozenset(os.sched_getaffinity(0))] * 2
         path = "/xrpc/garden.engram.admin.listSpaces"
         headers = sign_admin_request(ops_key, ops_did, "GET", f"http://127.0.0.1:{port}{path}")
         answers = []
