@@ -11,7 +11,8 @@ of one query per call, OpenMP pinned to one thread: two threads for QPS, one for
     The QPS goal is read on the default, what a user runs; the CPU goal on one process, where no second
     process's share of the machine blurs it;
   - 10k memories, c=1: e2e p50 ÷ (bare FAISS p50 + the aiohttp floor p50) (scripts/bench_search.py);
-  - with --writes: acknowledged Sim writes/s at c=1 and c=32, one SQLite node (scripts/bench_writes.py).
+  - with --writes: acknowledged Sim writes/s at c=1 and c=32, one SQLite node, with one serving process and
+    with the default (scripts/bench_writes.py; wrk as the client where it is installed).
 
 The generated text sits between `<!-- bench_report:begin -->` and `<!-- bench_report:end -->` in each file,
 so a rerun replaces it (and nothing else).
@@ -48,6 +49,8 @@ GOAL_CPU_US = 350
 # issue's run had bare FAISS at 8,146 QPS on two threads, 245 µs a search, so 350 µs was 1.43x of it.
 GOAL_CPU_BARE_RATIO = round(GOAL_CPU_US / (2e6 / 8146), 2)
 GOAL_C1_RATIO = 1.6
+# Issue 33's acknowledged-write goals on SQLite, one node.
+GOAL_WRITES_C1, GOAL_WRITES_C32, GOAL_WRITE_CPU_MS, GOAL_WRITE_P99_MS = 300, 1500, 0.8, 100
 
 
 def load_average() -> str:
@@ -95,14 +98,45 @@ def run_search(sizes: list[int], rounds: int, count: int) -> list[dict]:
     return [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
 
 
-def run_writes(seconds: float) -> dict:
-    """scripts/bench_writes.py on this tree alone: SQLite, one space, c=1 and c=32 (its JSON rows)."""
-    command = [sys.executable, str(SCRIPTS / "bench_writes.py"), "--tree", f"now={ROOT}"]
-    command += ["--seconds", str(seconds), "--concurrency", "1", "32", "--spaces", "1"]
-    before = load_average()
-    done = subprocess.run(command, cwd=ROOT, env=_env(), check=True, capture_output=True, text=True)
-    rows = [json.loads(line) for line in done.stdout.splitlines() if line.startswith('{"')]
-    return {"rows": [r for r in rows if "now" in r], "load_average": [before, load_average()]}
+def run_writes(seconds: float, processes: list[int]) -> list[dict]:
+    """scripts/bench_writes.py on this tree alone: SQLite, one space, c=1 and c=32, once per
+    ENGRAM_PROCESSES value (its JSON rows, the client it used and the load average around each run)."""
+    runs = []
+    for count in processes:
+        command = [sys.executable, str(SCRIPTS / "bench_writes.py"), "--tree", f"now={ROOT}"]
+        command += ["--seconds", str(seconds), "--concurrency", "1", "32", "--spaces", "1"]
+        command += ["--processes", str(count)]
+        before = load_average()
+        done = subprocess.run(command, cwd=ROOT, env=_env(), check=True, capture_output=True, text=True)
+        rows = [
+            r
+            for line in done.stdout.splitlines()
+            if line.startswith('{"') and "now" in (r := json.loads(line))
+        ]
+        runs.append(
+            {
+                "processes": count,
+                "client": rows[-1].get("client", "aiohttp") if rows else "aiohttp",
+                "rows": rows,
+                "load_average": [before, load_average()],
+            }
+        )
+    return runs
+
+
+def write_goals(c: int, now: dict) -> str:
+    """Issue 33's write goals for SQLite, one node, read on the row they are set for."""
+    if c == 1:
+        return f"≥ {GOAL_WRITES_C1:,}/s: {_verdict(now['writes_per_s'] >= GOAL_WRITES_C1)}"
+    if c != 32:
+        return ""
+    return "; ".join(
+        [
+            f"≥ {GOAL_WRITES_C32:,}/s: {_verdict(now['writes_per_s'] >= GOAL_WRITES_C32)}",
+            f"≤ {GOAL_WRITE_CPU_MS} ms: {_verdict(now['cpu_ms_per_write'] <= GOAL_WRITE_CPU_MS)}",
+            f"p99 ≤ {GOAL_WRITE_P99_MS} ms: {_verdict(now['p99_ms'] <= GOAL_WRITE_P99_MS)}",
+        ]
+    )
 
 
 def _n(value: float) -> str:
@@ -119,7 +153,7 @@ def render(
     cpus: int,
     throughput: dict,
     search: list[dict],
-    writes: dict | None,
+    writes: list[dict] | None,
     processes: list[int],
 ) -> str:
     """The generated section (markdown), from the parts' results."""
@@ -178,16 +212,24 @@ def render(
             "",
             (
                 "| acknowledged Sim writes, SQLite, one node, one space | writes/s | p99 ms | server CPU per write "
-                "| load average |"
+                "| goal | load average |"
             ),
-            "|---|---|---|---|---|",
+            "|---|---|---|---|---|---|",
         ]
-        for row in writes["rows"]:
-            now = row["now"]
-            lines.append(
-                f"| c={row['c']} | {_n(now['writes_per_s'])} | {now['p99_ms']:.1f} "
-                f"| {now['cpu_ms_per_write']:.2f} ms | {' → '.join(writes['load_average'])} |"
+        for run in writes:
+            count = run["processes"]
+            what = (
+                f"{count} process"
+                + ("es" if count > 1 else "")
+                + (", the default" if count == default else "")
             )
+            for row in run["rows"]:
+                now = row["now"]
+                lines.append(
+                    f"| c={row['c']} (`engram serve`, {what}, {run['client']}) | {_n(now['writes_per_s'])} "
+                    f"| {now['p99_ms']:.1f} | {now['cpu_ms_per_write']:.2f} ms | {write_goals(row['c'], now)} "
+                    f"| {' → '.join(run['load_average'])} |"
+                )
     lines += [
         "",
         (
@@ -226,7 +268,7 @@ def main() -> None:
     processes = sorted({1, usable_cores()})  # one process, and `engram serve`'s default
     throughput = run_throughput(args.size, 32, seconds, rounds, processes)
     search = run_search(sizes, rounds=5 if args.long else 3, count=100)
-    writes = run_writes(5.0 if args.long else 2.0) if args.writes else None
+    writes = run_writes(5.0 if args.long else 2.0, processes) if args.writes else None
     section = render(when, revision, os.cpu_count() or 0, throughput, search, writes, processes)
     print(section)
     if not args.no_write:

@@ -6,7 +6,9 @@ own data directory (or its own PostgreSQL database with `--postgres`) with 32 ho
 API key per space, set up by that tree's own code, and is served by `python -m engram serve` from that tree
 (one process, the hashing embedder: no model cost). The load is Sim's `POST /api/memory` (one message per
 request, appended to a conversation of up to 20 messages), `c` clients in flight, writing to one space or
-spread over 32. Every configuration runs for `--seconds` on each tree in turn, twice (A B B A), and the
+spread over 32, made by wrk (`--client`, the default where it is installed: Debian's `wrk`) or by aiohttp
+clients in this process, which take several times the CPU per request from the same cores. Every
+configuration runs for `--seconds` on each tree in turn, twice (A B B A), and the
 medians are reported, so co-tenant noise on the shared machine hits both trees alike.
 
 Per configuration and tree: acknowledged writes/s (201/200 answers), p50 and p99 latency, and the serving
@@ -44,6 +46,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "tests")]
 
 import aiohttp
+import wrk_client
 from support.engram_process import start_engram
 from support.postgres_server import PostgresServer, find_binaries
 
@@ -212,14 +215,42 @@ def start_node(
     return Node(name, tree, started, urls, tokens, database_url, round_trip_files or None)
 
 
+# The same load as `load`'s clients, made by wrk's Lua (C, a tenth of an aiohttp client's CPU per request):
+# request i is client w = i % c's n-th message, n = i // c, so each client's conversation and space rotate
+# as they do there.
+_WRK_WRITES = """
+local tokens = %(tokens)s
+local c, spaces, conversation, tag = %(c)d, %(spaces)d, %(conversation)d, %(tag)s
+local i = -1
+request = function()
+  i = i + 1
+  local w, n = i %% c, math.floor(i / c)
+  local body = string.format('{"workflowId": "bench", "key": "%%s-%%d-%%d", "type": "agent", "data": ' ..
+    '{"role": "user", "content": "message %%d of client %%d: remember the number %%d"}}',
+    tag, w, math.floor(n / conversation), n, w, n * 7)
+  local headers = {["Authorization"] = "Bearer " .. tokens[((w + n * c) %% spaces) + 1],
+    ["Content-Type"] = "application/json"}
+  return wrk.format("POST", "/api/memory", headers, body)
+end
+"""
+
+
 async def load(
-    node: Node, session, concurrency: int, spaces: int, seconds: float, tag: str, nodes: int = 1
+    node: Node,
+    session,
+    concurrency: int,
+    spaces: int,
+    seconds: float,
+    tag: str,
+    nodes: int = 1,
+    wrk: bool = False,
 ) -> dict:
-    """`concurrency` clients posting back to back for `seconds` (client `w` to node `w % nodes`); what
-    the servers acknowledged."""
+    """`concurrency` clients posting back to back for `seconds` (client `w` to node `w % nodes`), by
+    aiohttp clients in this process or (`wrk`, one node) by wrk; what the servers acknowledged."""
     latencies: list[float] = []
     errors = 0
     stop = time.perf_counter() + seconds
+    driven: dict = {}
 
     async def client(w: int) -> None:
         nonlocal errors
@@ -251,20 +282,36 @@ async def load(
         await asyncio.sleep(0.3)  # the counters' files are rewritten every 100 ms
         trips0, stats0 = node.round_trips(), await asyncio.to_thread(_statements, node.database_url)
     (user0, sys0), pg0, t0 = node.cpu_s(), node.postgres_cpu_s(), time.perf_counter()
-    await asyncio.gather(*(client(w) for w in range(concurrency)))
+    if wrk:
+        lua = _WRK_WRITES % {
+            "tokens": wrk_client.lua_table(node.tokens[:spaces]),
+            "c": concurrency,
+            "spaces": spaces,
+            "conversation": CONVERSATION,
+            "tag": json.dumps(tag),
+        }
+        driven = await asyncio.to_thread(wrk_client.run_wrk, lua, node.urls[0], concurrency, seconds)
+    else:
+        await asyncio.gather(*(client(w) for w in range(concurrency)))
     (user1, sys1), pg1, elapsed = node.cpu_s(), node.postgres_cpu_s(), time.perf_counter() - t0
     cpu, system = user1 - user0 + sys1 - sys0, sys1 - sys0
     latencies.sort()
     count = len(latencies)
+    if driven:  # wrk's own count, clock and percentiles
+        count, elapsed, errors = driven["ok"], driven["duration_s"], driven["requests"] - driven["ok"]
     counts: dict = {}
     if counting and count:
         await asyncio.sleep(0.3)
         trips1, stats1 = node.round_trips(), await asyncio.to_thread(_statements, node.database_url)
         counts = _per_write(trips0, trips1, stats0, stats1, count)
+    p50 = driven["p50_ms"] if driven else latencies[count // 2] * 1000 if count else None
+    p99 = (
+        driven["p99_ms"] if driven else latencies[min(count - 1, int(count * 0.99))] * 1000 if count else None
+    )
     return counts | {
         "writes_per_s": count / elapsed,
-        "p50_ms": latencies[count // 2] * 1000 if count else None,
-        "p99_ms": latencies[min(count - 1, int(count * 0.99))] * 1000 if count else None,
+        "p50_ms": p50 if count else None,
+        "p99_ms": p99 if count else None,
         "cpu_ms_per_write": cpu * 1000 / count if count else None,
         # the PostgreSQL server's (every backend's): what the database spent on a write
         "postgres_cpu_ms_per_write": (pg1 - pg0) * 1000 / count if count and node.postgres_pid else None,
@@ -339,10 +386,12 @@ async def measure(nodes: list[Node], args) -> dict:
                 for node in order:
                     run += 1
                     result = await load(
-                        node, session, concurrency, spaces, args.seconds, f"r{run}", node_count
-                    )
+                        node, session, concurrency, spaces, args.seconds, f"r{run}", node_count,
+                        wrk=args.client == "wrk" and node_count == 1,
+                    )  # fmt: skip
                     per_node[node.name].append(result)
             row = {"spaces": spaces, "c": concurrency, "nodes": node_count, "load_average": load_avg}
+            row["client"] = "wrk" if args.client == "wrk" and node_count == 1 else "aiohttp"
             for name, runs in per_node.items():
                 row[name] = {
                     k: _median(runs, k)
@@ -373,7 +422,10 @@ async def measure(nodes: list[Node], args) -> dict:
                 "-r", "250", "-t", "--gil", "--format", "raw", "-o", args.py_spy,
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             )  # fmt: skip
-            await load(nodes[-1], session, args.concurrency[-1], args.spaces[-1], args.seconds, "spy")
+            await load(
+                nodes[-1], session, args.concurrency[-1], args.spaces[-1], args.seconds, "spy",
+                wrk=args.client == "wrk",
+            )  # fmt: skip
             await spy.wait()
     out["load_average_after"] = Path("/proc/loadavg").read_text().split()[:3]
     return out
@@ -400,7 +452,16 @@ async def main() -> None:
     parser.add_argument(
         "--count", action="store_true", help="round trips, statements and transactions per write (PostgreSQL)"
     )
+    parser.add_argument(
+        "--client",
+        choices=["auto", "wrk", "aiohttp"],
+        default="auto",
+        help="load generator: wrk (C, ~10x less CPU per request) when installed, else aiohttp clients in "
+        "this process; clients spread over several nodes are always aiohttp's",
+    )
     args = parser.parse_args()
+    if args.client == "auto":
+        args.client = "wrk" if wrk_client.available() else "aiohttp"
     args.node_counts = args.node_counts or [args.nodes]
     if (args.nodes > 1 or args.count) and not args.postgres:
         parser.error("--nodes and --count need --postgres")

@@ -20,6 +20,16 @@ import tempfile
 from pathlib import Path
 from urllib.parse import urlencode, urlsplit
 
+# wrk's `done`: one JSON line of the run's totals and latency percentiles.
+REPORT = """
+done = function(summary, latency, requests)
+  io.write(string.format('{"requests": %d, "duration_us": %d, "p50_us": %d, "p99_us": %d, ' ..
+    '"non2xx": %d, "errors": %d}\\n', summary.requests, summary.duration, latency:percentile(50),
+    latency:percentile(99), summary.errors.status, summary.errors.connect + summary.errors.read +
+    summary.errors.write + summary.errors.timeout))
+end
+"""
+
 _SCRIPT = """
 local paths = %(paths)s
 local i = 0
@@ -27,12 +37,6 @@ wrk.headers = %(headers)s
 request = function()
   i = i + 1
   return wrk.format("GET", paths[(i %% #paths) + 1])
-end
-done = function(summary, latency, requests)
-  io.write(string.format('{"requests": %%d, "duration_us": %%d, "p50_us": %%d, "p99_us": %%d, ' ..
-    '"non2xx": %%d, "errors": %%d}\\n', summary.requests, summary.duration, latency:percentile(50),
-    latency:percentile(99), summary.errors.status, summary.errors.connect + summary.errors.read +
-    summary.errors.write + summary.errors.timeout))
 end
 """
 
@@ -52,18 +56,30 @@ def drive_wrk(target: dict, concurrency: int, seconds: float, threads: int = 1) 
     paths = [f"{url.path}?{urlencode(params)}" for params in target["params"]]
     headers = {name: value for name, value in target["headers"].items() if name.lower() != "host"}
     lua = _SCRIPT % {
-        "paths": "{" + ", ".join(_lua_string(p) for p in paths) + "}",
+        "paths": lua_table(paths),
         "headers": "{"
         + ", ".join(f"[{_lua_string(k)}] = {_lua_string(v)}" for k, v in headers.items())
         + "}",
     }
+    return run_wrk(lua, f"{url.scheme}://{url.netloc}/", concurrency, seconds, threads)
+
+
+def lua_table(values: list[str]) -> str:
+    """A Lua array of these strings."""
+    return "{" + ", ".join(_lua_string(v) for v in values) + "}"
+
+
+def run_wrk(lua: str, base_url: str, concurrency: int, seconds: float, threads: int = 1) -> dict:
+    """Run wrk with the Lua script `lua` (its `request` function makes each request; `REPORT` is appended
+    as its `done`) against `base_url`; the result keys of `drive_wrk`, and the requests answered 2xx
+    (`ok`) over wrk's own `duration_s`."""
     with tempfile.TemporaryDirectory(prefix="engram-wrk-") as tmp:
-        script = Path(tmp) / "signed.lua"
-        script.write_text(lua)
+        script = Path(tmp) / "requests.lua"
+        script.write_text(lua + REPORT)
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         done = subprocess.run(
             ["wrk", f"-t{threads}", f"-c{concurrency}", f"-d{max(1, round(seconds))}s", "-s", str(script)]
-            + ["--timeout", "30s", f"{url.scheme}://{url.netloc}/"],
+            + ["--timeout", "30s", base_url],
             capture_output=True,
             text=True,
             check=True,
@@ -77,6 +93,9 @@ def drive_wrk(target: dict, concurrency: int, seconds: float, threads: int = 1) 
         statuses["socket errors"] = summary["errors"]
     return {
         "qps": summary["requests"] / (summary["duration_us"] / 1e6),
+        "requests": summary["requests"],
+        "ok": ok,
+        "duration_s": summary["duration_us"] / 1e6,
         "p50_ms": summary["p50_us"] / 1000,
         "p99_ms": summary["p99_us"] / 1000,
         "statuses": statuses,

@@ -121,15 +121,38 @@ def test_the_cpu_goal_is_also_read_as_a_share_of_bare_faiss_cpu_per_search():
     assert "| 300 µs | 200 µs per search | 1.50× bare | ≤ 350 µs: met; ≤ 1.43× bare: **not met** |" in text
 
 
-def test_the_write_rows_come_from_bench_writes_json():
+def test_the_write_rows_come_from_bench_writes_json_with_the_issues_goals():
     throughput, search = _results(3000, 6000, 500, 1.4, 0.3, 0.4)
-    writes = {
-        "rows": [
-            {"c": 1, "now": {"writes_per_s": 310.4, "p99_ms": 9.87, "cpu_ms_per_write": 1.234}},
-            {"c": 32, "now": {"writes_per_s": 1520.0, "p99_ms": 80.0, "cpu_ms_per_write": 0.7}},
-        ],
-        "load_average": ["2.0", "2.5"],
-    }
+    writes = [
+        {
+            "processes": 1,
+            "client": "wrk",
+            "rows": [
+                {"c": 1, "now": {"writes_per_s": 310.4, "p99_ms": 9.87, "cpu_ms_per_write": 1.234}},
+                {"c": 32, "now": {"writes_per_s": 1520.0, "p99_ms": 80.0, "cpu_ms_per_write": 0.7}},
+            ],
+            "load_average": ["2.0", "2.5"],
+        },
+        {
+            "processes": 2,
+            "client": "wrk",
+            "rows": [
+                {"c": 1, "now": {"writes_per_s": 290.0, "p99_ms": 9.0, "cpu_ms_per_write": 1.3}},
+                {"c": 32, "now": {"writes_per_s": 1480.0, "p99_ms": 120.0, "cpu_ms_per_write": 0.9}},
+            ],
+            "load_average": ["2.5", "2.6"],
+        },
+    ]
     text = report.render("2026-12-02 04:00 UTC", "abc1234", 2, throughput, search, writes, [1, 2])
-    assert "| c=1 | 310 | 9.9 | 1.23 ms | 2.0 → 2.5 |" in text
-    assert "| c=32 | 1,520 | 80.0 | 0.70 ms | 2.0 → 2.5 |" in text
+    assert "| c=1 (`engram serve`, 1 process, wrk) | 310 | 9.9 | 1.23 ms | ≥ 300/s: met | 2.0 → 2.5 |" in text
+    assert (
+        "| c=32 (`engram serve`, 1 process, wrk) | 1,520 | 80.0 | 0.70 ms "
+        "| ≥ 1,500/s: met; ≤ 0.8 ms: met; p99 ≤ 100 ms: met | 2.0 → 2.5 |"
+    ) in text
+    assert (
+        "| c=1 (`engram serve`, 2 processes, the default, wrk) | 290 | 9.0 | 1.30 ms | ≥ 300/s: **not met** |"
+        in text
+    )
+    assert (
+        "| 1,480 | 120.0 | 0.90 ms | ≥ 1,500/s: **not met**; ≤ 0.8 ms: **not met**; p99 ≤ 100 ms: **not met** |"
+    ) in text
