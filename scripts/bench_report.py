@@ -10,7 +10,9 @@ of one query per call, OpenMP pinned to one thread: two threads for QPS, one for
     one serving process and with `engram serve`'s default, one per usable core (N; ENGRAM_PROCESSES).
     The QPS goal is read on the default, what a user runs; the CPU goal on one process, where no second
     process's share of the machine blurs it;
-  - 10k memories, c=1: e2e p50 ÷ (bare FAISS p50 + the aiohttp floor p50) (scripts/bench_search.py);
+  - 10k memories, c=1: e2e p50 ÷ (bare FAISS p50 + the HTTP floor p50), twice: a single wrk connection
+    against the default `engram serve` beside the same server's `/xrpc/_health` (scripts/bench_throughput.py
+    --concurrency 1 --floor), and client and server on one loop in one process (scripts/bench_search.py);
   - with --writes: acknowledged Sim writes/s at c=1 and c=32, one SQLite node, with one serving process and
     with the default (scripts/bench_writes.py; wrk as the client where it is installed).
 
@@ -79,10 +81,16 @@ def _env() -> dict[str, str]:
     return os.environ | {"OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
 
 
-def run_throughput(size: int, concurrency: int, seconds: float, rounds: int, processes: list[int]) -> dict:
+def run_throughput(
+    size: int, concurrency: int, seconds: float, rounds: int, processes: list[int], *, floor: bool = False
+) -> dict:
+    """scripts/bench_throughput.py's JSON summary; `floor`: with each server's HTTP floor and bare FAISS's
+    one-thread p50 (the single-client series)."""
     with tempfile.TemporaryDirectory(prefix="engram-report-") as tmp:
         out = Path(tmp) / "throughput.json"
-        command = [sys.executable, str(SCRIPTS / "bench_throughput.py"), "--bare"]
+        command = [sys.executable, str(SCRIPTS / "bench_throughput.py"), "--bare"] + (
+            ["--floor"] if floor else []
+        )
         command += ["--processes", *map(str, processes)]
         command += ["--size", str(size), "--concurrency", str(concurrency), "--seconds", str(seconds)]
         command += ["--rounds", str(rounds), "--json", str(out)]
@@ -155,6 +163,7 @@ def render(
     search: list[dict],
     writes: list[dict] | None,
     processes: list[int],
+    single: dict | None = None,
 ) -> str:
     """The generated section (markdown), from the parts' results."""
     bare = throughput["bare_qps"]
@@ -199,6 +208,22 @@ def render(
                 f"| {cpu_goal} | {load_t} |"
             ),
         ]
+    if single is not None:
+        for served in single["series"]:
+            base = single["bare_p50_ms"] + served["floor_p50_ms"]
+            ratio = served["p50_ms"] / base
+            count = served["processes"]
+            what = (
+                f"{count} process"
+                + ("es" if count > 1 else "")
+                + (", the default" if count == default else "")
+            )
+            lines.append(
+                f"| {single['size']:,} memories, c=1 (`engram serve`, {what}, {single['client']}), e2e p50 ÷ "
+                f"(bare + HTTP floor) | {served['p50_ms']:.2f} ms | {single['bare_p50_ms']:.2f} + floor "
+                f"{served['floor_p50_ms']:.2f} = {base:.2f} ms (1 thread) | **{ratio:.3f}** "
+                f"| ≤ {GOAL_C1_RATIO}: {_verdict(ratio <= GOAL_C1_RATIO)} | {' → '.join(single['load_average'])} |"
+            )
     for r in search:
         base = r["bare_p50_ms"] + r["floor_p50_ms"]
         goal = f"≤ {GOAL_C1_RATIO}: {_verdict(r['ratio_p50'] <= GOAL_C1_RATIO)}" if r["n"] <= 10_000 else ""
@@ -267,9 +292,10 @@ def main() -> None:
     revision = commit()
     processes = sorted({1, usable_cores()})  # one process, and `engram serve`'s default
     throughput = run_throughput(args.size, 32, seconds, rounds, processes)
+    single = run_throughput(args.size, 1, seconds, rounds, processes[-1:], floor=True)
     search = run_search(sizes, rounds=5 if args.long else 3, count=100)
     writes = run_writes(5.0 if args.long else 2.0, processes) if args.writes else None
-    section = render(when, revision, os.cpu_count() or 0, throughput, search, writes, processes)
+    section = render(when, revision, os.cpu_count() or 0, throughput, search, writes, processes, single)
     print(section)
     if not args.no_write:
         for path in TARGETS:

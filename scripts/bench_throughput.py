@@ -12,6 +12,8 @@ on a shared machine hits all of them alike; the table gives each server's median
     .venv/bin/python scripts/bench_throughput.py --processes 1 2
     # the same, also on each event loop, and against another checkout (its `engram serve`, on its default loop):
     .venv/bin/python scripts/bench_throughput.py --processes 1 2 --event-loop uvloop asyncio --tree /tmp/base
+    # a single client against the default `engram serve`, with its HTTP floor and bare FAISS's one-thread p50:
+    .venv/bin/python scripts/bench_throughput.py --processes 2 --concurrency 1 --floor --bare
     # two serving processes pinned to a core each (the default) and unpinned, with the bare FAISS series:
     .venv/bin/python scripts/bench_throughput.py --processes 2 --pin 1 0 --bare
     # a checkout on PostgreSQL against this one on PostgreSQL and on SQLite (one database each):
@@ -148,6 +150,30 @@ def bare_rate(index, queries, seconds: float, threads: int = 2) -> tuple[float, 
     from benchlib import threaded_rate
 
     return threaded_rate(lambda q: index.search(q, 10), queries, seconds, threads)
+
+
+def bare_p50_ms(index, queries, count: int = 2000) -> float:
+    """The median latency of bare FAISS `index.search`, one query per call on this one thread (OpenMP
+    pinned to one thread): the bare baseline of a single client (docs/benchmarks.md#headline-ratios)."""
+    import faiss
+
+    faiss.omp_set_num_threads(1)
+    times = []
+    for i in range(count):
+        q = queries[i % len(queries)]
+        t0 = time.perf_counter()
+        index.search(q, 10)
+        times.append(time.perf_counter() - t0)
+    return 1000 * statistics.median(times)
+
+
+def health_target(target: dict) -> dict:
+    """The same server's `/xrpc/_health` as a load target: the HTTP floor of its requests."""
+    return {
+        "url": target["url"].replace("garden.engram.searchMemories", "_health"),
+        "params": [{}],
+        "headers": {},
+    }
 
 
 def _bare_line(bare: list[tuple[float, float]]) -> str:
@@ -296,9 +322,11 @@ def bench_processes(args: argparse.Namespace) -> None:
             rss_before = [tree_cpu_and_rss(proc.pid)[1] for proc, _, _ in servers]
             index, queries = bare_index(args.size) if args.bare else (None, None)
             bare: list[tuple[float, float]] = []  # (QPS, CPU µs per search) per bare round
+            bare_p50s: list[float] = []  # with --floor: one thread's p50 per bare round
             for round_no in range(args.rounds):
                 if index is not None and round_no % 2 == 0:  # the bare series takes its turn too: A B, B A
                     bare.append(bare_rate(index, queries, args.seconds))
+                    bare_p50s += [bare_p50_ms(index, queries)] if args.floor else []
                 for n in _round_order(len(servers), round_no):
                     proc, target, _ = servers[n]
                     cpu0, _rss = tree_cpu_and_rss(proc.pid)
@@ -314,9 +342,14 @@ def bench_processes(args: argparse.Namespace) -> None:
                     result["cores_server"] = (cpu1 - cpu0) / wall
                     result["cores_client"] = result["client_cpu_s"] / wall
                     result["rss"] = rss
+                    if args.floor:  # the same server's HTTP floor, at once, at the same concurrency
+                        result["floor_p50_ms"] = run_load(
+                            args, health_target(target), args.concurrency, args.seconds
+                        )["p50_ms"]
                     results[n].append(result)
                 if index is not None and round_no % 2 == 1:
                     bare.append(bare_rate(index, queries, args.seconds))
+                    bare_p50s += [bare_p50_ms(index, queries)] if args.floor else []
         finally:
             for proc, _, _ in servers:
                 proc.terminate()
@@ -326,11 +359,13 @@ def bench_processes(args: argparse.Namespace) -> None:
     print(f"cores this process may use: {len(os.sched_getaffinity(0))}; client: {args.client}")
     if args.json:  # for scripts/bench_report.py: the same medians, machine-readable
         args.json.write_text(
-            json.dumps(_processes_summary(args, servers, results, bare, [load_before, load]))
+            json.dumps(_processes_summary(args, servers, results, bare, bare_p50s, [load_before, load]))
         )
     bare_qps = statistics.median(q for q, _ in bare) if bare else 0.0
     if bare:
         print(_bare_line(bare))
+    if bare_p50s:
+        print(f"bare FAISS index.search, 1 thread: p50 {statistics.median(bare_p50s):.3f} ms")
     for (_, _, label), rounds, before in zip(servers, results, rss_before, strict=True):
         qps = statistics.median(r["qps"] for r in rounds)
         p50 = statistics.median(r["p50_ms"] for r in rounds)
@@ -347,16 +382,17 @@ def bench_processes(args: argparse.Namespace) -> None:
             f"client {med('cores_client'):.2f}, the rest co-tenants)"
             + (f"; ÷ bare {qps / bare_qps:.2f}" if bare else "")
             + f"; RSS per process KiB {before} -> {rounds[-1]['rss']}"
+            + (f"; HTTP floor p50 {med('floor_p50_ms'):.3f} ms" if args.floor else "")
         )
 
 
 def _processes_summary(
-    args: argparse.Namespace, servers: list, results: list, bare: list, loads: list
+    args: argparse.Namespace, servers: list, results: list, bare: list, bare_p50s: list, loads: list
 ) -> dict:
     """`--json`: per series the medians over rounds, and the bare FAISS series, with the load averages."""
     import wrk_client  # scripts/ is on the path (run_load)
 
-    keys = ("qps", "p50_ms", "p99_ms", "cpu_us", "client_us")
+    keys = ("qps", "p50_ms", "p99_ms", "cpu_us", "client_us") + (("floor_p50_ms",) if args.floor else ())
     series = [
         {
             "label": label,
@@ -375,6 +411,7 @@ def _processes_summary(
         "bare_qps": statistics.median(q for q, _ in bare) if bare else None,
         "bare_cpu_us": statistics.median(cpu for _, cpu in bare) if bare else None,
         "bare_rounds": [round(q) for q, _ in bare],
+        "bare_p50_ms": statistics.median(bare_p50s) if bare_p50s else None,
         # Each round's QPS ÷ that round's bare series (run just before or after it): neighbours of the same
         # moment on a machine whose co-tenants can change the bare figure 4x between rounds.
         "ratio_rounds": [
@@ -447,6 +484,12 @@ def main() -> None:
         "--bare",
         action="store_true",
         help="add a bare FAISS index.search series (one query per call, 2 threads, OMP 1)",
+    )
+    parser.add_argument(
+        "--floor",
+        action="store_true",
+        help="with --processes: after each round, the same server's /xrpc/_health under the same load (the "
+        "HTTP floor's p50); with --bare, also bare FAISS's one-thread p50",
     )
     parser.add_argument(
         "--client",

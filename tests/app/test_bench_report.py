@@ -156,3 +156,22 @@ def test_the_write_rows_come_from_bench_writes_json_with_the_issues_goals():
     assert (
         "| 1,480 | 120.0 | 0.90 ms | ≥ 1,500/s: **not met**; ≤ 0.8 ms: **not met**; p99 ≤ 100 ms: **not met** |"
     ) in text
+
+
+def test_the_single_client_row_against_engram_serve_reads_its_own_floor():
+    throughput, search = _results(3000, 6000, 500, 1.4, 0.3, 0.4)
+    single = {
+        "size": 10_000,
+        "client": "wrk",
+        "bare_p50_ms": 0.19,
+        "load_average": ["1.0", "1.1"],
+        "series": [{"processes": 2, "p50_ms": 0.78, "floor_p50_ms": 0.18}],
+    }
+    text = report.render("2026-12-02 04:00 UTC", "abc1234", 2, throughput, search, None, [1, 2], single)
+    assert (
+        "| 10,000 memories, c=1 (`engram serve`, 2 processes, the default, wrk), e2e p50 ÷ (bare + HTTP floor) "
+        "| 0.78 ms | 0.19 + floor 0.18 = 0.37 ms (1 thread) | **2.108** | ≤ 1.6: **not met** | 1.0 → 1.1 |"
+    ) in text
+    single["series"][0]["p50_ms"] = 0.55
+    text = report.render("2026-12-02 04:00 UTC", "abc1234", 2, throughput, search, None, [1, 2], single)
+    assert "| **1.486** | ≤ 1.6: met |" in text
