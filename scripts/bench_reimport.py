@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import random
 import statistics
 import subprocess
 import sys
@@ -26,43 +25,13 @@ import tempfile
 import time
 from pathlib import Path
 
-WORDS = [
-    "alpha",
-    "beta",
-    "gamma",
-    "delta",
-    "build",
-    "server",
-    "deploy",
-    "token",
-    "cache",
-    "oat",
-    "milk",
-    "coffee",
-    "morning",
-    "meeting",
-    "friday",
-    "paris",
-    "tokyo",
-    "release",
-    "notes",
-    "budget",
-    "design",
-    "review",
-    "backup",
-    "invoice",
-]
+from bench_import import texts
 
 
 def write_lines(path: Path, count: int) -> None:
-    rng = random.Random(7)
     with path.open("w") as out:
-        for i in range(count):
-            line = {
-                "text": f"memory {i}: " + " ".join(rng.choice(WORDS) for _ in range(12)),
-                "tags": [f"t{i % 7}"],
-                "createdAt": f"2026-11-{1 + i % 28:02d}T10:00:00Z",
-            }
+        for i, text in enumerate(texts(count, 1)):  # bench_import's generated notes
+            line = {"text": text, "tags": [f"t{i % 7}"], "createdAt": f"2026-11-{1 + i % 28:02d}T10:00:00Z"}
             out.write(json.dumps(line) + "\n")
 
 
