@@ -215,16 +215,18 @@ def start_node(
     return Node(name, tree, started, urls, tokens, database_url, round_trip_files or None)
 
 
-# The same load as `load`'s clients, made by wrk's Lua (C, a tenth of an aiohttp client's CPU per request):
-# request i is client w = i % c's n-th message, n = i // c, so each client's conversation and space rotate
-# as they do there.
+# The same load as `load`'s clients, made by wrk's Lua (C, a tenth of an aiohttp client's CPU per request).
+# One wrk per node runs that node's clients w = first, first + step, ... (`mine` of them, one connection
+# each): its request i is client first + step * (i % mine)'s n-th message, n = i // mine, so each client's
+# conversation and space rotate as they do there.
 _WRK_WRITES = """
 local tokens = %(tokens)s
 local c, spaces, conversation, tag = %(c)d, %(spaces)d, %(conversation)d, %(tag)s
+local first, step, mine = %(first)d, %(step)d, %(mine)d
 local i = -1
 request = function()
   i = i + 1
-  local w, n = i %% c, math.floor(i / c)
+  local w, n = first + step * (i %% mine), math.floor(i / mine)
   local body = string.format('{"workflowId": "bench", "key": "%%s-%%d-%%d", "type": "agent", "data": ' ..
     '{"role": "user", "content": "message %%d of client %%d: remember the number %%d"}}',
     tag, w, math.floor(n / conversation), n, w, n * 7)
@@ -233,6 +235,34 @@ request = function()
   return wrk.format("POST", "/api/memory", headers, body)
 end
 """
+
+
+async def _drive_wrk(node: Node, concurrency: int, spaces: int, seconds: float, tag: str, nodes: int) -> dict:
+    """`load`'s clients as one wrk per node, all at once (client `w` to node `w % nodes`); their requests and
+    answers summed, the longest run's duration, the median of their p50s and the highest p99 (wrk reports
+    percentiles per run, which do not merge exactly)."""
+    runs = []
+    for first in range(nodes):
+        mine = len(range(first, concurrency, nodes))
+        lua = _WRK_WRITES % {
+            "tokens": wrk_client.lua_table(node.tokens[:spaces]),
+            "c": concurrency,
+            "spaces": spaces,
+            "conversation": CONVERSATION,
+            "tag": json.dumps(tag),
+            "first": first,
+            "step": nodes,
+            "mine": mine,
+        }
+        runs.append(asyncio.to_thread(wrk_client.run_wrk, lua, node.urls[first], mine, seconds))
+    done = await asyncio.gather(*runs)
+    return {
+        "ok": sum(r["ok"] for r in done),
+        "requests": sum(r["requests"] for r in done),
+        "duration_s": max(r["duration_s"] for r in done),
+        "p50_ms": statistics.median(r["p50_ms"] for r in done),
+        "p99_ms": max(r["p99_ms"] for r in done),
+    }
 
 
 async def load(
@@ -283,14 +313,7 @@ async def load(
         trips0, stats0 = node.round_trips(), await asyncio.to_thread(_statements, node.database_url)
     (user0, sys0), pg0, t0 = node.cpu_s(), node.postgres_cpu_s(), time.perf_counter()
     if wrk:
-        lua = _WRK_WRITES % {
-            "tokens": wrk_client.lua_table(node.tokens[:spaces]),
-            "c": concurrency,
-            "spaces": spaces,
-            "conversation": CONVERSATION,
-            "tag": json.dumps(tag),
-        }
-        driven = await asyncio.to_thread(wrk_client.run_wrk, lua, node.urls[0], concurrency, seconds)
+        driven = await _drive_wrk(node, concurrency, spaces, seconds, tag, nodes)
     else:
         await asyncio.gather(*(client(w) for w in range(concurrency)))
     (user1, sys1), pg1, elapsed = node.cpu_s(), node.postgres_cpu_s(), time.perf_counter() - t0
@@ -387,11 +410,11 @@ async def measure(nodes: list[Node], args) -> dict:
                     run += 1
                     result = await load(
                         node, session, concurrency, spaces, args.seconds, f"r{run}", node_count,
-                        wrk=args.client == "wrk" and node_count == 1,
+                        wrk=args.client == "wrk",
                     )  # fmt: skip
                     per_node[node.name].append(result)
             row = {"spaces": spaces, "c": concurrency, "nodes": node_count, "load_average": load_avg}
-            row["client"] = "wrk" if args.client == "wrk" and node_count == 1 else "aiohttp"
+            row["client"] = args.client
             for name, runs in per_node.items():
                 row[name] = {
                     k: _median(runs, k)
@@ -456,8 +479,8 @@ async def main() -> None:
         "--client",
         choices=["auto", "wrk", "aiohttp"],
         default="auto",
-        help="load generator: wrk (C, ~10x less CPU per request) when installed, else aiohttp clients in "
-        "this process; clients spread over several nodes are always aiohttp's",
+        help="load generator: wrk (C, ~10x less CPU per request; one per node written to) when installed, "
+        "else aiohttp clients in this process",
     )
     args = parser.parse_args()
     if args.client == "auto":
