@@ -81,11 +81,16 @@ def away_from_home() -> Iterator[None]:
         yield
         return
     home = frozenset(os.sched_getaffinity(0))
-    os.sched_setaffinity(0, wide)
+    try:
+        os.sched_setaffinity(0, wide)
+    except OSError:  # the cores changed under the process (a cpuset shrunk): the work runs at home
+        yield
+        return
     try:
         yield
     finally:
-        os.sched_setaffinity(0, home)
+        with contextlib.suppress(OSError):
+            os.sched_setaffinity(0, home)
 
 
 def leave_home() -> None:
