@@ -10,6 +10,7 @@ import textwrap
 
 import pytest
 
+from engram import affinity
 from engram.affinity import share_of
 
 
@@ -106,8 +107,6 @@ def test_an_unpinned_process_stays_where_it_is():
 def test_work_that_cannot_leave_home_runs_at_home(monkeypatch):
     """The cores a pinned process started with may be gone (a cpuset shrunk under it): the kernel refuses
     the wider mask, and the work runs where the thread is instead of failing."""
-    import engram.affinity as affinity
-
     here = os.sched_getaffinity(0)
     monkeypatch.setattr(affinity, "_before_pinning", frozenset({100_000}))  # no such CPU: EINVAL
     with affinity.away_from_home():
