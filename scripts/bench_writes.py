@@ -23,6 +23,8 @@ the writers, the readers), statements per write (the commonest ones too) and tra
 
     .venv/bin/python scripts/bench_writes.py --tree before=/tmp/engram-main --tree after=.
     .venv/bin/python scripts/bench_writes.py --tree before=/tmp/engram-main --tree after=. --postgres
+    .venv/bin/python scripts/bench_writes.py --tree pinned=. --tree unpinned=. --processes 2 \
+        --tree-env unpinned:ENGRAM_PIN_PROCESSES=0
     .venv/bin/python scripts/bench_writes.py --tree before=... --tree after=. --postgres --nodes 2 \
         --node-counts 1 2 --spaces 32 --concurrency 32
 """
@@ -172,11 +174,18 @@ def _signing_key() -> str:
 
 
 def start_node(
-    name: str, tree: Path, root: Path, database_url: str | None, processes: int, nodes: int, count: bool
+    name: str,
+    tree: Path,
+    root: Path,
+    database_url: str | None,
+    processes: int,
+    nodes: int,
+    count: bool,
+    extra: dict[str, str] | None = None,
 ) -> Node:
     data_dir = root / name
     data_dir.mkdir()
-    env = _env(tree, data_dir, database_url, processes)
+    env = _env(tree, data_dir, database_url, processes) | (extra or {})
     if nodes > 1:
         (root / f"{name}-snapshots").mkdir()
         env.update(
@@ -482,7 +491,20 @@ async def main() -> None:
         help="load generator: wrk (C, ~10x less CPU per request; one per node written to) when installed, "
         "else aiohttp clients in this process",
     )
+    parser.add_argument(
+        "--tree-env",
+        action="append",
+        default=[],
+        metavar="NAME:ENGRAM_X=value",
+        help="a setting for one --tree's servers (e.g. two names for one path, one with "
+        "ENGRAM_PIN_PROCESSES=0)",
+    )
     args = parser.parse_args()
+    tree_env: dict[str, dict[str, str]] = {}
+    for item in args.tree_env:
+        name, _, setting = item.partition(":")
+        key, _, value = setting.partition("=")
+        tree_env.setdefault(name, {})[key] = value
     if args.client == "auto":
         args.client = "wrk" if wrk_client.available() else "aiohttp"
     args.node_counts = args.node_counts or [args.nodes]
@@ -508,7 +530,10 @@ async def main() -> None:
 
                     with psycopg.connect(url, autocommit=True) as conn:
                         conn.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
-                nodes.append(start_node(name, tree, Path(tmp), url, args.processes, args.nodes, args.count))
+                extra = tree_env.get(name, {})
+                nodes.append(
+                    start_node(name, tree, Path(tmp), url, args.processes, args.nodes, args.count, extra)
+                )
                 if server is not None:
                     nodes[-1].postgres_pid = int((server.data / "postmaster.pid").read_text().split()[0])
             try:
