@@ -8,7 +8,7 @@ all throttled to the same two cores' worth of time.
 
 Hand-written because the standard library reads only the mask (`os.sched_getaffinity`; Python 3.13's
 `os.process_cpu_count` too) and no maintained package does just this; it is a few files of the kernel's
-documented format (Documentation/admin-guide/cgroup-v2.rst, "cpu.max"; cgroup-v1 "CFS bandwidth").
+documented format (the files and their fields: docs/internals.md#using-every-core, "How many.").
 """
 
 from __future__ import annotations

@@ -47,7 +47,7 @@ def _schema_template() -> str:
 
 
 def openapi_document(base: str) -> dict:
-    """The seed's schema with engram's URLs: `base` is where the routes live (absolute, or just PREFIX)."""
+    """The shipped schema (engram/compat/memorybank/openapi.json) with engram's URLs: `base` is where the routes live (absolute, or just PREFIX)."""
     return orjson.loads(_schema_template().replace("{{base_url}}", base))
 
 
@@ -189,7 +189,7 @@ def add_document_routes(
         return json_response({"ids": await bank.upsert_file(grant, upload, fields.metadata, fields.user_id)})
 
     async def query(request: web.Request) -> web.Response:
-        # The seed gives /query-action the write:documents scope: either scope may query (docs/memorybank.md)
+        # openapi.json gives /query-action the write:documents scope: either scope may query (docs/memorybank.md)
         grant = await authenticate(ctx, request, ("read", "write"), oauth)
         body = parse(QueryRequest, await _json_body(ctx, request))
         return json_response({"results": await bank.query(grant, body.queries)})

@@ -1,5 +1,5 @@
 """garden.engram.recallMemories: engram's own ranking of one space for XRPC callers, with the filters,
-supersession and explanations searchMemories' lexicon (kept as the seed wrote it) has no room for
+supersession and explanations searchMemories' lexicon (shipped verbatim, engram/lexicons/) has no room for
 (docs/protocol.md#recallmemories). The ranking is the one MCP recall, GPTBots and the console use
 (engram/service/ranking.py); the auth is searchMemories' own (auth_modes.space_reader)."""
 
