@@ -14,11 +14,11 @@ from dataclasses import fields, replace
 from typing import Any
 from urllib.parse import quote, urlsplit
 
+from .affinity import usable_cores
 from .config_fields import Variable
 from .config_sections import SECTIONS, ClusterConfig, McpConfig, SearchConfig, ServingConfig, SyncConfig
 from .config_values import ConfigError, as_did, as_int, as_url
 from .config_variables import VARIABLES, Settings
-from .workers import usable_cores
 
 __all__ = [
     "SECTIONS",

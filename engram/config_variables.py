@@ -12,6 +12,7 @@ from dataclasses import dataclass, fields
 from ipaddress import IPv4Network, IPv6Network
 from pathlib import Path
 
+from .affinity import usable_cores
 from .config_fields import (
     Variable,
     as_data_dir,
@@ -43,7 +44,6 @@ from .config_values import (
     as_url,
 )
 from .serving.event_loop import default_event_loop
-from .workers import usable_cores
 
 
 @dataclass(frozen=True)

@@ -24,31 +24,13 @@ import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from .affinity import leave_home, started_mask
+from .affinity import leave_home
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
 # How far the index-build pool's threads sit below searches: at nice 10 the kernel gives a search thread ~9x
 # the CPU share of a build thread on a contended core (weights 1024 vs 110), yet an idle core goes to the build.
 BUILD_NICE = 10
-
-
-@functools.cache  # read once: a split scan's check asks on every large search (engram/search/split_scan.py)
-def usable_cores() -> int:
-    """Cores this process may use: its CPU affinity (a cpuset or `taskset` limit), not the machine's count,
-    and no more than a cgroup CPU quota allows (a container's `--cpus`, a Kubernetes CPU limit: whole cores,
-    rounded down, at least one; engram/cpu_quota.py), so `ENGRAM_PROCESSES`' default never starts
-    more servers than there are cores to run them."""
-    from .cpu_quota import quota_cores  # looked up per call, so a test can stand in for the cgroup files
-
-    try:  # the mask as the process started: a serving process pinned to its own core still runs split
-        mask = max(
-            1, len(started_mask())
-        )  # scans' helpers and index builds on the others (engram/affinity.py)
-    except AttributeError:  # no sched_getaffinity (macOS)
-        mask = os.cpu_count() or 1
-    quota = quota_cores()
-    return mask if quota is None else max(1, min(mask, int(quota)))
 
 
 def _pin_worker_threads(omp_threads: int = 1, nice: int = 0) -> None:

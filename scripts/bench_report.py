@@ -37,7 +37,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from engram.workers import usable_cores
+from engram.affinity import usable_cores
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPTS = ROOT / "scripts"

@@ -23,10 +23,10 @@ import threading
 
 import numpy as np
 
-from engram.affinity import away_from_home
+from engram.affinity import away_from_home, usable_cores
 from engram.search.index import SpaceIndex
 from engram.search.int8_rows import Candidates
-from engram.workers import Claimable, WorkerPool, usable_cores
+from engram.workers import Claimable, WorkerPool
 
 # The rows are cut into this many ranges, which the owner and the helper take one at a time: a helper that
 # starts late takes fewer, and one that never starts leaves them all to the owner (no all-or-nothing wait).
@@ -71,9 +71,8 @@ class Helper(Claimable):
         if not self.claim():
             return  # its owner finished every range first
         try:
-            with (
-                away_from_home()
-            ):  # a pinned serving process's helper scans on the idle core, not beside its owner
+            # In a pinned serving process the helper scans on the idle core, not beside its owner
+            with away_from_home():
                 self._ranges.scan_all()
         except BaseException as exc:  # noqa: BLE001 - raised again by the owner
             self.error = exc

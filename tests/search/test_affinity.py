@@ -50,8 +50,8 @@ import engram.affinity as affinity
 import engram.cpu_quota
 
 engram.cpu_quota.quota_cores = lambda: QUOTA  # as if the cgroup files said so
-affinity.quota_cores = engram.cpu_quota.quota_cores
-from engram.workers import WorkerPool, usable_cores
+from engram.affinity import usable_cores
+from engram.workers import WorkerPool
 
 share = affinity.pin_process(1, 2)
 searches = WorkerPool(1, name="search")

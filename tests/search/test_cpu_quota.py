@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from engram import workers
+from engram import affinity
 from engram.cpu_quota import quota_cores
 
 
@@ -76,8 +76,8 @@ def test_usable_cores_is_the_mask_capped_by_the_quota(monkeypatch):
 
     def usable(quota):
         monkeypatch.setattr("engram.cpu_quota.quota_cores", lambda: quota)
-        workers.usable_cores.cache_clear()
-        return workers.usable_cores()
+        affinity.usable_cores.cache_clear()
+        return affinity.usable_cores()
 
     try:
         assert usable(None) == 8
@@ -86,4 +86,4 @@ def test_usable_cores_is_the_mask_capped_by_the_quota(monkeypatch):
         assert usable(0.5) == 1  # never none
         assert usable(32.0) == 8  # a quota above the mask changes nothing
     finally:
-        workers.usable_cores.cache_clear()
+        affinity.usable_cores.cache_clear()

@@ -12,7 +12,7 @@ import pytest
 from support.engram_process import free_port, listeners, start_engram, stop
 from support.hosted_reader import hosted_reader_headers
 
-from engram.affinity import share_of
+from engram.affinity import share_of, usable_cores
 from engram.auth.admin_signature import sign_admin_request
 from engram.auth.crypto_keys import PrivateKey
 from engram.auth.identity import save_operator_key
@@ -21,7 +21,6 @@ from engram.lifecycle import open_context
 from engram.search.vectors import encode_query_vector
 from engram.serving.processes import settings_for_process
 from engram.store import MemoryWrite
-from engram.workers import usable_cores
 
 
 def test_each_process_gets_a_share_of_the_limits_that_sums_to_the_budget():
