@@ -3,29 +3,25 @@ with its name, its default as a user would write it, its parser and its help tex
 
 The typed field and its default, `engram.config.read_env`'s parsing, the unknown-variable check
 (`VARIABLES`) and the README table (tests/app/test_config.py) all come from them; components get frozen
-sections (engram/config_sections.py). How a variable is declared: engram/config_fields.py.
+sections (engram/config_sections.py). How a variable is declared: engram/config_fields.py. The first
+variables of the table are declared in the two groups `Settings` inherits (engram/config_service_variables.py,
+engram/config_search_variables.py); the rest here.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from ipaddress import IPv4Network, IPv6Network
-from pathlib import Path
 
 from .affinity import usable_cores
 from .config_fields import (
     Variable,
-    as_data_dir,
-    as_embedder,
     as_event_loop,
-    as_log_level,
     as_node_url,
-    as_signing_key,
     real,
-    text,
     var,
     whole,
 )
+from .config_search_variables import SearchVariables
 from .config_sections import (
     ClusterConfig,
     McpConfig,
@@ -37,9 +33,7 @@ from .config_sections import (
 from .config_values import (
     as_bool,
     as_database_url,
-    as_dids,
     as_index_store,
-    as_networks,
     as_origins,
     as_url,
 )
@@ -47,238 +41,9 @@ from .serving.event_loop import default_event_loop
 
 
 @dataclass(frozen=True)
-class Settings:
-    # Order is the README table's order.
-    host: str = var(
-        "ENGRAM_HOST",
-        "127.0.0.1",
-        text,
-        "Address to listen on (`0.0.0.0` in the Docker image).",
-        blank=True,
-    )
-    port: int = var(
-        "ENGRAM_PORT",
-        "8080",
-        whole(0, 65535),
-        "TCP port to listen on.",
-    )
-    data_dir: Path = var(  # noqa: RUF009 (a Path is immutable)
-        "ENGRAM_DATA_DIR",
-        "./engram-data",
-        as_data_dir,
-        "SQLite database, index files and keys live here.",
-        blank=True,
-    )
-    public_url: str = var(
-        "ENGRAM_PUBLIC_URL",
-        None,
-        None,
-        "URL clients reach engram at. Default `http://localhost:<port>`.",
-        value="http://localhost:8080",
-    )
-    service_did: str = var(
-        "ENGRAM_SERVICE_DID",
-        None,
-        None,
-        "engram's DID (the audience of reader signatures). Default: did:web of the public URL's host.",
-        value="did:web:localhost%3A8080",
-    )
-    signing_key: str | None = var(
-        "ENGRAM_SIGNING_KEY",
-        None,
-        as_signing_key,
-        "engram's private key as a multibase private Multikey (`z...`, P-256 or secp256k1; `engram keygen` "
-        "prints one). Default: generated in the data dir.",
-        blank=True,
-        value=None,
-    )
-    dev: bool = var(
-        "ENGRAM_DEV",
-        "0",
-        as_bool,
-        "`1` allows outbound requests to internal addresses and over plain http (did:web on localhost, fake "
-        "PDSes); nothing else. Never in production (docs/security.md#outbound-requests).",
-        blank=True,
-    )
-    outbound_allow: tuple[IPv4Network | IPv6Network, ...] = var(
-        "ENGRAM_OUTBOUND_ALLOW",
-        "",
-        as_networks,
-        "Comma-separated networks (`10.0.0.0/8`, `127.0.0.1`) engram may send requests to although they are "
-        "internal (an internal PLC mirror). Empty: public addresses only "
-        "(docs/security.md#outbound-requests).",
-    )
-    log_level: str = var(
-        "ENGRAM_LOG_LEVEL",
-        "info",
-        as_log_level,
-        "debug, info, warning or error. Logs are JSON lines on stderr.",
-        blank=True,
-    )
-    plc_url: str = var(
-        "ENGRAM_PLC_URL",
-        "https://plc.directory",
-        as_url,
-        "PLC directory used to resolve did:plc.",
-    )
-    admin_dids: frozenset[str] = var(
-        "ENGRAM_ADMIN_DIDS",
-        "",
-        as_dids,
-        "Comma-separated DIDs allowed to call the remote admin methods.",
-    )
-    max_body_bytes: int = var(
-        "ENGRAM_MAX_BODY_BYTES",
-        "16777216",
-        whole(1024),
-        "Largest request body accepted (413 beyond).",
-    )
-    workers: int = var(
-        "ENGRAM_WORKERS",
-        "2",
-        whole(1, 256),
-        "Threads in the CPU pool for FAISS and ONNX (each uses one core).",
-    )
-    load_workers: int = var(
-        "ENGRAM_LOAD_WORKERS",
-        "1",
-        whole(1, 64),
-        "Threads that load index files, build exact-sized indexes and save them (HNSW builds have a thread of"
-        " their own). More load faster but hold the GIL against warm searches (docs/benchmarks.md).",
-    )
-    exact_max: int = var(
-        "ENGRAM_EXACT_MAX",
-        "200000",
-        whole(0),
-        "Spaces up to this many vectors are searched exactly.",
-    )
-    split_min_rows: int = var(
-        "ENGRAM_SPLIT_MIN_ROWS",
-        "120000",
-        whole(0),
-        "An exact search of at least this many vectors splits its scan over an idle worker when a core is "
-        "free (docs/internals.md#split-scans); 0 never splits.",
-    )
-    ram_bytes: int = var(
-        "ENGRAM_RAM_BYTES",
-        "8589934592",
-        whole(1),
-        "Memory budget for loaded indexes; idle spaces are evicted. Split between the serving processes.",
-    )
-    rerank_deadline_ms: int = var(
-        "ENGRAM_RERANK_DEADLINE_MS",
-        "250",
-        whole(0, 10_000),
-        "Exact re-rank deadline; past it results are `approximate`.",
-    )
-    load_wait_ms: int = var(
-        "ENGRAM_LOAD_WAIT_MS",
-        "2000",
-        whole(0, 10_000),
-        "How long a search waits for a loading index before 503 IndexLoading.",
-    )
-    search_rate: float = var(
-        "ENGRAM_SEARCH_RATE",
-        "50",
-        real(0.0),
-        "Searches per second per space (token bucket rate; 0 = unlimited).",
-    )
-    search_burst: int = var(
-        "ENGRAM_SEARCH_BURST",
-        "100",
-        whole(1),
-        "Search token bucket burst per space.",
-    )
-    search_concurrency: int = var(
-        "ENGRAM_SEARCH_CONCURRENCY",
-        "8",
-        whole(1),
-        "Searches in flight per space.",
-    )
-    search_wait_ms: int = var(
-        "ENGRAM_SEARCH_WAIT_MS",
-        "1000",
-        whole(0, 60_000),
-        "How long a search past ENGRAM_SEARCH_CONCURRENCY waits for a slot before 429 (4 x that many may "
-        "wait).",
-    )
-    hit_cache_bytes: int = var(
-        "ENGRAM_HIT_CACHE_BYTES",
-        "33554432",
-        whole(0),
-        "Memory for recently returned search hits, kept hydrated (0 = off). Split between the serving "
-        "processes.",
-    )
-    embedder: str = var(
-        "ENGRAM_EMBEDDER",
-        "builtin,multilingual",
-        as_embedder,
-        "builtin, multilingual, onnx:<dir>, sentence-transformers:<dir>, hashing[:dims] or none; several "
-        "joined by commas are all hosted, the first is new spaces' default (docs/embedders.md).",
-        blank=True,
-    )
-    text_search: bool = var(
-        "ENGRAM_TEXT_SEARCH",
-        "1",
-        as_bool,
-        "`0` turns off embedding of `q` (callers must send vectors).",
-        blank=True,
-    )
-    text_search_authorities: frozenset[str] = var(
-        "ENGRAM_TEXT_SEARCH_AUTHORITIES",
-        "",
-        as_dids,
-        "Comma-separated authority DIDs allowed text search (empty = all).",
-    )
-    text_search_rate: float = var(
-        "ENGRAM_TEXT_SEARCH_RATE",
-        "2",
-        real(0.0),
-        "Text searches per second per space authority (per space for spaces hosted under engram's own DID).",
-    )
-    text_search_burst: int = var(
-        "ENGRAM_TEXT_SEARCH_BURST",
-        "20",
-        whole(1),
-        "Text search burst per space authority.",
-    )
-    embed_concurrency: int = var(
-        "ENGRAM_EMBED_CONCURRENCY",
-        "4",
-        whole(1),
-        "Query embeddings in flight; beyond it queries wait their turn.",
-    )
-    embed_queue: int = var(
-        "ENGRAM_EMBED_QUEUE",
-        "64",
-        whole(0),
-        "Queries waiting for an embedding slot, taken in turn per caller; beyond it 503 EmbedderBusy (the "
-        "caller with the most waiting gives way first).",
-    )
-    embed_wait_ms: int = var(
-        "ENGRAM_EMBED_WAIT_MS",
-        "2000",
-        whole(0, 60_000),
-        "How long a query waits for an embedding slot before 503 EmbedderBusy.",
-    )
-    key_text_search_rate: float = var(
-        "ENGRAM_KEY_TEXT_SEARCH_RATE",
-        "10",
-        real(0.0),
-        "Text searches per second per API key (MCP `recall`), instead of the space authority's budget.",
-    )
-    key_text_search_burst: int = var(
-        "ENGRAM_KEY_TEXT_SEARCH_BURST",
-        "200",
-        whole(1),
-        "Text search burst per API key.",
-    )
-    metrics_port: int = var(
-        "ENGRAM_METRICS_PORT",
-        "0",
-        whole(0, 65535),
-        "Port for Prometheus `/metrics` on the same host (0 = off).",
-    )
+class Settings(SearchVariables):
+    # Order is the README table's order: the inherited fields first (engram/config_service_variables.py,
+    # engram/config_search_variables.py), then these.
     # HTTP server limits against slow or hostile clients (engram/serving).
     header_timeout_ms: int = var(
         "ENGRAM_HEADER_TIMEOUT_MS",

@@ -103,6 +103,8 @@ PLACES = {
         "config_fields.py",
         "config_sections.py",
         "config_variables.py",
+        "config_service_variables.py",
+        "config_search_variables.py",
         "metrics.py",
         "logs.py",
     ),
