@@ -121,27 +121,20 @@ def test_the_cpu_goal_is_also_read_as_a_share_of_bare_faiss_cpu_per_search():
     assert "| 300 µs | 200 µs per search | 1.50× bare | ≤ 350 µs: met; ≤ 1.43× bare: **not met** |" in text
 
 
+def _writes_run(processes: int, c1: tuple, c32: tuple, load: list[str]) -> dict:
+    """One bench_writes run as run_writes returns it: (writes/s, p99 ms, CPU ms per write) at c=1 and c=32."""
+    rows = [
+        {"c": c, "now": {"writes_per_s": rate, "p99_ms": p99, "cpu_ms_per_write": cpu}}
+        for c, (rate, p99, cpu) in ((1, c1), (32, c32))
+    ]
+    return {"processes": processes, "client": "wrk", "rows": rows, "load_average": load}
+
+
 def test_the_write_rows_come_from_bench_writes_json_with_the_issues_goals():
     throughput, search = _results(3000, 6000, 500, 1.4, 0.3, 0.4)
     writes = [
-        {
-            "processes": 1,
-            "client": "wrk",
-            "rows": [
-                {"c": 1, "now": {"writes_per_s": 310.4, "p99_ms": 9.87, "cpu_ms_per_write": 1.234}},
-                {"c": 32, "now": {"writes_per_s": 1520.0, "p99_ms": 80.0, "cpu_ms_per_write": 0.7}},
-            ],
-            "load_average": ["2.0", "2.5"],
-        },
-        {
-            "processes": 2,
-            "client": "wrk",
-            "rows": [
-                {"c": 1, "now": {"writes_per_s": 290.0, "p99_ms": 9.0, "cpu_ms_per_write": 1.3}},
-                {"c": 32, "now": {"writes_per_s": 1480.0, "p99_ms": 120.0, "cpu_ms_per_write": 0.9}},
-            ],
-            "load_average": ["2.5", "2.6"],
-        },
+        _writes_run(1, (310.4, 9.87, 1.234), (1520.0, 80.0, 0.7), ["2.0", "2.5"]),
+        _writes_run(2, (290.0, 9.0, 1.3), (1480.0, 120.0, 0.9), ["2.5", "2.6"]),
     ]
     text = report.render("2026-12-02 04:00 UTC", "abc1234", 2, throughput, search, writes, [1, 2])
     assert "| c=1 (`engram serve`, 1 process, wrk) | 310 | 9.9 | 1.23 ms | ≥ 300/s: met | 2.0 → 2.5 |" in text
