@@ -28,7 +28,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         description="Import the set's corpora into scratch spaces (the configured embedder; nothing is "
         "written to the data dir) and rank each query with vector, keyword, hybrid (convex at several "
         "weights, RRF) and engram's own ranking. Prints hit@1, recall@5, MRR@10, nDCG@10 per category, "
-        "paired bootstrap 95%% CIs of each system's difference from vector, and the no-answer scores.",
+        "paired bootstrap 95 % CIs of each system's difference from vector, and the no-answer scores.",
     )
     p.add_argument(
         "set", nargs="?", type=Path, default=DEFAULT_SET, help=f"query set (default {DEFAULT_SET})"
