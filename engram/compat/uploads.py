@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from aiohttp import BodyPartReader, web
+from aiohttp.http_exceptions import HttpProcessingError
 
 from ..errors import InvalidInput, TooLarge
 
@@ -62,6 +63,7 @@ async def read_upload(request: web.Request, file_field: str, max_file_bytes: int
                 upload.fields.setdefault(part.name, raw.decode("utf-8", "replace"))
             else:
                 await _read_part(part, MAX_FIELD_BYTES, "an unnamed form part")
-    except (ValueError, AssertionError, RuntimeError) as exc:  # aiohttp's multipart parser on bad framing
+    # aiohttp's multipart parser on bad framing; a part's malformed header line is its HTTP parser's error
+    except (ValueError, AssertionError, RuntimeError, HttpProcessingError) as exc:
         raise InvalidInput(f"the multipart body cannot be read ({exc})", "InvalidMultipart") from None
     raise InvalidInput(f"a multipart body may have at most {MAX_PARTS} parts", "InvalidMultipart")

@@ -33,9 +33,14 @@ class Extracted:
     ocr_skip_reason: str | None = None  # why they were skipped (tesseract missing, timed out)
 
     def plain_text(self) -> str:
-        """The text as one string, blocks on their own lines: what the Memory Bank chunker takes."""
+        """The text as one string, blocks on their own lines: what the Memory Bank chunker takes. A table
+        reads as its rows, the header first (upstream's CSV reader joins every row, the first included)."""
         lines = []
+        header: tuple[str, ...] = ()  # the header of the table whose rows are being written
         for block in self.blocks:
+            if block.kind in (ROW, QA) and block.header != header:
+                lines.append(" ".join(c for c in block.header if c))
+            header = block.header if block.kind in (ROW, QA) else ()
             if block.kind == ROW:
                 lines.append(" ".join(c for c in block.cells if c))
             elif block.kind == QA:

@@ -149,3 +149,32 @@ async def test_random_and_damaged_uploads_never_answer_a_500(bank):
         )
         assert response.status in (200, 400, 413), (response.status, await response.text())
         assert set(await response.json()) == ({"ids"} if response.status == 200 else {"detail"})
+
+
+async def test_a_csv_keeps_every_row_the_header_first_and_a_one_line_csv_is_its_row(bank):
+    """Upstream's services/file.py joins every row of a CSV, the first included: nothing is dropped (the
+    plugin's chunker then joins the lines' words with spaces)."""
+    uploads = {
+        "people.csv": (b"name,city\nAnna,Bolzano\nBob,Trento\n", "name city Anna Bolzano Bob Trento"),
+        "one.csv": (b"the,secret,passphrase,is,marmalade\n", "the secret passphrase is marmalade"),
+        "faq.csv": (b"question,answer\nWhere is it?,Upstairs\n", "question answer Where is it? Upstairs"),
+    }
+    for name, (data, text) in uploads.items():
+        response = await upsert_file(bank, form(data, name, content_type="text/csv", user_id="u1"))
+        assert response.status == 200, (name, await response.text())
+        [document_id] = (await response.json())["ids"]
+        assert [t for t, _ in await stored_chunks(bank, document_id)] == [text], name
+
+
+async def test_a_part_with_a_malformed_header_is_a_400_that_writes_nothing(bank):
+    before = await count(bank)
+    for body in (b"--xx\r\nbroken\r\n\r\nhello\r\n--xx--\r\n", b"--xx\r\nContent-Disposition\r\n\r\nhi\r\n--xx--\r\n"):
+        response = await bank.client.post(
+            "/memorybank/upsert-file",
+            data=body,
+            headers={**bank.auth(None), "Content-Type": "multipart/form-data; boundary=xx"},
+        )
+        payload = await response.json()
+        assert response.status == 400, payload
+        assert set(payload) == {"detail"} and "multipart body cannot be read" in payload["detail"]
+    assert await count(bank) == before
