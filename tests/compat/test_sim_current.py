@@ -264,3 +264,38 @@ async def test_both_generations_side_by_side_chosen_by_the_requests_shape(sim):
     assert (await first.get_all()).output["memories"] == [
         {"key": "chat", "type": "agent", "data": [{"role": "user", "content": "from a workflow"}]}
     ]
+
+
+def _nested(depth: int):
+    value: list = []
+    for _ in range(depth - 1):
+        value = [value]
+    return value
+
+
+async def test_oversized_and_overnested_messages_are_400s_in_both_generations_and_write_nothing(sim):
+    """A message is measured whole (its content and the fields riding along in attrs), and a content
+    nested past what attrs may hold is refused before anything serialises it (orjson stops at 254)."""
+    engram, token = sim
+    big = "y" * 30_001
+    current = {"key": "k", "workspaceId": WS}
+    first = {"key": "k", "type": "agent", "workflowId": WF}
+    bodies = [
+        {**current, "data": {"role": "user", "content": "x", "blob": big}},
+        {**current, "data": [{"role": "user", "content": "fine"}, {"role": "user", "content": "x", "blob": big}]},
+        {**current, "data": {"role": "user", "content": _nested(300)}},
+        {**current, "data": {"role": "user", "content": _nested(64)}},
+        {**first, "data": {"role": "user", "content": "x", "blob": big}},
+        {**first, "data": {"role": "user", "content": "x", "deep": _nested(300)}},
+    ]  # fmt: skip
+    for body in bodies:
+        payload = await call(engram, token, "POST", "/api/memory", 400, json=body)
+        assert payload["success"] is False and (
+            "must be at most 30000 UTF-8 bytes" in payload["error"]["message"]
+            or "nested at most 62 levels deep" in payload["error"]["message"]
+        ), payload
+    assert (await engram.ctx.store.read(lambda c: c.execute("SELECT COUNT(*) FROM memories").fetchone()))[0] == 0
+    # at the limits: a content of 62 levels, and a message of exactly 30,000 bytes with its fields
+    fields = {"role": "user", "content": "x", "note": "n" * (30_000 - 1 - len('{"note":""}'))}
+    for data in ({"role": "user", "content": _nested(62)}, fields):
+        await call(engram, token, "POST", "/api/memory", 200, json={**current, "data": data})

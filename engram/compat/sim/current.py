@@ -113,7 +113,9 @@ def parse_add(body: dict[str, Any]) -> AddRequest:
             )
         message = Message.of(item)
         if too_long(message):
-            raise InvalidInput(f"Message content must be at most {MAX_TEXT_BYTES} UTF-8 bytes")
+            raise InvalidInput(
+                f"A message (its content and other fields) must be at most {MAX_TEXT_BYTES} UTF-8 bytes"
+            )
         messages.append(message)
     return AddRequest(
         Scope(SCOPE, _checked_text(workspace_id, "workspaceId")), _checked_text(key, "Memory key"), messages

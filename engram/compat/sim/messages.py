@@ -15,7 +15,9 @@ from typing import Any
 
 import orjson
 
+from ...errors import InvalidInput
 from ...store import Memory
+from ...store.attrs import MAX_ATTRS_DEPTH, depth_exceeds
 from ...store.conversations import Scope
 from ...store.prepared_memories import MAX_TEXT_BYTES
 
@@ -49,7 +51,15 @@ class Message:
 
 
 def too_long(message: Message) -> bool:
-    return len(message.text.encode("utf-8")) > MAX_TEXT_BYTES
+    """Whether the message is over MAX_TEXT_BYTES: its content (the memory's text) and the other fields
+    it carries (kept in attrs), together. A content nested deeper than attrs may be (store/attrs.py) is
+    refused here, before its text is serialised: orjson serialises at most 254 levels."""
+    if depth_exceeds(message.as_json(), MAX_ATTRS_DEPTH - 1):  # kept at attrs.message, one level down
+        raise InvalidInput(f"Message content may be nested at most {MAX_ATTRS_DEPTH - 2} levels deep")
+    size = len(message.text.encode("utf-8"))
+    if message.extra:
+        size += len(orjson.dumps(message.extra))
+    return size > MAX_TEXT_BYTES
 
 
 def new_sim_id() -> str:

@@ -72,7 +72,9 @@ def parse_add(body: dict[str, Any]) -> AddRequest:
     refuse_nul(body)
     message = Message.of(data)
     if too_long(message):
-        raise InvalidInput(f"Memory content must be at most {MAX_TEXT_BYTES} UTF-8 bytes")
+        raise InvalidInput(
+            f"Memory data (its content and other fields) must be at most {MAX_TEXT_BYTES} UTF-8 bytes"
+        )
     return AddRequest(
         Scope(SCOPE, _text_value(workflow_id, "workflowId")), _text_value(key, "Memory key"), message
     )
