@@ -294,7 +294,9 @@ async def test_oversized_and_overnested_messages_are_400s_in_both_generations_an
             "must be at most 30000 UTF-8 bytes" in payload["error"]["message"]
             or "nested at most 62 levels deep" in payload["error"]["message"]
         ), payload
-    assert (await engram.ctx.store.read(lambda c: c.execute("SELECT COUNT(*) FROM memories").fetchone()))[0] == 0
+    assert (await engram.ctx.store.read(lambda c: c.execute("SELECT COUNT(*) FROM memories").fetchone()))[
+        0
+    ] == 0
     # at the limits: a content of 62 levels, and a message of exactly 30,000 bytes with its fields
     fields = {"role": "user", "content": "x", "note": "n" * (30_000 - 1 - len('{"note":""}'))}
     for data in ({"role": "user", "content": _nested(62)}, fields):

@@ -23,7 +23,8 @@ def test_rows_carry_their_header_and_the_plain_text_starts_with_it():
                                                       (("plan", "price"), ("Team", "50"))], name  # fmt: skip
         assert extracted.plain_text().splitlines()[-3:] == ["plan price", "Pro 20", "Team 50"], name
         assert [c.text for c in chunk_blocks(extracted.blocks) if c.kind == "row"] == [
-            "plan: Pro\nprice: 20", "plan: Team\nprice: 50"
+            "plan: Pro\nprice: 20",
+            "plan: Team\nprice: 50",
         ], name
 
 
@@ -38,7 +39,9 @@ def test_a_table_of_one_row_is_that_row_not_a_header_of_nothing():
 
 def test_question_answer_tables_are_pairs_with_their_header_in_the_plain_text():
     for name, make in UPLOADS.items():
-        extracted = prepare(make([["Question", "Answer"], ["Where?", "Upstairs"], ["", "orphan"]]), name).extracted
+        extracted = prepare(
+            make([["Question", "Answer"], ["Where?", "Upstairs"], ["", "orphan"]]), name
+        ).extracted
         pairs = [(b.text, b.cells) for b in extracted.blocks if b.kind == QA]
         assert pairs == [("Where?", ("Upstairs",))], name
         assert extracted.plain_text().splitlines()[-2:] == ["Question Answer", "Where? Upstairs"], name

@@ -168,7 +168,10 @@ async def test_a_csv_keeps_every_row_the_header_first_and_a_one_line_csv_is_its_
 
 async def test_a_part_with_a_malformed_header_is_a_400_that_writes_nothing(bank):
     before = await count(bank)
-    for body in (b"--xx\r\nbroken\r\n\r\nhello\r\n--xx--\r\n", b"--xx\r\nContent-Disposition\r\n\r\nhi\r\n--xx--\r\n"):
+    for body in (
+        b"--xx\r\nbroken\r\n\r\nhello\r\n--xx--\r\n",
+        b"--xx\r\nContent-Disposition\r\n\r\nhi\r\n--xx--\r\n",
+    ):
         response = await bank.client.post(
             "/memorybank/upsert-file",
             data=body,
