@@ -65,11 +65,16 @@ def _integral(value: Any) -> Any:
     return value
 
 
+def _top_k(value: Any) -> Any:
+    """Upstream's `top_k: Optional[int] = 3` takes null; engram reads it as the default."""
+    return 3 if value is None else _integral(value)
+
+
 class Query(_Model):
     query: QueryText
     user_id: Id
     filter: MetadataFilter | None = None
-    top_k: Annotated[int, BeforeValidator(_integral)] = 3
+    top_k: Annotated[int, BeforeValidator(_top_k)] = 3
 
 
 class UploadFields(_Model):
@@ -121,7 +126,10 @@ _V1 = {  # pydantic 2 error type -> (pydantic 1 type, pydantic 1 message or None
         "type_error.enum",
         "value is not a valid enumeration member; permitted: 'email', 'file', 'chat'",
     ),
-    "string_too_long": ("value_error.any_str.max_length", None),
+    "string_too_long": (
+        "value_error.any_str.max_length",
+        "ensure this value has at most {max_length} characters",
+    ),
 }
 
 
@@ -129,7 +137,8 @@ def v1_errors(exc: ValidationError) -> list[dict[str, Any]]:
     out = []
     for error in exc.errors(include_url=False, include_input=False):
         kind, message = _V1.get(error["type"], ("value_error", None))
-        out.append({"loc": ["body", *error["loc"]], "msg": message or error["msg"], "type": kind})
+        msg = message.format(**error.get("ctx", {})) if message else error["msg"]
+        out.append({"loc": ["body", *error["loc"]], "msg": msg, "type": kind})
     return out
 
 
