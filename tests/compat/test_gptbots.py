@@ -75,7 +75,7 @@ async def test_hybrid_weight_is_between_keyword_and_semantic(kb):
     assert body["list"][0]["content"] == FACTS[3]
 
 
-async def test_group_ids_null_all_empty_none_and_union_with_data_ids(kb):
+async def test_group_ids_null_all_empty_none_data_ids_empty_all_and_their_union(kb):
     engram, token, key, one, _ = kb
     ids = {uri: short for short, uri in key.spaces.items()}
     everything = {"prompt": "Dana", "top_k": 50, "embedding_rate": 0}
@@ -87,6 +87,9 @@ async def test_group_ids_null_all_empty_none_and_union_with_data_ids(kb):
     assert {i["content"] for i in only_one["list"]} == {FACTS[0]}
     _, only_empty = await match(engram, token, {**everything, "group_ids": []})
     assert only_empty["total"] == 0
+    # an empty data_ids is "all docs" (the API's field description), not an empty scope
+    _, no_docs_named = await match(engram, token, {**everything, "data_ids": []})
+    assert no_docs_named == all_kbs
     passport = next(i for i in all_kbs["list"] if i["content"] == FACTS[4])
     _, union = await match(
         engram, token, {**everything, "group_ids": [ids[one.uri]], "data_ids": [passport["data_id"]]}

@@ -2,8 +2,9 @@
 
 Field rules follow the GPTBots "Vector Similarity Matching" API (docs/compat.md "GPTBots"): numbers may
 arrive as numeric strings (older clients send `"top_k": "5"`); `null` or an absent `group_ids`/`data_ids`
-means "not given", `[]` means "given, empty". Only the given lists form the search scope (their union);
-when neither is given every knowledge base of the key is searched.
+means "not given", and so does an empty `data_ids` (the API's own words: "Defaults to all docs if empty"),
+while `group_ids: []` means "given, empty". Only the given lists form the search scope (their union); when
+neither is given every knowledge base of the key is searched.
 """
 
 from __future__ import annotations
@@ -92,7 +93,7 @@ def parse_match(body: dict[str, Any]) -> MatchRequest:
     rerank = body.get("rerank_version")
     if rerank is not None and rerank not in RERANKERS:
         raise InvalidInput(f"rerank_version must be one of {', '.join(RERANKERS)}")
-    data_ids = _ids(body, "data_ids")
+    data_ids = _ids(body, "data_ids") or None  # empty: all docs, as the API describes the field
     if data_ids is not None and len(data_ids) > MAX_DATA_IDS:
         raise TooManyDocuments(f"documents queried cannot exceed {MAX_DATA_IDS}")
     return MatchRequest(
