@@ -104,10 +104,15 @@ async def serve_asgi(
             await response.prepare(request)
         elif message["type"] == "http.response.body" and response is not None and not finished.is_set():
             body = message.get("body", b"")
-            if body:
-                await response.write(body)
-            if not message.get("more_body", False):
-                await response.write_eof()
+            try:
+                if body:
+                    await response.write(body)
+                if not message.get("more_body", False):
+                    await response.write_eof()
+                    finished.set()
+            except ConnectionError:
+                # the client left mid-answer (an ordinary disconnect): the app hears `http.disconnect`
+                # next instead of an exception it would log as an error
                 finished.set()
 
     async def run() -> None:

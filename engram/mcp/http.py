@@ -21,7 +21,7 @@ from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 from mcp.server.mcpserver import Context
 from mcp.server.transport_security import TransportSecuritySettings
-from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, KNOWN_PROTOCOL_VERSIONS
 
 from ..auth.api_key_grants import KeyGrant, bearer_token
 from ..errors import EngramError, NotAuthenticated
@@ -32,6 +32,7 @@ from ..oauth.registration import registration_handler
 from ..oauth.token_endpoint import token_handler
 from .access import McpAccess, key_access
 from .asgi_bridge import serve_asgi
+from .envelope import INVALID_REQUEST, EnvelopeError, envelope_error, initialize_error, read_posted
 from .operations import MemoryOperations
 from .origins import Origins
 from .refusal import RecallRefusals, Refused
@@ -154,6 +155,10 @@ class McpEndpoint:
         user = AuthenticatedUser(AccessToken(token="", client_id=access.principal, scopes=[]))
         scope = {ACCESS_SCOPE_KEY: access, "user": user}
         version = request.headers.get(VERSION_HEADER)
+        if version is not None and version not in KNOWN_PROTOCOL_VERSIONS:
+            # the transport spec: an invalid or unsupported version header MUST be a 400
+            known = ", ".join(KNOWN_PROTOCOL_VERSIONS)
+            return _rpc_error(400, f"Bad Request: Unsupported protocol version {version!r} (known: {known})")
         if version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS:
             # The 2026 revision's self-contained requests: no session at all. A flood's recall past its
             # key's budget is refused before the SDK's transport is built (refusal.py).
@@ -176,7 +181,13 @@ class McpEndpoint:
         if session_id is None:
             if request.method == "POST":
                 body = await request.read()
-                if _is_initialize(body):
+                posted = read_posted(body)
+                if posted.is_initialize:
+                    # a session opens only for an initialize the SDK will accept (it reports a refused one
+                    # inside a 200 event stream, which would leave the session open)
+                    refused = envelope_error(posted) or initialize_error(posted)
+                    if refused is not None:
+                        return _envelope_refused(refused)
                     session_id = await self.sessions.open(access.principal)
                     answer = await serve_asgi(
                         self.asgi, request, scope, body=body, headers={**cors, SESSION_HEADER: session_id}
@@ -197,14 +208,20 @@ class McpEndpoint:
             return _rpc_error(405, "Method Not Allowed: no server-initiated messages", allow="POST, DELETE")
         elif request.method == "POST":
             headers = {**cors, SESSION_HEADER: session_id}
+            body = await request.read()
+            posted = read_posted(body)
+            wrong = envelope_error(posted)
+            if wrong is None and posted.is_initialize:
+                wrong = EnvelopeError(INVALID_REQUEST, "Invalid Request: this session is already initialized",
+                                      posted.message.get("id"))  # fmt: skip
+            if wrong is not None:
+                return _envelope_refused(wrong, {SESSION_HEADER: session_id})
             refusal = self.refusals.over_budget(access)  # a flood's recall past its budget (refusal.py)
             if refusal is not None:
-                body = await request.read()
                 refused = self.refusals.answer(refusal, access, request.headers, body)
                 if refused is not None:
                     return _refused(refused, {SESSION_HEADER: session_id})
-                return await serve_asgi(self.asgi, request, scope, body=body, headers=headers)
-            return await serve_asgi(self.asgi, request, scope, headers=headers)
+            return await serve_asgi(self.asgi, request, scope, body=body, headers=headers)
         return _rpc_error(405, "Method Not Allowed", allow="GET, POST, DELETE")
 
     # -- discovery ---------------------------------------------------------------------------------
@@ -246,25 +263,29 @@ class McpEndpoint:
         await task
 
 
-def _is_initialize(body: bytes) -> bool:
-    try:
-        message = orjson.loads(body)
-    except orjson.JSONDecodeError:
-        return False  # the SDK's transport answers the parse error
-    return isinstance(message, dict) and message.get("method") == "initialize"
-
-
 def _refused(refused: Refused, headers: dict[str, str] | None = None) -> web.Response:
     return web.Response(
         body=refused.body, content_type=refused.content_type, headers={**refused.headers, **(headers or {})}
     )
 
 
-def _rpc_error(status: int, message: str, allow: str | None = None) -> web.Response:
-    """The SDK transport's own error shape: a JSON-RPC error without a request id."""
-    body = orjson.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": message}})
-    headers = {"Allow": allow} if allow else None
+def _rpc_error(
+    status: int,
+    message: str,
+    allow: str | None = None,
+    *,
+    code: int = INVALID_REQUEST,
+    request_id: str | int | None = None,
+    headers: dict[str, str] | None = None,
+) -> web.Response:
+    """The SDK transport's own error shape: a JSON-RPC error, without a request id unless one is known."""
+    body = orjson.dumps({"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}})
+    headers = {**(headers or {}), **({"Allow": allow} if allow else {})}
     return web.Response(status=status, body=body, content_type="application/json", headers=headers)
+
+
+def _envelope_refused(wrong: EnvelopeError, headers: dict[str, str] | None = None) -> web.Response:
+    return _rpc_error(400, wrong.message, code=wrong.code, request_id=wrong.id, headers=headers)
 
 
 mcp_key = web.AppKey("mcp", McpEndpoint)

@@ -25,6 +25,7 @@ from ..errors import EngramError, InvalidInput, NotFound
 from ..service.budget import spending
 from . import schemas
 from .access import McpAccess
+from .arguments import argument_errors, close_schema
 from .operations import MAX_PAGE, MAX_RECALL, MemoryOperations, Narrowing
 from .prompt import USAGE_PROMPT
 from .refusal import tool_error_text
@@ -60,8 +61,12 @@ class EngramMCPServer(MCPServer):
     """The SDK's server with the spec's error codes and engram's error texts (docs/mcp.md#errors)."""
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Context | None = None) -> Any:
-        if self._tool_manager.get_tool(name) is None:
+        tool = self._tool_manager.get_tool(name)
+        if tool is None:
             raise MCPError(INVALID_PARAMS, f"Unknown tool: {name}")  # a protocol error, not a tool result
+        wrong = argument_errors(tool.parameters, arguments)
+        if wrong is not None:
+            raise ToolError(f"InvalidRequest: {wrong}")
         try:
             return await super().call_tool(name, arguments, context)
         except UnexpectedToolError:
@@ -79,8 +84,15 @@ class EngramMCPServer(MCPServer):
     async def get_prompt(
         self, name: str, arguments: dict[str, Any] | None = None, context: Context | None = None
     ) -> Any:
-        if self._prompt_manager.get_prompt(name) is None:
+        prompt = self._prompt_manager.get_prompt(name)
+        if prompt is None:
             raise MCPError(INVALID_PARAMS, f"Unknown prompt: {name}")
+        declared = {argument.name for argument in prompt.arguments or ()}
+        unknown = sorted(set(arguments or {}) - declared)
+        if unknown:  # the SDK would fail to render it (code 0) and log the caller's values
+            raise MCPError(
+                INVALID_PARAMS, f"Invalid params: prompt {name} takes no argument {', '.join(unknown)}"
+            )
         return await super().get_prompt(name, arguments, context)
 
 
@@ -276,4 +288,6 @@ def build_server(ops: MemoryOperations | RemoteOperations, access_of: AccessProv
     def use_memory() -> str:
         return USAGE_PROMPT
 
+    for tool in server._tool_manager.list_tools():
+        close_schema(tool.parameters)  # the published schema is the contract (arguments.py)
     return server

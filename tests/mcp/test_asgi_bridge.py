@@ -86,3 +86,57 @@ async def test_the_bridge_streams_and_ends_when_the_client_leaves(handler_cancel
         assert asgi.scope["engram.test"] == "seen" and asgi.scope["path"] == "/stream"
     finally:
         await runner.cleanup()
+
+
+class LateWriter:
+    """Streams one part, then, once the client has gone, keeps sending: as the SDK's SSE writer does when a
+    client leaves between events."""
+
+    def __init__(self):
+        self.release = asyncio.Event()
+        self.ended = asyncio.Event()
+        self.raised: list[BaseException] = []
+
+    async def __call__(self, scope, receive, send):
+        try:
+            while (await receive()).get("more_body"):
+                pass
+            await send({"type": "http.response.start", "status": 200, "headers": []})
+            await send({"type": "http.response.body", "body": b"data: first\n\n", "more_body": True})
+            await self.release.wait()
+            try:
+                for _ in range(200):
+                    await send({"type": "http.response.body", "body": b"x" * 65536, "more_body": True})
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
+            except BaseException as exc:  # what the SDK would log as an error
+                self.raised.append(exc)
+            assert (await receive())["type"] == "http.disconnect"
+        finally:
+            self.ended.set()
+
+
+async def test_writes_after_the_client_left_end_the_answer_quietly():
+    asgi = LateWriter()
+    served: list[web.StreamResponse] = []
+
+    async def handler(request: web.Request) -> web.StreamResponse:
+        served.append(await serve_asgi(asgi, request, {}))
+        return served[-1]
+
+    app = web.Application()
+    app.router.add_post("/stream", handler)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]
+    try:
+        async with aiohttp.ClientSession() as http:
+            async with http.post(f"http://127.0.0.1:{port}/stream", data=b"{}") as response:
+                assert await response.content.readuntil(b"\n\n") == b"data: first\n\n"
+                response.connection.transport.abort()  # gone at once, unread data and all
+            asgi.release.set()
+            await poll(asgi.ended.is_set)
+        assert asgi.raised == []
+    finally:
+        await runner.cleanup()
