@@ -22,6 +22,9 @@ class MemoryReplayGuard:
 
     def __init__(self, max_entries: int, now: Callable[[], float]):
         self._seen: TtlCache[bool] = TtlCache(max_entries, now)
+        self._now = now
 
     async def claim(self, scope: str, issuer: str, identifier: str, expires_at: float) -> bool:
+        if expires_at <= self._now():  # past its window: the first claim may already be forgotten
+            return False
         return self._seen.add_if_absent((scope, issuer, identifier), True, expires_at)

@@ -22,7 +22,11 @@ def claim_key(issuer: str, identifier: str) -> str:
 
 def claim(conn: sqlite3.Connection, scope: str, key: str, expires_ms: int, now_ms: int) -> bool:
     """True for the first live claim of (scope, key). Expired claims are pruned on the way, so the table
-    holds only ids that could still verify (each verifier bounds how far ahead an id may expire)."""
+    holds only ids that could still verify (each verifier bounds how far ahead an id may expire). A claim
+    made at or after its own expiry is refused: the verifier's time check ran earlier than this write, and
+    the first claim of the id may be the one just pruned (a replay at the edge of the window)."""
+    if expires_ms <= now_ms:
+        return False
     conn.execute("DELETE FROM replay_claims WHERE expires_ms <= ?", (now_ms,))
     inserted = conn.execute(
         "INSERT INTO replay_claims (scope, claim_key, expires_ms) VALUES (?, ?, ?)"

@@ -6,6 +6,7 @@ import pytest
 from support.fakes.static_resolver import StaticResolver
 
 from engram.auth.crypto_keys import PrivateKey
+from engram.auth.replay import MemoryReplayGuard
 from engram.auth.service_jwt import ServiceAuthVerifier, mint_service_jwt
 from engram.console.sessions import OPERATOR, READER, SessionStore
 from engram.errors import NotAuthenticated
@@ -41,6 +42,23 @@ async def test_a_claim_holds_across_stores_until_it_expires(two_stores):
     assert await b.claim("admin_nonce", "did:plc:ops", "n3", NOW + 20)
     count = await first.read(lambda conn: conn.execute("SELECT COUNT(*) FROM replay_claims").fetchone()[0])
     assert count == 1
+
+
+async def test_a_replay_whose_claim_lands_at_the_windows_edge_is_refused(two_stores):
+    """A verifier checks the time, then claims: a replay checked just inside the window may claim just
+    after the first claim expired and was pruned. A claim made at or after its own expiry is refused, so
+    the id still verifies once, whichever store's clock the claim meets (both guards alike)."""
+    first, second = two_stores
+    clock = Clock(NOW)
+    a, b = StoreReplayGuard(first, clock), StoreReplayGuard(second, clock)
+    memory = MemoryReplayGuard(100, clock)
+    for guard, other in ((a, b), (memory, memory)):
+        assert await guard.claim("service_jwt", "did:plc:ops", "edge", NOW + 10)
+        clock.now = NOW + 10  # the replay's time check passed a moment ago; its claim meets the expiry
+        assert not await other.claim("service_jwt", "did:plc:ops", "edge", NOW + 10)
+        clock.now = NOW + 10.001
+        assert not await other.claim("service_jwt", "did:plc:ops", "edge", NOW + 10)
+        clock.now = NOW
 
 
 def test_claim_keys_keep_issuer_and_id_apart():
