@@ -96,14 +96,35 @@ class OutboundPolicy:
 
     def check_url(self, url: str, *, credential: bool) -> None:
         """Before sending: an http(s) URL whose host is not a refused literal, and https whenever the request
-        carries a credential (a password, a bearer token), except in dev mode. Raises OutboundRefused."""
-        parts = urlsplit(url)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
+        carries a credential (a password, a bearer token), except in dev mode. Raises OutboundRefused. A URL
+        that no request could be built from is refused here too (a malformed IPv6 literal, a port out of
+        range, credentials in the URL, a host name that is not valid IDNA), rather than failing later
+        inside aiohttp with an error no caller expects."""
+        try:
+            parts = urlsplit(url)
+            port_ok = parts.port is None or parts.port > 0
+        except ValueError:
+            raise OutboundRefused("not an http(s) URL") from None
+        if parts.scheme not in ("http", "https") or not parts.hostname or not port_ok:
             raise OutboundRefused("not an http(s) URL")
+        if parts.username is not None or parts.password is not None:
+            raise OutboundRefused("credentials may not be part of the URL")
+        if parse_host_address(parts.hostname) is None and not valid_host_name(parts.hostname):
+            raise OutboundRefused("not a valid host name")
         if credential and parts.scheme != "https" and not self.dev:
             raise OutboundRefused("credentials are sent over https only")
         if not self.permits_host(parts.hostname):
             raise OutboundRefused("the host is an internal address")
+
+
+def valid_host_name(host: str) -> bool:
+    """Whether `host` is a DNS name a resolver can be asked for: IDNA-encodable, labels of 1-63 octets,
+    253 in all (a trailing dot allowed)."""
+    try:
+        encoded = host.rstrip(".").encode("idna")
+    except UnicodeError:
+        return False
+    return 0 < len(encoded) <= 253 and all(0 < len(label) <= 63 for label in encoded.split(b"."))
 
 
 class GuardedResolver(AbstractResolver):
@@ -115,6 +136,10 @@ class GuardedResolver(AbstractResolver):
         self._inner = inner or aiohttp.ThreadedResolver()
 
     async def resolve(self, host: str, port: int = 0, family: int = socket.AF_INET) -> list[ResolveResult]:
+        if parse_host_address(host) is None and not valid_host_name(host):
+            # getaddrinfo's IDNA codec would raise UnicodeError, which aiohttp passes on unwrapped: as a
+            # name that does not resolve, it becomes the connection error every caller handles
+            raise socket.gaierror(socket.EAI_NONAME, "not a valid host name")
         found = await self._inner.resolve(host, port, family)
         kept = [r for r in found if self._policy.permits(ipaddress.ip_address(r["host"].split("%", 1)[0]))]
         if not kept:

@@ -29,7 +29,7 @@ from engram.auth.jws import JwsError, b64url_decode, parse_jws
 from engram.auth.replay import MemoryReplayGuard, ReplayGuard
 from engram.auth.ttl_cache import TtlCache
 from engram.errors import NotAuthenticated
-from engram.outbound import OutboundPolicy, describe
+from engram.outbound import OutboundPolicy, OutboundRefused, describe
 
 ATTESTATION_TYP = "atproto-client-attestation+jwt"
 CLOCK_SKEW = 5
@@ -123,13 +123,20 @@ class ClientAttestationVerifier:
         raise _invalid(f"the client publishes no key {kid!r}")
 
     def _check_url(self, url: str) -> None:
-        parts = urlsplit(url)
-        host = parts.hostname or ""
+        try:
+            parts = urlsplit(url)
+            host = parts.hostname or ""
+        except ValueError:
+            raise _invalid("client metadata URL is not a valid URL") from None
         local = host in ("localhost", "127.0.0.1")
         if parts.scheme != "https" and not (self._dev and parts.scheme == "http" and local):
             raise _invalid("client metadata must be served over https")
         if not self._policy.permits_host(host):
             raise _invalid("client metadata host is an internal address")
+        try:  # the rest of what no request could be built from (port, credentials, host name)
+            self._policy.check_url(url, credential=False)
+        except OutboundRefused as exc:
+            raise _invalid(f"client metadata URL refused: {exc}") from None
 
     async def _fetch_json(self, url: str) -> dict:
         cached = self._metadata.get(url)

@@ -26,7 +26,7 @@ import orjson
 from engram.auth.did_document import DidDocument, DidDocumentError
 from engram.auth.keyring import LocalKeyring
 from engram.auth.ttl_cache import TtlCache
-from engram.outbound import OutboundPolicy, describe
+from engram.outbound import OutboundPolicy, describe, parse_host_address, valid_host_name
 
 MAX_DOCUMENT_BYTES = 64 * 1024
 _PLC_RE = re.compile(r"did:plc:[a-z2-7]{24}")
@@ -123,6 +123,8 @@ class DidResolver:
             if not _WEB_HOST_RE.fullmatch(host):
                 raise DidResolutionError(f"malformed did:web host: {host!r}")
             hostname = host.rsplit(":", 1)[0] if ":" in host else host
+            if parse_host_address(hostname) is None and not valid_host_name(hostname):
+                raise DidResolutionError(f"malformed did:web host: {host!r}")
             if not self._policy.permits_host(hostname):
                 # iss of a service JWT is attacker-chosen: do not let it aim fetches at internal addresses
                 # (docs/security.md#outbound-requests; the session checks resolved addresses too)

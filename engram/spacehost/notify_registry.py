@@ -36,7 +36,11 @@ def service_id(service: str) -> tuple[str, str]:
 
 
 def _check_endpoint(endpoint: str, policy: OutboundPolicy) -> None:
-    if urlsplit(endpoint).scheme != "https" and not policy.dev:
+    try:
+        scheme = urlsplit(endpoint).scheme
+    except ValueError:
+        raise InvalidInput("the service endpoint is not a URL", "ServiceNotResolvable") from None
+    if scheme != "https" and not policy.dev:
         raise InvalidInput("the service endpoint is not https", "ServiceNotResolvable")
     try:
         policy.check_url(endpoint, credential=True)

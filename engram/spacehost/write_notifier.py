@@ -182,6 +182,9 @@ class WriteNotifier:
                 if refused(exc):  # an internal address (docs/security.md#outbound-requests): no retry helps
                     status = "refused: internal address"
                     break
+            except ValueError:  # no request can be built for this endpoint (e.g. credentials in its URL)
+                status = "the endpoint is not a valid URL"
+                break
             if attempt < len(self.backoff):
                 await asyncio.sleep(self.backoff[attempt])
         self.failed += 1

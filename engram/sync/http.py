@@ -21,8 +21,12 @@ MAX_CAR_BYTES = 256 * 1024 * 1024
 
 def endpoint_base(url: str) -> str:
     """A service endpoint from a DID document as a base URL; UpstreamError if it is not http(s)."""
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
+    try:
+        parts = urlsplit(url)
+        hostname = parts.hostname
+    except ValueError:  # a malformed IPv6 literal ("https://[")
+        raise UpstreamError("the service endpoint is not an http(s) URL") from None
+    if parts.scheme not in ("http", "https") or not hostname:
         raise UpstreamError("the service endpoint is not an http(s) URL")
     return url.rstrip("/")
 

@@ -258,3 +258,68 @@ async def test_client_metadata_on_loopback_is_never_fetched(host, plc, canary, h
     await _settle()
     assert canary.contacts == 0
     assert _clean(body["message"], canary.port), body["message"]
+
+
+# -- 5. URLs no request can be built from: refused as bad input, never a 500 ------------------------------
+
+MALFORMED_HOSTS = ["a..b", "." + "a" * 10, "a" * 64 + ".example", "a...b"]
+
+
+def test_check_url_refuses_what_no_request_can_be_built_from():
+    from engram.outbound import OutboundRefused, valid_host_name
+
+    policy = OutboundPolicy()
+    for url in ["https://[", "https://[::1", "https://a..b/", "https://.example/", "https://x.example:99999/",
+                "https://user:pw@x.example/", "https://user@x.example/", "https://" + "a" * 64 + ".example/",
+                "ftp://x.example/"]:  # fmt: skip
+        with pytest.raises(OutboundRefused):
+            policy.check_url(url, credential=True)
+    policy.check_url("https://x.example:8443/path", credential=True)  # the control: a plain public URL
+    assert valid_host_name("bücher.example") and valid_host_name("x.example.")
+    assert not valid_host_name("a..b") and not valid_host_name("⒈.example")
+
+
+async def test_the_guarded_resolver_treats_an_invalid_name_as_one_that_does_not_resolve():
+    policy = OutboundPolicy()
+    async with guarded_session(policy) as session:
+        for hostname in MALFORMED_HOSTS:
+            with pytest.raises(aiohttp.ClientConnectorError) as failed:
+                await session.get(f"https://{hostname}/")
+            assert describe(failed.value) == "the host could not be reached"
+
+
+@pytest.mark.parametrize("hostname", MALFORMED_HOSTS)
+async def test_a_did_web_issuer_with_a_malformed_host_is_a_401(host, hostname):
+    r = await host.exchange(_web_issuer_headers(host, hostname, 443))
+    body = await r.json()
+    assert (r.status, body["error"]) == (401, "InvalidDelegationToken"), body
+
+
+@pytest.mark.parametrize(
+    "endpoint", ["https://user:pw@x.example", "https://a..b", "https://[", "https://x.example:99999"]
+)
+async def test_a_syncer_endpoint_no_request_can_reach_is_refused_at_registration(host, plc, endpoint):
+    r = await _register(host, _syncer(plc, endpoint))
+    body = await r.json()
+    assert (r.status, body["error"]) == (400, "ServiceNotResolvable"), body
+
+
+@pytest.mark.parametrize("hostname", ["[", "a..b", "⒈.example", "a" * 64 + ".example"])
+async def test_client_metadata_with_a_malformed_url_is_a_401(host, plc, hostname):
+    import secrets
+
+    from support.member_world import new_member
+
+    from engram.auth.client_attestation import ATTESTATION_TYP
+    from engram.auth.jws import sign_jws
+
+    member = new_member(plc)
+    await host.ctx.services.members.grant(host.space, member.did)
+    client_id = f"https://{hostname}/client-metadata.json"
+    now = int(time.time())
+    claims = {"iss": client_id, "sub": client_id, "aud": f"{host.ctx.settings.service_did}#atproto_space_host",
+              "iat": now, "exp": now + 60, "jti": secrets.token_hex(8)}  # fmt: skip
+    attestation = sign_jws(PrivateKey.generate("ES256"), {"typ": ATTESTATION_TYP, "kid": "k"}, claims)
+    r = await host.exchange(member.headers(host.space), clientAttestation=attestation)
+    body = await r.json()
+    assert (r.status, body["error"]) == (401, "InvalidClientAttestation"), body
