@@ -90,6 +90,9 @@ def test_wrong_extensions_and_declared_types_do_not_decide_the_type():
     assert kinds.detect(b"# Heading\n\ntext", "notes", "application/octet-stream") == "markdown"
     assert kinds.detect(b"a,b,c\n1,2,3\n4,5,6\n", None, "application/octet-stream") == "csv"
     assert kinds.detect(b"<!DOCTYPE html><p>x</p>", "x.txt") == "html"
+    # a text that mentions the PDF header near its top is text; a PDF behind a few junk bytes is a PDF
+    assert kinds.detect(b"# Types\n\nA PDF starts with `%PDF-`.\n", "documents.md") == "markdown"
+    assert kinds.detect(b"\x00\xff\x13junk" + pdf, "scan") == "pdf"
 
 
 def test_reading_past_the_time_bound_is_refused_not_left_running():

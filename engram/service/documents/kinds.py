@@ -76,7 +76,10 @@ class UnsupportedType(InvalidInput):
 
 def detect(data: bytes, name: str | None = None, declared: str | None = None) -> str:
     """The kind of the file (one of KINDS), or UnsupportedType naming what it looks like."""
-    if data[:1024].lstrip().startswith(b"%PDF-") or b"%PDF-" in data[:1024]:
+    head = data[:1024]
+    # a PDF may carry junk before its header (readers look in the first KiB), but a text file that merely
+    # mentions "%PDF-" near its top (this repository's docs/documents.md) is text
+    if head.lstrip().startswith(b"%PDF-") or (b"%PDF-" in head and decode_text(data) is None):
         return PDF
     if data.startswith(b"PK\x03\x04"):
         return _zip_kind(data)
