@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import tarfile
 
 from .. import __version__
 from ..config import ConfigError, read_env
@@ -68,3 +69,24 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
+    # Last resorts, so an operator reads one line, never a traceback: a path that cannot be written or
+    # read, a damaged archive, a file that is not text, a value no parser took, an unreachable database.
+    except OSError as err:
+        where = f"{err.filename}: " if err.filename else ""
+        print(f"engram: {where}{err.strerror or err}", file=sys.stderr)
+        return 1
+    except tarfile.TarError as err:
+        print(f"engram: not a readable archive: {err}", file=sys.stderr)
+        return 1
+    except UnicodeDecodeError:
+        print("engram: a file given is not UTF-8 text", file=sys.stderr)
+        return 1
+    except ValueError as err:
+        print(f"engram: {err}", file=sys.stderr)
+        return 1
+    except Exception as err:
+        psycopg = sys.modules.get("psycopg")  # loaded only when a database URL is set
+        if psycopg is not None and isinstance(err, psycopg.Error):
+            print(f"engram: the database: {str(err).strip() or type(err).__name__}", file=sys.stderr)
+            return 1
+        raise

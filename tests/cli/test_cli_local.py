@@ -167,6 +167,22 @@ def test_import_refuses_missing_file_and_unknown_space(engram, tmp_path, space_n
     assert wrong.code == 1 and "not an engram export" in wrong.err and "Traceback" not in wrong.err
 
 
+def test_paths_that_cannot_be_written_or_read_are_one_line_errors(engram, tmp_path, space_name):
+    engram("space", "create", space_name)
+    (tmp_path / "m.jsonl").write_text('{"text": "a memory to export"}\n')
+    assert engram("import", space_name, tmp_path / "m.jsonl").code == 0
+    exported = tmp_path / "notes.tar"
+    assert engram("export", space_name, "--out", exported).code == 0
+    for args, says in (
+        (("export", space_name, "--out", tmp_path / "no" / "dir" / "x.tar"), "No such file or directory"),
+        (("export", space_name, "--out", tmp_path), ""),
+        (("keygen", "--out", tmp_path / "m.jsonl" / "k.key"), "m.jsonl"),
+    ):
+        result = engram(*args)
+        assert result.code == 1 and "Traceback" not in result.err, (args, result.err)
+        assert result.err.startswith("engram: ") and says in result.err and len(result.err.splitlines()) == 1
+
+
 def test_export_then_import_round_trips_memories_and_vectors(engram, tmp_path, space_name):
     source, copy = space_name + "-a", space_name + "-b"
     engram("space", "create", source)
