@@ -236,8 +236,8 @@ async def test_sync_never_sends_the_app_password_to_loopback(
 # -- 4. client attestations: the metadata URL is the attestation's iss ---------------------------------------
 
 
-@pytest.mark.parametrize("hostname", LOOPBACK_SPELLINGS + ["[::ffff:127.0.0.1]"])
-async def test_client_metadata_on_loopback_is_never_fetched(host, plc, canary, hostname):
+async def _exchange_attested_by(host, plc, client_id: str) -> dict:
+    """A member's credential exchange with a client attestation naming `client_id`: refused (401)."""
     import secrets
 
     from support.member_world import new_member
@@ -247,7 +247,6 @@ async def test_client_metadata_on_loopback_is_never_fetched(host, plc, canary, h
 
     member = new_member(plc)
     await host.ctx.services.members.grant(host.space, member.did)
-    client_id = f"https://{hostname}:{canary.port}/client-metadata.json"
     now = int(time.time())
     claims = {"iss": client_id, "sub": client_id, "aud": f"{host.ctx.settings.service_did}#atproto_space_host",
               "iat": now, "exp": now + 60, "jti": secrets.token_hex(8)}  # fmt: skip
@@ -255,6 +254,12 @@ async def test_client_metadata_on_loopback_is_never_fetched(host, plc, canary, h
     r = await host.exchange(member.headers(host.space), clientAttestation=attestation)
     body = await r.json()
     assert (r.status, body["error"]) == (401, "InvalidClientAttestation"), body
+    return body
+
+
+@pytest.mark.parametrize("hostname", LOOPBACK_SPELLINGS + ["[::ffff:127.0.0.1]"])
+async def test_client_metadata_on_loopback_is_never_fetched(host, plc, canary, hostname):
+    body = await _exchange_attested_by(host, plc, f"https://{hostname}:{canary.port}/client-metadata.json")
     await _settle()
     assert canary.contacts == 0
     assert _clean(body["message"], canary.port), body["message"]
@@ -306,20 +311,4 @@ async def test_a_syncer_endpoint_no_request_can_reach_is_refused_at_registration
 
 @pytest.mark.parametrize("hostname", ["[", "a..b", "⒈.example", "a" * 64 + ".example"])
 async def test_client_metadata_with_a_malformed_url_is_a_401(host, plc, hostname):
-    import secrets
-
-    from support.member_world import new_member
-
-    from engram.auth.client_attestation import ATTESTATION_TYP
-    from engram.auth.jws import sign_jws
-
-    member = new_member(plc)
-    await host.ctx.services.members.grant(host.space, member.did)
-    client_id = f"https://{hostname}/client-metadata.json"
-    now = int(time.time())
-    claims = {"iss": client_id, "sub": client_id, "aud": f"{host.ctx.settings.service_did}#atproto_space_host",
-              "iat": now, "exp": now + 60, "jti": secrets.token_hex(8)}  # fmt: skip
-    attestation = sign_jws(PrivateKey.generate("ES256"), {"typ": ATTESTATION_TYP, "kid": "k"}, claims)
-    r = await host.exchange(member.headers(host.space), clientAttestation=attestation)
-    body = await r.json()
-    assert (r.status, body["error"]) == (401, "InvalidClientAttestation"), body
+    await _exchange_attested_by(host, plc, f"https://{hostname}/client-metadata.json")
