@@ -34,6 +34,13 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     if any(flags.values()):
         # Re-read rather than patch the port: the public URL and DID derive from it.
         settings = read_env_with({name: value for name, value in flags.items() if value})
+    from ..serving.port_check import port_in_use
+    from .errors import CliError
+
+    if port_in_use(settings.host, settings.port):  # before anything starts or logs (port_check.py)
+        raise CliError(
+            f"port {settings.port} on {settings.host} is already in use (another engram serve?)", 2
+        )
     configure_logging(settings.log_level, batched=True)
     log_malloc_thresholds(thresholds)
     # Several processes share one port (docs/internals.md#using-every-core); port 0 asks the kernel for
