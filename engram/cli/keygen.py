@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
 from ..auth.crypto_keys import PrivateKey
@@ -25,6 +26,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     k.add_argument("--alg", choices=("ES256", "ES256K"), default="ES256", help="P-256 (default) or secp256k1")
     k.add_argument("--out", type=Path, help="write a 0600 key file instead of printing the private key")
+    k.add_argument("--force", action="store_true", help="let --out replace an existing key file")
     k.add_argument(
         "--operator",
         metavar="DID",
@@ -45,6 +47,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run_keygen(args: argparse.Namespace, settings: Settings) -> int:
+    if args.out and args.out.exists() and not args.force:
+        # a key file is someone's identity: replacing it by a typo would lose it for good
+        raise CliError(f"{args.out} already exists; pass --force to replace it", 2)
     key = PrivateKey.generate(args.alg)
     did_key = key.public_key.did_key
     if args.operator:
@@ -77,8 +82,11 @@ def run_mint(args: argparse.Namespace, settings: Settings) -> int:
         uri = space_uri(settings.service_did, uri)
     token = mint_for_space(local_keyring(settings), uri, args.holder, args.ttl)
     if args.out:
-        args.out.touch(mode=0o600)
-        args.out.write_text(token + "\n")
+        # 0600 whether or not the file existed (touch's mode applies only to a file it creates)
+        fd = os.open(args.out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        os.fchmod(fd, 0o600)
+        with os.fdopen(fd, "w") as out:
+            out.write(token + "\n")
     else:
         print(token)
     return 0

@@ -239,11 +239,20 @@ def test_keygen_writes_a_private_key_file_and_credentials_mint(engram, tmp_path,
     assert path.stat().st_mode & 0o777 == 0o600 and "privateKeyMultibase" not in out
     printed = engram("keygen").out
     assert printed.startswith("private key  z") and "did:key:zDn" in printed
+    kept = path.read_bytes()
+    refused = engram("keygen", "--out", path)
+    assert refused.code == 2 and "already exists; pass --force" in refused.err and path.read_bytes() == kept
+    assert engram("keygen", "--out", path, "--force").code == 0 and path.read_bytes() != kept
 
     engram("space", "create", space_name)
     token = engram("credential", "mint", space_name, "--holder", out["didKey"]).out.strip()
     payload = orjson.loads(base64.urlsafe_b64decode(token.split(".")[1] + "=="))
     assert payload["cnf"]["kid"] == out["didKey"] and payload["sub"].endswith("/" + space_name)
+    existing = tmp_path / "credential.jwt"
+    existing.write_text("old")
+    existing.chmod(0o644)
+    assert engram("credential", "mint", space_name, "--holder", out["didKey"], "--out", existing).code == 0
+    assert existing.stat().st_mode & 0o777 == 0o600 and existing.read_text().count(".") == 2
     bad = engram("credential", "mint", space_name, "--holder", "did:key:nope")
     assert bad.code == 1 and bad.err.startswith("engram: InvalidRequest: the holder is not a did:key")
 
