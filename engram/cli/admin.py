@@ -8,6 +8,7 @@ import argparse
 import asyncio
 import base64
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -135,9 +136,20 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
             return await args.admin(args, AdminClient(XrpcClient(args.remote, session), key, did))
 
     result = asyncio.run(go())
+    status = 0
+    if isinstance(result, Partial):  # an import or ingest with refused parts exits as the local one does
+        result, status = result.result, result.status
     if args.json:
         print_json(result)
-    return 0
+    return status
+
+
+@dataclass(frozen=True)
+class Partial:
+    """An admin command's result with the exit status its refused parts call for."""
+
+    result: Any
+    status: int
 
 
 def _model(args: argparse.Namespace) -> dict | None:
@@ -224,8 +236,10 @@ async def _import(args, admin: AdminClient) -> Any:
         lines, _, _ = open_lines(args.file, f)
         batch: list[tuple[int, Any]] = []
         for number, value in decode_lines(lines):
-            if isinstance(value, Exception):
-                totals["skipped"].append({"line": number, "reason": str(value)})
+            if isinstance(value, Exception) or not isinstance(value, dict):
+                # refused here as `engram import` refuses it, so it never costs its batch's other lines
+                reason = str(value) if isinstance(value, Exception) else "each line must be a JSON object"
+                totals["skipped"].append({"line": number, "reason": reason})
                 continue
             batch.append((number, value))
             if len(batch) == IMPORT_BATCH:
@@ -241,7 +255,8 @@ async def _import(args, admin: AdminClient) -> Any:
         )
         for skip in totals["skipped"]:
             print(f"  line {skip['line']}: skipped: {skip['reason']}", file=sys.stderr)
-    return totals
+    written = totals["created"] + totals["updated"] + totals["unchanged"]
+    return Partial(totals, 0 if written or not totals["skipped"] else 1)  # as importer.py's run
 
 
 async def _ingest(args, admin: AdminClient) -> Any:
@@ -260,7 +275,8 @@ async def _ingest(args, admin: AdminClient) -> Any:
             )
     if not args.json:
         summary(args.space, results)
-    return {"space": args.space, "documents": results}
+    refused = any(r.get("status") == "refused" for r in results)
+    return Partial({"space": args.space, "documents": results}, 1 if refused else 0)  # as ingest.py's run
 
 
 async def _send_batch(admin: AdminClient, space: str, batch: list[tuple[int, Any]], totals: dict) -> None:

@@ -127,6 +127,23 @@ def test_engram_admin_runs_the_operator_commands_remotely(engram, server, space_
     assert count > 20 and report["skipped"] == [{"line": count + 1, "reason": report["skipped"][0]["reason"]}]
     assert report["skipped"][0]["reason"].startswith("not valid JSON")
     assert engram(*base, "--json", "import", space_name, path).json()["unchanged"] == count
+    # a line that is JSON but not an object is skipped alone, as `engram import` skips it, never its batch
+    mixed = tmp_path / "mixed.jsonl"
+    mixed.write_text('{"text": "first of three"}\n[1]\n{"text": "third of three"}\n')
+    mixed_report = engram(*base, "--json", "import", space_name, mixed)
+    assert mixed_report.code == 0 and (mixed_report.json()["created"], mixed_report.json()["skipped"]) == (
+        2,
+        [{"line": 2, "reason": "each line must be a JSON object"}],
+    )
+    # and a run that wrote nothing because every line was refused exits 1, as the local import does
+    refused_all = tmp_path / "refused.jsonl"
+    refused_all.write_text("[1]\n{oops\n")
+    assert engram(*base, "import", space_name, refused_all).code == 1
+    # an ingest with a refused file exits 1 (the local ingest's rule)
+    unreadable = tmp_path / "fake.pdf"
+    unreadable.write_bytes(b"%PDF-1.4 not really")
+    assert engram(*base, "ingest", space_name, unreadable).code == 1
+    count += 2
 
     token = engram(*base, "apikey", "create", space_name, "--scope", "write").out.strip()
     assert token.startswith("engram_")
