@@ -7,7 +7,9 @@ imported is reported with its line number and the reason instead of stopping the
 
 Idempotency: the key is the line's `key`, else `{author}/{rkey}` when it names its record, else the
 sha256 of the line's canonical JSON. Re-running an import after a crash or with the same file therefore
-rewrites nothing (the store answers "unchanged") and never duplicates a memory.
+rewrites nothing (the store answers "unchanged") and never duplicates a memory. Within one import a key
+is used once: a later line with the key of an earlier one (or the same line again) is skipped and
+reported, since two lines writing one memory would rewrite it on every run.
 """
 
 from __future__ import annotations
@@ -66,6 +68,10 @@ def stable_key(obj: dict[str, Any], author: str) -> str:
     return "sha256:" + hashlib.sha256(orjson.dumps(content, option=orjson.OPT_SORT_KEYS)).hexdigest()
 
 
+def _key_digest(key: str | None) -> bytes:
+    return hashlib.blake2b((key or "").encode(), digest_size=16).digest()
+
+
 def parse_line(obj: Any, default_author: str) -> MemoryWrite:
     """One JSON value as a keyed MemoryWrite; raises InvalidInput with a human reason."""
     write = memory_write_from_json(obj, default_author=default_author)
@@ -112,15 +118,24 @@ async def import_values(
             if progress:
                 progress(len(embedded))
 
+    # the line that first used each idempotency key (a digest of it: bounded memory for any file); a later
+    # line with the same key is skipped, so the file imports the same way every time it is run
+    first_line: dict[bytes, int] = {}
     try:
         for number, value in values:
             if isinstance(value, InvalidInput):
                 report.skipped.append((number, value.message))
             else:
                 try:
-                    batch.append((number, parse_line(value, space.authority)))
+                    write = parse_line(value, space.authority)
                 except InvalidInput as exc:
                     report.skipped.append((number, exc.message))
+                else:
+                    seen = first_line.setdefault(_key_digest(write.idempotency_key), number)
+                    if seen != number:
+                        report.skipped.append((number, f"the same key (or the same line) as line {seen}"))
+                    else:
+                        batch.append((number, write))
             if len(batch) >= batch_size:
                 embedding = asyncio.ensure_future(_embedded(store, memories, space, batch))
                 await write_ahead()

@@ -151,6 +151,30 @@ def test_import_with_and_without_vectors_reports_bad_lines_and_is_idempotent(eng
     assert (status["memories"], status["indexed"], status["skipped"]) == (5, 4, 1)
 
 
+def test_a_key_is_used_once_per_import_so_a_file_with_repeats_imports_the_same_every_run(
+    engram, tmp_path, space_name
+):
+    engram("space", "create", space_name)
+    path = tmp_path / "repeats.jsonl"
+    path.write_text(
+        '{"text": "dup a", "key": "k1"}\n{"text": "dup b", "key": "k1"}\n{"text": "same"}\n{"text": "same"}\n'
+        '{"text": "r1", "rkey": "3kbytesvector"}\n{"text": "r2", "rkey": "3kbytesvector"}\n'
+    )
+    runs = [engram("import", space_name, path, "--json").json() for _ in range(2)]
+    for run, (created, unchanged) in zip(runs, ((3, 0), (0, 3)), strict=True):
+        assert (run["created"], run["updated"], run["unchanged"]) == (created, 0, unchanged), run
+        assert {s["line"]: s["reason"] for s in run["skipped"]} == {
+            2: "the same key (or the same line) as line 1",
+            4: "the same key (or the same line) as line 3",
+            6: "the same key (or the same line) as line 5",
+        }
+    exported = tmp_path / "repeats.tar"
+    assert engram("export", space_name, "--out", exported).code == 0
+    with tarfile.open(exported) as tar:
+        stored = tar.extractfile("memories.jsonl").read().splitlines()
+    assert sorted(orjson.loads(line)["text"] for line in stored) == ["dup a", "r1", "same"]  # the first wins
+
+
 def test_import_refuses_missing_file_and_unknown_space(engram, tmp_path, space_name):
     missing = engram("import", space_name, tmp_path / "nope.jsonl")
     assert missing.code == 1 and "no such file" in missing.err

@@ -10,8 +10,8 @@ async def test_a_pipelined_text_import_embeds_and_writes_every_batch(settings):
         space = (await ctx.services.spaces.create_hosted("pipeline")).uri
         lines = [(n, {"text": f"line {n} about the build server"}) for n in range(1, 24)]
         lines[6] = (7, {"text": ""})  # refused by the store: reported, the rest goes on
-        # The same line as line 3, four batches later: written after line 3's batch committed, it finds
-        # that memory (same stable key, createdAt kept) and is unchanged, not a second memory.
+        # The same line as line 3, four batches later: one key is used once per import, so it is skipped
+        # and reported, never a second memory (nor a rewrite of the first on every run).
         lines[15] = (16, {"text": "line 3 about the build server"})
         seen = []
         report = await import_values(
@@ -23,9 +23,10 @@ async def test_a_pipelined_text_import_embeds_and_writes_every_batch(settings):
             batch_size=4,
             progress=seen.append,
         )
-        assert (report.created, report.unchanged, report.not_indexed) == (21, 1, 0)
-        assert [number for number, _ in report.skipped] == [7]
-        assert sum(seen) == 22 and all(0 < n <= 4 for n in seen)  # one progress call per written batch
+        assert (report.created, report.unchanged, report.not_indexed) == (21, 0, 0)
+        assert [number for number, _ in report.skipped] == [7, 16]
+        assert report.skipped[1][1] == "the same key (or the same line) as line 3"
+        assert sum(seen) == 21 and all(0 < n <= 4 for n in seen)  # one progress call per written batch
         memories, _cursor = await ctx.services.memories.list(space, limit=100)
         assert len(memories) == 21
         assert all(m.model_key is not None for m in memories)  # every line was embedded and indexed
@@ -33,7 +34,7 @@ async def test_a_pipelined_text_import_embeds_and_writes_every_batch(settings):
         again = await import_values(
             ctx.store, ctx.services.spaces, ctx.services.memories, space, lines, batch_size=4
         )
-        assert (again.created, again.unchanged) == (0, 22)
+        assert (again.created, again.unchanged, len(again.skipped)) == (0, 21, 2)
 
 
 class CountingEmbedder:
