@@ -27,7 +27,7 @@ from .. import __version__
 from ..errors import InvalidInput
 from ..store import Embedding, Memory, MemoryWrite
 from ..store.attrs import check_attrs
-from ..store.memory_reads import iter_export
+from ..store.memory_reads import import_keys_of, iter_export
 from ..views import config_view
 
 if TYPE_CHECKING:
@@ -61,7 +61,8 @@ def _embedding_json(key: str | None, vector: bytes | None) -> dict[str, Any] | N
     }
 
 
-def memory_line(memory: Memory) -> bytes:
+def memory_line(memory: Memory, import_key: str | None = None) -> bytes:
+    """One export line; `import_key`: the idempotency key an import wrote the memory under, if one did."""
     line: dict[str, Any] = {
         "author": memory.author,
         "rkey": memory.rkey,
@@ -70,6 +71,8 @@ def memory_line(memory: Memory) -> bytes:
         "createdAt": memory.created_at,
         "cid": memory.cid,
     }
+    if import_key is not None:
+        line["key"] = import_key
     if memory.source is not None:
         line["source"] = memory.source
     if memory.attrs:
@@ -94,7 +97,8 @@ async def write_export(
     count = 0
     try:
         async for batch in iter_export(store, space_uri):
-            chunk = b"".join(memory_line(m) for m in batch)
+            keys = await store.read(import_keys_of, space_uri, batch)
+            chunk = b"".join(memory_line(m, keys.get((m.author, m.rkey))) for m in batch)
             await pool.run(spool.write, chunk)
             count += len(batch)
         config = config_view(space)

@@ -221,6 +221,23 @@ async def iter_export(store: Store, space_uri: str, batch_size: int = 1000) -> A
         after = batch[-1].row_id
 
 
+def import_keys_of(
+    conn: sqlite3.Connection, space_uri: str, memories: Sequence[Memory]
+) -> dict[tuple[str, str], str]:
+    """{(author, rkey): the idempotency key an import wrote it under} for those of `memories` an import
+    wrote: what an export line carries as `key`, so importing the export and then the original file again
+    finds every line unchanged (engram/service/imports.py)."""
+    if not memories:
+        return {}
+    space = require_space(conn, space_uri)
+    wanted = {(m.author, m.rkey) for m in memories}
+    clause, param = dialect_of(conn).in_list(sorted({rkey for _, rkey in wanted}))
+    rows = conn.execute(
+        f"SELECT author, rkey, key FROM import_keys WHERE space_id = ? AND rkey {clause}", (space.id, param)
+    )
+    return {(author, rkey): key for author, rkey, key in rows if (author, rkey) in wanted}
+
+
 def find_import_key(conn: sqlite3.Connection, space_uri: str, key: str) -> tuple[str, str] | None:
     """(author, rkey) of the memory an earlier import wrote for idempotency `key`, if any."""
     space = require_space(conn, space_uri)

@@ -175,6 +175,22 @@ def test_a_key_is_used_once_per_import_so_a_file_with_repeats_imports_the_same_e
     assert sorted(orjson.loads(line)["text"] for line in stored) == ["dup a", "r1", "same"]  # the first wins
 
 
+def test_an_export_carries_import_keys_so_the_original_file_is_unchanged_in_the_copy(
+    engram, tmp_path, space_name
+):
+    engram("space", "create", space_name)
+    original = tmp_path / "original.jsonl"
+    original.write_text('{"text": "no key, no rkey"}\n{"text": "keyed", "key": "k-7"}\n')
+    assert engram("import", space_name, original).code == 0
+    exported = tmp_path / "export.tar"
+    assert engram("export", space_name, "--out", exported).code == 0
+    copy = space_name + "-copy"
+    engram("space", "create", copy)
+    assert engram("import", copy, exported, "--json").json()["created"] == 2
+    again = engram("import", copy, original, "--json").json()
+    assert (again["created"], again["updated"], again["unchanged"]) == (0, 0, 2), again
+
+
 def test_import_refuses_missing_file_and_unknown_space(engram, tmp_path, space_name):
     missing = engram("import", space_name, tmp_path / "nope.jsonl")
     assert missing.code == 1 and "no such file" in missing.err
