@@ -104,6 +104,8 @@ class MemoryOperations:
         attrs = supersedes_attrs(supersedes)  # an explicit update (engram/service/supersession.py)
         uri = access.write_space(space)
         target = await self.services.spaces.require(uri)
+        if supersedes is not None:
+            await self._require_replaced(access, uri, supersedes)
         write = MemoryWrite(
             author=target.authority,
             text=text,
@@ -168,6 +170,14 @@ class MemoryOperations:
             "memories": facts.live, "allowed": facts.allowed, "droppedSuperseded": facts.dropped_superseded,
             "empty": facts.empty,
         }  # fmt: skip
+
+    async def _require_replaced(self, access: McpAccess, space_uri: str, named: str) -> None:
+        """The memory `supersedes` names exists and is the caller's: an at:// URI in one of its spaces,
+        or a record key in the space written to. MemoryNotFound otherwise, and nothing is written."""
+        if named.startswith("at://"):
+            await self.services.memories.get(access.memory_space(named), named)
+        elif not await self.ctx.store.read(memory_reads.memory_uris_with_rkey, space_uri, named):
+            raise NotFound(f"no memory with record key {named!r} in the space written to", "MemoryNotFound")
 
     async def get_memory(self, access: McpAccess, uri: str) -> dict[str, Any]:
         space = access.memory_space(uri)

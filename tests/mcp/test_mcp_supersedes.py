@@ -37,3 +37,21 @@ async def test_an_explicit_update_ranks_first_on_every_door(served):
             assert first["engram_supersedes"] == [{"uri": old["uri"], "basis": "explicit"}]
             assert (first["engram_superseded_by"], second["engram_supersedes"]) == (None, [])
             assert second["engram_superseded_by"] == {"uri": new["uri"], "basis": "explicit"}
+
+
+async def test_supersedes_must_name_one_of_the_callers_memories_and_a_refusal_writes_nothing(served):
+    notes, other = await served.space("notes"), await served.space("other")
+    token, _ = await served.key(notes)
+    foreign_token, _ = await served.key(other)
+    async with served.client(foreign_token) as foreign:
+        theirs = result_of(await foreign.call_tool("remember", {"text": "another tenant's memory"}))
+    async with served.client(token) as client:
+        mine = result_of(await client.call_tool("remember", {"text": OLD}))
+        rkey = mine["uri"].rsplit("/", 1)[-1]
+        for named in (theirs["uri"], mine["uri"][: -len(rkey)] + "3zzzzzzzzzzzz", "3zzzzzzzzzzzz"):
+            refused = error_of(await client.call_tool("remember", {"text": NEW, "supersedes": named}))
+            assert refused.startswith("MemoryNotFound: "), (named, refused)
+        assert len((await served.ctx.services.memories.list(notes, limit=10))[0]) == 1  # nothing written
+        by_rkey = result_of(await client.call_tool("remember", {"text": NEW, "supersedes": rkey}))
+    stored = await served.ctx.services.memories.get(notes, by_rkey["uri"])
+    assert stored.attrs == {"supersedes": rkey}
