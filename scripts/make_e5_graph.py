@@ -113,6 +113,11 @@ def graph_bytes() -> bytes:
 
 
 if __name__ == "__main__":
+    import argparse
+
+    argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    ).parse_args()
     GRAPH_FILE.parent.mkdir(parents=True, exist_ok=True)
     GRAPH_FILE.write_bytes(graph_bytes())
     print(f"wrote {GRAPH_FILE} ({GRAPH_FILE.stat().st_size} bytes)")

@@ -69,6 +69,9 @@ def _dump(path: str) -> None:
 
 
 psycopg.waiting.wait = wait
+if "BENCH_ROUND_TRIPS_FILE" not in os.environ or sys.argv[1:2] in (["-h"], ["--help"]):
+    print(__doc__, file=sys.stderr)
+    raise SystemExit(2 if "BENCH_ROUND_TRIPS_FILE" not in os.environ else 0)
 threading.Thread(target=_dump, args=(os.environ["BENCH_ROUND_TRIPS_FILE"],), daemon=True).start()
 sys.argv = ["engram", *sys.argv[1:]]
 runpy.run_module("engram", run_name="__main__", alter_sys=True)

@@ -123,6 +123,9 @@ def report(name: str, rows: list[dict[str, float]]) -> None:
 
 
 def main() -> None:
+    if len(sys.argv) < 2 or sys.argv[1] in ("-h", "--help"):
+        print(__doc__)
+        raise SystemExit(0 if len(sys.argv) > 1 else 2)
     data_dir = Path(sys.argv[1])
     if not data_dir.exists():
         spec = sys.argv[sys.argv.index("--sets") + 1] if "--sets" in sys.argv else "5000x20"
