@@ -12,6 +12,7 @@ import time
 
 from ..config import Settings
 from ..store.database import Store, database_path
+from .local import require_data_dir
 
 # The console package (jinja2 and its templates) loads only for this command: every `engram` call builds
 # the whole parser, and `engram import` should not pay ~70 ms for a web console it never renders.
@@ -29,6 +30,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def run_login(args: argparse.Namespace, settings: Settings) -> int:
     from ..console.login_links import LINK_TTL_S
 
+    require_data_dir(settings)  # a link for a service that has no data dir signs in nowhere
     token = asyncio.run(_new_link(settings))
     print(f"{settings.public_url}/console/login?token={token}")
     print(

@@ -111,7 +111,7 @@ def run_create(args: argparse.Namespace, settings: Settings) -> int:
         )
 
     # The default model, or one named alone, is a configured embedder's: load them only then.
-    space = run_local(settings, work, embedder=not isinstance(model, ModelSpec))
+    space = run_local(settings, work, embedder=not isinstance(model, ModelSpec), create=True)
     if args.json:
         print_json(space_view(space))
     else:
@@ -261,7 +261,7 @@ def run_add(args: argparse.Namespace, settings: Settings) -> int:
             ctx.store, SecretStore(settings.data_dir), args.space, args.account, password, args.pds
         )
 
-    synced = run_local(settings, work)
+    synced = run_local(settings, work, create=True)
     print(f"syncing {synced.uri} as {args.account}")
     return 0
 

@@ -300,3 +300,15 @@ def test_keygen_writes_a_private_key_file_and_credentials_mint(engram, tmp_path,
 def test_model_info(engram):
     info = engram("model", "info", "--json").json()
     assert (info["name"], info["dims"], info["backend"]) == ("hashing-256", 256, "hashing")
+
+
+def test_commands_in_the_wrong_directory_make_no_data_dir(tmp_path, monkeypatch, capsys):
+    from engram.cli.main import main
+
+    missing = tmp_path / "engram-data"
+    monkeypatch.setenv("ENGRAM_DATA_DIR", str(missing))
+    monkeypatch.setenv("ENGRAM_EMBEDDER", "hashing")
+    for args in (["space", "list"], ["space", "status", "notes"], ["apikey", "list"], ["export", "notes"]):
+        assert main(args) == 1, args
+        assert "no engram data dir at" in capsys.readouterr().err and not missing.exists(), args
+    assert main(["space", "create", "notes"]) == 0 and missing.is_dir()  # a command that makes one may

@@ -60,6 +60,10 @@ async def test_engram_console_login_prints_a_link_the_server_accepts(monkeypatch
         monkeypatch.delenv(name)
     monkeypatch.setenv("ENGRAM_DATA_DIR", str(data))
     monkeypatch.setenv("ENGRAM_PUBLIC_URL", "https://engram.example.com")
+    # no data dir yet (the wrong directory): refused, and none is made
+    assert await asyncio.to_thread(main, ["console", "login"]) == 1
+    assert "no engram data dir at" in capsys.readouterr().err and not data.exists()
+    data.mkdir()
     assert await asyncio.to_thread(main, ["console", "login"]) == 0  # the CLI runs its own event loop
     out, err = capsys.readouterr()
     url = urlsplit(out.strip())
