@@ -43,6 +43,23 @@ async def _until(condition, what: str):
     raise AssertionError(what)
 
 
+async def _caught_up(store, database_url: str) -> None:
+    """Until `store` has heard every notification committed so far. A sentinel NOTIFY with the 'scoped'
+    payload (which bumps the change count but not the keys' count) is sent last; PostgreSQL delivers in
+    commit order, so once a scoped-only bump shows, everything before it has been heard (under load, the
+    key creation's own notification could otherwise arrive after its lookup was remembered)."""
+    from engram.store.postgres.changes import CHANNEL, SCOPED
+
+    count, keys = store.changes.value(), store.changes.keys_value()
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        conn.execute(f"NOTIFY {CHANNEL}, '{SCOPED}'")
+
+    async def sentinel_heard():
+        return store.changes.value() - count > store.changes.keys_value() - keys
+
+    await _until(sentinel_heard, "the sentinel notification never arrived")
+
+
 async def _until_revoked(store, token: str, what: str):
     """Until `store`'s point read of the key behind `token` finds it revoked (None)."""
 
@@ -137,6 +154,7 @@ async def test_no_store_s_memory_writes_drop_a_remembered_key_on_postgres(pg_dat
     try:
         await first.write(create_space, uri, "hosted")
         key, token = await first.write(create_api_key, uri, ["read"], "test", [])
+        await _caught_up(first, pg_database_url)
         remembered, _ = await _remembered(first, key_and_deleted, token)
         before = first.changes.value()
         await first.write_to(uri, put_memories, uri, [MemoryWrite("did:plc:alice", "from this store")])
