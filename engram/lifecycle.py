@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from .auth.admin_signature import AdminVerifier
 from .auth.did_resolver import DidResolver
-from .auth.identity import build_keyring, load_operator_keys, load_or_create_service_key
+from .auth.identity import build_keyring, load_operator_keys, load_or_create_service_key, record_served_did
 from .auth.keyring import LocalKeyring
 from .auth.reader import ReaderVerifier
 from .auth.service_jwt import ServiceAuthVerifier
@@ -95,6 +95,8 @@ async def open_context(
         replays = StoreReplayGuard(store)
         notifier = None
         if network:
+            # the DID this data dir is served as, for the CLI's local commands to check theirs against
+            await pool.run(record_served_did, settings.data_dir, settings.service_did)
             # notifyWrite to the syncers registered for hosted spaces, after each commit (engram/store/repo.py)
             notifier = WriteNotifier(store, keyring, http)
             store.after_commit = notifier.committed

@@ -118,3 +118,27 @@ def build_keyring(
     for did, key in operator_keys.items():
         keyring.add(did, key)
     return keyring
+
+
+SERVED_AS_FILE = "served-as.json"  # in keys/: the DID the last `engram serve` on this data dir answered as
+
+
+def record_served_did(data_dir: Path, did: str) -> None:
+    """Written by every serving process at start: the CLI's local commands compare their own settings'
+    DID with it (a space created under another DID than the server's could never be searched)."""
+    path = keys_dir(data_dir) / SERVED_AS_FILE
+    if served_did(data_dir) == did:
+        return
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".served-as-")
+    with os.fdopen(fd, "wb") as out:
+        out.write(orjson.dumps({"serviceDid": did}))
+    os.replace(tmp, path)
+
+
+def served_did(data_dir: Path) -> str | None:
+    try:
+        value = orjson.loads((Path(data_dir) / "keys" / SERVED_AS_FILE).read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        return None
+    did = value.get("serviceDid") if isinstance(value, dict) else None
+    return did if isinstance(did, str) else None

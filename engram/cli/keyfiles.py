@@ -56,8 +56,10 @@ def load_or_create_holder_key(path: Path | None) -> PrivateKey:
     return key
 
 
-def local_keyring(settings: Settings) -> LocalKeyring:
-    """The DIDs whose keys the local data dir holds (engram's own, operators'), or an empty keyring."""
+def local_keyring(settings: Settings, service_did: str | None = None) -> LocalKeyring:
+    """The DIDs whose keys the local data dir holds (engram's own, operators'), or an empty keyring.
+    `service_did`: the DID the server answers as (its describeService), when the caller knows it: the
+    data dir's service key is that DID's, whatever DID the local settings would derive."""
     keys = settings.data_dir / "keys"
     service_key = None
     if settings.signing_key:
@@ -75,4 +77,4 @@ def local_keyring(settings: Settings) -> LocalKeyring:
         for did, key in operators.items():
             keyring.add(did, key)
         return keyring
-    return build_keyring(settings.service_did, service_key, operators)
+    return build_keyring(service_did or settings.service_did, service_key, operators)

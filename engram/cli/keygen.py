@@ -14,6 +14,7 @@ from ..spacehost.minting import mint_for_space
 from ..store.uris import space_uri
 from .errors import CliError
 from .keyfiles import local_keyring, write_key
+from .local import require_data_dir
 from .output import print_json
 
 
@@ -75,6 +76,7 @@ def run_keygen(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def run_mint(args: argparse.Namespace, settings: Settings) -> int:
+    require_data_dir(settings)  # the keys are the data dir's, and its DID the server's (cli/local.py)
     uri = args.space
     if not uri.startswith("at://"):
         if not is_record_key(uri):

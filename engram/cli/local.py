@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
+from ..auth.identity import served_did
 from ..config import Settings
 from ..context import AppContext
 from ..lifecycle import open_context
@@ -40,8 +41,17 @@ def resolve_space(ctx: AppContext, space: str) -> str:
 
 
 def require_data_dir(settings: Settings, create: bool = False) -> None:
+    """The data dir exists (unless the command may make it), and the server last serving it answered as
+    the DID these settings make: the service DID derives from ENGRAM_PUBLIC_URL / ENGRAM_PORT, so a
+    command run without the server's settings would create spaces no one can search."""
     if not create and not settings.data_dir.exists():
         raise CliError(
             f"no engram data dir at {settings.data_dir}: set ENGRAM_DATA_DIR to the server's"
             " (or run `engram serve` or `engram space create` once to make one)"
+        )
+    served = served_did(settings.data_dir)
+    if served is not None and served != settings.service_did:
+        raise CliError(
+            f"{settings.data_dir} is served as {served}, but these settings make engram"
+            f" {settings.service_did}: set ENGRAM_PORT / ENGRAM_PUBLIC_URL as the server has them"
         )

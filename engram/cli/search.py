@@ -86,7 +86,7 @@ async def _search(args: argparse.Namespace, settings: Settings) -> dict:
             args.service_did or (await client.call("GET", client.url("garden.engram.describeService")))["did"]
         )
         uri = _space_uri(args.space, service_did)
-        jwt = _credential(args, settings, uri, holder)
+        jwt = _credential(args, settings, uri, holder, service_did)
         headers = sign_space_request(holder, jwt, service_did)
         model = await _space_model(args, client, uri, headers)
         params: dict = {
@@ -127,9 +127,11 @@ def _space_uri(space: str, service_did: str) -> str:
     return space_uri(service_did, space)
 
 
-def _credential(args: argparse.Namespace, settings: Settings, uri: str, holder: PrivateKey) -> str:
+def _credential(
+    args: argparse.Namespace, settings: Settings, uri: str, holder: PrivateKey, service_did: str
+) -> str:
     if args.credential is None:
-        keyring = local_keyring(settings)
+        keyring = local_keyring(settings, service_did)  # the server's DID, not the one these settings make
         if space_authority(uri) not in keyring:
             raise CliError(
                 f"no credential for {uri}: the local data dir does not hold its authority's key; "

@@ -312,3 +312,21 @@ def test_commands_in_the_wrong_directory_make_no_data_dir(tmp_path, monkeypatch,
         assert main(args) == 1, args
         assert "no engram data dir at" in capsys.readouterr().err and not missing.exists(), args
     assert main(["space", "create", "notes"]) == 0 and missing.is_dir()  # a command that makes one may
+
+
+def test_local_commands_with_other_settings_than_the_server_say_so(engram, server, monkeypatch, space_name):
+    """The server records the DID it answers as in its data dir; a command run without the server's
+    ENGRAM_PORT / ENGRAM_PUBLIC_URL would derive another DID and create spaces nobody can search."""
+    assert engram("space", "create", space_name).code == 0
+    monkeypatch.delenv("ENGRAM_PUBLIC_URL")
+    monkeypatch.setenv("ENGRAM_PORT", str(server.port + 1))
+    refused = engram("space", "create", space_name + "-lost")
+    assert refused.code == 1 and "is served as did:web:127.0.0.1%3A" in refused.err, refused.err
+    assert "set ENGRAM_PORT / ENGRAM_PUBLIC_URL as the server has them" in refused.err
+    # search asks the server for its DID, and the data dir's key is that DID's key, whatever the settings
+    found = engram("search", space_name, "anything", "--url", server.url, "--json")
+    assert found.code == 0, found.err
+    monkeypatch.setenv("ENGRAM_PORT", str(server.port))
+    monkeypatch.setenv("ENGRAM_PUBLIC_URL", server.url)
+    listed = engram("space", "list", "--json").json()
+    assert space_name + "-lost" not in {s["name"] for s in listed}
