@@ -7,8 +7,12 @@ import os
 import sys
 from pathlib import Path
 
+from tqdm import tqdm
+
 from ..config import Settings
+from ..service.embedding import hosts_model
 from ..service.export import write_export
+from ..service.reembed import reembed_space
 from ..service.reindex import reindex_space
 from .errors import CliError
 from .local import resolve_space, run_local
@@ -28,7 +32,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     r = sub.add_parser(
         "reindex",
         help="rebuild a space's search index from the store",
-        description="Rebuild a space's index from the memories in the store and save it.",
+        description="Rebuild a space's index from the memories in the store and save it. Where engram runs "
+        "the space's model, memories without a vector of it (the model was changed with `engram space config "
+        "--model`) are embedded with it first, each a signed update of its record.",
     )
     r.add_argument("space", help="space name or at:// URI")
     r.set_defaults(run=run_reindex)
@@ -60,11 +66,22 @@ def run_export(args: argparse.Namespace, settings: Settings) -> int:
 def run_reindex(args: argparse.Namespace, settings: Settings) -> int:
     async def work(ctx):
         uri = resolve_space(ctx, args.space)
+        space = await ctx.services.spaces.require(uri)
+        embedded = 0
+        if hosts_model(ctx.embedder, space) and (space.config is None or space.config.next is None):
+            # memories without a vector of the space's model (its model was changed): embedded first
+            total = (await ctx.services.spaces.status(uri)).memories
+            with tqdm(total=total, unit="memory", desc="embedding", disable=None, file=sys.stderr) as bar:
+                embedded = await reembed_space(
+                    ctx.store, ctx.services.spaces, ctx.services.memories, ctx.embedder, uri, bar.update
+                )
         built = await reindex_space(ctx.services.spaces, ctx.index, uri)
         status = await ctx.services.spaces.status(uri)
-        return uri, built, status
+        return uri, embedded, built, status
 
-    uri, built, status = run_local(settings, work)
+    uri, embedded, built, status = run_local(settings, work, embedder=True)
+    if embedded:
+        print(f"embedded {embedded} memories of {uri} with the space's model")
     for spec in built:
         print(f"rebuilt the {spec.model} index of {uri}")
     skipped = sum(c for _, c in status.skipped)

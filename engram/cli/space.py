@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from ..config import Settings
 from ..store import ModelSpec
@@ -123,24 +124,35 @@ def run_config(args: argparse.Namespace, settings: Settings) -> int:
     model = _model_from_flags(args)
     if model is None and not args.clear_next and args.document_prefix is None and args.query_prefix is None:
         raise CliError("give --model, --digest and --dims (or --clear-next, or a prefix)", 2)
+    if args.next and args.clear_next:
+        raise CliError("--next sets the model being migrated to and --clear-next drops it: give one", 2)
 
     async def work(ctx):
         # The same merge as the remote `engram admin space config` (SpaceService.configure).
         resolved = _resolve_model(ctx, model)
-        return await ctx.services.spaces.configure(
-            resolve_space(ctx, args.space),
+        uri = resolve_space(ctx, args.space)
+        space = await ctx.services.spaces.configure(
+            uri,
             None if args.next else resolved,
             next=resolved if args.next else None,
             clear_next=args.clear_next,
             document_prefix=args.document_prefix,
             query_prefix=args.query_prefix,
         )
+        return space, await ctx.services.spaces.status(uri)
 
-    space = run_local(settings, work, embedder=isinstance(model, str))
+    space, status = run_local(settings, work, embedder=isinstance(model, str))
     if args.json:
         print_json(space_view(space))
     else:
         _print_config(space)
+    unindexed = sum(count for _, count in status.skipped)
+    if unindexed and model is not None and not args.next:
+        print(
+            f"engram: {unindexed} of {status.memories} memories carry no vector of the new model and are not"
+            f" searchable: `engram reindex {args.space}` embeds them with it where engram runs the model",
+            file=sys.stderr,
+        )
     return 0
 
 

@@ -330,3 +330,28 @@ def test_local_commands_with_other_settings_than_the_server_say_so(engram, serve
     monkeypatch.setenv("ENGRAM_PUBLIC_URL", server.url)
     listed = engram("space", "list", "--json").json()
     assert space_name + "-lost" not in {s["name"] for s in listed}
+
+
+def test_changing_a_hosted_spaces_model_then_reindex_embeds_its_memories_again(tmp_path, monkeypatch, capsys):
+    """`space config --model` says the memories are not searchable under the new model, and `reindex`
+    embeds them with it (engram runs both models), each a write through the same path as any other."""
+    from engram.cli.main import main
+
+    monkeypatch.setenv("ENGRAM_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("ENGRAM_EMBEDDER", "hashing,hashing:128")
+    lines = tmp_path / "m.jsonl"
+    lines.write_text("".join(f'{{"text": "memory number {n}", "tags": ["t{n}"]}}\n' for n in range(5)))
+    assert main(["space", "create", "notes"]) == 0 and main(["import", "notes", str(lines)]) == 0
+    capsys.readouterr()
+    assert main(["space", "config", "notes", "--next", "--clear-next"]) == 2
+    assert main(["space", "config", "notes", "--model", "hashing-128"]) == 0
+    assert "5 of 5 memories carry no vector of the new model" in capsys.readouterr().err
+    assert main(["reindex", "notes"]) == 0
+    out = capsys.readouterr().out
+    assert "embedded 5 memories" in out and "5 of 5 memories indexed" in out
+    assert main(["reindex", "notes"]) == 0  # nothing left to embed: the index is only rebuilt
+    again = capsys.readouterr().out
+    assert "embedded" not in again and "5 of 5 memories indexed" in again
+    assert main(["space", "status", "notes", "--json"]) == 0
+    status = orjson.loads(capsys.readouterr().out)
+    assert status["config"]["dims"] == 128 and status["skipped"] == 0, status
