@@ -133,7 +133,9 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
 
     async def go() -> Any:
         async with aiohttp.ClientSession(headers={"User-Agent": "engram-admin"}) as session:
-            return await args.admin(args, AdminClient(XrpcClient(args.remote, session), key, did))
+            return await args.admin(
+                args, AdminClient(XrpcClient(args.remote, session, flag="--remote"), key, did)
+            )
 
     result = asyncio.run(go())
     status = 0
@@ -185,6 +187,8 @@ async def _space_create(args, admin: AdminClient) -> Any:
 async def _space_config(args, admin: AdminClient) -> Any:
     body: dict = {"space": args.space, **_prefixes(args)}
     model = _model(args)
+    if args.next and model is None:
+        raise CliError("--next names the model being migrated to: give it with --model", 2)
     if args.clear_next:
         body["clearNext"] = True
     if model is not None:
@@ -230,7 +234,7 @@ async def _space_delete(args, admin: AdminClient) -> Any:
 
 async def _import(args, admin: AdminClient) -> Any:
     if not args.file.is_file():
-        raise CliError(f"{args.file}: no such file")
+        raise CliError(f"{args.file}: {'a directory, not a file' if args.file.is_dir() else 'no such file'}")
     totals: dict[str, Any] = {"created": 0, "updated": 0, "unchanged": 0, "notIndexed": 0, "skipped": []}
     with open(args.file, "rb") as f:  # noqa: ASYNC230 - a CLI run: nothing else waits on this loop
         lines, _, _ = open_lines(args.file, f)

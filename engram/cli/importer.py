@@ -52,7 +52,7 @@ def open_lines(path: Path, f: IO[bytes]) -> tuple[Iterator[tuple[int, bytes]], i
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
     if not args.file.is_file():
-        raise CliError(f"{args.file}: no such file")
+        raise CliError(f"{args.file}: {'a directory, not a file' if args.file.is_dir() else 'no such file'}")
     if not 1 <= args.batch <= 1000:
         raise CliError("--batch must be between 1 and 1000", 2)
 

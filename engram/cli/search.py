@@ -68,6 +68,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace, settings: Settings) -> int:
     if not args.text and not args.vector_file:
         raise CliError("give the text to search for (or --vector-file)", 2)
+    if args.text and args.vector_file:
+        raise CliError("give the text to search for or --vector-file, not both (the vector would win)", 2)
     if not 1 <= args.limit <= 50:
         raise CliError("--limit must be between 1 and 50", 2)
     result = asyncio.run(_search(args, settings))

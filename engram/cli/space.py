@@ -124,8 +124,8 @@ def run_config(args: argparse.Namespace, settings: Settings) -> int:
     model = _model_from_flags(args)
     if model is None and not args.clear_next and args.document_prefix is None and args.query_prefix is None:
         raise CliError("give --model, --digest and --dims (or --clear-next, or a prefix)", 2)
-    if args.next and args.clear_next:
-        raise CliError("--next sets the model being migrated to and --clear-next drops it: give one", 2)
+    if args.next and model is None:
+        raise CliError("--next names the model being migrated to: give it with --model", 2)
 
     async def work(ctx):
         # The same merge as the remote `engram admin space config` (SpaceService.configure).

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping, Sequence
 from typing import Any
+from urllib.parse import urlsplit
 
 import aiohttp
 import orjson
@@ -42,9 +43,16 @@ def query_pairs(params: Params) -> list[tuple[str, str]]:
 
 
 class XrpcClient:
-    def __init__(self, base_url: str, session: aiohttp.ClientSession):
+    def __init__(self, base_url: str, session: aiohttp.ClientSession, *, flag: str = "--url"):
+        """`flag`: the option that named `base_url`, for the messages."""
+        parts = urlsplit(base_url)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise CliError(
+                f"{flag} must be an http(s) URL such as http://127.0.0.1:8080, got {base_url!r}", 2
+            )
         self.base_url = base_url.rstrip("/")
         self.session = session
+        self.flag = flag
 
     def url(self, nsid: str) -> str:
         return f"{self.base_url}/xrpc/{nsid}"
@@ -77,7 +85,7 @@ class XrpcClient:
         except aiohttp.ClientConnectorError as exc:
             raise CliError(
                 f"cannot reach {self.base_url} ({exc.os_error.strerror or exc}); "
-                "is `engram serve` running there? (see --url)"
+                f"is `engram serve` running there? (see {self.flag})"
             ) from None
         except (aiohttp.ClientError, TimeoutError) as exc:
             raise CliError(f"request to {self.base_url} failed: {exc or type(exc).__name__}") from None

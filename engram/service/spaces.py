@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from ..embed.hosted import members
 from ..errors import InvalidInput, UnknownSpace
-from ..identifiers import is_did, is_record_key
+from ..identifiers import is_did, is_record_key, space_authority
 from ..store import ModelSpec, Space, SpaceStatus, memory_reads
 from ..store import notify_registrations as store_registrations
 from ..store import spaces as store_spaces
@@ -67,6 +67,8 @@ class SpaceService:
     def resolve_uri(self, space: str) -> str:
         """A space URI, or a bare name (skey) of a hosted space under engram's own DID."""
         if space.startswith("at://"):
+            if space_authority(space) is None:
+                raise InvalidInput(f"not a space URI: {space[:200]!r}")
             return space
         if not is_record_key(space):
             raise InvalidInput(f"not a space URI or space name: {space!r}")

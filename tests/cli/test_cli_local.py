@@ -343,7 +343,8 @@ def test_changing_a_hosted_spaces_model_then_reindex_embeds_its_memories_again(t
     lines.write_text("".join(f'{{"text": "memory number {n}", "tags": ["t{n}"]}}\n' for n in range(5)))
     assert main(["space", "create", "notes"]) == 0 and main(["import", "notes", str(lines)]) == 0
     capsys.readouterr()
-    assert main(["space", "config", "notes", "--next", "--clear-next"]) == 2
+    assert main(["space", "config", "notes", "--next", "--clear-next"]) == 2  # --next without a model
+    assert "--next names the model being migrated to" in capsys.readouterr().err
     assert main(["space", "config", "notes", "--model", "hashing-128"]) == 0
     assert "5 of 5 memories carry no vector of the new model" in capsys.readouterr().err
     assert main(["reindex", "notes"]) == 0
@@ -355,3 +356,22 @@ def test_changing_a_hosted_spaces_model_then_reindex_embeds_its_memories_again(t
     assert main(["space", "status", "notes", "--json"]) == 0
     status = orjson.loads(capsys.readouterr().out)
     assert status["config"]["dims"] == 128 and status["skipped"] == 0, status
+
+
+def test_messages_name_what_was_wrong(engram, server, tmp_path, space_name):
+    engram("space", "create", space_name)
+    no_scheme = engram("search", space_name, "x", "--url", f"127.0.0.1:{server.port}")
+    assert no_scheme.code == 2 and "--url must be an http(s) URL" in no_scheme.err
+    vector = tmp_path / "v.json"
+    vector.write_text("[0.5, 0.5]")
+    both = engram("search", space_name, "x", "--vector-file", vector)
+    assert both.code == 2 and "not both" in both.err
+    directory = engram("import", space_name, tmp_path)
+    assert directory.code == 1 and "a directory, not a file" in directory.err
+    garbage = engram("space", "status", "at://garbage")
+    assert garbage.code == 1 and "not a space URI" in garbage.err
+    admin = ("admin", "--key", server.ops_key_file, "--did", "did:plc:cliopsadmin0000000000000")
+    unreachable = engram(*admin, "--remote", "http://127.0.0.1:9", "space", "list")
+    assert unreachable.code == 1 and "(see --remote)" in unreachable.err, unreachable.err
+    bad_remote = engram(*admin, "--remote", "notaurl", "space", "list")
+    assert bad_remote.code == 2 and "--remote must be an http(s) URL" in bad_remote.err
