@@ -150,15 +150,15 @@ class XrpcServer:
         body = await self._read_body(request) if procedure else b""
         request[RAW_BODY] = body
         body_json = _peek_json(body, request.content_type)
+        input_value = None
         if route.auth and body_first:
+            if body_json is NOT_PARSED:
+                # a body the hook cannot read (not JSON, another content type, none): the validator's own
+                # error says what is wrong with it, where the hook would only miss the space it names
+                input_value = self._input(method, request, body, body_json)
             auth = await route.auth(request, params, None if body_json is NOT_PARSED else body_json)
-        input_value = (
-            validate_input(
-                method, request.content_type if body else None, body, self.registry, parsed=body_json
-            )
-            if method.kind == "procedure"
-            else None
-        )
+        if procedure and input_value is None:
+            input_value = self._input(method, request, body, body_json)
         call = XrpcRequest(method.nsid, params, input_value, auth, request)
         try:
             output = await route.handler(call)
@@ -169,6 +169,11 @@ class XrpcServer:
             err.headers = {**call.response_headers, **err.headers}
             raise
         return self._respond(method, call, output)
+
+    def _input(self, method: MethodDef, request: web.Request, body: bytes, body_json: Any) -> Any:
+        return validate_input(
+            method, request.content_type if body else None, body, self.registry, parsed=body_json
+        )
 
     async def _read_body(self, request: web.Request) -> bytes:
         if RAW_BODY in request:  # read already to find the request's space (`_space_in_body` below)

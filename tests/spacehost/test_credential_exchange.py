@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 import numpy as np
-from support.member_world import MODEL, exchange_headers, new_member, service_auth_token
+from support.member_world import EXCHANGE, MODEL, exchange_headers, new_member, service_auth_token
 
 from engram.auth.credential import CredentialVerifier
 from engram.auth.crypto_keys import PrivateKey
@@ -176,3 +176,25 @@ async def test_the_authority_itself_needs_no_grant(host, plc):
     holder = PrivateKey.generate("ES256")
     r = await host.exchange(exchange_headers(holder, delegation_token(key, authority, host.space)))
     assert r.status == 200, await r.text()
+
+
+async def test_a_body_no_one_can_read_is_refused_for_what_it_is_and_claims_nothing(host, plc):
+    """The exchange's auth reads the space from the body; a body that is not JSON gets the validator's
+    own error (not "missing space"), before the delegation token is verified or its jti claimed."""
+    member = new_member(plc)
+    await host.ctx.services.members.grant(host.space, member.did)
+    headers = member.headers(host.space)
+    claims_before = await host.ctx.store.read(
+        lambda c: c.execute("SELECT COUNT(*) FROM replay_claims").fetchone()[0]
+    )
+    for body, content_type in ((b"{nope", "application/json"), (b'{"space": NaN}', "application/json"),
+                               (b"\xff\xfe", "application/json"), (b"space=x", "text/plain")):  # fmt: skip
+        r = await host.client.post(EXCHANGE, data=body, headers={**headers, "Content-Type": content_type})
+        status, error, message = await _error(r)
+        assert status == 400 and error == "InvalidRequest", (body, message)
+        assert "space" not in message.lower() or "json" in message.lower(), message
+    claims_after = await host.ctx.store.read(
+        lambda c: c.execute("SELECT COUNT(*) FROM replay_claims").fetchone()[0]
+    )
+    assert claims_after == claims_before
+    assert (await host.exchange(headers)).status == 200  # the same token still works: it was never claimed
