@@ -61,8 +61,9 @@ async def register(
     if entry is None:
         raise InvalidInput(f"{did} publishes no {fragment} service", "ServiceNotResolvable")
     _check_endpoint(entry.endpoint, policy)
-    expires_at = time.time() + REGISTRATION_TTL
-    await store.write(store_registrations.register, space.id, did + fragment, entry.endpoint, expires_at)
+    now = time.time()
+    expires_at = now + REGISTRATION_TTL
+    await store.write(store_registrations.register, space.id, did + fragment, entry.endpoint, expires_at, now)
     return expires_at
 
 

@@ -7,8 +7,10 @@ authority (aud = the registered service id, lxm = com.atproto.space.notifyWrite)
 ``{space, repo, repoRev, hash, spaceRev, prevSpaceRev?}``. Commits of one space are delivered in order
 (a per-space lock), each with bounded retries on network errors, 5xx, 408 and 429; a syncer that misses one
 sees the gap in ``prevSpaceRev`` and catches up with listRepoOps, so delivery is best effort, as the
-protocol says. At most ``max_pending`` deliveries wait at once; beyond that new commits are dropped with a
-warning rather than letting memory grow under a dead syncer.
+protocol says. Each registered syncer has a queue of its own: notifications reach it in the space's order,
+and a syncer that never answers (each notification costs it its timeout and retries) delays only itself.
+At most ``max_pending`` deliveries wait at once; beyond that new ones are dropped with a warning rather
+than letting memory grow under a dead syncer.
 """
 
 from __future__ import annotations
@@ -71,7 +73,11 @@ class WriteNotifier:
         self._timeout = aiohttp.ClientTimeout(total=timeout)
         self._max_pending = max_pending
         self._tasks: set[asyncio.Task] = set()
+        # a space's lock orders the scheduling of its notifications (registrations read, then queued);
+        # each registration's lock orders the deliveries to it (asyncio.Lock is FIFO)
         self._space_locks: dict[str, asyncio.Lock] = {}
+        self._queues: dict[tuple[str, str], asyncio.Lock] = {}
+        self._queued: dict[tuple[str, str], int] = {}
         self.delivered = 0
         self.failed = 0
         self._closed = False
@@ -90,12 +96,6 @@ class WriteNotifier:
 
     def _schedule(self, commits: list[Committed]) -> None:
         for commit in commits:
-            if len(self._tasks) >= self._max_pending:
-                log.warning(
-                    "write notification dropped: too many pending",
-                    extra={"fields": {"space": commit.space_uri}},
-                )
-                continue
             self._schedule_task(self._notify(commit))
 
     def space_deleted(
@@ -115,7 +115,7 @@ class WriteNotifier:
                 store_registrations.live_registrations, space_uri, time.time()
             )
             for registration in registrations:
-                await self._deliver(registration, space_uri, authority, NOTIFY_NSID, body)
+                self._enqueue(registration, space_uri, authority, NOTIFY_NSID, body)
 
     def credentials_revoked(self, space_uri: str, authority: str, jtis: list[str]) -> None:
         """Tell the syncers registered for a hosted space that these credentials were revoked (called on
@@ -129,16 +129,14 @@ class WriteNotifier:
 
     async def _notify(self, commit: Committed) -> None:
         lock = self._space_locks.setdefault(commit.space_uri, asyncio.Lock())
-        async with lock:  # FIFO: commits of a space reach each syncer in order
+        async with lock:  # FIFO: commits of a space are queued for each syncer in order
             for registration in commit.registrations:  # those live when the commit was made
-                await self._deliver(
-                    registration, commit.space_uri, commit.repo, NOTIFY_NSID, notify_body(commit)
-                )
+                self._enqueue(registration, commit.space_uri, commit.repo, NOTIFY_NSID, notify_body(commit))
 
     async def _notify_deleted(self, space_uri: str, authority: str, registrations) -> None:
         async with self._space_locks.setdefault(space_uri, asyncio.Lock()):  # after the space's last writes
             for registration in registrations:
-                await self._deliver(registration, space_uri, authority, DELETED_NSID, {"space": space_uri})
+                self._enqueue(registration, space_uri, authority, DELETED_NSID, {"space": space_uri})
         self._space_locks.pop(space_uri, None)
 
     async def _notify_revoked(self, space_uri: str, authority: str, jtis: list[str]) -> None:
@@ -149,7 +147,37 @@ class WriteNotifier:
             for registration in registrations:
                 for start in range(0, len(jtis), REVOKED_BATCH):
                     body = {"space": space_uri, "credentials": jtis[start : start + REVOKED_BATCH]}
-                    await self._deliver(registration, space_uri, authority, REVOKED_NSID, body)
+                    self._enqueue(registration, space_uri, authority, REVOKED_NSID, body)
+
+    def _enqueue(
+        self,
+        registration: store_registrations.Registration,
+        space_uri: str,
+        authority: str,
+        nsid: str,
+        body: dict,
+    ) -> None:
+        """Queue one delivery behind the earlier ones to the same syncer (created in order, so they take
+        its lock in order)."""
+        if len(self._tasks) >= self._max_pending:
+            log.warning(
+                "write notification dropped: too many pending", extra={"fields": {"space": space_uri}}
+            )
+            return
+        key = (space_uri, registration.service)
+        lock = self._queues.setdefault(key, asyncio.Lock())
+        self._queued[key] = self._queued.get(key, 0) + 1
+        self._schedule_task(self._deliver_in_turn(key, lock, registration, space_uri, authority, nsid, body))
+
+    async def _deliver_in_turn(self, key, lock: asyncio.Lock, *delivery) -> None:
+        try:
+            async with lock:
+                await self._deliver(*delivery)
+        finally:
+            self._queued[key] -= 1
+            if not self._queued[key]:  # nothing else queued for this syncer: forget its lock
+                del self._queued[key]
+                self._queues.pop(key, None)
 
     async def _deliver(
         self,

@@ -6,6 +6,8 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import dataclass
 
+from engram.errors import InvalidInput
+
 
 @dataclass(frozen=True)
 class Registration:
@@ -14,7 +16,20 @@ class Registration:
     expires_at: float
 
 
-def register(conn: sqlite3.Connection, space_id: int, service: str, endpoint: str, expires_at: float) -> None:
+# Live registrations a space takes: any reader may register, and each one is a delivery per commit
+MAX_PER_SPACE = 64
+
+
+def register(
+    conn: sqlite3.Connection, space_id: int, service: str, endpoint: str, expires_at: float, now: float
+) -> None:
+    """Register or renew; InvalidInput when the space already holds MAX_PER_SPACE other live ones."""
+    others = conn.execute(
+        "SELECT COUNT(*) FROM notify_registrations WHERE space_id = ? AND service <> ? AND expires_at > ?",
+        (space_id, service, now),
+    ).fetchone()[0]
+    if others >= MAX_PER_SPACE:
+        raise InvalidInput(f"this space already has {MAX_PER_SPACE} registered syncers; unregister one first")
     conn.execute(
         "INSERT INTO notify_registrations (space_id, service, endpoint, expires_at) VALUES (?, ?, ?, ?)"
         " ON CONFLICT (space_id, service) DO UPDATE SET endpoint = excluded.endpoint,"

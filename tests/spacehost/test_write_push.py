@@ -30,9 +30,10 @@ def quick_retries(host):
 class FakeSyncer:
     """A syncer's notifyWrite endpoint; answers `statuses` in turn (then 200) and records what it got."""
 
-    def __init__(self, plc, statuses=()) -> None:
+    def __init__(self, plc, statuses=(), hold: asyncio.Event | None = None) -> None:
         self.did = random_plc_did()
         self.statuses = list(statuses)
+        self.hold = hold  # while set and not yet released, every answer waits (a syncer that hangs)
         self.posts: list[tuple[str, dict]] = []
         self.deletions: list[tuple[str, dict]] = []
         self.plc = plc
@@ -40,6 +41,8 @@ class FakeSyncer:
     async def start(self) -> FakeSyncer:
         async def notify(request: web.Request) -> web.Response:
             self.posts.append((request.headers.get("Authorization", ""), await request.json()))
+            if self.hold is not None:
+                await self.hold.wait()
             status = self.statuses.pop(0) if self.statuses else 200
             return web.json_response({}, status=status)
 
@@ -69,8 +72,8 @@ class FakeSyncer:
 async def syncers(plc):
     started: list[FakeSyncer] = []
 
-    async def make(statuses=()) -> FakeSyncer:
-        syncer = await FakeSyncer(plc, statuses).start()
+    async def make(statuses=(), hold: asyncio.Event | None = None) -> FakeSyncer:
+        syncer = await FakeSyncer(plc, statuses, hold).start()
         started.append(syncer)
         return syncer
 
@@ -227,3 +230,37 @@ async def test_deleting_the_space_tells_its_syncers(host, syncers):
     assert (await verifier.verify(authorization, "com.atproto.space.notifySpaceDeleted")).iss == (
         host.ctx.settings.service_did
     )
+
+
+async def test_a_syncer_that_hangs_delays_only_itself_and_each_gets_the_space_in_order(host, syncers):
+    import aiohttp
+
+    host.ctx.notifier._timeout = aiohttp.ClientTimeout(total=0.5)  # the hung syncer's attempts end sooner
+    released = asyncio.Event()
+    hung, healthy = await syncers(hold=released), await syncers()
+    for syncer in (hung, healthy):
+        assert (await _register(host, syncer.did)).status == 200
+    for n in range(3):
+        await _write(host, f"write {n}")
+    await _until(lambda: len(healthy.posts) == 3, "the healthy syncer's three notifications")
+    assert len({body["repoRev"] for body in hung.delivered}) == 1  # still on the first, held
+    revs = [body["repoRev"] for body in healthy.delivered]
+    assert revs == sorted(revs) and len(set(revs)) == 3
+    released.set()
+    await _until(
+        lambda: len({body["repoRev"] for body in hung.delivered}) == 3, "the hung syncer catching up"
+    )
+    in_order = list(dict.fromkeys(body["repoRev"] for body in hung.delivered))  # retries repeat a rev
+    assert in_order == revs
+
+
+async def test_a_space_takes_a_bounded_number_of_registrations(host, syncers, monkeypatch):
+    from engram.store import notify_registrations
+
+    monkeypatch.setattr(notify_registrations, "MAX_PER_SPACE", 2)
+    first, second, third = await syncers(), await syncers(), await syncers()
+    assert (await _register(host, first.did)).status == 200
+    assert (await _register(host, second.did)).status == 200
+    refused = await _register(host, third.did)
+    assert refused.status == 400 and "already has 2 registered syncers" in (await refused.json())["message"]
+    assert (await _register(host, first.did)).status == 200  # renewing one already there is not a new one
