@@ -6,7 +6,8 @@ Handlers are registered with `XrpcServer.add(nsid, handler, auth=...)`. A proced
 its auth hook has accepted the caller, so an unauthenticated client cannot make engram read (up to
 ENGRAM_MAX_BODY_BYTES of) a body it will refuse anyway; an auth mode that must see the body first (the
 admin signature covers its digest; a reader's procedure names its space in it) declares so with
-`@reads_body_first`. Rate limits are the services' business (they know the space and the authority), so
+`@reads_body_first`, and its body is then validated before the hook runs (params → body → input → auth),
+so a refused body never reaches checks that claim single-use tokens. Rate limits are the services' business (they know the space and the authority), so
 the pipeline has no rate-limit stage. A lexicon method without a handler answers 501
 `MethodNotImplemented`, so the list of unbuilt methods is visible (and pinned by a test). An error name the
 method's lexicon does not declare (and that is not a generic transport error) is treated as a server bug:
@@ -152,12 +153,12 @@ class XrpcServer:
         body_json = _peek_json(body, request.content_type)
         input_value = None
         if route.auth and body_first:
-            if body_json is NOT_PARSED:
-                # a body the hook cannot read (not JSON, another content type, none): the validator's own
-                # error says what is wrong with it, where the hook would only miss the space it names
-                input_value = self._input(method, request, body, body_json)
+            # the body is validated before the hook reads it: the validator's own error says what is wrong
+            # with a body (where the hook would only miss the space it names), and a refused body never
+            # reaches the hook's checks, which may claim a single-use token (engram/auth/replay.py)
+            input_value = self._input(method, request, body, body_json)
             auth = await route.auth(request, params, None if body_json is NOT_PARSED else body_json)
-        if procedure and input_value is None:
+        elif procedure:
             input_value = self._input(method, request, body, body_json)
         call = XrpcRequest(method.nsid, params, input_value, auth, request)
         try:

@@ -179,8 +179,9 @@ async def test_the_authority_itself_needs_no_grant(host, plc):
 
 
 async def test_a_body_no_one_can_read_is_refused_for_what_it_is_and_claims_nothing(host, plc):
-    """The exchange's auth reads the space from the body; a body that is not JSON gets the validator's
-    own error (not "missing space"), before the delegation token is verified or its jti claimed."""
+    """The exchange's auth reads the space from the body; a body that is not JSON, or not the lexicon's
+    input, gets the validator's own error (not "missing space"), before the delegation token is verified
+    or its jti claimed."""
     member = new_member(plc)
     await host.ctx.services.members.grant(host.space, member.did)
     headers = member.headers(host.space)
@@ -188,7 +189,8 @@ async def test_a_body_no_one_can_read_is_refused_for_what_it_is_and_claims_nothi
         lambda c: c.execute("SELECT COUNT(*) FROM replay_claims").fetchone()[0]
     )
     for body, content_type in ((b"{nope", "application/json"), (b'{"space": NaN}', "application/json"),
-                               (b"\xff\xfe", "application/json"), (b"space=x", "text/plain")):  # fmt: skip
+                               (b"\xff\xfe", "application/json"), (b"space=x", "text/plain"),
+                               (b'{"space": "%s", "clientAttestation": 5}' % host.space.encode(), "application/json")):  # fmt: skip
         r = await host.client.post(EXCHANGE, data=body, headers={**headers, "Content-Type": content_type})
         status, error, message = await _error(r)
         assert status == 400 and error == "InvalidRequest", (body, message)
