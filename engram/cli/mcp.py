@@ -48,6 +48,7 @@ async def serve_local(settings: Settings, key: str | None) -> None:
     from ..mcp.access import McpAccess, key_access
     from ..mcp.operations import MemoryOperations
     from ..mcp.server import build_server
+    from ..mcp.stdio import run_stdio
     from ..store import database_path
 
     where = (
@@ -80,7 +81,7 @@ async def serve_local(settings: Settings, key: str | None) -> None:
             return await key_access(ctx, key) if key is not None else await McpAccess.operator(ctx)
 
         try:
-            await build_server(MemoryOperations(ctx), access_of).run_stdio_async()
+            await run_stdio(build_server(MemoryOperations(ctx), access_of))
         finally:
             loading.cancel()
 
@@ -93,6 +94,7 @@ async def serve_remote(url: str, key: str) -> None:
 
     from ..mcp.remote import NO_ACCESS, RemoteOperations
     from ..mcp.server import build_server
+    from ..mcp.stdio import run_stdio
 
     async def access_of(_context):
         return NO_ACCESS
@@ -103,7 +105,7 @@ async def serve_remote(url: str, key: str) -> None:
             httpx2.AsyncClient(headers={"Authorization": f"Bearer {key}"}) as http,
             Client(streamable_http_client(endpoint, http_client=http)) as remote,
         ):
-            await build_server(RemoteOperations(remote), access_of).run_stdio_async()
+            await run_stdio(build_server(RemoteOperations(remote), access_of))
     except (MCPError, httpx2.HTTPError) as exc:
         raise CliError(f"cannot use {endpoint}: {exc}") from None
 

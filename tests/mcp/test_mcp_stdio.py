@@ -172,3 +172,48 @@ async def test_engram_mcp_url_forwards_every_call_to_a_remote_engram(served):
     assert [s["uri"] for s in spaces] == [notes]
     assert refused.startswith("UnknownSpace: 'other'")  # the model reads `Name: message`, nothing else
     assert forgot["deleted"] is True and (await served.ctx.services.memories.list(notes))[0] == []
+
+
+def test_every_line_a_host_sends_gets_an_answer_even_a_malformed_one(data_dir):
+    """JSON-RPC 2.0 section 5: a line that is not JSON is -32700, one that is not a request MCP takes
+    (a batch, jsonrpc 1.0, an object as id) -32600, each with a null id; the session goes on."""
+    import orjson
+
+    settings = data_dir[0]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")} | {
+        "ENGRAM_DATA_DIR": str(settings.data_dir), "ENGRAM_EMBEDDER": "hashing",
+        "ENGRAM_SERVICE_DID": settings.service_did, "ENGRAM_PUBLIC_URL": settings.public_url,
+        "ENGRAM_LOG_LEVEL": "warning",
+    }  # fmt: skip
+    if settings.database_url:
+        env["ENGRAM_DATABASE_URL"] = settings.database_url
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}  # fmt: skip
+    lines = [
+        orjson.dumps(init),
+        orjson.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        b"{nope",
+        orjson.dumps([{"jsonrpc": "2.0", "id": 2, "method": "ping"}]),
+        orjson.dumps({"jsonrpc": "1.0", "id": 3, "method": "ping"}),
+        orjson.dumps({"jsonrpc": "2.0", "id": {"a": 1}, "method": "ping"}),
+        orjson.dumps({"jsonrpc": "2.0", "id": 4, "method": "ping"}),
+    ]
+    # as a host does: stdin stays open while it waits for its answers (at EOF the SDK stops the session)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "engram", "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL, env=env,
+    )  # fmt: skip
+    try:
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(b"\n".join(lines) + b"\n")
+        proc.stdin.flush()
+        raw = [proc.stdout.readline() for _ in range(6)]  # one answer per line but the notification
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=120)
+        proc.stdout.close()
+    answers = [orjson.loads(line) for line in raw]
+    errors = sorted((a["id"] is None, a["error"]["code"]) for a in answers if "error" in a)
+    assert errors == [(False, -32600), (True, -32700), (True, -32600), (True, -32600)], answers
+    assert sorted(a["id"] for a in answers if "result" in a) == [1, 4]  # initialize, then the last ping
+    assert all(b"nope" not in line for line in raw)
