@@ -14,6 +14,7 @@ from typing import Any
 
 import aiohttp
 import orjson
+from tqdm import tqdm
 from yarl import URL
 
 from ..auth.admin_signature import sign_admin_request
@@ -236,21 +237,27 @@ async def _import(args, admin: AdminClient) -> Any:
     if not args.file.is_file():
         raise CliError(f"{args.file}: {'a directory, not a file' if args.file.is_dir() else 'no such file'}")
     totals: dict[str, Any] = {"created": 0, "updated": 0, "unchanged": 0, "notIndexed": 0, "skipped": []}
-    with open(args.file, "rb") as f:  # noqa: ASYNC230 - a CLI run: nothing else waits on this loop
-        lines, _, _ = open_lines(args.file, f)
+    with (
+        open(args.file, "rb") as f,  # noqa: ASYNC230 - a CLI run: nothing else waits on this loop
+        tqdm(unit="memory", desc="importing", disable=None, file=sys.stderr) as bar,
+    ):
+        lines, bar.total, _ = open_lines(args.file, f)
         batch: list[tuple[int, Any]] = []
         for number, value in decode_lines(lines):
             if isinstance(value, Exception) or not isinstance(value, dict):
                 # refused here as `engram import` refuses it, so it never costs its batch's other lines
                 reason = str(value) if isinstance(value, Exception) else "each line must be a JSON object"
                 totals["skipped"].append({"line": number, "reason": reason})
+                bar.update(1)
                 continue
             batch.append((number, value))
             if len(batch) == IMPORT_BATCH:
                 await _send_batch(admin, args.space, batch, totals)
+                bar.update(len(batch))
                 batch = []
         if batch:
             await _send_batch(admin, args.space, batch, totals)
+            bar.update(len(batch))
     totals["skipped"].sort(key=lambda s: s["line"])
     if not args.json:
         print(
@@ -266,7 +273,8 @@ async def _import(args, admin: AdminClient) -> Any:
 async def _ingest(args, admin: AdminClient) -> Any:
     """Each file in one ingestDocument call (a refused file is reported and the rest go on)."""
     results = []
-    for path in collect(args.paths):
+    paths = list(collect(args.paths))
+    for path in tqdm(paths, unit="file", desc="ingesting", disable=None, file=sys.stderr):
         content = {"$bytes": base64.b64encode(path.read_bytes()).decode()}
         body = {"space": args.space, "name": str(path), "content": content}
         try:

@@ -72,8 +72,18 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         uri = resolve_space(ctx, args.space)
         await ctx.services.spaces.require(uri)
         results = []
-        with tqdm(total=len(targets), unit="file", desc="ingesting", disable=None, file=sys.stderr) as bar:
+        with (
+            tqdm(total=len(targets), unit="file", desc="ingesting", disable=None, file=sys.stderr) as bar,
+            tqdm(unit="chunk", desc="embedding", disable=None, file=sys.stderr, leave=False) as chunks,
+        ):
+
+            def embedded(done: int, total: int) -> None:  # a long file moves its own bar
+                chunks.total = total
+                chunks.n = done
+                chunks.refresh()
+
             for path in targets:
+                chunks.reset()
                 try:
                     data = path.read_bytes()
                     result = await ctx.services.documents.ingest(
@@ -83,6 +93,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
                         document_id=args.document_id,
                         source_url=args.source_url,
                         chunking=chunking,
+                        progress=embedded,
                     )
                     results.append({"file": str(path), **result.json()})
                 except EngramError as exc:

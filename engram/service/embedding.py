@@ -7,7 +7,7 @@ opens, so a write that fails to embed has changed nothing."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 import numpy as np
@@ -44,8 +44,10 @@ async def embed_documents(
     tags: Sequence[Sequence[str]],
     *,
     parallel: int = 1,
+    progress: Callable[[int], None] | None = None,
 ) -> list[Embedding]:
     """Embed with the space's documentPrefix and the reference agents' text rule (24000-byte cut, Tags line).
+    `progress(n)` after each round of worker calls, with the texts it embedded (a long document's bar).
 
     The space config's prefix is applied here; an `onnx:<dir>` manifest that also declares a prefix adds
     its own on top, so operators should declare a model's prefix in one place only (README)."""
@@ -65,13 +67,21 @@ async def embed_documents(
             vectors.append(await embed_batched(pool, embedder, window[0]))
         else:
             vectors += await asyncio.gather(*(embed_batched(pool, embedder, c) for c in window))
+        if progress:
+            progress(sum(len(c) for c in window))
     rows = np.concatenate(vectors) if vectors else np.zeros((0, embedder.dims), np.float32)
     active = space.config.active
     return [Embedding(active.model, active.digest, active.dims, row.astype(np.float16)) for row in rows]
 
 
 async def embed_missing(
-    embedder, pool: WorkerPool, space: Space, writes: Sequence[MemoryWrite], *, parallel: int = 1
+    embedder,
+    pool: WorkerPool,
+    space: Space,
+    writes: Sequence[MemoryWrite],
+    *,
+    parallel: int = 1,
+    progress: Callable[[int], None] | None = None,
 ) -> list[MemoryWrite]:
     """`writes` with a vector of the space's model for each one that lacks it, when engram runs that model
     (`hosts_model`); otherwise unchanged (the store then keeps them unindexed, as sync does for foreign
@@ -87,6 +97,7 @@ async def embed_missing(
         [out[i].text for i in missing],
         [out[i].tags for i in missing],
         parallel=parallel,
+        progress=progress,
     )
     for i, embedding in zip(missing, embeddings, strict=True):
         out[i] = replace(out[i], embedding=embedding)

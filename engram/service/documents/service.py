@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import builtins
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -190,7 +191,9 @@ class DocumentService:
         source_url: str | None = None,
         declared: str | None = None,
         chunking: ChunkSettings | None = None,
+        progress: Callable[[int, int], None] | None = None,
     ) -> IngestResult:
+        """`progress(done, total)`: chunks embedded so far, of the document's chunks (the CLI's bar)."""
         _check_text(name, "name", MAX_ID_CHARS)
         _check_text(document_id, "documentId", MAX_ID_CHARS)
         _check_text(source_url, "sourceUrl", MAX_SOURCE_BYTES)
@@ -228,7 +231,17 @@ class DocumentService:
             prepared, author=space.authority, document_id=document_id, name=name, source_url=source_url
         )
         # the one embed-before-write step (engram/service/embedding.py); the model is hosted (checked above)
-        writes = await embed_missing(self.embedder, self.pool, space, writes, parallel=self.pool.size)
+        done = 0
+
+        def embedded(n: int) -> None:
+            nonlocal done
+            done += n
+            if progress:
+                progress(done, len(writes))
+
+        writes = await embed_missing(
+            self.embedder, self.pool, space, writes, parallel=self.pool.size, progress=embedded
+        )
         row = store_ingested.DocumentRow(
             document_id,
             name,
