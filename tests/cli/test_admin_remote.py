@@ -100,8 +100,15 @@ async def test_unsigned_replayed_stale_wrong_did_and_tampered_requests_are_refus
     assert (r.status, (await r.json())["error"]) == (401, "BadAdminSignature")
 
     other_method = "/xrpc/garden.engram.admin.deleteSpace"  # a signature is bound to its URL
-    r = await client.post(other_method, data=body, headers=_signed(settings, ops, OPS_DID, CREATE, body))
+    valid_there = orjson.dumps({"space": "at://did:plc:ops/space/garden.engram.space/refused"})
+    signed_for_create = _signed(settings, ops, OPS_DID, CREATE, valid_there)
+    r = await client.post(other_method, data=valid_there, headers=signed_for_create)
     assert r.status == 401
+    # a body the method's lexicon refuses is a 400 before the signature is looked at (and claims no nonce)
+    r = await client.post(
+        other_method, data=body, headers=_signed(settings, ops, OPS_DID, other_method, body)
+    )
+    assert (r.status, (await r.json())["error"]) == (400, "InvalidRequest")
 
 
 async def test_admin_is_off_without_admin_dids(aiohttp_client, settings):
