@@ -14,7 +14,7 @@ from ..spacehost.minting import mint_for_space
 from ..store.uris import space_uri
 from .errors import CliError
 from .keyfiles import local_keyring, write_key
-from .local import require_data_dir
+from .local import require_data_dir, run_local
 from .output import print_json
 
 
@@ -82,6 +82,10 @@ def run_mint(args: argparse.Namespace, settings: Settings) -> int:
         if not is_record_key(uri):
             raise CliError(f"not a space URI or name: {uri!r}", 2)
         uri = space_uri(settings.service_did, uri)
+    async def known(ctx) -> None:  # a credential for a space this data dir does not hold helps no one
+        await ctx.services.spaces.require(uri)
+
+    run_local(settings, known)
     token = mint_for_space(local_keyring(settings), uri, args.holder, args.ttl)
     if args.out:
         # 0600 whether or not the file existed (touch's mode applies only to a file it creates)

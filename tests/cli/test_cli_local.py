@@ -293,6 +293,8 @@ def test_keygen_writes_a_private_key_file_and_credentials_mint(engram, tmp_path,
     existing.chmod(0o644)
     assert engram("credential", "mint", space_name, "--holder", out["didKey"], "--out", existing).code == 0
     assert existing.stat().st_mode & 0o777 == 0o600 and existing.read_text().count(".") == 2
+    unknown = engram("credential", "mint", "no-such-space", "--holder", out["didKey"])
+    assert unknown.code == 1 and unknown.err.startswith("engram: UnknownSpace:") and not unknown.out
     bad = engram("credential", "mint", space_name, "--holder", "did:key:nope")
     assert bad.code == 1 and bad.err.startswith("engram: InvalidRequest: the holder is not a did:key")
 
