@@ -82,6 +82,7 @@ def run_mint(args: argparse.Namespace, settings: Settings) -> int:
         if not is_record_key(uri):
             raise CliError(f"not a space URI or name: {uri!r}", 2)
         uri = space_uri(settings.service_did, uri)
+
     async def known(ctx) -> None:  # a credential for a space this data dir does not hold helps no one
         await ctx.services.spaces.require(uri)
 

@@ -294,7 +294,12 @@ mcp_key = web.AppKey("mcp", McpEndpoint)
 def install_mcp(app: web.Application, ctx: AppContext) -> McpEndpoint:
     endpoint = McpEndpoint(ctx)
     app[mcp_key] = endpoint
-    consent = ConsentPage(endpoint.oauth, "Connect an AI agent to your engram memories", SCOPE_HELP)
+    consent = ConsentPage(
+        endpoint.oauth,
+        "Connect an AI agent to your engram memories",
+        SCOPE_HELP,
+        public_url=ctx.settings.public_url,
+    )
     router = app.router
     # Its own OPTIONS route: /mcp answers its preflights itself (the app-wide CORS answer lacks its
     # methods and headers), engram/xrpc/middleware.py

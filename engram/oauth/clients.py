@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import re
 import secrets
 import sqlite3
 from dataclasses import dataclass
@@ -46,8 +47,12 @@ class Client:
         return self.secret_hash is not None and hmac.compare_digest(digest, self.secret_hash)
 
 
+_KEY_ID = re.compile(r"[1-9][0-9]{0,17}")  # an API key id as engram writes it (ASCII, fits SQLite's INTEGER)
+
+
 def is_key_backed(client_id: str) -> bool:
-    return client_id.isdigit() and len(client_id) <= 18  # an API key id (fits SQLite's INTEGER)
+    # not str.isdigit: it takes "²", "٢" and "０２", which int() refuses or reads as another spelling of an id
+    return _KEY_ID.fullmatch(client_id) is not None
 
 
 def register_client(

@@ -3,12 +3,14 @@
 GET shows what the client asks for; the person pastes an engram API key (proof of access) and approves
 the scopes they tick. The form carries a CSRF token that must match a SameSite=Strict cookie set with
 the page (a double-submit check), and the page refuses to be framed. Until the client and its redirect
-URI are known good, errors are shown on the page, never sent to the redirect URI (docs/oauth.md#the-consent-page).
+URI are known good, errors are shown on the page, never sent to the redirect URI; after that they are sent
+to it as RFC 6749 section 4.1.2.1 says (docs/oauth.md#the-consent-page).
 """
 
 from __future__ import annotations
 
 import hmac
+import re
 import secrets
 from collections.abc import Mapping
 from html import escape
@@ -43,6 +45,19 @@ class BadRequest(Exception):
     """The request cannot be answered through the redirect URI: show it on the page."""
 
 
+class Redirected(Exception):
+    """An error of a request whose client and redirect URI are known good: answered through the redirect
+    URI (RFC 6749 section 4.1.2.1), so the client waiting on it hears why."""
+
+    def __init__(self, error: str, description: str):
+        super().__init__(description)
+        self.error, self.description = error, description
+
+
+# RFC 7636 section 4.2: an S256 challenge is the base64url of a SHA-256 digest, 43 characters
+_CHALLENGE = re.compile(r"[A-Za-z0-9_-]{43}")
+
+
 def _page(title: str, body: str, status: int = 200) -> web.Response:
     html = (f"<!doctype html><html><head><meta charset='utf-8'><title>{escape(title)}</title>"
             f"<style>{_STYLE}</style></head><body><h1>{escape(title)}</h1>{body}</body></html>")  # fmt: skip
@@ -50,14 +65,17 @@ def _page(title: str, body: str, status: int = 200) -> web.Response:
 
 
 class ConsentPage:
-    def __init__(self, server: OAuthServer, title: str, scope_help: Mapping[str, str]):
+    def __init__(self, server: OAuthServer, title: str, scope_help: Mapping[str, str], *, public_url: str):
         self.server = server
         self.title = title
         self.scope_help = dict(scope_help)
+        # Secure cookies whenever the public URL is https, as the console's: behind a TLS proxy the request
+        # itself arrives over plain http
+        self.secure_cookies = public_url.startswith("https://")
 
     async def _check(self, params: Mapping[str, str]) -> Client:
-        if params.get("response_type") != "code":
-            raise BadRequest("only response_type=code is supported")
+        """The client, once the request is one to ask the person about. BadRequest (shown on the page)
+        until the client and its redirect URI are known good; Redirected (sent to that URI) after."""
         client = await self.server.find_client(params.get("client_id") or "")
         if client is None:
             raise BadRequest("unknown client_id")
@@ -66,16 +84,20 @@ class ConsentPage:
                 "redirect_uri is not allowed for this client (https, http to localhost, or a native app's "
                 "own scheme; parsed the same way by every parser)"
             )
+        if params.get("response_type") != "code":
+            raise Redirected("unsupported_response_type", "only response_type=code is supported")
         challenge, method = params.get("code_challenge"), params.get("code_challenge_method")
         if challenge is not None and method != "S256":
-            raise BadRequest("code_challenge_method must be S256")
+            raise Redirected("invalid_request", "code_challenge_method must be S256")
         if method is not None and not challenge:
-            raise BadRequest("code_challenge_method without code_challenge")
+            raise Redirected("invalid_request", "code_challenge_method without code_challenge")
+        if challenge is not None and not _CHALLENGE.fullmatch(challenge):
+            raise Redirected("invalid_request", "code_challenge must be 43 base64url characters (S256)")
         if not client.confidential and not challenge:
-            raise BadRequest("a public client must use PKCE (code_challenge)")
+            raise Redirected("invalid_request", "a public client must use PKCE (code_challenge)")
         unknown = set((params.get("scope") or "").split()) - set(self.server.scope_map)
         if unknown:
-            raise BadRequest(f"unknown scope {min(unknown)!r}")
+            raise Redirected("invalid_scope", f"unknown scope {min(unknown)!r}")
         return client
 
     def _form(self, client: Client, params: Mapping[str, str], csrf: str, error: str = "") -> str:
@@ -110,9 +132,12 @@ class ConsentPage:
             client = await self._check(params)
         except BadRequest as exc:
             return _page("Authorization failed", f"<p class='error'>{escape(str(exc))}</p>", 400)
+        except Redirected as exc:
+            raise _error_redirect(params, exc) from None
         csrf = secrets.token_urlsafe(24)
         response = _page(self.title, self._form(client, params, csrf))
-        response.set_cookie(CSRF_COOKIE, csrf, httponly=True, samesite="Strict", secure=request.secure,
+        secure = request.secure or self.secure_cookies
+        response.set_cookie(CSRF_COOKIE, csrf, httponly=True, samesite="Strict", secure=secure,
                             path=request.path, max_age=1800)  # fmt: skip
         return response
 
@@ -128,6 +153,8 @@ class ConsentPage:
             client = await self._check(params)
         except BadRequest as exc:
             return _page("Authorization failed", f"<p class='error'>{escape(str(exc))}</p>", 400)
+        except Redirected as exc:
+            raise _error_redirect(params, exc) from None
         state = {"state": params["state"]} if "state" in params else {}
         if form.get("decision") != "approve":
             raise web.HTTPFound(_redirect(params["redirect_uri"], {"error": "access_denied", **state}))
@@ -147,6 +174,12 @@ class ConsentPage:
             code_challenge=params.get("code_challenge"),
         )  # fmt: skip
         raise web.HTTPFound(_redirect(params["redirect_uri"], {"code": code, **state}))
+
+
+def _error_redirect(params: Mapping[str, str], exc: Redirected) -> web.HTTPFound:
+    state = {"state": params["state"]} if "state" in params else {}
+    answer = {"error": exc.error, "error_description": exc.description, **state}
+    return web.HTTPFound(_redirect(params["redirect_uri"], answer), headers=_HEADERS)
 
 
 def _redirect(uri: str, params: Mapping[str, str]) -> str:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlsplit
 
 import ada_url
 from yarl import URL
@@ -58,6 +58,9 @@ def _port(scheme: str, port: int | str | None) -> int | None:
     return int(port) if port not in (None, "") else _DEFAULT_PORTS.get(scheme)
 
 
+_RESPONSE_PARAMS = frozenset({"code", "state", "error", "error_description", "error_uri", "iss"})
+
+
 def parse_redirect(uri: str) -> RedirectTarget:
     """The target of an acceptable redirect URI; RedirectRefused otherwise."""
     if not uri or len(uri) > 2000 or not all("\x21" <= ch <= "\x7e" for ch in uri) or "\\" in uri:
@@ -74,6 +77,11 @@ def parse_redirect(uri: str) -> RedirectTarget:
     scheme = split.scheme.lower()
     if not _SCHEME.fullmatch(scheme):
         raise RedirectRefused("the redirect URI has no scheme")
+    answered = {name.lower() for name, _ in parse_qsl(split.query, keep_blank_values=True)} & _RESPONSE_PARAMS
+    if answered:
+        # the answer's own parameters would then appear twice, and a client reading the first would take
+        # the URI's (RFC 6749 section 3.1: they MUST NOT be repeated)
+        raise RedirectRefused(f"redirect URIs carry no {min(answered)!r} parameter: the answer adds it")
     if "@" in split.netloc or split.username is not None or yarl_url.user is not None or whatwg["username"]:
         raise RedirectRefused("redirect URIs carry no user info")
     hosts = {

@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import re
 import secrets
 import time
 from collections.abc import Callable, Mapping
@@ -50,6 +51,9 @@ class TokenGrant:
     client_id: str
     scopes: frozenset[str]  # OAuth scope names
     key_scopes: frozenset[str]  # the same, mapped to key scopes and cut to what the key still has
+
+
+_VERIFIER = re.compile(r"[A-Za-z0-9._~-]{43,128}")
 
 
 def s256(verifier: str) -> str:
@@ -202,6 +206,10 @@ class OAuthServer:
         await self._authenticate_for(client_id, secret)
         if row.code_challenge is not None:
             verifier = form.get("code_verifier") or ""
+            if not _VERIFIER.fullmatch(verifier):  # RFC 7636 section 4.1 (and s256 encodes ASCII only)
+                raise OAuthError(
+                    "invalid_grant", "code_verifier must be 43-128 characters of A-Z a-z 0-9 - . _ ~"
+                )
             if not hmac.compare_digest(s256(verifier), row.code_challenge):
                 raise OAuthError("invalid_grant", "code_verifier does not match the code_challenge")
         key = await self.live_key(row.key_id)

@@ -10,6 +10,7 @@ import re
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+from support.oauth import csrf_cookie
 
 from engram.app import create_app
 from engram.app_keys import context_key
@@ -123,7 +124,9 @@ async def test_a_native_client_registers_its_scheme_and_the_page_names_it(engram
     csrf = re.search(r"name='csrf' value='([^']+)'", html).group(1)
     form = [*{**params, "csrf": csrf, "api_key": engram.key, "decision": "approve"}.items(),
             ("approve_scope", "memories:read")]  # fmt: skip
-    approved = await engram.post("/oauth/mcp/login", data=form, allow_redirects=False)
+    approved = await engram.post(
+        "/oauth/mcp/login", data=form, allow_redirects=False, headers=csrf_cookie(page)
+    )
     assert approved.status == 302
     location = urlsplit(approved.headers["Location"])
     assert (location.scheme, location.netloc, location.path) == ("cursor", "anysphere.cursor-retrieval",
@@ -133,3 +136,13 @@ async def test_a_native_client_registers_its_scheme_and_the_page_names_it(engram
         "grant_type": "authorization_code", "code": code, "redirect_uri": redirect, "client_id": client_id,
         "code_verifier": verifier})  # fmt: skip
     assert tokens.status == 200, await tokens.text()
+
+
+def test_a_redirect_uri_may_not_carry_the_answers_own_parameters():
+    """RFC 6749 section 3.1: the answer's parameters must not appear twice; a URI holding `code` or
+    `state` would hand a client reading the first one the URI's value instead of the server's."""
+    for uri in ("https://c.example/cb?code=attacker", "https://c.example/cb?x=1&STATE=s", "https://c.example/cb?error=x",
+                "https://c.example/cb?iss=https://evil.example"):  # fmt: skip
+        with pytest.raises(RedirectRefused):
+            parse_redirect(uri)
+    assert parse_redirect("https://c.example/cb?tenant=7").shown == "c.example"

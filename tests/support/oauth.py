@@ -32,6 +32,14 @@ def authorize_params(
     return params
 
 
+def csrf_cookie(page) -> dict[str, str]:
+    """The consent page's CSRF cookie as a browser on the https public URL sends it back (the test client
+    talks plain http, over which a jar keeps a Secure cookie to itself)."""
+    morsel = page.cookies.get("engram_oauth_csrf")
+    assert morsel is not None and morsel["secure"], "the CSRF cookie is Secure on an https public URL"
+    return {"Cookie": f"engram_oauth_csrf={morsel.value}"}
+
+
 async def consent_over_http(bank, params: dict, user_key: str, scopes=None, decision="approve"):
     """GET the consent page, submit its form like a browser would; returns the POST response."""
     page = await bank.client.get("/memorybank/login", params=params)
@@ -40,7 +48,9 @@ async def consent_over_http(bank, params: dict, user_key: str, scopes=None, deci
     csrf = re.search(r"name='csrf' value='([^']+)'", html).group(1)
     form = {**params, "csrf": csrf, "api_key": user_key, "decision": decision}
     body = list(form.items()) + [("approve_scope", s) for s in (scopes or params["scope"].split())]
-    return await bank.client.post("/memorybank/login", data=body, allow_redirects=False)
+    return await bank.client.post(
+        "/memorybank/login", data=body, allow_redirects=False, headers=csrf_cookie(page)
+    )
 
 
 def code_from(response) -> str:

@@ -35,7 +35,9 @@ def access_token_resolver(server: OAuthServer) -> TokenResolver:
 
 
 def add_oauth_routes(router: web.UrlDispatcher, ctx: AppContext, prefix: str, server: OAuthServer) -> None:
-    consent = ConsentPage(server, "Connect to Memory Bank (engram)", SCOPE_HELP)
+    consent = ConsentPage(
+        server, "Connect to Memory Bank (engram)", SCOPE_HELP, public_url=ctx.settings.public_url
+    )
 
     async def metadata(request: web.Request) -> web.Response:
         return json_response(server_metadata(ctx.settings.public_url + prefix, SCOPES))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+from urllib.parse import parse_qs, urlsplit
 
 from support.oauth import REDIRECT, authorize_params, code_from, consent_over_http, pkce_pair
 
@@ -102,6 +103,19 @@ async def test_wrong_pkce_verifier_and_reused_code_are_invalid_grant(bank):
         basic=secret,
     )
     assert wrong.status == 400 and (await wrong.json())["error"] == "invalid_grant"
+    for malformed in ("\u00e9" * 50, "short", "x" * 129):  # RFC 7636 section 4.1's alphabet and length
+        code = code_from(await consent_over_http(bank, params, bank.key))
+        refused = await exchange(
+            bank,
+            {
+                "grant_type": "authorization_code",
+                "code": code,
+                "redirect_uri": REDIRECT,
+                "code_verifier": malformed,
+            },
+            basic=secret,
+        )
+        assert refused.status == 400 and (await refused.json())["error"] == "invalid_grant", malformed
     # A key-backed client is confidential: the right verifier alone is not enough (docs/oauth.md#grants)...
     code = code_from(await consent_over_http(bank, params, bank.key))
     form = {
@@ -152,15 +166,23 @@ async def test_expired_and_revoked_tokens_stop_working(bank):
 async def test_consent_page_refuses_bad_requests_and_missing_csrf(bank):
     _, challenge = pkce_pair()
     good = authorize_params(str(bank.key_id), challenge)
-    for bad in (
+    for bad in (  # the client or its redirect URI is not known good: shown on the page, never redirected
         {**good, "client_id": "424242"},
+        {**good, "client_id": "\u00b2"},  # a digit to str.isdigit, not an API key id
         {**good, "redirect_uri": "http://evil.example/cb"},
-        {**good, "code_challenge_method": "plain"},
-        {**good, "response_type": "token"},
-        {**good, "scope": "admin"},
     ):
         page = await bank.client.get("/memorybank/login", params=bad)
         assert page.status == 400 and "Authorization failed" in await page.text()
+    for bad, error in (  # the rest goes back to the client's redirect URI (RFC 6749 section 4.1.2.1)
+        ({**good, "code_challenge_method": "plain"}, "invalid_request"),
+        ({**good, "code_challenge": "a", "code_challenge_method": "S256"}, "invalid_request"),
+        ({**good, "response_type": "token"}, "unsupported_response_type"),
+        ({**good, "scope": "admin"}, "invalid_scope"),
+    ):
+        page = await bank.client.get("/memorybank/login", params=bad, allow_redirects=False)
+        assert page.status == 302, await page.text()
+        answer = parse_qs(urlsplit(page.headers["Location"]).query)
+        assert answer["error"] == [error] and answer["state"] == [good["state"]], answer
     page = await bank.client.get("/memorybank/login", params=good)
     assert page.headers["X-Frame-Options"] == "DENY"
     forged = await bank.client.post(
@@ -188,8 +210,11 @@ async def test_registered_clients_have_fixed_redirects_and_public_ones_need_pkce
     params = authorize_params(public.client_id, challenge)
     other = await bank.client.get("/memorybank/login", params={**params, "redirect_uri": REDIRECT + "/other"})
     assert other.status == 400
-    no_pkce = await bank.client.get("/memorybank/login", params=authorize_params(public.client_id, None))
-    assert no_pkce.status == 400 and "PKCE" in await no_pkce.text()
+    no_pkce = await bank.client.get(
+        "/memorybank/login", params=authorize_params(public.client_id, None), allow_redirects=False
+    )
+    assert no_pkce.status == 302 and "error=invalid_request" in no_pkce.headers["Location"]
+    assert "PKCE" in parse_qs(urlsplit(no_pkce.headers["Location"]).query)["error_description"][0]
     code = code_from(await consent_over_http(bank, params, bank.key))
     form = {
         "grant_type": "authorization_code",
