@@ -169,7 +169,13 @@ async def test_sign_in_forms_need_their_csrf_cookie(console):
 
 
 @pytest.mark.parametrize(
-    "target", ["https://evil.example/", "//evil.example/x", "/xrpc/_health", "/console\\x"]
+    "target",
+    [
+        "https://evil.example/", "//evil.example/x", "/xrpc/_health", "/console\\x",
+        # a control character would end up in the Location header and drop the answer after the link
+        # was spent; a non-ASCII one would be written there as mojibake
+        "/console/\r\nSet-Cookie: x=1", "/console/\x00", "/console/\x7f", "/console/\u00e9",
+    ],  # fmt: skip
 )
 async def test_next_never_leaves_the_console(console, target):
     token = await create_link_token(console.ctx.store, console.clock())

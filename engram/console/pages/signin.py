@@ -24,8 +24,16 @@ LOGIN_COOKIE_AGE_S = 3600
 
 
 def _safe_next(raw: str | None) -> str:
-    """Only a console path: `next` must never send a signed-in browser elsewhere (open redirect)."""
-    if raw and raw.startswith("/console/") and not raw.startswith("//") and "\\" not in raw:
+    """Only a console path: `next` must never send a signed-in browser elsewhere (open redirect), and only
+    printable ASCII, as a URL path is written in a Location header (a control character there would drop
+    the answer after the sign-in link was spent; anything else non-ASCII comes percent-encoded)."""
+    if (
+        raw
+        and raw.startswith("/console/")
+        and not raw.startswith("//")
+        and "\\" not in raw
+        and all("\x21" <= ch <= "\x7e" for ch in raw)
+    ):
         return raw
     return "/console/"
 
