@@ -89,3 +89,15 @@ def space_authority(space: object) -> str | None:
         return parse_space_uri(space).authority
     except ValueError:
         return None
+
+
+# C0 and C1 controls, and the bidirectional formatting characters that reorder what is shown (U+202A-E,
+# U+2066-9, U+200E-F, U+061C): a name a person reads (an API key's label, an OAuth client's name) holds
+# none, or a terminal listing keys could be recoloured or given fake rows, and a consent page could show
+# a client's name reversed
+_NOT_DISPLAYED = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def is_display_text(text: str) -> bool:
+    """Whether `text` can be shown to a person as written (see _NOT_DISPLAYED)."""
+    return _NOT_DISPLAYED.search(text) is None

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 import orjson
 from aiohttp import web
 
+from ..identifiers import is_display_text
 from ..search.limits import TokenBuckets
 from .redirects import RedirectRefused, parse_redirect
 from .server import OAuthServer
@@ -77,6 +78,10 @@ def parse_metadata(metadata: object, scopes: Iterable[str]) -> dict:
     if not isinstance(name, str) or len(name) > MAX_NAME_CHARS:
         raise RegistrationError(
             "invalid_client_metadata", f"client_name: a string of at most {MAX_NAME_CHARS}"
+        )
+    if not is_display_text(name):  # the consent page shows it to the person deciding
+        raise RegistrationError(
+            "invalid_client_metadata", "client_name: no control or text-direction characters"
         )
     scope = metadata.get("scope")
     if scope is not None and (not isinstance(scope, str) or not set(scope.split()) <= set(scopes)):

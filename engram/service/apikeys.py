@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from ..errors import InvalidInput
+from ..identifiers import is_display_text
 from ..store import ApiKey
 from ..store import apikeys as store_apikeys
 from ..store import spaces as store_spaces
@@ -28,6 +29,8 @@ async def create_api_key(
         raise InvalidInput(f"scopes must be a non-empty subset of {sorted(store_apikeys.SCOPES)}")
     if not isinstance(label, str) or len(label) > MAX_LABEL_CHARS:
         raise InvalidInput(f"label must be a string of at most {MAX_LABEL_CHARS} characters")
+    if not is_display_text(label):
+        raise InvalidInput("label may not hold control or text-direction characters")
     return await store.write(store_apikeys.create_api_key, space_uri, scopes, label, list(extra_spaces))
 
 

@@ -171,10 +171,16 @@ async def test_sign_in_forms_need_their_csrf_cookie(console):
 @pytest.mark.parametrize(
     "target",
     [
-        "https://evil.example/", "//evil.example/x", "/xrpc/_health", "/console\\x",
+        "https://evil.example/",
+        "//evil.example/x",
+        "/xrpc/_health",
+        "/console\\x",
         # a control character would end up in the Location header and drop the answer after the link
         # was spent; a non-ASCII one would be written there as mojibake
-        "/console/\r\nSet-Cookie: x=1", "/console/\x00", "/console/\x7f", "/console/\u00e9",
+        "/console/\r\nSet-Cookie: x=1",
+        "/console/\x00",
+        "/console/\x7f",
+        "/console/\u00e9",
     ],  # fmt: skip
 )
 async def test_next_never_leaves_the_console(console, target):

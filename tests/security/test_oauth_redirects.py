@@ -146,3 +146,11 @@ def test_a_redirect_uri_may_not_carry_the_answers_own_parameters():
         with pytest.raises(RedirectRefused):
             parse_redirect(uri)
     assert parse_redirect("https://c.example/cb?tenant=7").shown == "c.example"
+
+
+async def test_a_client_name_with_control_or_direction_characters_is_refused(engram):
+    for name in ("evil\u202eexe", "a\x00b", "line\nbreak"):
+        r = await engram.post(
+            "/oauth/mcp/register", json={"redirect_uris": ["https://c.example/cb"], "client_name": name}
+        )
+        assert r.status == 400 and (await r.json())["error"] == "invalid_client_metadata", name

@@ -36,5 +36,9 @@ async def test_api_key_scopes_are_checked(ctx, space, scopes):
 async def test_api_key_label_is_checked(ctx, space):
     with pytest.raises(InvalidInput, match="label"):
         await apikeys.create_api_key(ctx.store, space, ["read"], "x" * 201)
+    for shown_otherwise in ("a\x1b[31mred", "row\r\nfake row", "a\x00b", "evil\u202eexe.txt", "\x85"):
+        with pytest.raises(InvalidInput, match="control or text-direction"):
+            await apikeys.create_api_key(ctx.store, space, ["read"], shown_otherwise)
     key, token = await apikeys.create_api_key(ctx.store, space, ["read", "write"], "x" * 200)
     assert key.scopes == frozenset({"read", "write"}) and token.startswith("engram_")
+    assert (await apikeys.create_api_key(ctx.store, space, ["read"], "Dana’s laptop — ünïcödé 日本"))[0]
