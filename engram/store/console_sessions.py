@@ -65,5 +65,10 @@ def end_key_sessions(conn: sqlite3.Connection, key_id: int) -> None:
     conn.execute("DELETE FROM console_sessions WHERE key_id = ?", (key_id,))
 
 
+def end_all_sessions(conn: sqlite3.Connection) -> int:
+    """End every session (`engram console logout-all`); returns how many there were."""
+    return int(conn.execute("DELETE FROM console_sessions").rowcount)
+
+
 def count_sessions(conn: sqlite3.Connection) -> int:
     return int(conn.execute("SELECT COUNT(*) FROM console_sessions").fetchone()[0])

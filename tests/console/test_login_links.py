@@ -76,3 +76,31 @@ async def test_engram_console_login_prints_a_link_the_server_accepts(monkeypatch
         assert not await redeem_link_token(store, token, time.time())
     finally:
         await store.close()
+
+
+async def test_engram_console_logout_all_ends_every_session_in_the_store(monkeypatch, tmp_path, capsys):
+    """Sessions outlive a restart (they are store rows); `logout-all` is how an operator ends them all."""
+    from engram.store.console_sessions import count_sessions, start_session
+
+    data = tmp_path / "data"
+    for name in [k for k in os.environ if k.startswith("ENGRAM_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("ENGRAM_DATA_DIR", str(data))
+    data.mkdir()
+    store = await Store.open(database_path(data))
+    try:
+        now = int(time.time() * 1000)
+        for n, (role, key_id) in enumerate((("operator", None), ("reader", 1), ("reader", 2))):
+            await store.write(
+                start_session, f"digest-{n}", role, key_id, "csrf", now, now + 3_600_000, 100, 5
+            )
+        assert await store.read(count_sessions) == 3
+    finally:
+        await store.close()
+    assert await asyncio.to_thread(main, ["console", "logout-all"]) == 0
+    assert capsys.readouterr().out == "ended 3 console sessions\n"
+    store = await Store.open(database_path(data))
+    try:
+        assert await store.read(count_sessions) == 0
+    finally:
+        await store.close()

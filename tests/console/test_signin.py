@@ -181,7 +181,7 @@ async def test_sign_in_forms_need_their_csrf_cookie(console):
         "/console/\x00",
         "/console/\x7f",
         "/console/\u00e9",
-    ],  # fmt: skip
+    ],
 )
 async def test_next_never_leaves_the_console(console, target):
     token = await create_link_token(console.ctx.store, console.clock())
