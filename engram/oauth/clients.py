@@ -56,7 +56,7 @@ def is_key_backed(client_id: str) -> bool:
 
 
 def register_client(
-    conn: sqlite3.Connection, name: str, redirect_uris: list[str], confidential: bool = True
+    conn: sqlite3.Connection, issuer: str, name: str, redirect_uris: list[str], confidential: bool = True
 ) -> tuple[Client, str | None]:
     """A new registered client and its secret (shown once; None for a public client)."""
     if not redirect_uris or not all(redirect_allowed(u) for u in redirect_uris):
@@ -69,16 +69,25 @@ def register_client(
         secret_hash=hashlib.sha256(secret.encode()).hexdigest() if secret else None,
     )
     conn.execute(
-        "INSERT INTO oauth_clients (client_id, name, redirect_uris, secret_hash, created_at) VALUES (?, ?, ?, ?, ?)",
-        (client.client_id, name, orjson.dumps(list(redirect_uris)).decode(), client.secret_hash, now_iso()),
+        "INSERT INTO oauth_clients (client_id, issuer, name, redirect_uris, secret_hash, created_at)"
+        " VALUES (?, ?, ?, ?, ?, ?)",
+        (
+            client.client_id,
+            issuer,
+            name,
+            orjson.dumps(list(redirect_uris)).decode(),
+            client.secret_hash,
+            now_iso(),
+        ),
     )
     return client, secret
 
 
-def get_registered(conn: sqlite3.Connection, client_id: str) -> Client | None:
+def get_registered(conn: sqlite3.Connection, issuer: str, client_id: str) -> Client | None:
+    """The client `issuer`'s mount registered under this id (another mount's is unknown here)."""
     row = conn.execute(
-        "SELECT client_id, name, redirect_uris, secret_hash FROM oauth_clients WHERE client_id = ?",
-        (client_id,),
+        "SELECT client_id, name, redirect_uris, secret_hash FROM oauth_clients WHERE client_id = ? AND issuer = ?",
+        (client_id, issuer),
     ).fetchone()
     if row is None:
         return None

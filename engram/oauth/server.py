@@ -117,7 +117,7 @@ class OAuthServer:
         if oauth_clients.is_key_backed(client_id):
             key = await self.live_key(int(client_id))
             return None if key is None else Client(client_id, key.label or f"key {key.id}", (), key_id=key.id)
-        return await self.store.read(oauth_clients.get_registered, client_id)
+        return await self.store.read(oauth_clients.get_registered, self.issuer, client_id)
 
     async def authenticate_client(self, client_id: str | None, secret: str | None) -> Client:
         """The client a confidential request authenticates as; `invalid_client` (401) otherwise. A
@@ -126,7 +126,7 @@ class OAuthServer:
         if not secret:
             raise failed
         if client_id and not oauth_clients.is_key_backed(client_id):
-            client = await self.store.read(oauth_clients.get_registered, client_id)
+            client = await self.store.read(oauth_clients.get_registered, self.issuer, client_id)
             if client is None or not client.secret_matches(secret):
                 raise failed
             return client
@@ -137,7 +137,9 @@ class OAuthServer:
 
     async def register_client(self, name: str, redirect_uris: list[str], confidential: bool = True):
         """(Client, secret or None): a client with fixed redirect URIs (for front doors that need their own)."""
-        return await self.store.write(oauth_clients.register_client, name, redirect_uris, confidential)
+        return await self.store.write(
+            oauth_clients.register_client, self.issuer, name, redirect_uris, confidential
+        )
 
     def _new_family(self) -> str:
         """A grant family id that names this server: `<issuer>/<random>` (docs/oauth.md#grants)."""

@@ -344,3 +344,31 @@ async def test_each_of_n_processes_keeps_a_share_of_the_registration_budget(aioh
             for _ in range(share + 1)
         ]
     assert statuses == [201] * share + [429]
+
+
+async def test_a_client_registered_at_mcp_is_unknown_at_the_memory_bank_mount(served):
+    """Each mount is its own authorization server (docs/oauth.md): the client table records which one
+    registered a client, so /mcp's anonymous registrations are no clients of /memorybank."""
+    registered = await served_register(served)
+    async with httpx2.AsyncClient(base_url=served.base) as http:
+        page = await http.get("/memorybank/login", params={
+            "response_type": "code", "client_id": registered, "redirect_uri": "https://c.example/cb",
+            "state": "s", "code_challenge": "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM",
+            "code_challenge_method": "S256",
+        })  # fmt: skip
+        assert page.status_code == 400 and "unknown client_id" in page.text
+        ours = await http.get("/oauth/mcp/login", params={
+            "response_type": "code", "client_id": registered, "redirect_uri": "https://c.example/cb",
+            "state": "s", "code_challenge": "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM",
+            "code_challenge_method": "S256",
+        })  # fmt: skip
+        assert ours.status_code == 200
+
+
+async def served_register(served) -> str:
+    async with httpx2.AsyncClient(base_url=served.base) as http:
+        r = await http.post("/oauth/mcp/register", json={
+            "redirect_uris": ["https://c.example/cb"], "client_name": "anon", "token_endpoint_auth_method": "none",
+        })  # fmt: skip
+        assert r.status_code == 201, r.text
+        return r.json()["client_id"]
