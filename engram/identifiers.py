@@ -9,6 +9,7 @@ a `%3A` port that the SDK's at-uri check refuses).
 
 from __future__ import annotations
 
+import datetime
 import functools
 import re
 from typing import NamedTuple
@@ -101,3 +102,31 @@ _NOT_DISPLAYED = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\
 def is_display_text(text: str) -> bool:
     """Whether `text` can be shown to a person as written (see _NOT_DISPLAYED)."""
     return _NOT_DISPLAYED.search(text) is None
+
+
+# The atproto datetime profile (docs/protocol.md#string-formats): uppercase T and Z, seconds and a
+# timezone required, offsets as +HH:MM (never -00:00), any number of fraction digits. Field ranges are in the
+# regex so only days 29-31 (and year 0) need the calendar: this runs on every datetime of every response.
+# One rule for what is stored and what is answered: a write (any door, sync included) is held to it, so a
+# stored createdAt never fails the answer's lexicon check (engram/store/prepared_memories.py).
+_DATETIME_RE = re.compile(
+    r"([0-9]{4})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])"
+    r"T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](?:\.[0-9]+)?"
+    r"(?:Z|(?!-00:00)[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])"
+)
+
+
+def check_datetime(s: str) -> str | None:
+    """What is wrong with `s` as an atproto datetime, None when nothing is."""
+    m = _DATETIME_RE.fullmatch(s)
+    if m is None:
+        if s.endswith("-00:00"):
+            return "must not use the -00:00 timezone"
+        return "must be an RFC 3339 datetime with seconds and a timezone (such as 1985-04-12T23:20:50.123Z)"
+    year, month, day = m.group(1, 2, 3)
+    if day > "28" or year == "0000":
+        try:
+            datetime.date(int(year), int(month), int(day))
+        except ValueError:
+            return "must be a real date"
+    return None

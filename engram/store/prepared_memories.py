@@ -16,7 +16,7 @@ import numpy as np
 import orjson
 
 from engram.errors import InvalidInput
-from engram.identifiers import is_did
+from engram.identifiers import check_datetime, is_did
 from engram.store.attrs import check_attrs, nul_path
 from engram.store.models import Embedding, MemoryWrite
 from engram.store.records import cid_of_bytes, embedding_record, encode_record, memory_record
@@ -59,13 +59,16 @@ def now_iso() -> str:
 
 
 def parse_datetime_ms(value: str, what: str = "createdAt") -> int:
-    """Milliseconds since the epoch of an ISO 8601 datetime that carries a timezone."""
+    """Milliseconds since the epoch of an atproto datetime (RFC 3339 with seconds and a timezone: the
+    lexicons' `datetime` format, which every answer is checked against, engram/identifiers.py); anything
+    else is refused here, so no stored value can fail an answer."""
+    problem = check_datetime(value) if isinstance(value, str) else "must be a string"
     try:
-        parsed = datetime.fromisoformat(value) if isinstance(value, str) else None
+        parsed = datetime.fromisoformat(value) if problem is None else None
     except ValueError:
         parsed = None
-    if parsed is None or parsed.tzinfo is None or "T" not in value.upper():
-        raise InvalidInput(f"{what} must be an ISO 8601 datetime with a timezone, got {value!r}")
+    if parsed is None or parsed.tzinfo is None:
+        raise InvalidInput(f"{what} {problem or 'must be an RFC 3339 datetime'}, got {str(value)[:64]!r}")
     return (parsed - _EPOCH) // timedelta(milliseconds=1)  # integer math: float timestamps round
 
 

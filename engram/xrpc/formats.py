@@ -16,7 +16,6 @@ validators can build their own path-qualified errors without exceptions on the h
 
 from __future__ import annotations
 
-import datetime as dt
 import re
 from collections.abc import Callable
 
@@ -31,6 +30,7 @@ from engram.identifiers import (
     NSID_RE,
     RECORD_KEY_CHARS,
     RECORD_KEY_RE,
+    check_datetime,
 )
 
 FormatCheck = Callable[[str], "str | None"]
@@ -39,14 +39,6 @@ _HANDLE_RE = re.compile(
     r"([a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?\.)+[a-zA-Z]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?"
 )
 _TID_RE = re.compile(r"[234567abcdefghij][234567abcdefghijklmnopqrstuvwxyz]{12}")
-# The atproto datetime profile (docs/protocol.md#string-formats): uppercase T and Z, seconds and a
-# timezone required, offsets as +HH:MM (never -00:00), any number of fraction digits. Field ranges are in the regex so
-# only days 29-31 (and year 0) need the calendar: this runs on every datetime of every response.
-_DATETIME_RE = re.compile(
-    r"([0-9]{4})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])"
-    r"T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](?:\.[0-9]+)?"
-    r"(?:Z|(?!-00:00)[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])"
-)
 _URI_RE = re.compile(r"[a-zA-Z][a-zA-Z0-9+.-]*:(//)?[^\s/][^\s]*")
 _AT_URI_CHARS_RE = re.compile(r"[a-zA-Z0-9._~:@!$&')(*+,;=%/-]*")
 _AT_URI_FRAGMENT_RE = re.compile(r"/[a-zA-Z0-9._~:@!$&')(*+,;=%\[\]/-]*")
@@ -137,21 +129,6 @@ def check_cid(s: str) -> str | None:
         libipld.decode_cid(s)
     except ValueError:
         return "must be a CID"
-    return None
-
-
-def check_datetime(s: str) -> str | None:
-    m = _DATETIME_RE.fullmatch(s)
-    if m is None:
-        if s.endswith("-00:00"):
-            return "must not use the -00:00 timezone"
-        return "must be an RFC 3339 datetime with seconds and a timezone (such as 1985-04-12T23:20:50.123Z)"
-    year, month, day = m.group(1, 2, 3)
-    if day > "28" or year == "0000":
-        try:
-            dt.date(int(year), int(month), int(day))
-        except ValueError:
-            return "must be a real date"
     return None
 
 

@@ -316,3 +316,32 @@ async def test_get_memories_keeps_the_callers_order_across_chunks(store, space):
     found = await store.read(get_memories, space, wanted)
     assert [m.row_id for m in found] == wanted[:-1]
     assert await store.read(get_memories, space, []) == []
+
+
+@pytest.mark.parametrize(
+    "created_at",
+    [
+        "2026-11-01T10:00Z",
+        "2026-11-01T10:00:00-00:00",
+        "2026-11-01T10:00:00+0530",
+        "2026-11-01T10Z",
+        "20261101T100000Z",
+        "2016-12-31T23:59:60Z",
+        "2026-02-30T10:00:00Z",
+        "2026-11-01t10:00:00z",
+    ],
+)
+async def test_a_createdat_outside_the_lexicons_datetime_is_refused_and_writes_nothing(
+    store, space, created_at
+):
+    """Python's fromisoformat reads these; the lexicons' datetime format (what every answer is checked
+    against) does not, so storing one made every listing of the space a 500."""
+    from engram.identifiers import check_datetime
+
+    assert check_datetime(created_at) is not None
+    with pytest.raises(InvalidInput, match="createdAt"):
+        await store.write(put_memories, space, [MemoryWrite(ALICE, "odd date", created_at=created_at)])
+    assert (await store.read(list_memories, space, limit=10))[0] == []
+    accepted = "2026-11-01T10:00:00.123456789+05:30"
+    [record] = await store.write(put_memories, space, [MemoryWrite(ALICE, "fine date", created_at=accepted)])
+    assert record.status == "created" and check_datetime(accepted) is None
