@@ -103,24 +103,40 @@ def bytes_look_like_cid(data: bytes) -> bool:
 
 
 def from_json(value: Any) -> Any:
-    """atproto JSON (``{"$bytes": base64}``, ``{"$link": cid}``) to the IPLD value libipld encodes."""
+    """atproto JSON (``{"$bytes": base64}``, ``{"$link": cid}``) to the IPLD value libipld encodes. A value
+    nested past Python's recursion limit (a PDS may send one) is a RepoFormatError, as any malformed
+    record is, never a RecursionError that would escape the sync pass."""
+    try:
+        return _from_json(value)
+    except RecursionError:
+        raise RepoFormatError("a value is nested too deeply to decode") from None
+
+
+def _from_json(value: Any) -> Any:
     if isinstance(value, dict):
         if len(value) == 1 and "$bytes" in value:
             return _b64decode(value["$bytes"])
         if len(value) == 1 and "$link" in value:
             return CidLink(cid_to_bytes(value["$link"]))
-        return {key: from_json(item) for key, item in value.items()}
+        return {key: _from_json(item) for key, item in value.items()}
     if isinstance(value, list):
-        return [from_json(item) for item in value]
+        return [_from_json(item) for item in value]
     return value
 
 
 def to_json(value: Any) -> Any:
     """The inverse of `from_json` for decoded blocks (CIDs come back from libipld as bytes that parse)."""
+    try:
+        return _to_json(value)
+    except RecursionError:
+        raise RepoFormatError("a value is nested too deeply to encode as JSON") from None
+
+
+def _to_json(value: Any) -> Any:
     if isinstance(value, dict):
-        return {key: to_json(item) for key, item in value.items()}
+        return {key: _to_json(item) for key, item in value.items()}
     if isinstance(value, list):
-        return [to_json(item) for item in value]
+        return [_to_json(item) for item in value]
     if isinstance(value, bytes):
         # A decoded block gives links and bytes alike as bytes; one that parses as a CID is read as a link.
         if isinstance(value, CidLink) or bytes_look_like_cid(value):

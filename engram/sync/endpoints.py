@@ -24,8 +24,8 @@ async def space_host(resolver: DocumentSource, authority: str) -> str:
     return endpoint_base(service.endpoint)  # the client enforces the address rule
 
 
-async def pds(resolver: DocumentSource, did: str) -> str:
-    doc = await _document(resolver, did)
+async def pds(resolver: DocumentSource, did: str, *, refresh: bool = False) -> str:
+    doc = await _document(resolver, did, refresh)
     service = doc.service("#atproto_pds")
     if service is None:
         raise UpstreamError(f"{did} publishes no PDS")

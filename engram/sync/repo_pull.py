@@ -86,13 +86,18 @@ class RepoPuller:
     async def pull_full(self, space: str, repo: str, cred: HeldCredential) -> RepoPull:
         host = await endpoints.pds(self._resolver, repo)
         try:
-            car = await self._client.query_bytes(
-                host, "com.atproto.space.getRepo", {"space": space, "repo": repo}, cred.headers(repo)
-            )
+            car = await self._get_repo(host, space, repo, cred)
         except UpstreamError as e:
-            if e.xrpc_error == "RepoNotFound":
-                return RepoPull("", LtHash().state, full=True)  # the repo is gone: so are its memories
-            raise
+            if e.xrpc_error != "RepoNotFound":
+                raise
+            # The member may have moved to another PDS, which the cached DID document does not say yet: its
+            # old PDS no longer holds the repo. Ask the document again before reading the answer as "no
+            # repo" (a member who has written nothing in the space yet, or whose repo is gone), which would
+            # drop every memory of the member.
+            moved = await endpoints.pds(self._resolver, repo, refresh=True)
+            if moved == host:
+                return RepoPull("", LtHash().state, full=True)
+            car = await self._get_repo(moved, space, repo, cred)
         key = await endpoints.atproto_key(self._resolver, repo)
         try:
             return await self._cpu(_verified_export, car, space, repo, key)
@@ -101,6 +106,11 @@ class RepoPuller:
             if fresh == key:
                 raise
             return await self._cpu(_verified_export, car, space, repo, fresh)
+
+    async def _get_repo(self, host: str, space: str, repo: str, cred: HeldCredential) -> bytes:
+        return await self._client.query_bytes(
+            host, "com.atproto.space.getRepo", {"space": space, "repo": repo}, cred.headers(repo)
+        )
 
     async def _verify(self, commit: SignedCommit, ctx: CommitContext, repo: str, digest: bytes) -> None:
         key = await endpoints.atproto_key(self._resolver, repo)

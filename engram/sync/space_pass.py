@@ -138,19 +138,19 @@ async def sync_repo(
         mode = "incremental" if state is not None and state.rev and state.set_state else "full"
         try:
             pull = await _pull(deps, space, cred, repo, state, mode)
+            if state is not None and state.rev and pull.rev and pull.rev < state.rev:
+                # revs are TIDs, ordered in time: an older commit than the one synced is a rollback or a
+                # replay, refused (what is indexed stays), never applied as deletions
+                raise RepoFormatError(f"the repo answered rev {pull.rev}, older than the synced {state.rev}")
             applied = await deps.store.write(
                 apply_pull, space, repo, pull, space_rev, deps.limit_memories, deps.limit_bytes
             )
         except (UpstreamError, RepoFormatError, CommitVerificationError, EngramError) as e:
-            deps.metrics.syncs.labels(mode, "error").inc()
-            failures = (state.failures if state else 0) + 1
-            delay = min(BACKOFF_BASE * 2 ** (failures - 1), BACKOFF_MAX)
-            await deps.store.write(
-                store_synced.note_repo_failure, space, repo, f"{e.name}: {e.message}", deps.now() + delay
-            )
-            log.warning(
-                "repo sync failed", extra={"fields": {"space": space, "repo": repo, "error": e.message}}
-            )
+            await _note_failure(deps, space, repo, state, mode, f"{e.name}: {e.message}")
+            return False
+        except Exception as e:  # one repo's unforeseen failure is its own, never its space's (logged)
+            log.exception("repo sync failed unexpectedly", extra={"fields": {"space": space, "repo": repo}})
+            await _note_failure(deps, space, repo, state, mode, f"InternalError: {type(e).__name__}")
             return False
         deps.metrics.syncs.labels("full" if pull.full else "incremental", "ok").inc()
         deps.metrics.ops.inc(pull.ops)
@@ -161,6 +161,15 @@ async def sync_repo(
                 extra={"fields": {"space": space, "repo": repo, "held": applied.held_back}},
             )
         return applied.config_changed
+
+
+async def _note_failure(deps: PassDeps, space: str, repo: str, state, mode: str, error: str) -> None:
+    """Record the repo's failure with its backoff (shown by getSpaceStatus / `engram space status`)."""
+    deps.metrics.syncs.labels(mode, "error").inc()
+    failures = (state.failures if state else 0) + 1
+    delay = min(BACKOFF_BASE * 2 ** (failures - 1), BACKOFF_MAX)
+    await deps.store.write(store_synced.note_repo_failure, space, repo, error, deps.now() + delay)
+    log.warning("repo sync failed", extra={"fields": {"space": space, "repo": repo, "error": error}})
 
 
 async def _pull(deps: PassDeps, space: str, cred: HeldCredential, repo: str, state, mode: str) -> RepoPull:
