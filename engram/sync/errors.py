@@ -18,6 +18,12 @@ class UpstreamError(Unavailable):
         self.status = status
 
 
+class MalformedAnswer(UpstreamError):
+    """A far side answered, but not with the JSON object the call returns (not JSON, nested past the
+    parser's limit, another type). For a repo's oplog this is read like an oplog that does not verify: the
+    pull falls back to the full export (engram/sync/space_pass.py)."""
+
+
 class SpaceNotHeldThere(UpstreamError):
     """The space host answered `SpaceNotFound`: it does not hold the space. The far side's error names are
     read once, in engram/sync/http.py (`upstream_error`); callers branch on these types."""

@@ -13,7 +13,7 @@ import aiohttp
 import orjson
 
 from engram.outbound import OutboundPolicy, OutboundRefused, describe
-from engram.sync.errors import UpstreamError, upstream_error
+from engram.sync.errors import MalformedAnswer, UpstreamError, upstream_error
 
 MAX_JSON_BYTES = 32 * 1024 * 1024
 MAX_CAR_BYTES = 256 * 1024 * 1024
@@ -104,9 +104,9 @@ def _json_object(body: bytes, nsid: str) -> dict[str, Any]:
     try:
         value = orjson.loads(body)
     except orjson.JSONDecodeError:
-        raise UpstreamError(f"{nsid}: answer is not JSON") from None
+        raise MalformedAnswer(f"{nsid}: answer is not JSON") from None
     if not isinstance(value, dict):
-        raise UpstreamError(f"{nsid}: answer is not a JSON object")
+        raise MalformedAnswer(f"{nsid}: answer is not a JSON object")
     return value
 
 

@@ -20,7 +20,7 @@ from engram.store import synced as store_synced
 from engram.sync import endpoints
 from engram.sync.access import HeldCredential
 from engram.sync.apply import apply_pull
-from engram.sync.errors import SpaceNotHeldThere, UpstreamError
+from engram.sync.errors import MalformedAnswer, SpaceNotHeldThere, UpstreamError
 from engram.sync.metrics import SyncMetrics
 from engram.sync.repo_pull import RepoPull, RepoPuller
 
@@ -176,7 +176,7 @@ async def _pull(deps: PassDeps, space: str, cred: HeldCredential, repo: str, sta
     if mode == "incremental":
         try:
             return await deps.puller.pull_incremental(space, repo, state.rev, state.set_state, cred)
-        except (RepoFormatError, CommitVerificationError) as e:
+        except (RepoFormatError, CommitVerificationError, MalformedAnswer) as e:
             deps.metrics.verify_failures.inc()
             deps.metrics.fallbacks.inc()
             log.warning(

@@ -69,3 +69,14 @@ async def test_a_repo_rewound_to_an_older_commit_is_refused_and_keeps_what_is_in
 
     await until(refused, "the rollback refused and reported")
     assert await has_text(engram, network, "newer") and await has_text(engram, network, "old")
+
+
+async def test_an_oplog_that_is_not_json_falls_back_to_the_verified_export(engram, network):
+    await add_space(engram, network)
+    alice = network.add_member()
+    await notify(engram, network, network.put(alice, "garden.engram.memory", rkey(), memory_record("one", 1)))
+    await until(lambda: has_text(engram, network, "one"), "the first memory indexed")
+    network.garbage_ops.add(alice.did)  # from now on her oplog is garbage; her export is fine
+    await notify(engram, network, network.put(alice, "garden.engram.memory", rkey(), memory_record("two", 2)))
+    await until(lambda: has_text(engram, network, "two"), "the second memory indexed through the export")
+    assert network.pds.calls["getRepo"] >= 1

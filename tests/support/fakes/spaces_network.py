@@ -11,7 +11,8 @@
 
 Commits, CIDs, LtHash and CARs come from engram.atrepo, which is pinned to the reference vectors; the
 fake's own commits are checked against those vectors in tests/sync/test_fake_network.py.
-Knobs for failure tests: `tamper` (per repo: "op", "sig", "cid"), `stall` and `garbage` (per repo DID).
+Knobs for failure tests: `tamper` (per repo: "op", "sig", "cid"), `stall`, `garbage` and `garbage_ops`
+(per repo DID).
 """
 
 from __future__ import annotations
@@ -171,6 +172,7 @@ class SpacesNetwork:
         self.tamper: dict[str, str] = {}
         self.stall: set[str] = set()
         self.garbage: set[str] = set()
+        self.garbage_ops: set[str] = set()  # repos whose listRepoOps alone answers garbage (getRepo works)
         self.sessions: dict[str, str] = {}  # accessJwt -> did
         self.refresh_tokens: dict[str, str] = {}
         self.used_delegations: set[str] = set()
@@ -440,6 +442,8 @@ class SpacesNetwork:
         account, refused = await self._repo_request(request, "listRepoOps")
         if refused is not None:
             return refused
+        if account.did in self.garbage_ops:
+            return web.Response(body=b"[[[not an oplog", content_type="application/json")
         repo = account.repo
         entries = repo.ops_since(request.query.get("since", ""))
         commit = repo.commit.to_json()
