@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import email.utils
+
 from engram.errors import Unavailable
 
 
@@ -11,11 +13,18 @@ class UpstreamError(Unavailable):
     default_name = "UpstreamFailure"
 
     def __init__(
-        self, message: str, name: str | None = None, *, xrpc_error: str | None = None, status: int = 0
+        self,
+        message: str,
+        name: str | None = None,
+        *,
+        xrpc_error: str | None = None,
+        status: int = 0,
+        retry_after_s: float | None = None,
     ):
         super().__init__(message, name)
         self.xrpc_error = xrpc_error  # the far side's own error name, e.g. "ExpiredToken", "SpaceDeleted"
         self.status = status
+        self.retry_after_s = retry_after_s  # the far side's Retry-After (429, 503), in seconds
 
 
 class MalformedAnswer(UpstreamError):
@@ -33,10 +42,26 @@ class SpaceDeletedThere(SpaceNotHeldThere):
     """The space host answered `SpaceDeleted`."""
 
 
-def upstream_error(message: str, xrpc_error: str | None, status: int) -> UpstreamError:
+def upstream_error(
+    message: str, xrpc_error: str | None, status: int, retry_after_s: float | None = None
+) -> UpstreamError:
     """The error for a far side's non-200 answer, typed by its error name where engram acts on it."""
     kind = {"SpaceNotFound": SpaceNotHeldThere, "SpaceDeleted": SpaceDeletedThere}.get(xrpc_error or "")
-    return (kind or UpstreamError)(message, xrpc_error=xrpc_error, status=status)
+    return (kind or UpstreamError)(message, xrpc_error=xrpc_error, status=status, retry_after_s=retry_after_s)
+
+
+def retry_after_seconds(value: str | None, now: float) -> float | None:
+    """RFC 9110's Retry-After: delay-seconds or an HTTP-date; None when absent or unreadable."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isascii() and value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - now) if when.tzinfo is not None else None
 
 
 class AccessError(Unavailable):

@@ -6,6 +6,7 @@ garbage costs one bounded slot, never a stuck sync or unbounded memory.
 
 from __future__ import annotations
 
+import time
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -13,7 +14,7 @@ import aiohttp
 import orjson
 
 from engram.outbound import OutboundPolicy, OutboundRefused, describe
-from engram.sync.errors import MalformedAnswer, UpstreamError, upstream_error
+from engram.sync.errors import MalformedAnswer, UpstreamError, retry_after_seconds, upstream_error
 
 MAX_JSON_BYTES = 32 * 1024 * 1024
 MAX_CAR_BYTES = 256 * 1024 * 1024
@@ -90,8 +91,12 @@ class XrpcClient:
                         raise UpstreamError(f"{nsid}: answer larger than {limit} bytes")
                 if resp.status != 200:
                     error = _error_name(bytes(body))
+                    retry_after = retry_after_seconds(resp.headers.get("Retry-After"), time.time())
                     raise upstream_error(
-                        f"{nsid} answered {resp.status} {error or ''}".strip(), error, resp.status
+                        f"{nsid} answered {resp.status} {error or ''}".strip(),
+                        error,
+                        resp.status,
+                        retry_after,
                     )
                 return bytes(body)
         except TimeoutError:

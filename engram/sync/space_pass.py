@@ -146,7 +146,8 @@ async def sync_repo(
                 apply_pull, space, repo, pull, space_rev, deps.limit_memories, deps.limit_bytes
             )
         except (UpstreamError, RepoFormatError, CommitVerificationError, EngramError) as e:
-            await _note_failure(deps, space, repo, state, mode, f"{e.name}: {e.message}")
+            asked = e.retry_after_s if isinstance(e, UpstreamError) else None
+            await _note_failure(deps, space, repo, state, mode, f"{e.name}: {e.message}", asked)
             return False
         except Exception as e:  # one repo's unforeseen failure is its own, never its space's (logged)
             log.exception("repo sync failed unexpectedly", extra={"fields": {"space": space, "repo": repo}})
@@ -163,11 +164,14 @@ async def sync_repo(
         return applied.config_changed
 
 
-async def _note_failure(deps: PassDeps, space: str, repo: str, state, mode: str, error: str) -> None:
-    """Record the repo's failure with its backoff (shown by getSpaceStatus / `engram space status`)."""
+async def _note_failure(
+    deps: PassDeps, space: str, repo: str, state, mode: str, error: str, retry_after_s: float | None = None
+) -> None:
+    """Record the repo's failure with its backoff (shown by getSpaceStatus / `engram space status`): the
+    doubling delay, or longer when the far side asked for it (Retry-After), up to the same cap."""
     deps.metrics.syncs.labels(mode, "error").inc()
     failures = (state.failures if state else 0) + 1
-    delay = min(BACKOFF_BASE * 2 ** (failures - 1), BACKOFF_MAX)
+    delay = min(max(BACKOFF_BASE * 2 ** (failures - 1), retry_after_s or 0.0), BACKOFF_MAX)
     await deps.store.write(store_synced.note_repo_failure, space, repo, error, deps.now() + delay)
     log.warning("repo sync failed", extra={"fields": {"space": space, "repo": repo, "error": error}})
 

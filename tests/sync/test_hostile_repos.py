@@ -80,3 +80,19 @@ async def test_an_oplog_that_is_not_json_falls_back_to_the_verified_export(engra
     await notify(engram, network, network.put(alice, "garden.engram.memory", rkey(), memory_record("two", 2)))
     await until(lambda: has_text(engram, network, "two"), "the second memory indexed through the export")
     assert network.pds.calls["getRepo"] >= 1
+
+
+async def test_a_pds_asking_to_retry_later_is_left_alone_that_long(engram, network):
+    import time
+    from datetime import datetime
+
+    await add_space(engram, network)
+    alice = network.add_member()
+    network.throttle[alice.did] = "120"  # seconds: longer than the first backoff step (5 s)
+    await notify(engram, network, network.put(alice, "garden.engram.memory", rkey(), memory_record("x", 1)))
+
+    async def backed_off():
+        return (await _repo_status(engram, network, alice.did)).get("retryAfter")
+
+    retry = await until(backed_off, "the 429 recorded with its Retry-After")
+    assert datetime.fromisoformat(retry).timestamp() >= time.time() + 100

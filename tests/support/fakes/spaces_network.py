@@ -11,8 +11,8 @@
 
 Commits, CIDs, LtHash and CARs come from engram.atrepo, which is pinned to the reference vectors; the
 fake's own commits are checked against those vectors in tests/sync/test_fake_network.py.
-Knobs for failure tests: `tamper` (per repo: "op", "sig", "cid"), `stall`, `garbage` and `garbage_ops`
-(per repo DID).
+Knobs for failure tests: `tamper` (per repo: "op", "sig", "cid"), `stall`, `garbage`, `garbage_ops` and
+`throttle` (per repo DID).
 """
 
 from __future__ import annotations
@@ -173,6 +173,7 @@ class SpacesNetwork:
         self.stall: set[str] = set()
         self.garbage: set[str] = set()
         self.garbage_ops: set[str] = set()  # repos whose listRepoOps alone answers garbage (getRepo works)
+        self.throttle: dict[str, str] = {}  # repo DID -> the Retry-After of the 429 its requests get
         self.sessions: dict[str, str] = {}  # accessJwt -> did
         self.refresh_tokens: dict[str, str] = {}
         self.used_delegations: set[str] = set()
@@ -430,6 +431,10 @@ class SpacesNetwork:
             await self._release.wait()  # answers nothing until the network closes
         if did in self.garbage:
             return None, web.Response(body=b"\x00not json at all", content_type="application/json")
+        if did in self.throttle:
+            answer = xrpc_error(429, "RateLimitExceeded")
+            answer.headers["Retry-After"] = self.throttle[did]
+            return None, answer
         refused = await self._check_reader(request, did)
         if refused is not None:
             return None, refused
