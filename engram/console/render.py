@@ -42,7 +42,12 @@ def _request_helpers(request: web.Request) -> dict[str, Any]:
 
     def href(name: str, **query: Any) -> str:
         target = router[name].url_for()
-        clean = {k: str(v) for k, v in query.items() if v is not None and v != ""}
+        # a list is a repeated parameter (forms.EXACT_TAG); other values one each
+        clean = {
+            k: [str(item) for item in v] if isinstance(v, list) else str(v)
+            for k, v in query.items()
+            if v is not None and v != "" and v != []
+        }
         return str(target.with_query(clean)) if clean else str(target)
 
     def asset(path: str) -> str:

@@ -347,3 +347,19 @@ async def test_a_refused_text_search_shows_beside_the_form_and_the_page_still_re
     html = await resp.text()
     assert resp.status == 200 and 'role="alert"' in html and "does not embed queries" in html
     assert listing(html) == ["still listed"]
+
+
+async def test_a_tag_holding_a_comma_chip_lists_its_memories(console):
+    """A chip's link names its tag exactly (`tag=`), so a tag with a comma is not split into two."""
+    import html as html_lib
+
+    operator = await console.operator()
+    author = console.ctx.settings.service_did
+    await console.ctx.services.memories.write(
+        console.alpha, [MemoryWrite(author=author, text="tagged with a comma", tags=("alpha,beta",))]
+    )
+    page = await (await operator.get("/console/space", {"space": console.alpha})).text()
+    link = re.search(r'<a class="chip" href="([^"]*)">alpha,beta</a>', page).group(1)
+    chip = await (await operator.get(html_lib.unescape(link))).text()
+    assert listing(chip) == ["tagged with a comma"]
+    assert 'name="tag" value="alpha,beta"' in chip  # and the search form keeps it

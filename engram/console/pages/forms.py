@@ -43,9 +43,24 @@ def decimal(params: Mapping[str, str], name: str, default: float, lo: float, hi:
     return value
 
 
+EXACT_TAG = "tag"  # a repeatable parameter holding one tag as written (a tag may itself contain a comma)
+
+
 def tags(params: Mapping[str, str], name: str = "tags") -> tuple[str, ...]:
-    """Comma-separated tags (one text field of the search form), without blanks or repeats."""
-    return tuple(dict.fromkeys(t.strip() for t in text(params, name).split(",") if t.strip()))
+    """Comma-separated tags (one text field of the search form), and for the filter field `tags` also
+    every exact `tag` parameter (the chips' links, which a comma inside a tag would otherwise split),
+    without blanks or repeats."""
+    listed = [t.strip() for t in text(params, name).split(",") if t.strip()]
+    getall = getattr(params, "getall", None)
+    exact = (
+        [t for t in getall(EXACT_TAG, []) if isinstance(t, str) and t] if name == "tags" and getall else []
+    )
+    return tuple(dict.fromkeys([*listed, *exact]))
+
+
+def split_for_links(tags: tuple[str, ...]) -> tuple[str, list[str]]:
+    """(the text field's comma-joined tags, the exact ones a comma would split) for a page's links."""
+    return ", ".join(t for t in tags if "," not in t), [t for t in tags if "," in t]
 
 
 def since(params: Mapping[str, str]) -> str | None:

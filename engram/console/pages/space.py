@@ -54,7 +54,8 @@ async def space_page(request: web.Request) -> web.StreamResponse:
     return render(request, "space.html", {
         "overview": await space_overview(ctx.services.spaces, ctx.index, space),
         "q": q, "limit": limit, "limits": SEARCH_LIMITS,
-        "author": filters["author"] or "", "tags": ", ".join(filters["tags"]),
+        "author": filters["author"] or "", "tags": forms.split_for_links(filters["tags"])[0],
+        "exact_tags": forms.split_for_links(filters["tags"])[1],
         "since": forms.text(params, "since", 64),
         "hits": hits, "search_error": search_error, "empty": empty,
         "until": forms.text(params, "until", 64), "any_tags": ", ".join(narrow["tags_any"]),
