@@ -42,7 +42,7 @@ from engram.sync.registration import register_app_password_space
 from engram.sync.repo_pull import RepoPuller
 from engram.sync.runner import SpaceRunner
 from engram.sync.secrets import SecretStore
-from engram.sync.space_pass import PassDeps, SpaceGone, run_pass
+from engram.sync.space_pass import BACKOFF_BASE, PassDeps, SpaceGone, run_pass
 
 log = logging.getLogger("engram.sync")
 REGISTER_RETRY = 300.0
@@ -63,6 +63,10 @@ class Syncer:
         self._tasks: list[asyncio.Task] = []
         self._session: aiohttp.ClientSession | None = None
         self.poll_ticks = 0  # completed poll rounds (status and tests)
+        # space -> (failed passes in a row, no pass before): a space whose access or host fails is left
+        # alone for a doubling while (5 s, capped at the poll interval: the poll then tries it as always), so
+        # a revoked app password is not tried again on every notification
+        self._space_backoff: dict[str, tuple[int, float]] = {}
 
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[Syncer]:
@@ -104,6 +108,7 @@ class Syncer:
         )
         self._sources.pop(uri, None)
         self.credentials.forget(uri)
+        self._space_backoff.pop(uri, None)  # new access: try it now
         if await self._syncs_here(uri):  # else its holder's next poll starts it
             self.request(uri, full=True)
             self._ensure_registration(uri)
@@ -176,6 +181,9 @@ class Syncer:
         deps = PassDeps(**{**self.deps.__dict__, "space_slots": slots})
         if synced is None:
             return await self._hosted_pass(deps, uri, full, repos)
+        failed, not_before = self._space_backoff.get(uri, (0, 0.0))
+        if time.monotonic() < not_before:
+            return False  # the pass after the backoff (or the next poll) catches up
         try:
             cred = await self.credentials.get(uri, self._source(synced))
             again = await run_pass(deps, uri, synced.authority, cred, None if full else repos)
@@ -187,9 +195,12 @@ class Syncer:
                 self.credentials.forget(
                     uri
                 )  # refused (revoked, or the host's clock is ahead): re-exchange next time
+            delay = min(BACKOFF_BASE * 2**failed, max(self.config.poll_interval, BACKOFF_BASE))
+            self._space_backoff[uri] = (failed + 1, time.monotonic() + delay)
             await self.ctx.store.write(store_synced.note_space, uri, error=f"{e.name}: {e.message}")
             log.warning("space sync failed", extra={"fields": {"space": uri, "error": e.message}})
             return False
+        self._space_backoff.pop(uri, None)
         return again
 
     async def _hosted_pass(self, deps: PassDeps, uri: str, full: bool, repos: dict[str, str | None]) -> bool:

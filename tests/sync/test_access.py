@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 
-from support.sync import add_space, has_text, memory_record, rkey, until
+from support.sync import add_space, has_text, memory_record, notify, rkey, until
 
 from engram.app import create_app
 from engram.app_keys import context_key
@@ -73,3 +73,22 @@ async def test_internal_endpoints_are_refused_outside_dev_mode(aiohttp_client, n
 
     await until(refused, "the 127.0.0.1 PDS refused")
     assert network.pds.calls["createSession"] == 0
+
+
+async def test_a_space_whose_access_fails_is_left_alone_between_notifications(engram, network):
+    """A space whose access fails (here the authority stops granting the reader) was tried again on every
+    notification; it now waits a doubling while before its next pass, and new access is tried at once."""
+    await add_space(engram, network)
+    network.readers.discard(network.reader.did)  # the space host refuses the reader from now on
+    engram.ctx.syncer.credentials.forget(network.space)
+    alice = network.add_member()
+    asked = network.host.calls["getSpaceCredential"]
+    for n in range(6):
+        await notify(
+            engram, network, network.put(alice, "garden.engram.memory", rkey(), memory_record(f"m{n}", n))
+        )
+        await until(lambda: engram.ctx.syncer.idle(network.space), "the pass, or its refusal")
+    assert 1 <= network.host.calls["getSpaceCredential"] - asked <= 2
+    network.readers.add(network.reader.did)
+    await engram.ctx.syncer.add_space(network.space, network.reader.did, network.reader.password)
+    await until(lambda: has_text(engram, network, "m5"), "synced again at once when access is renewed")
