@@ -26,6 +26,7 @@ from engram.sync.repo_pull import RepoPull
 class Applied:
     config_changed: bool
     held_back: int
+    invalid: int = 0  # memory records of the pull that are not memories engram can store (not indexed)
 
 
 def apply_pull(
@@ -58,6 +59,7 @@ def apply_pull(
                 store_synced.reset_positions(conn, uri, except_repo=repo)
     upserts: list[MemoryWrite] = []
     deletes: list[str] = []
+    invalid = 0
     for path, (cid, value) in pull.records.items():
         collection, rkey = path.split("/", 1)
         if collection != MEMORY:
@@ -67,13 +69,14 @@ def apply_pull(
             upserts.append(memory)
         else:
             deletes.append(rkey)  # not (or no longer) a memory engram can index
+            invalid += 1
     deletes += [path.split("/", 1)[1] for path in pull.deleted if path.startswith(MEMORY + "/")]
     upserts, held_back = _within_limits(
         conn, space.id, uri, repo, upserts, deletes, limit_memories, limit_bytes
     )
     position = None if held_back else (pull.rev, pull.state, space_rev)
     store_synced.apply_repo_changes(conn, uri, repo, upserts, deletes, position, replace_all=pull.full)
-    return Applied(config_changed, held_back)
+    return Applied(config_changed, held_back, invalid)
 
 
 def _storable(memory: MemoryWrite) -> bool:

@@ -28,6 +28,11 @@ class SyncMetrics:
         self.over_limit = Counter(
             "engram_index_over_limit_total", "Synced memories held back by a space limit", registry=registry
         )
+        self.invalid_records = Counter(
+            "engram_sync_invalid_records_total",
+            "Synced memory records not indexed because they are not valid memories (bad text, tags, dates...)",
+            registry=registry,
+        )
         self.notifications = Counter(
             "engram_sync_notifications_total", "Accepted notifications by kind", ["kind"], registry=registry
         )

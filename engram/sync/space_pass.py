@@ -155,6 +155,12 @@ async def sync_repo(
             return False
         deps.metrics.syncs.labels("full" if pull.full else "incremental", "ok").inc()
         deps.metrics.ops.inc(pull.ops)
+        if applied.invalid:
+            deps.metrics.invalid_records.inc(applied.invalid)
+            log.warning(
+                "memory records not indexed: not valid memories",
+                extra={"fields": {"space": space, "repo": repo, "records": applied.invalid}},
+            )
         if applied.held_back:
             deps.metrics.over_limit.inc(applied.held_back)
             log.warning(

@@ -128,3 +128,5 @@ async def test_a_malformed_record_is_skipped_without_failing_its_repo(engram, ne
     code, body = await status(engram, network, engram.ctx.settings)
     assert code == 200 and {r["did"]: r for r in body["sync"]["repos"]}[alice.did]["failures"] == 0
     assert not await has_text(engram, network, "bad date")
+    # counted where an operator sees it (engram_sync_invalid_records_total), not dropped silently
+    assert engram.ctx.syncer.metrics.invalid_records._value.get() == 2
