@@ -209,7 +209,13 @@ class AdminVerifier:
                     raise _bad(f"admin signature refused: {e}") from None
         except DidResolutionError as e:
             raise _bad(f"could not resolve {did}: {e}") from None
-        raise _bad("admin signature does not verify with the DID's #atproto key")
+        # the commonest cause is not the key: the signature covers @target-uri, which this server rebuilds
+        # from its public URL, so a client that signed for another spelling of the host fails here too
+        raise _bad(
+            "admin signature does not verify with the DID's #atproto key over this request as the server"
+            f" reads it ({view.method} {view.url}): sign the URL with this server's public URL,"
+            f" {self._public_url}"
+        )
 
 
 def sign_admin_request(

@@ -104,6 +104,10 @@ async def test_unsigned_replayed_stale_wrong_did_and_tampered_requests_are_refus
     signed_for_create = _signed(settings, ops, OPS_DID, CREATE, valid_there)
     r = await client.post(other_method, data=valid_there, headers=signed_for_create)
     assert r.status == 401
+    # the answer says which URL the server checked the signature against (the commonest mistake is
+    # signing for another spelling of the host than the server's public URL)
+    message = (await r.json())["message"]
+    assert f"POST {settings.public_url}{other_method}" in message and settings.public_url in message
     # a body the method's lexicon refuses is a 400 before the signature is looked at (and claims no nonce)
     r = await client.post(
         other_method, data=body, headers=_signed(settings, ops, OPS_DID, other_method, body)
