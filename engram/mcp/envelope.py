@@ -3,8 +3,8 @@
 
 Why here and not in the SDK: its streamable-HTTP transport answers a malformed envelope with `-32602`
 and pydantic's whole report, the request's own content included, and accepts a request whose id is
-null or an object without answering it at all (202). JSON-RPC 2.0 (section 5.1) makes these `-32600
-Invalid Request`, and MCP's ids are strings or integers, never null. A body that is not JSON at all is
+null or an object without answering it at all (202). These are `-32600 Invalid Request`, and MCP's ids
+are strings or integers, never null (docs/mcp.md#errors). A body that is not JSON at all is
 left to the SDK, whose `-32700 Parse error` is right.
 """
 

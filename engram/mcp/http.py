@@ -156,7 +156,7 @@ class McpEndpoint:
         scope = {ACCESS_SCOPE_KEY: access, "user": user}
         version = request.headers.get(VERSION_HEADER)
         if version is not None and version not in KNOWN_PROTOCOL_VERSIONS:
-            # the transport spec: an invalid or unsupported version header MUST be a 400
+            # an invalid or unsupported version header is a 400 (docs/mcp.md#errors)
             known = ", ".join(KNOWN_PROTOCOL_VERSIONS)
             return _rpc_error(400, f"Bad Request: Unsupported protocol version {version!r} (known: {known})")
         if version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS:

@@ -3,8 +3,8 @@
 Why: the SDK's stdio reader turns a line that is not a JSON-RPC message (not JSON, a batch, `jsonrpc`
 "1.0") into an exception on its read stream, which the server logs and drops, and it reads a request whose
 id is an object as a notification (its `id` ignored): either way the host that sent it gets nothing and
-waits for its timeout. JSON-RPC 2.0 (section 5) answers such a line with `-32700 Parse error` or `-32600
-Invalid Request`. So each line is checked first with the envelope rules of the HTTP transport
+waits for its timeout. Such a line is answered with `-32700 Parse error` or `-32600 Invalid Request`
+(docs/mcp.md#errors). So each line is checked first with the envelope rules of the HTTP transport
 (envelope.py); a refused one is answered here and never reaches the SDK.
 """
 

@@ -4,7 +4,7 @@ GET shows what the client asks for; the person pastes an engram API key (proof o
 the scopes they tick. The form carries a CSRF token that must match a SameSite=Strict cookie set with
 the page (a double-submit check), and the page refuses to be framed. Until the client and its redirect
 URI are known good, errors are shown on the page, never sent to the redirect URI; after that they are sent
-to it as RFC 6749 section 4.1.2.1 says (docs/oauth.md#the-consent-page).
+to it (docs/oauth.md#the-consent-page).
 """
 
 from __future__ import annotations
@@ -47,14 +47,14 @@ class BadRequest(Exception):
 
 class Redirected(Exception):
     """An error of a request whose client and redirect URI are known good: answered through the redirect
-    URI (RFC 6749 section 4.1.2.1), so the client waiting on it hears why."""
+    URI (docs/oauth.md#the-consent-page), so the client waiting on it hears why."""
 
     def __init__(self, error: str, description: str):
         super().__init__(description)
         self.error, self.description = error, description
 
 
-# RFC 7636 section 4.2: an S256 challenge is the base64url of a SHA-256 digest, 43 characters
+# an S256 challenge is the base64url of a SHA-256 digest, 43 characters (docs/oauth.md#the-consent-page)
 _CHALLENGE = re.compile(r"[A-Za-z0-9_-]{43}")
 
 

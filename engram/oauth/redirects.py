@@ -80,7 +80,7 @@ def parse_redirect(uri: str) -> RedirectTarget:
     answered = {name.lower() for name, _ in parse_qsl(split.query, keep_blank_values=True)} & _RESPONSE_PARAMS
     if answered:
         # the answer's own parameters would then appear twice, and a client reading the first would take
-        # the URI's (RFC 6749 section 3.1: they MUST NOT be repeated)
+        # the URI's (docs/oauth.md#redirect-uris)
         raise RedirectRefused(f"redirect URIs carry no {min(answered)!r} parameter: the answer adds it")
     if "@" in split.netloc or split.username is not None or yarl_url.user is not None or whatwg["username"]:
         raise RedirectRefused("redirect URIs carry no user info")

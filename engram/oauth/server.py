@@ -208,7 +208,7 @@ class OAuthServer:
         await self._authenticate_for(client_id, secret)
         if row.code_challenge is not None:
             verifier = form.get("code_verifier") or ""
-            if not _VERIFIER.fullmatch(verifier):  # RFC 7636 section 4.1 (and s256 encodes ASCII only)
+            if not _VERIFIER.fullmatch(verifier):  # docs/oauth.md#the-consent-page (and s256 encodes ASCII)
                 raise OAuthError(
                     "invalid_grant", "code_verifier must be 43-128 characters of A-Z a-z 0-9 - . _ ~"
                 )

@@ -59,7 +59,7 @@ def now_iso() -> str:
 
 
 def parse_datetime_ms(value: str, what: str = "createdAt") -> int:
-    """Milliseconds since the epoch of an atproto datetime (RFC 3339 with seconds and a timezone: the
+    """Milliseconds since the epoch of an atproto datetime (docs/protocol.md#string-formats: the
     lexicons' `datetime` format, which every answer is checked against, engram/identifiers.py); anything
     else is refused here, so no stored value can fail an answer."""
     problem = check_datetime(value) if isinstance(value, str) else "must be a string"

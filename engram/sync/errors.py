@@ -51,7 +51,8 @@ def upstream_error(
 
 
 def retry_after_seconds(value: str | None, now: float) -> float | None:
-    """RFC 9110's Retry-After: delay-seconds or an HTTP-date; None when absent or unreadable."""
+    """A Retry-After header in seconds (delay-seconds or an HTTP-date, docs/sync.md#concurrency-and-failures);
+    None when absent or unreadable."""
     if not value:
         return None
     value = value.strip()

@@ -2,7 +2,7 @@
 
 Field rules follow the GPTBots "Vector Similarity Matching" API (docs/compat.md "GPTBots"): numbers may
 arrive as numeric strings (older clients send `"top_k": "5"`); `null` or an absent `group_ids`/`data_ids`
-means "not given", and so does an empty `data_ids` (the API's own words: "Defaults to all docs if empty"),
+means "not given", and so does an empty `data_ids` (all docs, as the API describes the field: docs/compat.md),
 while `group_ids: []` means "given, empty". Only the given lists form the search scope (their union); when
 neither is given every knowledge base of the key is searched.
 """

@@ -66,7 +66,7 @@ def _integral(value: Any) -> Any:
 
 
 def _top_k(value: Any) -> Any:
-    """Upstream's `top_k: Optional[int] = 3` takes null; engram reads it as the default."""
+    """A null `top_k` is the default, as upstream's optional field takes it (docs/memorybank.md)."""
     return 3 if value is None else _integral(value)
 
 

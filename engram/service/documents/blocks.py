@@ -34,7 +34,7 @@ class Extracted:
 
     def plain_text(self) -> str:
         """The text as one string, blocks on their own lines: what the Memory Bank chunker takes. A table
-        reads as its rows, the header first (upstream's CSV reader joins every row, the first included)."""
+        reads as its rows, the header first, as the Memory Bank door's upstream reads a CSV (docs/memorybank.md)."""
         lines = []
         header: tuple[str, ...] = ()  # the header of the table whose rows are being written
         for block in self.blocks:
