@@ -83,9 +83,12 @@ async def test_an_oplog_that_is_not_json_falls_back_to_the_verified_export(engra
 
 
 async def test_a_pds_asking_to_retry_later_is_left_alone_that_long(engram, network):
-    import time
+    import dataclasses
     from datetime import datetime
 
+    syncer = engram.ctx.syncer
+    at = 1_800_000_000.0  # the passes' clock, fixed: the backoff is read against it, not the wall clock
+    syncer.deps = dataclasses.replace(syncer.deps, now=lambda: at)
     await add_space(engram, network)
     alice = network.add_member()
     network.throttle[alice.did] = "120"  # seconds: longer than the first backoff step (5 s)
@@ -95,4 +98,4 @@ async def test_a_pds_asking_to_retry_later_is_left_alone_that_long(engram, netwo
         return (await _repo_status(engram, network, alice.did)).get("retryAfter")
 
     retry = await until(backed_off, "the 429 recorded with its Retry-After")
-    assert datetime.fromisoformat(retry).timestamp() >= time.time() + 100
+    assert datetime.fromisoformat(retry).timestamp() == at + 120
