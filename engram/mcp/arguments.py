@@ -12,15 +12,18 @@ from typing import Any
 from jsonschema import Draft202012Validator
 
 
-def close_schema(schema: dict[str, Any]) -> None:
-    """Publish that the tool takes no other arguments (`additionalProperties: false`)."""
+def close_schema(schema: dict[str, Any]) -> Draft202012Validator:
+    """Publish that the tool takes no other arguments (`additionalProperties: false`); the validator of the
+    closed schema, built once per tool (build_server), not per call."""
     schema["additionalProperties"] = False
+    return Draft202012Validator(schema)
 
 
-def argument_errors(schema: dict[str, Any], arguments: dict[str, Any] | None) -> str | None:
-    """`name: reason` for each argument the schema refuses by name or by type; None when none is."""
+def argument_errors(validator: Draft202012Validator, arguments: dict[str, Any] | None) -> str | None:
+    """`name: reason` for each argument the tool's schema refuses by name or by type; None when none is."""
+    schema = validator.schema
     found = []
-    for error in Draft202012Validator(schema).iter_errors(arguments or {}):
+    for error in validator.iter_errors(arguments or {}):
         if error.validator == "additionalProperties" and not error.path:
             declared = schema.get("properties", {})
             found += [

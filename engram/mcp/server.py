@@ -60,11 +60,15 @@ READS = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 class EngramMCPServer(MCPServer):
     """The SDK's server with the spec's error codes and engram's error texts (docs/mcp.md#errors)."""
 
+    def __init__(self, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.argument_validators: dict[str, Any] = {}  # tool name -> its closed schema's validator
+
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Context | None = None) -> Any:
         tool = self._tool_manager.get_tool(name)
         if tool is None:
             raise MCPError(INVALID_PARAMS, f"Unknown tool: {name}")  # a protocol error, not a tool result
-        wrong = argument_errors(tool.parameters, arguments)
+        wrong = argument_errors(self.argument_validators[name], arguments)
         if wrong is not None:
             raise ToolError(f"InvalidRequest: {wrong}")
         try:
@@ -289,5 +293,6 @@ def build_server(ops: MemoryOperations | RemoteOperations, access_of: AccessProv
         return USAGE_PROMPT
 
     for tool in server._tool_manager.list_tools():
-        close_schema(tool.parameters)  # the published schema is the contract (arguments.py)
+        # the published schema is the contract (arguments.py)
+        server.argument_validators[tool.name] = close_schema(tool.parameters)
     return server
